@@ -1,0 +1,7 @@
+"""``python -m swebash_ai``."""
+
+from __future__ import annotations
+
+from swebash_ai.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""One error tree, rendered at the edges (the TUI notifies, one-shot prints to stderr).
+
+    SwebashError
+     +-- ConfigError              bad setting, unknown profile, unreadable config file (exit 2)
+     +-- ProviderError            anything the model provider did wrong (exit 1)
+     |    +-- AuthenticationError     bad or missing key
+     |    +-- ModelNotFoundError      unknown model name
+     |    +-- ContextTooLongError     the conversation does not fit the model's context
+     |    +-- BadRequestError         the provider refused the request for another reason
+     |    +-- RateLimitError          429 after all retries              (retryable)
+     |    +-- ProviderUnavailableError  connection refused, 5xx, timeout (retryable)
+     |    +-- StreamInterruptedError  the stream broke after it had started
+     +-- ToolError                a tool failed in a way the loop cannot turn into a result
+"""
+
+from __future__ import annotations
+
+
+class SwebashError(Exception):
+    """Base of every error the user may see. ``title`` is a short heading, ``message`` the detail."""
+
+    title = "Error"
+
+    def __init__(self, message: str, *, title: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if title is not None:
+            self.title = title
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n{self.hint}"
+
+
+class ConfigError(SwebashError):
+    title = "Configuration error"
+
+
+class ProviderError(SwebashError):
+    title = "Provider error"
+    retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        title: str | None = None,
+        hint: str | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, title=title, hint=hint)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class AuthenticationError(ProviderError):
+    title = "Authentication failed"
+
+
+class ModelNotFoundError(ProviderError):
+    title = "Unknown model"
+
+
+class ContextTooLongError(ProviderError):
+    title = "Conversation too long"
+
+
+class BadRequestError(ProviderError):
+    title = "Request refused"
+
+
+class RateLimitError(ProviderError):
+    title = "Rate limited"
+    retryable = True
+
+
+class ProviderUnavailableError(ProviderError):
+    title = "Provider unavailable"
+    retryable = True
+
+
+class StreamInterruptedError(ProviderError):
+    title = "Stream interrupted"
+
+
+class ToolError(SwebashError):
+    title = "Tool error"
