@@ -1,0 +1,389 @@
+"""Path policy: may the assistant read, list, stat or write this path?
+
+Contract:
+    ``PathPolicy(...).check(path, op, cwd)`` and the module-level :func:`check` return a
+    :class:`~swebash_ai.safety.verdict.Verdict` and never raise.  ``deny`` for refused syntax and for
+    always-protected paths (credentials, keys, shell histories, ``/proc``, ``/sys``, ``/dev``, the
+    application's own config ...), ``deny`` for writes into a ``.git`` directory, ``allow`` for reads
+    inside a workspace root, ``ask`` for everything outside the roots and for every write.
+    :func:`open_for_read` opens a checked, *resolved* path without following a swapped-in symlink and
+    without blocking on FIFOs or devices.
+
+Why:
+    A model that can read files can send them to a provider. Paths are resolved the way the OS will
+    resolve them (only a leading ``~`` is expanded; ``$VAR``, ``~user`` and URLs are refused rather than
+    guessed), compared by components (``/x/ws2`` is not inside ``/x/ws``), and deny rules apply both to
+    the path as written and to the resolved path, so neither a symlink nor ``..`` can launder a secret.
+    Denials of ``exists``/``metadata`` use the same reason whether or not the path exists, so the
+    policy is not an existence oracle.
+
+This module is pure: standard library only, no configuration import (everything is a parameter).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from swebash_ai.safety.verdict import Verdict
+
+__all__ = [
+    "Op",
+    "PathPolicy",
+    "PathRefused",
+    "check",
+    "is_binary",
+    "open_for_read",
+]
+
+Op = Literal["read", "list", "exists", "metadata", "write"]
+OPS: frozenset[str] = frozenset({"read", "list", "exists", "metadata", "write"})
+
+
+class PathRefused(ValueError):
+    """A path the policy will not interpret or open (bad syntax, not a regular file, swapped...)."""
+
+
+SECRET_REASON = "access to this path is not allowed (protected: credentials/secrets)"  # noqa: S105
+SYSTEM_REASON = "access to this path is not allowed (protected: system credentials)"
+PSEUDO_REASON = "access to this path is not allowed (protected: /proc, /sys and /dev are off limits)"
+APP_REASON = "access to this path is not allowed (protected: the assistant's own configuration)"
+CONFIG_REASON = "access to this path is not allowed (protected: denied by configuration)"
+_RULE_OF_REASON: dict[str, str] = {
+    SECRET_REASON: "path.denied.secret",
+    SYSTEM_REASON: "path.denied.system",
+    PSEUDO_REASON: "path.denied.system",
+    APP_REASON: "path.denied.app_config",
+    CONFIG_REASON: "path.denied.config",
+}
+
+# Under the home directory: the path itself and everything below it.
+HOME_DENY: tuple[str, ...] = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".config/gcloud",
+    ".azure",
+    ".config/gh/hosts.yml",
+    ".npmrc",
+    ".pypirc",
+    ".password-store",
+    ".local/share/keyrings",
+)
+# Absolute system paths (and below), with the reason shown.
+SYSTEM_DENY: tuple[tuple[str, str], ...] = (
+    ("/etc/shadow", SYSTEM_REASON),
+    ("/etc/gshadow", SYSTEM_REASON),
+    ("/etc/shadow-", SYSTEM_REASON),
+    ("/etc/gshadow-", SYSTEM_REASON),
+    ("/etc/sudoers", SYSTEM_REASON),
+    ("/etc/sudoers.d", SYSTEM_REASON),
+    ("/proc", PSEUDO_REASON),
+    ("/sys", PSEUDO_REASON),
+    ("/dev", PSEUDO_REASON),
+)
+# File names denied anywhere (compared lower-case against the last component).
+HISTORY_NAMES: frozenset[str] = frozenset(
+    {
+        ".bash_history",
+        ".zsh_history",
+        ".sh_history",
+        ".history",
+        ".python_history",
+        ".psql_history",
+        ".mysql_history",
+        ".sqlite_history",
+        ".node_repl_history",
+        ".irb_history",
+        ".rediscli_history",
+        ".lesshst",
+        ".viminfo",
+        "fish_history",
+    }
+)
+SECRET_NAMES: frozenset[str] = frozenset(
+    {
+        ".git-credentials",
+        ".netrc",
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "id_ecdsa_sk",
+        "id_ed25519_sk",
+    }
+)
+SECRET_SUFFIXES: tuple[str, ...] = (".pem", ".key", ".p12", ".pfx")
+ENV_ALLOWED: frozenset[str] = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _lower_parts(p: Path) -> tuple[str, ...]:
+    return tuple(part.lower() for part in p.parts)
+
+
+def _is_under(p: Path, base: Path) -> bool:
+    """``p`` is ``base`` or below it, comparing components case-insensitively."""
+    pp, bp = _lower_parts(p), _lower_parts(base)
+    return pp[: len(bp)] == bp
+
+
+def _name_denied(name: str) -> bool:
+    """True when a single file name is a secret by its name alone."""
+    n = name.lower()
+    if n in HISTORY_NAMES or n in SECRET_NAMES:
+        return True
+    if n.endswith(SECRET_SUFFIXES) and not n.endswith(".pub"):
+        return True
+    # Custom-named ssh keys (id_github, id_work): no dot, so id_utils.py and id_rsa.pub stay readable.
+    if n.startswith("id_") and "." not in n:
+        return True
+    return n == ".env" or (n.startswith(".env.") and n not in ENV_ALLOWED)
+
+
+def syntax_problem(path: str) -> str | None:
+    """Why a path string is refused before any resolution, or None when it is acceptable."""
+    if not isinstance(path, str) or path == "":
+        return "empty path"
+    if "\x00" in path:
+        return "path contains a NUL byte"
+    if _CONTROL_RE.search(path):
+        return "path contains control characters"
+    if _URL_RE.match(path):
+        return f"URLs are not file paths: {path!r}"
+    if path.startswith("~") and not (path == "~" or path.startswith("~/")):
+        return f"'~user' expansion is not supported, write the full path instead of {path!r}"
+    if "$" in path:
+        return f"shell variables are not expanded in paths, write the full path instead of {path!r}"
+    return None
+
+
+class PathPolicy:
+    """Decides allow/ask/deny for a path and an operation.
+
+    Args:
+        roots: Workspace roots; reads inside them are allowed.  Default: the current directory.
+        extra_deny: More protected entries: glob patterns on names (``"*.sqlite"``, matched against
+            every component, case-insensitively) or absolute/``~`` paths (that path and below).
+        home: The home directory the ``~`` and home rules refer to.  Default: ``Path.home()``.
+        protected_files: Files that are always denied, e.g. the config file that holds API keys.
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[str | Path] | None = None,
+        extra_deny: Sequence[str] = (),
+        home: str | Path | None = None,
+        protected_files: Sequence[str | Path] = (),
+    ) -> None:
+        self.home = Path(os.path.abspath(os.path.expanduser(str(home)) if home else Path.home()))
+        self.home_real = Path(os.path.realpath(self.home))
+        raw_roots = list(roots) if roots else [os.getcwd()]
+        self.roots: list[Path] = [Path(os.path.realpath(os.path.abspath(str(r)))) for r in raw_roots]
+        self.deny_globs: list[str] = []
+        self.deny_paths: list[tuple[Path, str]] = []
+        for home_base in {self.home, self.home_real}:
+            for rel in HOME_DENY:
+                self.deny_paths.append((home_base / rel, SECRET_REASON))
+        for p, reason in SYSTEM_DENY:
+            self.deny_paths.append((Path(p), reason))
+        self.protected: list[Path] = []
+        for f in protected_files:
+            lexical = Path(os.path.abspath(os.path.expanduser(str(f))))
+            for q in {lexical, Path(os.path.realpath(lexical))}:
+                self.protected.append(q)
+                self.deny_paths.append((q, APP_REASON))
+        for entry in extra_deny:
+            if entry.startswith("/") or entry == "~" or entry.startswith("~/"):
+                base = self.home / entry[2:] if entry.startswith("~") else Path(entry)
+                norm = Path(os.path.normpath(base))
+                self.deny_paths.append((norm, CONFIG_REASON))
+                self.deny_paths.append((Path(os.path.realpath(norm)), CONFIG_REASON))
+            elif entry:
+                self.deny_globs.append(entry.lower())
+
+    # -- resolution ------------------------------------------------------------------------------
+
+    def _absolute(self, path: str, cwd: str | None) -> Path:
+        problem = syntax_problem(path)
+        if problem:
+            raise PathRefused(problem)
+        if path == "~" or path.startswith("~/"):
+            path = str(self.home) + path[1:]
+        base = cwd if cwd is not None else str(self.roots[0])
+        return Path(os.path.normpath(os.path.join(base, path)))
+
+    def lexical(self, path: str, cwd: str | None = None) -> Path:
+        """The path as written: absolute and normalised, symlinks not followed."""
+        return self._absolute(path, cwd)
+
+    def resolve(self, path: str, cwd: str | None = None) -> Path:
+        """The path the OS will open: ``~`` expanded, relative to ``cwd``, symlinks and ``..`` followed.
+
+        Raises:
+            PathRefused: for refused syntax (``~user``, ``$VAR``, URLs, NUL and control characters).
+        """
+        return Path(os.path.realpath(self._absolute(path, cwd)))
+
+    # -- rules -----------------------------------------------------------------------------------
+
+    def denied_reason(self, p: Path) -> str | None:
+        """The protection reason for one absolute path, judged from its text alone."""
+        for base, reason in self.deny_paths:
+            if _is_under(p, base):
+                return reason
+        if p.parts and _name_denied(p.name):
+            return SECRET_REASON
+        if self.deny_globs:
+            for part in p.parts:
+                low = part.lower()
+                if any(fnmatch.fnmatchcase(low, g) for g in self.deny_globs):
+                    return CONFIG_REASON
+        return None
+
+    def _protected_inodes(self) -> set[tuple[int, int]]:
+        candidates: list[Path] = [Path(p) for p, r in SYSTEM_DENY if r == SYSTEM_REASON]
+        candidates += [self.home / rel for rel in HOME_DENY]
+        candidates += [self.home / n for n in HISTORY_NAMES]
+        candidates += self.protected
+        for d in (".ssh", ".aws", ".gnupg", ".kube", ".azure"):
+            try:
+                with os.scandir(self.home / d) as it:
+                    candidates += [Path(e.path) for e in it]
+            except OSError:
+                pass
+        out: set[tuple[int, int]] = set()
+        for c in candidates:
+            try:
+                st = os.stat(c)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out.add((st.st_dev, st.st_ino))
+        return out
+
+    def _hardlink_denied(self, resolved: Path) -> bool:
+        try:
+            st = os.stat(resolved)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink <= 1:
+            return False
+        return (st.st_dev, st.st_ino) in self._protected_inodes()
+
+    def in_workspace(self, resolved: Path) -> bool:
+        return any(resolved.is_relative_to(r) for r in self.roots)
+
+    def check(self, path: str, op: str, cwd: str | None = None) -> Verdict:
+        """Judge one path for one operation (``read``, ``list``, ``exists``, ``metadata``, ``write``)."""
+        if op not in OPS:
+            return Verdict.deny(f"unknown path operation {op!r}", rule="path.op")
+        try:
+            lexical = self._absolute(path, cwd)
+        except PathRefused as e:
+            return Verdict.deny(f"path refused: {e}", rule="path.syntax")
+        resolved = Path(os.path.realpath(lexical))
+        for p in (lexical, resolved):
+            reason = self.denied_reason(p)
+            if reason:
+                return Verdict.deny(reason, rule=_RULE_OF_REASON[reason])
+        if self._hardlink_denied(resolved):
+            return Verdict.deny(SECRET_REASON, rule="path.denied.secret")
+        if op == "write" and any(part.lower() == ".git" for p in (lexical, resolved) for part in p.parts):
+            return Verdict.deny(
+                f"writing inside a .git directory is not allowed (it can install hooks that run code): "
+                f"{resolved}",
+                rule="path.git_write",
+            )
+        if self.in_workspace(resolved):
+            if op == "write":
+                return Verdict.ask(f"writes inside the workspace: {resolved}", rule="path.write")
+            return Verdict.allow(rule="path.workspace")
+        if op == "write":
+            return Verdict.ask(f"writes outside the workspace: {resolved}", rule="path.outside_workspace")
+        return Verdict.ask(f"outside the workspace: {resolved}", rule="path.outside_workspace")
+
+
+def check(path: str, op: str, cwd: str | None = None) -> Verdict:
+    """Judge ``path`` for ``op`` with the default policy rooted at ``cwd`` (or the current directory)."""
+    root = cwd or os.getcwd()
+    return PathPolicy(roots=[root]).check(path, op, cwd=root)
+
+
+def open_for_read(path: Path, max_size: int) -> tuple[bytes, bool]:
+    """Read at most ``max_size`` bytes of the regular file at the *resolved* ``path``.
+
+    Opens with ``O_NOFOLLOW|O_NONBLOCK`` so a swapped-in symlink fails and a FIFO cannot block, refuses
+    anything but a regular file, and checks that the opened descriptor really is ``path`` (a directory
+    on the way may have been swapped between the policy check and the open).
+
+    Returns:
+        ``(data, truncated)`` where ``truncated`` says the file was longer than ``max_size``.
+
+    Raises:
+        PathRefused: not a regular file, or not the file that was checked.
+        OSError: the file cannot be opened (missing, permission, a symlink at the last component).
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = (
+                "a directory"
+                if stat.S_ISDIR(st.st_mode)
+                else "a FIFO (named pipe)"
+                if stat.S_ISFIFO(st.st_mode)
+                else "a device"
+                if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "a socket"
+                if stat.S_ISSOCK(st.st_mode)
+                else "not a regular file"
+            )
+            raise PathRefused(f"refusing to read {path}: it is {kind}, only regular files can be read")
+        link = f"/proc/self/fd/{fd}"
+        if os.path.exists(link):
+            actual = os.readlink(link)
+            if actual != str(path):
+                raise PathRefused(
+                    f"refusing to read {path}: the path changed between the check and the open "
+                    f"(it now points to {actual})"
+                )
+        chunks: list[bytes] = []
+        remaining = max_size + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        return data[:max_size], len(data) > max_size
+    finally:
+        os.close(fd)
+
+
+def is_binary(data: bytes) -> bool:
+    """True when the first 8 KiB hold a NUL byte or invalid UTF-8 (a character cut at the end is fine)."""
+    sample = data[:8192]
+    if b"\x00" in sample:
+        return True
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # A multibyte character cut by the sample or the size cap: "unexpected end of data".
+        return not (
+            e.end == len(sample) and len(sample) - e.start < 4 and e.reason == "unexpected end of data"
+        )
+    return False

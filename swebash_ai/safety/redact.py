@@ -1,0 +1,147 @@
+"""Redaction: keep secrets out of logs, transcripts and child environments.
+
+Contract:
+    :func:`redact` returns a deep copy of JSON-like data (dicts, lists, tuples, strings, numbers) in
+    which values of secret-named keys become ``"***"`` and API-key-looking substrings inside every
+    string become ``"***"``.  The input is never modified.  :func:`looks_secret_env` says whether an
+    environment variable name looks like it holds a secret, so the command runner can drop it from a
+    child's environment.
+
+Why:
+    Whatever the assistant logs or sends to a model may end up in a provider's logs or a bug report.
+    Key names are matched as whole word parts (``api_key``, ``OPENAI_API_KEY``, ``x-api-key``) so that
+    ``keyboard`` or ``monkey`` are left alone; values are matched by the shapes real providers use.
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["MASK", "looks_secret_env", "looks_secret_key", "redact", "redact_text"]
+
+MASK = "***"
+
+# Word parts (after splitting on non-alphanumerics and camelCase) that make a key secret.
+_SECRET_PARTS: frozenset[str] = frozenset(
+    {
+        "password",
+        "passwd",
+        "passphrase",
+        "secret",
+        "secrets",
+        "token",
+        "apikey",
+        "key",
+        "authorization",
+        "auth",
+        "credential",
+        "credentials",
+        "private",
+        "cookie",
+    }
+)
+# Compound names written without separators.
+_SECRET_JOINED: tuple[str, ...] = ("apikey", "accesstoken", "refreshtoken", "secretkey", "privatekey")
+
+_ENV_PARTS: frozenset[str] = frozenset(
+    {
+        "KEY",
+        "APIKEY",
+        "TOKEN",
+        "SECRET",
+        "SECRETS",
+        "PASSWORD",
+        "PASSWD",
+        "PASS",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "CREDS",
+        "AUTH",
+        "PRIVATE",
+        "COOKIE",
+    }
+)
+
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SPLIT_RE = re.compile(r"[^A-Za-z0-9]+")
+
+_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{10,}"),
+    re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bglpat-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    re.compile(r"\bxox[baprs]-[A-Za-z0-9\-]{10,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),
+    re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
+)
+# Keep the prefix, mask the value.
+_PREFIXED_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?i)(\bBearer\s+)[A-Za-z0-9._~+/\-]{8,}=*"),
+    re.compile(r"(?i)(\bBasic\s+)[A-Za-z0-9+/]{8,}=*"),
+    re.compile(
+        r"(?i)(\b(?:api[_-]?key|access[_-]?key|secret|token|access_token|password|passwd|key)\s*[=:]\s*[\"']?)"
+        r"[A-Za-z0-9+/_\-.]{32,}=*"
+    ),
+)
+
+
+def _parts(name: str) -> list[str]:
+    spaced = _CAMEL_RE.sub("_", name)
+    return [p for p in _SPLIT_RE.split(spaced.lower()) if p]
+
+
+def looks_secret_key(name: str) -> bool:
+    """True when a mapping key names a secret (``api_key``, ``X-Api-Key``, ``clientSecret``)."""
+    parts = _parts(name)
+    if any(p in _SECRET_PARTS for p in parts):
+        return True
+    joined = "".join(parts)
+    return any(j in joined for j in _SECRET_JOINED)
+
+
+def looks_secret_env(name: str) -> bool:
+    """True for environment variable names that look like secrets (``OPENAI_API_KEY``, ``GITHUB_TOKEN``).
+
+    The name is split on ``_`` (and other separators); any word part such as KEY, TOKEN, SECRET,
+    PASSWORD, CREDENTIAL, AUTH or PRIVATE makes it secret, so ``KEYBOARD_LAYOUT`` is not.
+    """
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", name.upper()) if p]
+    if any(p in _ENV_PARTS for p in parts):
+        return True
+    joined = "".join(parts)
+    return any(j.upper() in joined for j in _SECRET_JOINED)
+
+
+def redact_text(text: str) -> str:
+    """Mask API-key-looking substrings in one string."""
+    for pat in _VALUE_PATTERNS:
+        text = pat.sub(MASK, text)
+    for pat in _PREFIXED_PATTERNS:
+        text = pat.sub(lambda m: m.group(1) + MASK, text)
+    return text
+
+
+def redact(value: Any) -> Any:
+    """A deep copy of JSON-like ``value`` with secret-named keys' values and key-like substrings masked."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            if isinstance(k, str) and looks_secret_key(k) and v is not None and v != "":
+                out[k] = MASK
+            else:
+                out[k] = redact(v)
+        return out
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(redact(v) for v in value)
+    return value
