@@ -1,0 +1,42 @@
+"""The headless agent: the tool-calling loop, its events, the conversation, approval and audit."""
+
+from __future__ import annotations
+
+from swebash_ai.agent.approval import AllowApprover, Approver, Decision, DenyApprover, SessionApprovals
+from swebash_ai.agent.conversation import Conversation
+from swebash_ai.agent.events import (
+    AgentEvent,
+    ApprovalRequest,
+    ApprovalRequested,
+    Notice,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolOutput,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
+from swebash_ai.agent.loop import Agent, LoopLimits
+
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "AllowApprover",
+    "ApprovalRequest",
+    "ApprovalRequested",
+    "Approver",
+    "Conversation",
+    "Decision",
+    "DenyApprover",
+    "LoopLimits",
+    "Notice",
+    "SessionApprovals",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolOutput",
+    "TurnFailed",
+    "TurnFinished",
+    "Usage",
+]

@@ -1,0 +1,68 @@
+"""Approval: the policy decides *whether* to ask, an injected :class:`Approver` decides *how*.
+
+A refusal is a value (:attr:`Decision.DENY`), never an exception: the loop turns it into a tool result the
+model reads. Front ends provide approvers (a TUI modal, a terminal prompt); this module has the ones that
+need no person: deny everything (no terminal) and allow everything (``--yes``).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Protocol, runtime_checkable
+
+from swebash_ai.agent.events import ApprovalRequest
+
+
+class Decision(enum.Enum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    DENY = "deny"
+
+
+@runtime_checkable
+class Approver(Protocol):
+    """Decides about one call that a policy flagged. ``interactive`` is false when nobody can answer."""
+
+    interactive: bool
+
+    async def decide(self, request: ApprovalRequest) -> Decision: ...
+
+
+class DenyApprover:
+    """No one to ask (pipes, CI): everything that needs approval is denied."""
+
+    interactive = False
+    reason = "no terminal to ask for approval; pass --yes to allow it"
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        return Decision.DENY
+
+
+class AllowApprover:
+    """``--yes``: allow what needs approval. What policy always denies never reaches an approver."""
+
+    interactive = False
+    reason = "--yes"
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        return Decision.ALLOW_ONCE
+
+
+class SessionApprovals:
+    """"Allow for this session" memory: exact keys given by each tool (see ``Tool.session_key``)."""
+
+    def __init__(self) -> None:
+        self._keys: set[tuple[str, str]] = set()
+
+    def remember(self, tool: str, key: str | None) -> None:
+        if key is not None:
+            self._keys.add((tool, key))
+
+    def covers(self, tool: str, key: str | None) -> bool:
+        return key is not None and (tool, key) in self._keys
+
+    def clear(self) -> None:
+        self._keys.clear()
+
+    def __len__(self) -> int:
+        return len(self._keys)

@@ -1,0 +1,37 @@
+"""Audit log: one JSON line per tool call, saying what ran (or not) and *why*, with secrets redacted.
+
+Writes are appends of whole lines (one ``write`` each), so concurrent calls never interleave a line.
+A failure to write the log is logged and never breaks a turn.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from swebash_ai.safety.redact import redact
+
+log = logging.getLogger(__name__)
+
+
+class AuditLog:
+    def __init__(self, path: Path, session_id: str = "") -> None:
+        self.path = path
+        self.session_id = session_id
+
+    def record(self, **fields: Any) -> None:
+        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "session": self.session_id, **redact(fields)}
+        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                os.write(fd, line.encode("utf-8"))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            log.warning("cannot write the audit log %s: %s", self.path, exc)

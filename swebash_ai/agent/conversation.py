@@ -1,0 +1,219 @@
+"""The conversation: OpenAI-format messages (litellm's lingua franca), kept valid, trimmed, saved as JSONL.
+
+Invariants:
+- every assistant ``tool_calls`` entry is answered by a ``tool`` message with its id before the next
+  assistant or user message (:meth:`Conversation.repair` restores this after a crash or a cancel);
+- trimming for a request drops whole old *turns* (a turn starts at a user message), so a tool call is never
+  separated from its result; the full history stays in memory and on disk.
+
+The token count is an estimate (about four characters a token): exact tokenizers are slow to import and
+differ per provider, and the budget only needs to be safely below the model's context.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swebash_ai.providers.base import Message, ToolCall
+
+CANCELLED_RESULT = "Cancelled: the user interrupted before this call finished; it may not have run."
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def _sanitized(call: dict[str, Any]) -> dict[str, Any]:
+    """Keep invalid argument JSON out of the history: providers that re-parse it (Anthropic) would fail."""
+    raw = call["function"]["arguments"]
+    try:
+        ok = isinstance(json.loads(raw), dict) if raw.strip() else False
+    except json.JSONDecodeError:
+        ok = False
+    if not ok:
+        call["function"]["arguments"] = json.dumps({"_invalid_arguments": raw[:2000]})
+    return call
+
+
+def estimate_tokens(message: Message) -> int:
+    return len(json.dumps(message, ensure_ascii=False)) // 4 + 4
+
+
+@dataclass
+class Conversation:
+    """Messages of one session (without the system prompt, which is added per request)."""
+
+    messages: list[Message] = field(default_factory=list)
+    id: str = field(default_factory=new_session_id)
+    created: float = field(default_factory=time.time)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # --- building -------------------------------------------------------------------------------------
+    def add_user(self, content: str) -> None:
+        self.messages.append({"role": "user", "content": content})
+
+    def add_assistant(self, content: str, tool_calls: Sequence[ToolCall] = ()) -> None:
+        msg: Message = {"role": "assistant", "content": content or None}
+        if tool_calls:
+            msg["tool_calls"] = [_sanitized(c.to_message()) for c in tool_calls]
+        elif not content:
+            msg["content"] = ""
+        self.messages.append(msg)
+
+    def add_tool_result(self, call_id: str, name: str, content: str) -> None:
+        self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
+
+    # --- invariants -----------------------------------------------------------------------------------
+    def unanswered_calls(self) -> list[tuple[str, str]]:
+        """(id, name) of tool calls in the last assistant message that have no result yet."""
+        for i in range(len(self.messages) - 1, -1, -1):
+            msg = self.messages[i]
+            if msg.get("role") == "assistant":
+                answered = {m.get("tool_call_id") for m in self.messages[i + 1 :] if m.get("role") == "tool"}
+                return [
+                    (c["id"], c["function"]["name"])
+                    for c in msg.get("tool_calls") or ()
+                    if c["id"] not in answered
+                ]
+            if msg.get("role") == "user":
+                return []
+        return []
+
+    def repair(self, content: str = CANCELLED_RESULT) -> int:
+        """Give every unanswered tool call a result; returns how many were added."""
+        missing = self.unanswered_calls()
+        for call_id, name in missing:
+            self.add_tool_result(call_id, name, content)
+        return len(missing)
+
+    def is_valid(self) -> bool:
+        pending: set[str] = set()
+        for msg in self.messages:
+            role = msg.get("role")
+            if role in ("user", "assistant") and pending:
+                return False
+            if role == "assistant":
+                pending = {c["id"] for c in msg.get("tool_calls") or ()}
+            elif role == "tool":
+                if msg.get("tool_call_id") not in pending:
+                    return False
+                pending.discard(msg["tool_call_id"])
+        return not pending
+
+    # --- requests -------------------------------------------------------------------------------------
+    def turns(self) -> list[list[Message]]:
+        out: list[list[Message]] = []
+        for msg in self.messages:
+            if msg.get("role") == "user" or not out:
+                out.append([])
+            out[-1].append(msg)
+        return out
+
+    def for_request(self, system: str | None, budget_tokens: int) -> list[Message]:
+        """System prompt + the most recent whole turns that fit ``budget_tokens`` (the last turn always)."""
+        head: list[Message] = [{"role": "system", "content": system}] if system else []
+        budget = budget_tokens - sum(estimate_tokens(m) for m in head)
+        kept: list[list[Message]] = []
+        for turn in reversed(self.turns()):
+            cost = sum(estimate_tokens(m) for m in turn)
+            if kept and cost > budget:
+                break
+            kept.append(turn)
+            budget -= cost
+        return head + [m for turn in reversed(kept) for m in turn]
+
+    @property
+    def title(self) -> str:
+        for msg in self.messages:
+            if msg.get("role") == "user" and isinstance(msg.get("content"), str):
+                first = " ".join(msg["content"].split())
+                return first[:60] + ("…" if len(first) > 60 else "")
+        return "(empty)"
+
+    # --- files ----------------------------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        """Write the whole session atomically (a crash mid-write leaves the previous file intact)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title, **self.meta}
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"meta": meta}, ensure_ascii=False) + "\n")
+            for msg in self.messages:
+                fh.write(json.dumps(msg, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> Conversation:
+        """Read a saved session; a torn last line is skipped and unanswered calls are repaired."""
+        messages: list[Message] = []
+        meta: dict[str, Any] = {}
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(obj, dict) and "meta" in obj and "role" not in obj:
+                    meta = dict(obj["meta"])
+                elif isinstance(obj, dict) and "role" in obj:
+                    messages.append(obj)
+        conv = cls(
+            messages=messages,
+            id=str(meta.pop("id", path.stem)),
+            created=float(meta.pop("created", path.stat().st_mtime)),
+        )
+        meta.pop("updated", None)
+        meta.pop("title", None)
+        conv.meta = meta
+        conv.repair()
+        return conv
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    path: Path
+    title: str
+    updated: float
+
+
+def list_sessions(folder: Path, limit: int = 50) -> list[SessionInfo]:
+    """Saved sessions, newest first (reads only each file's first line)."""
+    if not folder.is_dir():
+        return []
+    found: list[SessionInfo] = []
+    for path in folder.glob("*.jsonl"):
+        try:
+            with path.open(encoding="utf-8") as fh:
+                meta = json.loads(fh.readline()).get("meta", {})
+        except (OSError, ValueError, AttributeError):
+            continue
+        found.append(SessionInfo(str(meta.get("id", path.stem)), path, str(meta.get("title", "")),
+                                 float(meta.get("updated", path.stat().st_mtime))))
+    found.sort(key=lambda s: s.updated, reverse=True)
+    return found[:limit]
+
+
+def find_session(folder: Path, session_id: str | None) -> Path | None:
+    """The file of ``session_id`` (a unique prefix is enough), or the newest session when ``None``."""
+    sessions = list_sessions(folder, limit=10_000)
+    if session_id is None:
+        return sessions[0].path if sessions else None
+    matches = [s for s in sessions if s.id == session_id] or [s for s in sessions if s.id.startswith(session_id)]
+    return matches[0].path if len(matches) == 1 else None
+
+
+def iter_tool_results(messages: Iterable[Message]) -> Iterable[Message]:
+    return (m for m in messages if m.get("role") == "tool")

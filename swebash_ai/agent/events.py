@@ -1,0 +1,114 @@
+"""The events a turn produces. Frozen values; front ends only consume them, never reach into the loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from swebash_ai.errors import SwebashError
+from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.registry import ToolResult
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the assistant's answer."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    """The model asked for a tool call; it is about to be checked (and maybe approved) and run."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | str
+    """Parsed arguments, or the raw string when they were not valid JSON."""
+    summary: str
+    """One line for a person: what the call does."""
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What an approver is asked to decide. ``detail`` is the full command, path or diff."""
+
+    call_id: str
+    tool: str
+    summary: str
+    detail: str
+    cwd: str
+    verdict: Verdict
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ApprovalRequested:
+    """A call waits for the user's decision."""
+
+    request: ApprovalRequest
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """Live output of a running call (a command's stdout/stderr as it arrives)."""
+
+    call_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    call_id: str
+    name: str
+    result: ToolResult
+    decided_by: str = ""
+    """What let it run or stopped it: a policy rule id, ``user``, ``session``, ``no-confirm``..."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens of one model request; ``cost`` in USD when the price is known."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know that is not part of the answer (a retry, a limit)."""
+
+    text: str
+    level: Literal["info", "warning"] = "info"
+
+
+StopReason = Literal["answered", "max_iterations", "max_tool_calls", "cancelled"]
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    text: str
+    reason: StopReason = "answered"
+    usage: Usage | None = None
+    """Totals for the whole turn."""
+    denied: int = 0
+    """Calls that needed approval and did not get it."""
+
+
+@dataclass(frozen=True)
+class TurnFailed:
+    error: SwebashError
+
+
+AgentEvent = (
+    TextDelta
+    | ToolCallStarted
+    | ApprovalRequested
+    | ToolOutput
+    | ToolCallFinished
+    | Usage
+    | Notice
+    | TurnFinished
+    | TurnFailed
+)

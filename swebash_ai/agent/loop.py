@@ -1,0 +1,362 @@
+"""The tool-calling loop: one async generator of typed events per user turn.
+
+``Agent.run_turn(conversation, text)`` streams the model, runs the complete tool calls of each response
+(concurrently, bounded by ``parallel``; results go back in call order), feeds every result back and repeats
+until the model answers without tools or a limit is hit. At a limit the model is told and asked for a final
+answer without tools; the user sees a :class:`Notice` saying why.
+
+Every call goes: validate arguments -> tool policy (allow / ask / deny) -> approval when asked -> run ->
+audit. Nothing a tool or the model does raises out of the loop: bad arguments, unknown tools, denials and
+tool failures are results the model reads; provider errors end the turn with :class:`TurnFailed`.
+
+Cancellation (``Agent.cancel()``, or cancelling the task consuming the generator) at any point — mid-stream,
+mid-tool, waiting for approval — leaves the conversation valid: streamed text is kept, and every tool call
+of the last response has a result (``Cancelled: ...`` where it did not finish).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from swebash_ai.agent.approval import Approver, Decision, DenyApprover, SessionApprovals
+from swebash_ai.agent.audit import AuditLog
+from swebash_ai.agent.conversation import CANCELLED_RESULT, Conversation
+from swebash_ai.agent.events import (
+    AgentEvent,
+    ApprovalRequest,
+    ApprovalRequested,
+    Notice,
+    StopReason,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolOutput,
+    TurnFailed,
+    TurnFinished,
+    Usage,
+)
+from swebash_ai.errors import ProviderError, SwebashError
+from swebash_ai.providers.base import FinishChunk, Provider, TextChunk, ToolCall, UsageChunk
+from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
+
+log = logging.getLogger(__name__)
+
+_DONE = object()
+
+
+@dataclass(frozen=True)
+class LoopLimits:
+    max_iterations: int = 10
+    max_tool_calls: int = 10
+    parallel: int = 4
+    context_tokens: int = 100_000
+
+
+class Agent:
+    """Runs turns. Stateless between turns except the "allow for this session" memory."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        registry: ToolRegistry,
+        context: ToolContext,
+        approver: Approver | None = None,
+        *,
+        limits: LoopLimits | None = None,
+        confirm: bool = True,
+        system_prompt: str | None = None,
+        audit: AuditLog | None = None,
+        session_approvals: SessionApprovals | None = None,
+    ) -> None:
+        self.provider = provider
+        self.registry = registry
+        self.context = context
+        self.approver: Approver = approver or DenyApprover()
+        self.limits = limits or LoopLimits()
+        self.confirm = confirm
+        self.system_prompt = system_prompt
+        self.audit = audit
+        self.session_approvals = session_approvals or SessionApprovals()
+        self._driver: asyncio.Task[None] | None = None
+        self._approval_lock = asyncio.Lock()
+
+    def cancel(self) -> None:
+        """Stop the running turn; the generator then ends with ``TurnFinished(reason="cancelled")``."""
+        if self._driver is not None and not self._driver.done():
+            self._driver.cancel()
+
+    @property
+    def running(self) -> bool:
+        return self._driver is not None and not self._driver.done()
+
+    async def run_turn(self, conversation: Conversation, user_message: str) -> AsyncIterator[AgentEvent]:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        turn = _Turn(self, conversation, queue)
+        self._driver = asyncio.create_task(turn.drive(user_message))
+        self._driver.add_done_callback(lambda _t: queue.put_nowait(_DONE))
+        try:
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    break
+                yield item
+        finally:
+            driver = self._driver
+            if not driver.done():
+                driver.cancel()
+                # Let the driver put the conversation in order before the consumer goes on.
+                await asyncio.gather(driver, return_exceptions=True)
+            turn.finalize()
+
+
+class _Turn:
+    """State of one running turn (kept out of :class:`Agent` so turns cannot leak into each other)."""
+
+    def __init__(self, agent: Agent, conversation: Conversation, queue: asyncio.Queue[Any]) -> None:
+        self.agent = agent
+        self.conv = conversation
+        self.queue = queue
+        self.partial_text: list[str] = []
+        self.in_stream = False
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.cost: float | None = None
+        self.denied = 0
+        self.finished_text = ""
+        self._finalized = False
+
+    def emit(self, event: AgentEvent) -> None:
+        self.queue.put_nowait(event)
+
+    def finalize(self) -> None:
+        """Make the conversation valid whatever happened (idempotent)."""
+        if self._finalized:
+            return
+        self._finalized = True
+        if self.in_stream and self.partial_text:
+            self.conv.add_assistant("".join(self.partial_text))
+        self.in_stream = False
+        self.conv.repair(CANCELLED_RESULT)
+
+    def _usage(self) -> Usage | None:
+        if not (self.prompt_tokens or self.completion_tokens):
+            return None
+        return Usage(self.prompt_tokens, self.completion_tokens, self.cost)
+
+    async def drive(self, user_message: str) -> None:
+        try:
+            await self._drive(user_message)
+        except asyncio.CancelledError:
+            self.finalize()
+            self.emit(TurnFinished("".join(self.partial_text), "cancelled", self._usage(), self.denied))
+        except ProviderError as exc:
+            self.finalize()
+            self.emit(TurnFailed(exc))
+        except Exception as exc:
+            log.exception("internal error in the tool loop")
+            self.finalize()
+            self.emit(TurnFailed(SwebashError(f"Internal error: {type(exc).__name__}: {exc}", title="Bug")))
+
+    async def _stream(self, tools: list[dict[str, Any]] | None, tool_choice: str = "auto",
+                      extra: list[dict[str, Any]] | None = None) -> tuple[str, list[ToolCall]]:
+        agent = self.agent
+        messages = self.conv.for_request(agent.system_prompt, agent.limits.context_tokens) + (extra or [])
+        self.partial_text = []
+        calls: list[ToolCall] = []
+        self.in_stream = True
+        async for chunk in agent.provider.stream(messages, tools, tool_choice):
+            if isinstance(chunk, TextChunk):
+                self.partial_text.append(chunk.text)
+                self.emit(TextDelta(chunk.text))
+            elif isinstance(chunk, ToolCall):
+                calls.append(chunk)
+            elif isinstance(chunk, UsageChunk):
+                self.prompt_tokens += chunk.prompt_tokens
+                self.completion_tokens += chunk.completion_tokens
+                if chunk.cost is not None:
+                    self.cost = (self.cost or 0.0) + chunk.cost
+                self.emit(Usage(chunk.prompt_tokens, chunk.completion_tokens, chunk.cost))
+            elif isinstance(chunk, FinishChunk):
+                pass
+        text = "".join(self.partial_text)
+        self.in_stream = False
+        self.conv.add_assistant(text, calls)
+        return text, calls
+
+    async def _drive(self, user_message: str) -> None:
+        agent = self.agent
+        limits = agent.limits
+        self.conv.repair()  # a previous crash must not poison this turn
+        self.conv.add_user(user_message)
+        tools = agent.registry.definitions() or None
+        used = 0
+        for iteration in range(1, limits.max_iterations + 1):
+            text, calls = await self._stream(tools)
+            if not calls:
+                self.emit(TurnFinished(text, "answered", self._usage(), self.denied))
+                return
+            budget = max(0, limits.max_tool_calls - used)
+            await self._run_calls(calls[:budget])
+            for call in calls[budget:]:
+                result = ToolResult.error(
+                    f"Not run: the limit of {limits.max_tool_calls} tool calls per turn is reached."
+                )
+                self.emit(ToolCallStarted(call.id, call.name, _loads(call.arguments), call.name))
+                self.emit(ToolCallFinished(call.id, call.name, result, "limit"))
+                self.conv.add_tool_result(call.id, call.name, result.for_model())
+            used += min(budget, len(calls))
+            reason: StopReason | None = None
+            if len(calls) > budget or used >= limits.max_tool_calls:
+                reason = "max_tool_calls"
+            elif iteration >= limits.max_iterations:
+                reason = "max_iterations"
+            if reason is not None:
+                await self._final_answer(reason, tools)
+                return
+        raise AssertionError("unreachable: the loop returns at its last iteration")  # pragma: no cover
+
+    async def _final_answer(self, reason: StopReason, tools: list[dict[str, Any]] | None) -> None:
+        limits = self.agent.limits
+        why = (
+            f"the limit of {limits.max_tool_calls} tool calls per turn"
+            if reason == "max_tool_calls"
+            else f"the limit of {limits.max_iterations} tool rounds per turn"
+        )
+        self.emit(Notice(f"Stopped calling tools: {why} was reached (SWEBASH_AI_"
+                         f"{'MAX_TOOL_CALLS_PER_TURN' if reason == 'max_tool_calls' else 'TOOLS_MAX_ITER'}).",
+                         "warning"))
+        note = {
+            "role": "user",
+            "content": f"[swebash-ai] Tool use stopped: {why} was reached. Do not call tools. Answer now with "
+            "what you have, and say what is left undone.",
+        }
+        text, calls = await self._stream(tools, "none", extra=[note])
+        for call in calls:  # a model that ignores tool_choice="none" still gets every call answered
+            self.conv.add_tool_result(call.id, call.name, f"Not run: {why} was reached.")
+        self.emit(TurnFinished(text, reason, self._usage(), self.denied))
+
+    async def _run_calls(self, calls: list[ToolCall]) -> None:
+        semaphore = asyncio.Semaphore(self.agent.limits.parallel)
+
+        async def one(call: ToolCall) -> ToolResult:
+            async with semaphore:
+                return await self._run_call(call)
+
+        tasks = [asyncio.create_task(one(c)) for c in calls]
+        try:
+            results = await asyncio.gather(*tasks)
+        except BaseException:
+            for t in tasks:
+                t.cancel()
+            done = await asyncio.gather(*tasks, return_exceptions=True)
+            for call, res in zip(calls, done, strict=True):  # keep what finished before the cancel
+                if isinstance(res, ToolResult):
+                    self.conv.add_tool_result(call.id, call.name, res.for_model())
+            raise
+        for call, result in zip(calls, results, strict=True):
+            self.conv.add_tool_result(call.id, call.name, result.for_model())
+
+    async def _run_call(self, call: ToolCall) -> ToolResult:
+        agent = self.agent
+        tool = agent.registry.get(call.name)
+        parsed = _loads(call.arguments)
+        decided_by = ""
+        decision = "allow"
+        if tool is None:
+            self.emit(ToolCallStarted(call.id, call.name, parsed, call.name))
+            result = agent.registry.unknown_tool(call.name)
+            decided_by = "unknown_tool"
+        else:
+            args = tool.parse_arguments(call.arguments)
+            if isinstance(args, ToolResult):
+                self.emit(ToolCallStarted(call.id, call.name, parsed, call.name))
+                result, decided_by = args, "invalid_arguments"
+            else:
+                summary = tool.describe(args)
+                self.emit(ToolCallStarted(call.id, call.name, args.model_dump(), summary))
+                try:
+                    result, decision, decided_by = await self._guarded_run(call, tool, args, summary)
+                except asyncio.CancelledError:
+                    self._audit(call, parsed, decision, decided_by or "cancelled",
+                                ToolResult.cancelled(), )
+                    self.emit(ToolCallFinished(call.id, call.name, ToolResult.cancelled(), "cancelled"))
+                    raise
+        self._audit(call, parsed, decision, decided_by, result)
+        self.emit(ToolCallFinished(call.id, call.name, result, decided_by))
+        return result
+
+    async def _guarded_run(self, call: ToolCall, tool: Any, args: Any, summary: str) -> tuple[ToolResult, str, str]:
+        agent = self.agent
+        ctx = agent.context
+        verdict = tool.check(ctx, args)
+        reasons = "; ".join(verdict.reasons)
+        if verdict.decision == "deny":
+            return (
+                ToolResult.denied(f"{summary} is not allowed: {reasons or 'blocked by policy'}. "
+                                  "Do not retry it; find another way or ask the user."),
+                "deny",
+                verdict.rule or "policy",
+            )
+        decided_by = verdict.rule or "policy"
+        if verdict.decision == "ask":
+            key = tool.session_key(ctx, args)
+            if agent.session_approvals.covers(tool.name, key):
+                decided_by = "session"
+            elif not agent.confirm:
+                decided_by = "no-confirm"
+            else:
+                request = ApprovalRequest(
+                    call_id=call.id, tool=tool.name, summary=summary,
+                    detail=_detail(tool, ctx, args), cwd=str(ctx.cwd), verdict=verdict,
+                    arguments=args.model_dump(),
+                )
+                async with agent._approval_lock:  # one question at a time
+                    self.emit(ApprovalRequested(request))
+                    answer = await agent.approver.decide(request)
+                if answer is Decision.DENY:
+                    self.denied += 1
+                    if agent.approver.interactive:
+                        msg = f"The user denied {summary}. Do not retry it; ask the user what to do instead."
+                        by = "user"
+                    else:
+                        why = getattr(agent.approver, "reason", "no one could approve it")
+                        msg = f"Not run: {summary} needs the user's approval ({reasons}), and {why}."
+                        by = "non-interactive"
+                    return ToolResult.denied(msg), "ask", by
+                if answer is Decision.ALLOW_SESSION:
+                    agent.session_approvals.remember(tool.name, key)
+                decided_by = "user" if agent.approver.interactive else getattr(agent.approver, "reason", "approver")
+        call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)))
+        return await tool.invoke(call_ctx, args), verdict.decision, decided_by
+
+    def _audit(self, call: ToolCall, arguments: Any, decision: str, decided_by: str, result: ToolResult) -> None:
+        if self.agent.audit is None:
+            return
+        self.agent.audit.record(
+            tool=call.name, call_id=call.id, arguments=arguments, decision=decision, decided_by=decided_by,
+            outcome=result.status, exit_code=result.exit_code, duration=round(result.duration, 3),
+        )
+
+
+def _loads(raw: str) -> dict[str, Any] | str:
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError:
+        return raw
+    return value if isinstance(value, dict) else raw
+
+
+def _detail(tool: Any, ctx: ToolContext, args: Any) -> str:
+    try:
+        text = tool.preview(ctx, args)
+        if text:
+            return str(text)
+    except Exception as exc:  # a preview that fails must not block the question
+        log.debug("preview of %s failed: %s", tool.name, exc)
+    return json.dumps(args.model_dump(), indent=2, ensure_ascii=False)

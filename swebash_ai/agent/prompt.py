@@ -1,0 +1,31 @@
+"""The built-in system prompt: who the assistant is, where it runs, how to use its tools honestly."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+_BASE = """\
+You are swebash-ai, an assistant in the user's terminal. You can use tools to read and search files, run \
+shell commands and search the web. Work like a careful engineer:
+- Look before you act: read files and list directories instead of guessing their contents.
+- Prefer read-only commands. Anything that changes the system asks the user first; if the user denies a \
+call, do not retry it: explain and propose another way.
+- Keep commands non-interactive (no editors, pagers or prompts) and bounded (no `tail -f`, no servers).
+- When a tool returns an error, read it and fix the call instead of repeating it.
+- Say honestly what you ran and what happened; never claim to have done what a tool did not do.
+- Answer in concise Markdown. Put commands and code in fenced blocks."""
+
+
+def build_system_prompt(cwd: Path, tool_names: Sequence[str], custom: str | None = None) -> str:
+    """The system prompt for a session (``custom`` replaces the built-in text, the facts are kept)."""
+    shell = os.path.basename(os.environ.get("SHELL", "bash"))
+    facts = (
+        f"\n\nEnvironment: {platform.system()} {platform.release()}, shell {shell}, "
+        f"working directory {cwd}, date {time.strftime('%Y-%m-%d')}."
+    )
+    tools = f"\nTools available: {', '.join(tool_names)}." if tool_names else "\nNo tools are enabled."
+    return (custom or _BASE) + facts + tools

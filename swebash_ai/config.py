@@ -1,0 +1,364 @@
+"""Settings: one pydantic-settings class, documented per field, built once at the composition root.
+
+Sources, strongest first: command line > ``SWEBASH_AI_*`` environment variables > the selected profile
+(``[profiles.NAME]`` in the config file) > the config file's top level > defaults. The profile is picked by
+``--profile``, else ``SWEBASH_AI_PROFILE``, else the file's top-level ``profile`` key.
+
+A bad value never surfaces as a traceback: :func:`load_settings` raises :class:`ConfigError` with one line
+per problem naming the variable (or file key) as the user wrote it and what is allowed.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from swebash_ai.errors import ConfigError
+from swebash_ai.locations import Locations, locations
+
+ENV_PREFIX = "SWEBASH_AI_"
+
+Origin = Literal["default", "file", "profile", "env", "flag"]
+
+CommaList = Annotated[list[str], NoDecode]
+
+
+class Settings(BaseSettings):
+    """Every setting of swebash-ai. Environment variable: ``SWEBASH_AI_`` + the field name in capitals."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        extra="forbid",
+        validate_default=True,
+        use_attribute_docstrings=True,
+        case_sensitive=False,
+    )
+
+    # --- provider -------------------------------------------------------------------------------------
+    model: str = ""
+    """Model in litellm's ``provider/model`` form (``openai/gpt-4.1``, ``anthropic/claude-sonnet-4-5``,
+    ``gemini/gemini-2.5-flash``, ``ollama_chat/llama3.1``). Empty: use the first provider key found in the
+    environment, else a local Ollama server."""
+
+    api_base: str | None = None
+    """Base URL of the provider's API. Any OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama's
+    ``/v1``, OpenRouter) works with an ``openai/`` model name or no prefix."""
+
+    api_key: SecretStr | None = None
+    """API key for the selected provider. Falls back to the provider's usual variable (``OPENAI_API_KEY``...)."""
+
+    request_timeout: float = Field(120.0, gt=0, le=3600)
+    """Seconds to wait for the provider before giving up on a request (1-3600)."""
+
+    provider_retries: int = Field(3, ge=0, le=10)
+    """Retries on rate limits, connection errors, timeouts and 5xx answers, with exponential backoff (0-10)."""
+
+    retry_base_delay: float = Field(1.0, ge=0, le=60)
+    """First backoff delay in seconds; doubles on every retry (0-60)."""
+
+    context_tokens: int = Field(100_000, ge=1_000)
+    """Token budget for the conversation sent to the model; older whole turns are dropped beyond it."""
+
+    system_prompt: str | None = None
+    """Replaces the built-in system prompt."""
+
+    # --- tools ----------------------------------------------------------------------------------------
+    tools_fs: bool = True
+    """Offer the filesystem tools (read, list, exists, metadata, search; write and edit with approval)."""
+
+    tools_exec: bool = True
+    """Offer the command-execution tool."""
+
+    tools_web: bool = True
+    """Offer the web-search and fetch tools."""
+
+    tools_confirm: bool = True
+    """Ask before anything a policy flags. ``false`` runs flagged calls without asking, but never what the
+    policy always denies."""
+
+    tools_max_iter: int = Field(10, ge=1, le=100)
+    """Model round trips with tool calls allowed in one turn (1-100)."""
+
+    max_tool_calls_per_turn: int = Field(10, ge=1, le=200)
+    """Tool calls allowed in one turn (1-200)."""
+
+    tools_parallel: int = Field(4, ge=1, le=32)
+    """Tool calls from one response that run at the same time (1-32)."""
+
+    tools_allow: CommaList = Field(default_factory=list)
+    """Comma-separated tool names; when set, only these tools are offered."""
+
+    tools_deny: CommaList = Field(default_factory=list)
+    """Comma-separated tool names never offered to the model."""
+
+    # --- filesystem -----------------------------------------------------------------------------------
+    fs_max_size: int = Field(1_048_576, ge=1, le=100 * 1024 * 1024)
+    """Largest file, in bytes, a tool reads or writes (1 B - 100 MiB)."""
+
+    workspace_roots: CommaList = Field(default_factory=list)
+    """Comma-separated directories the tools may use without asking. Empty: the working directory."""
+
+    path_deny: CommaList = Field(default_factory=list)
+    """Comma-separated extra paths (``~/private``) or name globs (``*.sqlite``) that are always denied."""
+
+    # --- commands -------------------------------------------------------------------------------------
+    exec_timeout: int = Field(30, ge=1, le=300)
+    """Default command timeout in seconds (1-300); the model may ask for up to 300."""
+
+    exec_max_output: int = Field(100_000, ge=1_000, le=10_000_000)
+    """Bytes of command output kept (head and tail); the rest is cut with a note."""
+
+    exec_sandbox: Literal["none", "bwrap"] = "none"
+    """``bwrap`` runs commands under bubblewrap: read-only root, writable workspace, no network."""
+
+    exec_sandbox_network: bool = False
+    """Let sandboxed commands use the network."""
+
+    # --- web ------------------------------------------------------------------------------------------
+    web_provider: Literal["duckduckgo"] = "duckduckgo"
+    """Web search backend."""
+
+    web_timeout: float = Field(15.0, gt=0, le=120)
+    """Seconds before a web search or fetch gives up."""
+
+    web_min_interval: float = Field(1.0, ge=0, le=60)
+    """Minimum seconds between two web searches (be polite, avoid bans)."""
+
+    web_allow_private: bool = False
+    """Let ``fetch_url`` reach loopback and private network addresses."""
+
+    # --- front ends -----------------------------------------------------------------------------------
+    theme: str = "dark"
+    """TUI theme: a name from ``themes/`` or the user themes directory."""
+
+    audit: bool = True
+    """Write one line per tool call to the audit log (arguments redacted)."""
+
+    @field_validator("tools_allow", "tools_deny", "workspace_roots", "path_deny", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _strip_model(cls, value: str) -> str:
+        return value.strip()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        layers = _FILE_LAYERS.get()
+        return (
+            init_settings,
+            env_settings,
+            _DictSource(settings_cls, layers.profile),
+            _DictSource(settings_cls, layers.file),
+        )
+
+
+class _DictSource(PydanticBaseSettingsSource):
+    """A settings source over an already-parsed mapping (a config file table)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], data: Mapping[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self._data = dict(data)
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self._data.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self._data)
+
+
+@dataclass
+class _Layers:
+    file: dict[str, Any] = field(default_factory=dict)
+    profile: dict[str, Any] = field(default_factory=dict)
+
+
+_FILE_LAYERS: ContextVar[_Layers] = ContextVar("_FILE_LAYERS", default=_Layers())  # noqa: B039
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    """Settings plus where each value came from (for ``swebash-ai config``)."""
+
+    settings: Settings
+    origins: dict[str, Origin]
+    profile: str | None
+    profiles: list[str]
+    locations: Locations
+
+    @property
+    def config_file(self) -> Path:
+        return self.locations.config_file
+
+
+def env_name(field_name: str) -> str:
+    return ENV_PREFIX + field_name.upper()
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror}") from exc
+
+
+def _check_keys(table: Mapping[str, Any], where: str) -> None:
+    unknown = sorted(k for k in table if k not in Settings.model_fields)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}.",
+            hint="See `swebash-ai config` or docs/configuration.md for the settings there are.",
+        )
+
+
+def load_settings(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LoadedSettings:
+    """Build the settings from every source.
+
+    Args:
+        flags: Values given on the command line (field name -> value); ``None`` values are ignored.
+        profile: Profile named on the command line (``--profile``); overrides ``SWEBASH_AI_PROFILE``.
+        environ: The environment to read (``os.environ`` by default).
+
+    Raises:
+        ConfigError: a bad value, an unknown key or profile, an unreadable config file.
+    """
+    env = dict(os.environ if environ is None else environ)
+    locs = locations(env)
+    raw = _read_config_file(locs.config_file)
+    raw_profiles = raw.pop("profiles", {})
+    if not isinstance(raw_profiles, dict):
+        raise ConfigError(f"{locs.config_file}: 'profiles' must be a table of [profiles.NAME] tables.")
+    file_profile = raw.pop("profile", None)
+    _check_keys(raw, str(locs.config_file))
+
+    chosen = profile or env.get(ENV_PREFIX + "PROFILE") or file_profile or None
+    profile_table: dict[str, Any] = {}
+    if chosen:
+        if chosen not in raw_profiles:
+            available = ", ".join(sorted(raw_profiles)) or "none defined"
+            raise ConfigError(
+                f"Unknown profile '{chosen}' (profiles in {locs.config_file}: {available}).",
+                hint="Define it as a [profiles.NAME] table in the config file, or pick another with --profile.",
+            )
+        profile_table = dict(raw_profiles[chosen])
+        _check_keys(profile_table, f"[profiles.{chosen}] in {locs.config_file}")
+
+    cli = {k: v for k, v in (flags or {}).items() if v is not None}
+    env_keys = {k.upper() for k in env}
+    origins: dict[str, Origin] = {}
+    for name in Settings.model_fields:
+        if name in cli:
+            origins[name] = "flag"
+        elif env_name(name) in env_keys:
+            origins[name] = "env"
+        elif name in profile_table:
+            origins[name] = "profile"
+        elif name in raw:
+            origins[name] = "file"
+        else:
+            origins[name] = "default"
+
+    token = _FILE_LAYERS.set(_Layers(file=raw, profile=profile_table))
+    saved_environ = None
+    try:
+        if environ is not None:
+            # pydantic-settings reads os.environ; swap it in for the duration of the build.
+            saved_environ = dict(os.environ)
+            os.environ.clear()
+            os.environ.update(env)
+        settings = Settings(**cli)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, origins, env, chosen, locs.config_file)) from None
+    finally:
+        _FILE_LAYERS.reset(token)
+        if saved_environ is not None:
+            os.environ.clear()
+            os.environ.update(saved_environ)
+    return LoadedSettings(settings, origins, chosen, sorted(raw_profiles), locs)
+
+
+def _explain(
+    exc: ValidationError, origins: Mapping[str, Origin], env: Mapping[str, str], profile: str | None, path: Path
+) -> str:
+    lines = []
+    upper_env = {k.upper(): v for k, v in env.items()}
+    for err in exc.errors():
+        name = str(err["loc"][0]) if err["loc"] else "?"
+        origin = origins.get(name, "default")
+        if origin == "env":
+            where = f"{env_name(name)}={upper_env.get(env_name(name), '')!r}"
+        elif origin == "flag":
+            where = f"--{name.replace('_', '-')}"
+        elif origin == "profile":
+            where = f"'{name}' in [profiles.{profile}] of {path}"
+        elif origin == "file":
+            where = f"'{name}' in {path}"
+        else:
+            where = name
+        info = Settings.model_fields.get(name)
+        doc = (info.description or "").split("\n")[0] if info else ""
+        msg = err["msg"].rstrip(".")
+        lines.append(f"{where}: {msg}." + (f" ({doc})" if doc else ""))
+    return "Invalid setting" + ("s" if len(lines) > 1 else "") + ":\n  " + "\n  ".join(lines)
+
+
+def describe_value(settings: Settings, name: str) -> str:
+    """A setting's value for display; secrets masked."""
+    value = getattr(settings, name)
+    if isinstance(value, SecretStr):
+        raw = value.get_secret_value()
+        return "****" + raw[-4:] if len(raw) > 8 else "****"
+    if isinstance(value, list):
+        return ",".join(value)
+    if value is None:
+        return ""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def settings_reference_markdown() -> str:
+    """The settings table for docs/configuration.md, generated from the field docstrings."""
+    out = [
+        "| Environment variable | Default | Meaning |",
+        "| --- | --- | --- |",
+    ]
+    defaults = Settings.model_construct()
+    for name, info in Settings.model_fields.items():
+        doc = " ".join((info.description or "").split())
+        default = describe_value(defaults, name) if name != "api_key" else ""
+        out.append(f"| `{env_name(name)}` | `{default}` | {doc} |" if default else f"| `{env_name(name)}` | | {doc} |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,142 @@
+"""Providers behind one door: choose one from the settings, build it, never import litellm needlessly.
+
+Routing: ``openai/...`` names, and names without a provider prefix when ``SWEBASH_AI_API_BASE`` is set, go to
+the official ``openai`` client (fast to import); every other ``provider/model`` name goes to litellm.
+With no model configured, the first usual provider key in the environment picks a default model, else a
+local Ollama server that answers is used, else there is no provider (front ends explain how to set one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from swebash_ai.providers.base import (
+    Chunk,
+    FinishChunk,
+    Provider,
+    RetryCallback,
+    TextChunk,
+    ToolCall,
+    ToolCallAccumulator,
+    UsageChunk,
+)
+
+if TYPE_CHECKING:
+    from swebash_ai.config import Settings
+
+__all__ = [
+    "NO_PROVIDER_HELP",
+    "Chunk",
+    "FinishChunk",
+    "Provider",
+    "ProviderChoice",
+    "TextChunk",
+    "ToolCall",
+    "ToolCallAccumulator",
+    "UsageChunk",
+    "choose_provider",
+    "make_provider",
+    "uses_litellm",
+]
+
+#: The usual key variables, in the order they are tried, with the model each one selects by default.
+PROVIDER_KEYS: tuple[tuple[str, str], ...] = (
+    ("OPENAI_API_KEY", "openai/gpt-4.1-mini"),
+    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
+    ("GEMINI_API_KEY", "gemini/gemini-2.5-flash"),
+    ("MISTRAL_API_KEY", "mistral/mistral-large-latest"),
+    ("GROQ_API_KEY", "groq/llama-3.3-70b-versatile"),
+    ("DEEPSEEK_API_KEY", "deepseek/deepseek-chat"),
+    ("OPENROUTER_API_KEY", "openrouter/openai/gpt-4.1-mini"),
+)
+
+NO_PROVIDER_HELP = """\
+No model provider is configured. Set one of:
+  OPENAI_API_KEY=sk-...            (or ANTHROPIC_API_KEY, GEMINI_API_KEY, MISTRAL_API_KEY, GROQ_API_KEY...)
+  SWEBASH_AI_MODEL=anthropic/claude-sonnet-4-5 SWEBASH_AI_API_KEY=...
+  SWEBASH_AI_API_BASE=http://localhost:8000/v1 SWEBASH_AI_MODEL=my-model   (any OpenAI-compatible server)
+or start Ollama (https://ollama.com) and pull a model. A profile in the config file works too:
+  [profiles.local]
+  model = "openai/llama3.1"
+  api_base = "http://localhost:11434/v1"
+"""
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    """Which model to talk to, and why (shown by ``config`` and ``doctor``)."""
+
+    model: str
+    api_base: str | None
+    api_key: str | None
+    reason: str
+
+    @property
+    def via_litellm(self) -> bool:
+        return uses_litellm(self.model, self.api_base)
+
+
+def uses_litellm(model: str, api_base: str | None) -> bool:
+    """True when ``model`` needs litellm (its prefix names a provider that is not OpenAI-compatible)."""
+    if model.startswith("openai/"):
+        return False
+    return not ("/" not in model and api_base)
+
+
+def ollama_models(host: str | None = None, timeout: float = 0.3) -> list[str]:
+    """Names of the models a local Ollama server has, or [] when none answers quickly."""
+    base = (host or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434").rstrip("/")
+    if "://" not in base:
+        base = "http://" + base
+    if not base.startswith(("http://127.", "http://localhost", "http://[::1]")):
+        return []  # only ever probe this machine
+    try:
+        with urllib.request.urlopen(base + "/api/tags", timeout=timeout) as resp:  # noqa: S310 - loopback only
+            data = json.load(resp)
+    except (OSError, ValueError):
+        return []
+    return [m["name"] for m in data.get("models", []) if isinstance(m, dict) and m.get("name")]
+
+
+def choose_provider(
+    settings: Settings, environ: Mapping[str, str] | None = None, *, probe_ollama: bool = True
+) -> ProviderChoice | None:
+    """The provider the settings select, else one found in the environment, else ``None``."""
+    env = os.environ if environ is None else environ
+    key = settings.api_key.get_secret_value() if settings.api_key else None
+    if settings.model:
+        return ProviderChoice(settings.model, settings.api_base, key, "SWEBASH_AI_MODEL")
+    for var, model in PROVIDER_KEYS:
+        if env.get(var):
+            return ProviderChoice(model, settings.api_base, key or env[var], f"{var} is set")
+    if probe_ollama:
+        models = ollama_models()
+        if models:
+            host = (env.get("OLLAMA_HOST") or "http://127.0.0.1:11434").rstrip("/")
+            host = host if "://" in host else "http://" + host
+            return ProviderChoice(f"openai/{models[0]}", host + "/v1", None, f"Ollama answers at {host}")
+    return None
+
+
+def make_provider(choice: ProviderChoice, settings: Settings, on_retry: RetryCallback | None = None) -> Provider:
+    """Build the provider for ``choice``; no network traffic and no heavy import happen here."""
+    common = {
+        "api_base": choice.api_base,
+        "api_key": choice.api_key,
+        "timeout": settings.request_timeout,
+        "retries": settings.provider_retries,
+        "base_delay": settings.retry_base_delay,
+        "on_retry": on_retry,
+    }
+    if choice.via_litellm:
+        from swebash_ai.providers.litellm_provider import LiteLLMProvider
+
+        return LiteLLMProvider(choice.model, **common)  # type: ignore[arg-type]
+    from swebash_ai.providers.openai_provider import OpenAIProvider
+
+    return OpenAIProvider(choice.model, **common)  # type: ignore[arg-type]

@@ -1,0 +1,258 @@
+"""The provider contract: stream one completion as typed chunks, with retries and typed errors.
+
+Every implementation yields the same chunks (:class:`TextChunk`, complete :class:`ToolCall`\\ s assembled
+from deltas by index, :class:`UsageChunk`, :class:`FinishChunk`) and raises only
+:class:`~swebash_ai.errors.ProviderError` subclasses. Retries live here, once: a retryable error (rate limit,
+connection, timeout, 5xx) *before the first chunk* is retried with exponential backoff; an error after the
+stream started is a :class:`StreamInterruptedError` (retrying would repeat text already shown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from swebash_ai import errors
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One complete tool call: ``arguments`` is the raw JSON string the model sent (may be invalid)."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_message(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(frozen=True)
+class UsageChunk:
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class FinishChunk:
+    reason: str
+
+
+Chunk = TextChunk | ToolCall | UsageChunk | FinishChunk
+
+
+@dataclass
+class _Partial:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+
+
+class ToolCallAccumulator:
+    """Assembles streamed tool-call deltas into complete calls.
+
+    Deltas are keyed by ``index``; ids, names and argument fragments may arrive split in any way. Some
+    servers repeat the id or the full name on every delta: a repeated identical value is not appended twice.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _Partial] = {}
+
+    def add(self, delta_calls: Sequence[Any] | None) -> None:
+        for position, delta in enumerate(delta_calls or ()):
+            index = _get(delta, "index")
+            if index is None:
+                index = position
+            part = self._calls.setdefault(int(index), _Partial())
+            call_id = _get(delta, "id")
+            if call_id and call_id != part.id:
+                part.id = call_id if part.id and call_id.startswith(part.id) else part.id + call_id
+            fn = _get(delta, "function")
+            if fn is None:
+                continue
+            name = _get(fn, "name")
+            if name and name != part.name:
+                part.name = name if part.name and name.startswith(part.name) else part.name + name
+            args = _get(fn, "arguments")
+            if args:
+                part.arguments.append(args)
+
+    def __bool__(self) -> bool:
+        return bool(self._calls)
+
+    def complete(self) -> list[ToolCall]:
+        """The calls in index order; a call without an id gets one (the conversation needs ids to pair)."""
+        out = []
+        for _, part in sorted(self._calls.items()):
+            call_id = part.id or f"call_{uuid.uuid4().hex[:24]}"
+            out.append(ToolCall(call_id, part.name, "".join(part.arguments)))
+        return out
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Streams completions. ``model`` is the name shown to people (``openai/gpt-4.1``)."""
+
+    model: str
+
+    def stream(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, tool_choice: str = "auto"
+    ) -> AsyncIterator[Chunk]: ...
+
+
+RetryCallback = Callable[[errors.ProviderError, float, int], None]
+
+
+class RetryingProvider:
+    """Shared retry and error-classification logic; subclasses implement :meth:`_stream_once`."""
+
+    model: str = ""
+
+    def __init__(
+        self, *, retries: int = 3, base_delay: float = 1.0, max_delay: float = 30.0, on_retry: RetryCallback | None = None
+    ) -> None:
+        self.retries = retries
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.on_retry = on_retry
+
+    def _stream_once(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, tool_choice: str
+    ) -> AsyncIterator[Chunk]:
+        raise NotImplementedError
+
+    def classify(self, exc: BaseException) -> errors.ProviderError:
+        return classify_error(exc, model=self.model)
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, tool_choice: str = "auto"
+    ) -> AsyncIterator[Chunk]:
+        attempt = 0
+        while True:
+            started = False
+            try:
+                async for chunk in self._stream_once(messages, tools, tool_choice):
+                    started = True
+                    yield chunk
+                return
+            except (asyncio.CancelledError, GeneratorExit):
+                raise
+            except errors.ProviderError as exc:
+                err = exc
+            except Exception as exc:
+                err = self.classify(exc)
+                err.__cause__ = exc
+            if started:
+                raise errors.StreamInterruptedError(
+                    f"The response from {self.model} broke off midway: {err.message}",
+                    hint="What arrived is kept; ask again to continue.",
+                ) from err
+            if not err.retryable or attempt >= self.retries:
+                if attempt:
+                    err.message += f" (gave up after {attempt + 1} attempts)"
+                raise err
+            delay = min(self.max_delay, self.base_delay * (2**attempt))
+            if err.retry_after is not None:
+                delay = min(self.max_delay, max(delay, err.retry_after))
+            attempt += 1
+            log.info("provider error %s; retry %d/%d in %.1fs", err.title, attempt, self.retries, delay)
+            if self.on_retry is not None:
+                self.on_retry(err, delay, attempt)
+            await asyncio.sleep(delay)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def classify_error(exc: BaseException, *, model: str = "") -> errors.ProviderError:
+    """Map an ``openai`` (or litellm, whose exceptions subclass openai's) error to our error tree."""
+    import openai  # already imported by whichever client raised
+
+    status = getattr(exc, "status_code", None)
+    raw = str(getattr(exc, "message", None) or exc)
+    detail = _short(raw)
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return errors.AuthenticationError(
+            f"The provider rejected the API key for {model or 'the model'} ({status}): {detail}",
+            hint="Set SWEBASH_AI_API_KEY (or the provider's own variable, e.g. OPENAI_API_KEY) to a valid key.",
+            status=status,
+        )
+    if isinstance(exc, openai.NotFoundError):
+        return errors.ModelNotFoundError(
+            f"Model '{model}' was not found: {detail}",
+            hint="Check SWEBASH_AI_MODEL (litellm's provider/model form, e.g. openai/gpt-4.1) and SWEBASH_AI_API_BASE.",
+            status=status,
+        )
+    if isinstance(exc, openai.RateLimitError):
+        return errors.RateLimitError(
+            f"Rate limited by the provider: {detail}", status=status, retry_after=_retry_after(exc)
+        )
+    if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+        lowered = raw.lower()
+        if "context" in lowered and any(w in lowered for w in ("length", "too long", "maximum", "exceed")):
+            return errors.ContextTooLongError(
+                f"The conversation is too long for {model}: {detail}",
+                hint="Start a new conversation (/new) or lower SWEBASH_AI_CONTEXT_TOKENS.",
+                status=status,
+            )
+        return errors.BadRequestError(f"The provider refused the request: {detail}", status=status)
+    if isinstance(exc, openai.APITimeoutError):
+        return errors.ProviderUnavailableError(f"The provider did not answer in time: {detail}")
+    if isinstance(exc, openai.APIConnectionError):
+        return errors.ProviderUnavailableError(
+            f"Cannot reach the provider: {detail}",
+            hint="Is the server running and SWEBASH_AI_API_BASE right? Are you online?",
+        )
+    if isinstance(exc, openai.APIStatusError):
+        if status is not None and status >= 500:
+            return errors.ProviderUnavailableError(f"The provider failed ({status}): {detail}", status=status)
+        if status == 429:
+            return errors.RateLimitError(f"Rate limited: {detail}", status=status, retry_after=_retry_after(exc))
+        return errors.BadRequestError(f"The provider answered {status}: {detail}", status=status)
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return errors.ProviderUnavailableError(f"The provider did not answer in time: {detail}")
+    if any(w in name for w in ("Connect", "Network", "Protocol", "ReadError")):
+        return errors.ProviderUnavailableError(f"Connection problem: {name}: {detail}")
+    return errors.ProviderError(f"{name}: {detail}")
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    try:  # many providers put a JSON body in the message; show its message field
+        start = text.index("{")
+        body = json.loads(text[start:])
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            text = str(inner["message"])
+    except (ValueError, AttributeError):
+        pass
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,195 @@
+"""A session wires settings -> provider, tools, policies, approver, audit; runs turns; saves history.
+
+Both front ends (the TUI and one-shot) stand on this one class and differ only in how they render events
+and how they ask for approval. Nothing here imports a UI library.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
+from swebash_ai.agent.audit import AuditLog
+from swebash_ai.agent.conversation import Conversation, find_session
+from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice
+from swebash_ai.agent.loop import Agent, LoopLimits
+from swebash_ai.agent.prompt import build_system_prompt
+from swebash_ai.config import LoadedSettings, Settings
+from swebash_ai.errors import ConfigError, ProviderError, SwebashError
+from swebash_ai.providers import ProviderChoice, choose_provider, make_provider
+from swebash_ai.providers.base import Provider, TextChunk
+from swebash_ai.tools import builtin_tools
+from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+class Session:
+    """One conversation with its tools and provider. Build once per front end; ``run`` per user turn."""
+
+    def __init__(
+        self,
+        loaded: LoadedSettings,
+        *,
+        approver: Approver | None = None,
+        cwd: Path | None = None,
+        provider: Provider | None = None,
+        tools: Sequence[Tool] | None = None,
+        services: Mapping[str, Any] | None = None,
+        conversation: Conversation | None = None,
+        environ: Mapping[str, str] | None = None,
+        probe_ollama: bool = True,
+    ) -> None:
+        self.loaded = loaded
+        self.settings: Settings = loaded.settings
+        self.cwd = (cwd or Path.cwd()).resolve()
+        self.approver: Approver = approver or DenyApprover()
+        self.conversation = conversation or Conversation()
+        self._environ = environ
+        self._services = dict(services or {})
+        self._tools = list(tools) if tools is not None else builtin_tools()
+        self.session_approvals = SessionApprovals()
+        self.notices: list[str] = []
+        self.choice: ProviderChoice | None = None
+        self.provider: Provider | None = provider
+        if provider is None:
+            self.choice = choose_provider(self.settings, environ, probe_ollama=probe_ollama)
+            if self.choice is not None:
+                self.provider = make_provider(self.choice, self.settings, on_retry=self._on_retry)
+        self.registry = ToolRegistry.from_settings(self.settings, self._tools)
+        self.context = self._make_context()
+        self.agent: Agent | None = self._make_agent() if self.provider is not None else None
+
+    # --- wiring ---------------------------------------------------------------------------------------
+    def _make_context(self) -> ToolContext:
+        from swebash_ai.safety.commands import CommandPolicy
+        from swebash_ai.safety.paths import PathPolicy
+
+        roots = [Path(r).expanduser() for r in self.settings.workspace_roots] or [self.cwd]
+        path_policy = PathPolicy(
+            roots=roots, extra_deny=self.settings.path_deny, protected_files=[self.loaded.config_file]
+        )
+        return ToolContext(
+            settings=self.settings,
+            cwd=self.cwd,
+            path_policy=path_policy,
+            command_policy=CommandPolicy(path_policy),
+            services=self._services,
+        )
+
+    def _make_agent(self) -> Agent:
+        assert self.provider is not None
+        s = self.settings
+        audit = AuditLog(self.loaded.locations.audit_log, self.conversation.id) if s.audit else None
+        return Agent(
+            self.provider,
+            self.registry,
+            self.context,
+            self.approver,
+            limits=LoopLimits(s.tools_max_iter, s.max_tool_calls_per_turn, s.tools_parallel, s.context_tokens),
+            confirm=s.tools_confirm,
+            system_prompt=build_system_prompt(self.cwd, self.registry.names(), s.system_prompt),
+            audit=audit,
+            session_approvals=self.session_approvals,
+        )
+
+    def _on_retry(self, err: ProviderError, delay: float, attempt: int) -> None:
+        self.notices.append(f"{err.title}: retrying in {delay:.1f}s (attempt {attempt + 1})")
+
+    @property
+    def model(self) -> str:
+        return self.provider.model if self.provider is not None else ""
+
+    @property
+    def has_provider(self) -> bool:
+        return self.agent is not None
+
+    @property
+    def session_file(self) -> Path:
+        return self.loaded.locations.sessions_dir / f"{self.conversation.id}.jsonl"
+
+    # --- turns ----------------------------------------------------------------------------------------
+    async def run(self, text: str) -> AsyncIterator[AgentEvent]:
+        """Run one user turn; the conversation is saved when it ends, however it ends."""
+        if self.agent is None:
+            from swebash_ai.providers import NO_PROVIDER_HELP
+
+            raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
+        try:
+            async for event in self.agent.run_turn(self.conversation, text):
+                while self.notices:
+                    yield Notice(self.notices.pop(0), "warning")
+                yield event
+        finally:
+            self.save()
+
+    def cancel(self) -> None:
+        if self.agent is not None:
+            self.agent.cancel()
+
+    def save(self) -> None:
+        if not self.conversation.messages:
+            return
+        self.conversation.meta["model"] = self.model
+        try:
+            self.conversation.save(self.session_file)
+        except OSError as exc:
+            log.warning("cannot save the session to %s: %s", self.session_file, exc)
+
+    def new_conversation(self) -> None:
+        self.save()
+        self.conversation = Conversation()
+        self.session_approvals.clear()
+        if self.agent is not None:
+            self.agent = self._make_agent()
+
+    def resume(self, session_id: str | None) -> Conversation:
+        """Load a saved session (newest when ``session_id`` is None). Raises ConfigError if none matches."""
+        path = find_session(self.loaded.locations.sessions_dir, session_id)
+        if path is None:
+            what = f"session '{session_id}'" if session_id else "any saved session"
+            raise ConfigError(f"Cannot find {what} in {self.loaded.locations.sessions_dir}.")
+        self.conversation = Conversation.load(path)
+        if self.agent is not None:
+            self.agent = self._make_agent()
+        return self.conversation
+
+    async def explain(self, request: ApprovalRequest) -> str:
+        """Ask the model to explain in one sentence what a call will do (the "Describe" choice)."""
+        if self.provider is None:
+            return "No model is configured to explain this call."
+        prompt = [
+            {"role": "system", "content": "You explain shell commands and file operations to a cautious user."},
+            {
+                "role": "user",
+                "content": f"In one or two plain sentences, what will this {request.tool} call do, and what could "
+                f"go wrong? Working directory: {request.cwd}\n\n{request.detail}",
+            },
+        ]
+        parts: list[str] = []
+        try:
+            async for chunk in self.provider.stream(prompt, None):
+                if isinstance(chunk, TextChunk):
+                    parts.append(chunk.text)
+        except SwebashError as exc:
+            return f"(could not get an explanation: {exc.message})"
+        return "".join(parts).strip() or "(the model gave no explanation)"
+
+
+def build_session(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    profile: str | None = None,
+    approver: Approver | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    **kw: Any,
+) -> Session:
+    """Load settings and build a session (the composition root calls this)."""
+    from swebash_ai.config import load_settings
+
+    loaded = load_settings(flags, profile=profile)
+    return Session(loaded, approver=approver, cwd=Path(cwd) if cwd else None, **kw)

@@ -1,0 +1,396 @@
+"""The tool contract: a tool is a plain async function; its signature is the single source of truth.
+
+``@tool(category=...)`` turns ``async def read_file(ctx: ToolContext, path: str, start: int = 1) -> ToolResult``
+into a :class:`Tool`: pydantic builds the argument model (and so the JSON Schema the model sees, and the
+validation of what the model sends) from the type hints; parameter descriptions come from the Google-style
+``Args:`` section of the docstring; the tool description is the docstring's text before it.
+
+A tool never raises into the loop. Invalid JSON, unknown or missing arguments, wrong types, unknown tools,
+policy denials and exceptions inside the tool all become a :class:`ToolResult` with ``ok=False`` and a
+message written for the model to act on.
+
+Per call, a tool can say whether it needs approval (``policy`` returns a :class:`Verdict`), how to describe
+the call to a person (``describe``) and what "allow for this session" covers (``session_key``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from swebash_ai.errors import ConfigError
+from swebash_ai.safety.verdict import Verdict
+
+if TYPE_CHECKING:
+    from swebash_ai.config import Settings
+
+Category = Literal["fs", "exec", "web"]
+Status = Literal["ok", "error", "denied", "cancelled", "timeout"]
+JSON = str | int | float | bool | None | list[Any] | dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call produced, for the model (``for_model``) and for people (the rest).
+
+    Attributes:
+        ok: The call did what was asked.
+        content: Text, or JSON-serialisable data.
+        status: ``ok``, ``error``, ``denied`` (by policy or user), ``cancelled``, ``timeout``.
+        exit_code: A command's exit code, where it applies.
+        duration: Seconds the call took (set by the registry).
+        truncated: The content was cut to a limit.
+        metadata: Anything else front ends may show (bytes read, paths, the rule that decided...).
+    """
+
+    ok: bool
+    content: JSON
+    status: Status = "ok"
+    exit_code: int | None = None
+    duration: float = 0.0
+    truncated: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def success(cls, content: JSON, **kw: Any) -> ToolResult:
+        return cls(True, content, "ok", **kw)
+
+    @classmethod
+    def error(cls, message: str, **kw: Any) -> ToolResult:
+        return cls(False, message, "error", **kw)
+
+    @classmethod
+    def denied(cls, message: str, **kw: Any) -> ToolResult:
+        return cls(False, message, "denied", **kw)
+
+    @classmethod
+    def cancelled(cls, message: str = "Cancelled by the user before it finished.", **kw: Any) -> ToolResult:
+        return cls(False, message, "cancelled", **kw)
+
+    def with_duration(self, seconds: float) -> ToolResult:
+        return ToolResult(
+            self.ok, self.content, self.status, self.exit_code, seconds, self.truncated, self.metadata
+        )
+
+    @property
+    def text(self) -> str:
+        """The content as text (JSON is serialised)."""
+        if isinstance(self.content, str):
+            return self.content
+        return json.dumps(self.content, ensure_ascii=False, indent=1)
+
+    def for_model(self) -> str:
+        """The tool message content sent back to the model."""
+        body = self.text
+        if self.status == "ok":
+            return body
+        prefix = {"error": "Error", "denied": "Denied", "cancelled": "Cancelled", "timeout": "Timed out"}
+        return f"{prefix[self.status]}: {body}"
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use besides its arguments. Built by the session; tests build their own."""
+
+    settings: Settings
+    cwd: Path
+    path_policy: Any = None
+    command_policy: Any = None
+    on_output: Callable[[str], None] = lambda _chunk: None
+    """Live output (a running command's stdout/stderr) for the tool-activity pane."""
+    services: dict[str, Any] = field(default_factory=dict)
+    """Injected backends (``"web_search"``: a search callable...), so tests never touch the network."""
+
+
+ToolFn = Callable[..., Awaitable[ToolResult | JSON]]
+PolicyFn = Callable[[ToolContext, Any], Verdict]
+DescribeFn = Callable[[Any], str]
+SessionKeyFn = Callable[[ToolContext, Any], str | None]
+PreviewFn = Callable[[ToolContext, Any], str | None]
+
+
+class _ArgsBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
+_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?:\s*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into (description, {param: description})."""
+    if not doc:
+        return "", {}
+    desc: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    base_indent: int | None = None
+    current: str | None = None
+    for line in inspect.cleandoc(doc).splitlines():
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if indent == 0 and _SECTION.match(stripped):
+            section, base_indent, current = stripped.rstrip(":").lower(), None, None
+            continue
+        if section is None:
+            desc.append(line)
+            continue
+        if section not in ("args", "arguments", "parameters") or not stripped:
+            continue
+        if base_indent is None:
+            base_indent = indent
+        match = _PARAM.match(stripped)
+        if indent <= base_indent and match:
+            current = match.group(1).lstrip("*")
+            params[current] = match.group(2).strip()
+        elif current is not None:
+            params[current] = (params[current] + " " + stripped).strip()
+    return "\n".join(desc).strip(), params
+
+
+def _strip_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+class Tool:
+    """A registered tool. Create with the :func:`tool` decorator."""
+
+    def __init__(
+        self,
+        fn: ToolFn,
+        *,
+        category: Category,
+        name: str | None = None,
+        policy: PolicyFn | None = None,
+        describe: DescribeFn | None = None,
+        session_key: SessionKeyFn | None = None,
+        preview: PreviewFn | None = None,
+    ) -> None:
+        self.fn = fn
+        self._preview = preview
+        self.name = name or fn.__name__
+        self.category = category
+        self._policy = policy
+        self._describe = describe
+        self._session_key = session_key
+        self.description, param_docs = parse_docstring(fn.__doc__)
+        self.args_model = self._build_model(fn, param_docs)
+        self.parameters: dict[str, Any] = _strip_titles(self.args_model.model_json_schema())
+        self.parameters.setdefault("properties", {})
+        self.parameters["additionalProperties"] = False
+
+    def _build_model(self, fn: ToolFn, param_docs: Mapping[str, str]) -> type[BaseModel]:
+        sig = inspect.signature(fn)
+        hints = get_type_hints(fn, include_extras=True)
+        params = list(sig.parameters.values())
+        if not params or params[0].name != "ctx":
+            raise TypeError(f"tool {self.name}: the first parameter must be 'ctx: ToolContext'")
+        fields: dict[str, Any] = {}
+        for p in params[1:]:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(f"tool {self.name}: *args/**kwargs are not allowed")
+            if p.name not in hints:
+                raise TypeError(f"tool {self.name}: parameter {p.name!r} needs a type hint")
+            default: Any = ... if p.default is p.empty else p.default
+            info = FieldInfo.merge_field_infos(
+                FieldInfo.from_annotated_attribute(hints[p.name], default),
+                description=param_docs.get(p.name) or None,
+            )
+            fields[p.name] = (info.annotation, info)
+        model: type[BaseModel] = create_model(f"{self.name}_args", __base__=_ArgsBase, **fields)
+        return model
+
+    # --- what the model sees --------------------------------------------------------------------------
+    def definition(self) -> dict[str, Any]:
+        """The OpenAI-format tool definition (litellm translates it for other providers)."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+    # --- per call -------------------------------------------------------------------------------------
+    def parse_arguments(self, raw: str | Mapping[str, Any] | None) -> BaseModel | ToolResult:
+        """Validate the model's arguments; an error result (for the model) when they are bad."""
+        data: Any
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            data = {}
+        elif isinstance(raw, str):
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                return ToolResult.error(
+                    f"The arguments for {self.name} are not valid JSON ({exc.msg} at character {exc.pos}). "
+                    f"Call it again with a JSON object: {self._signature_hint()}."
+                )
+        else:
+            data = dict(raw)
+        if not isinstance(data, dict):
+            return ToolResult.error(
+                f"The arguments for {self.name} must be a JSON object, not {type(data).__name__}. "
+                f"Expected: {self._signature_hint()}."
+            )
+        try:
+            return self.args_model.model_validate(data)
+        except ValidationError as exc:
+            return ToolResult.error(self._explain(exc))
+
+    def _signature_hint(self) -> str:
+        props = self.parameters.get("properties", {})
+        required = set(self.parameters.get("required", []))
+        parts = []
+        for pname, spec in props.items():
+            kind = spec.get("type") or "/".join(
+                str(s.get("type")) for s in spec.get("anyOf", []) if isinstance(s, dict)
+            )
+            parts.append(f"{pname}: {kind}{'' if pname in required else ' (optional)'}")
+        return "{" + ", ".join(parts) + "}"
+
+    def _explain(self, exc: ValidationError) -> str:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "arguments"
+            if err["type"] == "missing":
+                problems.append(f"missing required argument '{where}'")
+            elif err["type"] == "extra_forbidden":
+                accepted = ", ".join(self.parameters.get("properties", {})) or "none"
+                problems.append(f"unknown argument '{where}' (accepted: {accepted})")
+            else:
+                problems.append(f"'{where}': {err['msg']} (got {err.get('input')!r})")
+        return (
+            f"Invalid arguments for {self.name}: " + "; ".join(problems)
+            + f". Expected: {self._signature_hint()}."
+        )
+
+    def check(self, ctx: ToolContext, args: BaseModel) -> Verdict:
+        """May this call run? A policy that raises is treated as ``ask``, never as allow."""
+        if self._policy is None:
+            return Verdict.allow(rule="tool.no_policy")
+        try:
+            return self._policy(ctx, args)
+        except Exception as exc:  # a broken policy must fail closed
+            return Verdict.ask(f"the safety check failed ({exc}); asking to be safe", rule="policy.error")
+
+    def describe(self, args: BaseModel) -> str:
+        """One line for a person: what this call will do."""
+        if self._describe is not None:
+            try:
+                return self._describe(args)
+            except Exception:  # noqa: S110 - fall back to the generic description
+                pass
+        shown = ", ".join(f"{k}={v!r}" for k, v in args.model_dump(exclude_defaults=True).items())
+        return f"{self.name}({shown})"
+
+    def preview(self, ctx: ToolContext, args: BaseModel) -> str | None:
+        """What an approver shows in full (a diff for writes); ``None``: the arguments as JSON."""
+        return self._preview(ctx, args) if self._preview is not None else None
+
+    def session_key(self, ctx: ToolContext, args: BaseModel) -> str | None:
+        """What "allow for this session" remembers; ``None``: this call can only be allowed once."""
+        if self._session_key is not None:
+            return self._session_key(ctx, args)
+        return f"{self.name}:{args.model_dump_json()}"
+
+    async def invoke(self, ctx: ToolContext, args: BaseModel) -> ToolResult:
+        """Run the tool. Exceptions become error results; the duration is measured here."""
+        start = time.monotonic()
+        try:
+            out = await self.fn(ctx, **{name: getattr(args, name) for name in type(args).model_fields})
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:
+            result = ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
+        else:
+            result = out if isinstance(out, ToolResult) else ToolResult.success(out)
+        return result.with_duration(time.monotonic() - start)
+
+
+def tool(
+    category: Category,
+    *,
+    name: str | None = None,
+    policy: PolicyFn | None = None,
+    describe: DescribeFn | None = None,
+    session_key: SessionKeyFn | None = None,
+    preview: PreviewFn | None = None,
+) -> Callable[[ToolFn], Tool]:
+    """Register an async function as a tool (see the module docstring)."""
+
+    def wrap(fn: ToolFn) -> Tool:
+        if not inspect.iscoroutinefunction(fn):
+            raise TypeError(f"tool {fn.__name__} must be an async function")
+        return Tool(
+            fn, category=category, name=name, policy=policy, describe=describe, session_key=session_key,
+            preview=preview,
+        )
+
+    return wrap
+
+
+class ToolRegistry:
+    """The tools offered to the model, by name, after the settings' filters."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self.add(t)
+
+    def add(self, t: Tool) -> None:
+        if t.name in self._tools:
+            raise ValueError(f"two tools are named {t.name!r}")
+        self._tools[t.name] = t
+
+    @classmethod
+    def from_settings(cls, settings: Settings, tools: Sequence[Tool]) -> ToolRegistry:
+        """Keep the tools whose category is enabled, that the allow list names (if any), and not denied.
+
+        Raises:
+            ConfigError: the allow or deny list names a tool that does not exist.
+        """
+        known = {t.name for t in tools}
+        for setting in ("tools_allow", "tools_deny"):
+            unknown = [n for n in getattr(settings, setting) if n not in known]
+            if unknown:
+                raise ConfigError(
+                    f"SWEBASH_AI_{setting.upper()} names unknown tool(s): {', '.join(unknown)}. "
+                    f"Tools: {', '.join(sorted(known))}."
+                )
+        enabled = {"fs": settings.tools_fs, "exec": settings.tools_exec, "web": settings.tools_web}
+        allow = set(settings.tools_allow)
+        deny = set(settings.tools_deny)
+        return cls(
+            t
+            for t in tools
+            if enabled.get(t.category, True) and (not allow or t.name in allow) and t.name not in deny
+        )
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return [t.definition() for t in self._tools.values()]
+
+    def unknown_tool(self, name: str) -> ToolResult:
+        available = ", ".join(self._tools) or "none (tools are disabled)"
+        return ToolResult.error(f"Unknown tool '{name}'. Available tools: {available}.")
