@@ -17,9 +17,10 @@ is ``"fake server: script exhausted"``. Replies are text (streamed in ``chunk_si
 errors in the dialect's error JSON (with ``Retry-After`` when asked), or a "broken" stream whose socket
 is shut down after a few chunks, so clients see an incomplete chunked body, never a clean end.
 
-Every request is recorded in ``requests`` (``{"path", "headers", "body"}``). Conversation protocol
-mistakes in the request (an assistant tool call without its tool result, a tool result for an unknown
-id, …) are appended to ``violations`` as readable strings; the request is still answered normally.
+Every request is recorded in ``requests`` (``{"path", "headers" (lower-case keys), "body"}``).
+Conversation protocol mistakes in the request (an assistant tool call without its tool result, a tool
+result for an unknown id, …) are appended to ``violations`` as readable strings; the request is still
+answered normally.
 
 CLI: ``python -m swebash_ai.testing.fake_server --dialect openai --script script.json [--port 0]
 [--echo]`` prints the base URL as its first stdout line and serves until SIGTERM/SIGINT. The script is
@@ -309,7 +310,8 @@ def _openai_stream(turn: _Turn, include_usage: bool) -> tuple[list[bytes], int]:
                 group.append({"index": index, "function": {"arguments": call.arguments}})
         else:
             # Every delta keeps a "function" object: litellm drops tool-call deltas without one.
-            group = [{"index": index, "id": piece, "function": {"arguments": ""}} for piece in _pieces(cid, n)]
+            group = [{"index": index, "id": piece, "function": {"arguments": ""}}
+                     for piece in _pieces(cid, n)]
             group[0]["type"] = "function"
             group += [{"index": index, "function": {"name": piece}} for piece in _pieces(call.name, n)]
             group += [{"index": index, "function": {"arguments": p}} for p in _pieces(call.arguments, n)]
@@ -429,7 +431,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         owner = self.owner
-        owner._record(self.path, dict(self.headers.items()), None)
+        owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, None)
         if self.path.split("?")[0].rstrip("/").endswith("/models"):
             model: JSON = ({"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "fake"}
                            if owner.dialect == "openai" else
@@ -448,7 +450,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"null")
         except ValueError:
             body = None
-        owner._record(self.path, dict(self.headers.items()), body)
+        owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         if not isinstance(body, dict):
             owner._violate(f"POST {self.path}: body is not a JSON object")
             self._send_json(400, _error_body(owner.dialect, 400, "fake server: body is not a JSON object"))
