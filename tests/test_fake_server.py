@@ -264,3 +264,13 @@ def test_cli_serves_script_then_echo(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+async def test_litellm_anthropic_doubled_v1_is_flagged(ant: FakeLLMServer) -> None:
+    """litellm appends /v1/messages to api_base, so a base ending in /v1 posts to /v1/v1/messages."""
+    ant.enqueue(Reply.text("still answered"))
+    result = await litellm.acompletion(model="anthropic/claude-sonnet-4-5", api_base=ant.base_url + "/v1",
+                                       api_key="x", messages=USER, num_retries=0)
+    assert result.choices[0].message.content == "still answered"
+    assert ant.requests[0]["path"] == "/v1/v1/messages"
+    assert len(ant.violations) == 1 and "unusual path" in ant.violations[0]

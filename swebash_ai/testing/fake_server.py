@@ -417,6 +417,10 @@ class _HTTPServer(ThreadingHTTPServer):
         self.owner = owner
         super().__init__(address, _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):  # a client hanging up is not worth a traceback
+            super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -461,6 +465,8 @@ class _Handler(BaseHTTPRequestHandler):
             owner._violate(f"unexpected request POST {self.path} for the {owner.dialect} dialect")
             self._send_json(404, _error_body(owner.dialect, 404, f"fake server: no route POST {self.path}"))
             return
+        if route not in (suffix, "/v1" + suffix):  # answered, but e.g. /v1/v1/messages is a config bug
+            owner._violate(f"unusual path POST {self.path} (a real server would answer 404)")
         check = check_openai_messages if owner.dialect == "openai" else check_anthropic_messages
         for problem in check(body.get("messages")):
             owner._violate(f"request {len(owner.requests) - 1} ({self.path}): {problem}")
