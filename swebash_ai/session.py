@@ -63,6 +63,7 @@ class Session:
         self.registry = ToolRegistry.from_settings(self.settings, self._tools)
         self.context = self._make_context()
         self.agent: Agent | None = self._make_agent() if self.provider is not None else None
+        self._toolbox: Agent | None = None
 
     # --- wiring ---------------------------------------------------------------------------------------
     def _make_context(self) -> ToolContext:
@@ -127,7 +128,30 @@ class Session:
         finally:
             self.save()
 
+    async def run_shell(self, command: str) -> AsyncIterator[AgentEvent]:
+        """``!command``: run a command the user typed through the exec tool, its policy and approval."""
+        agent = self.agent or self._toolbox_agent()
+        try:
+            async for event in agent.run_tool(self.conversation, "run_command", {"command": command}):
+                yield event
+        finally:
+            self.save()
+
+    def _toolbox_agent(self) -> Agent:
+        """An agent without a model, for ``!command`` when no provider is configured."""
+        from swebash_ai.providers.scripted import ScriptedProvider
+
+        if self._toolbox is None:
+            registry = ToolRegistry([t for t in self._tools if t.name == "run_command"])
+            self._toolbox = Agent(
+                ScriptedProvider(model=""), registry, self.context, self.approver,
+                confirm=self.settings.tools_confirm, session_approvals=self.session_approvals,
+            )
+        return self._toolbox
+
     def cancel(self) -> None:
+        if self._toolbox is not None:
+            self._toolbox.cancel()
         if self.agent is not None:
             self.agent.cancel()
 

@@ -20,7 +20,8 @@ import asyncio
 import dataclasses
 import json
 import logging
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,9 +97,27 @@ class Agent:
         return self._driver is not None and not self._driver.done()
 
     async def run_turn(self, conversation: Conversation, user_message: str) -> AsyncIterator[AgentEvent]:
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        turn = _Turn(self, conversation, queue)
-        self._driver = asyncio.create_task(turn.drive(user_message))
+        """Run one user turn (see the module docstring)."""
+        turn = _Turn(self, conversation)
+        async for event in self._pump(turn, turn.drive(user_message)):
+            yield event
+
+    async def run_tool(
+        self, conversation: Conversation, name: str, arguments: dict[str, Any]
+    ) -> AsyncIterator[AgentEvent]:
+        """Run one tool call the *user* asked for (``!command``), through the same policy and approval.
+
+        The call and its result are added to the conversation as a user note, so the model can refer to
+        them in the next turn. Ends with ``TurnFinished`` (the result text) like a turn.
+        """
+        turn = _Turn(self, conversation)
+        call = ToolCall(f"user_{uuid.uuid4().hex[:12]}", name, json.dumps(arguments))
+        async for event in self._pump(turn, turn.drive_tool(call)):
+            yield event
+
+    async def _pump(self, turn: _Turn, work: Coroutine[Any, Any, None]) -> AsyncIterator[AgentEvent]:
+        queue = turn.queue
+        self._driver = asyncio.create_task(work)
         self._driver.add_done_callback(lambda _t: queue.put_nowait(_DONE))
         try:
             while True:
@@ -118,10 +137,10 @@ class Agent:
 class _Turn:
     """State of one running turn (kept out of :class:`Agent` so turns cannot leak into each other)."""
 
-    def __init__(self, agent: Agent, conversation: Conversation, queue: asyncio.Queue[Any]) -> None:
+    def __init__(self, agent: Agent, conversation: Conversation) -> None:
         self.agent = agent
         self.conv = conversation
-        self.queue = queue
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.partial_text: list[str] = []
         self.in_stream = False
         self.prompt_tokens = 0
@@ -162,6 +181,17 @@ class _Turn:
             log.exception("internal error in the tool loop")
             self.finalize()
             self.emit(TurnFailed(SwebashError(f"Internal error: {type(exc).__name__}: {exc}", title="Bug")))
+
+    async def drive_tool(self, call: ToolCall) -> None:
+        try:
+            result = await self._run_call(call)
+        except asyncio.CancelledError:
+            result = ToolResult.cancelled()
+        note = result.for_model()
+        if len(note) > 4000:
+            note = note[:2000] + "\n[…]\n" + note[-2000:]
+        self.conv.add_user(f"[I ran {call.name} {call.arguments} myself; result follows]\n{note}")
+        self.emit(TurnFinished(result.text, "answered" if result.status != "cancelled" else "cancelled"))
 
     async def _stream(self, tools: list[dict[str, Any]] | None, tool_choice: str = "auto",
                       extra: list[dict[str, Any]] | None = None) -> tuple[str, list[ToolCall]]:
