@@ -57,7 +57,7 @@ CONFIG_REASON = "access to this path is not allowed (protected: denied by config
 _RULE_OF_REASON: dict[str, str] = {
     SECRET_REASON: "path.denied.secret",
     SYSTEM_REASON: "path.denied.system",
-    PSEUDO_REASON: "path.denied.system",
+    PSEUDO_REASON: "path.denied.pseudo_fs",
     APP_REASON: "path.denied.app_config",
     CONFIG_REASON: "path.denied.config",
 }

@@ -1,0 +1,627 @@
+"""Per-program rules for the command policy: the read-only allowlist and the danger table.
+
+Contract:
+    :func:`check_allowed` takes a bare program name and its literal arguments and returns either
+    ``None`` (not on the read-only list) or a :class:`ProgramCheck`: the problems that make this
+    particular use unsafe (each one makes the command ``ask``) and the path arguments to hand to the
+    path policy with the operation they perform.  :data:`DANGERS` explains what known-dangerous
+    programs do, for the text of the question put to the user.
+
+Why:
+    The allowlist decides what runs without asking, so it must only contain programs whose every
+    accepted flag is known not to write, execute or wait forever.  Flags are parsed the way getopt does
+    (short clusters ``-rf``, attached values ``-n5``, ``--opt=value``, unique long prefixes such as
+    ``--foll`` for ``--follow``), because a rule that only looks for ``-f`` misses ``-nf``.
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["DANGERS", "INTERPRETERS", "SHELLS", "WRAPPERS", "ProgramCheck", "Spec", "check_allowed"]
+
+PathOp = Literal["read", "list", "exists", "metadata"]
+Operands = Literal["paths", "text", "none", "first_text_then_paths"]
+
+
+@dataclass
+class ProgramCheck:
+    """What the allowlist found for one simple command."""
+
+    problems: list[str] = field(default_factory=list)
+    paths: list[tuple[str, PathOp]] = field(default_factory=list)
+    trees: list[str] = field(default_factory=list)  # directories whose files are all read
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Flag rules of one read-only program.
+
+    ``forbidden_short``/``forbidden_long``: flags that write, execute, follow forever or read file lists.
+    ``short_values``/``long_values``: flags taking a value; ``path_values`` of those name a file to read.
+    ``operands``: what non-option words are (paths to check, plain text, none allowed ...).
+    """
+
+    op: PathOp = "read"
+    operands: Operands = "paths"
+    forbidden_short: str = ""
+    forbidden_long: frozenset[str] = frozenset()
+    short_values: str = ""
+    long_values: frozenset[str] = frozenset()
+    path_values: frozenset[str] = frozenset()
+    max_operands: int | None = None
+    default_cwd: bool = False
+    why: str = ""
+
+
+def _pairs(text: str) -> dict[str, str]:
+    """``"a=1 b=2"`` as a dict (keeps the tables compact)."""
+    return dict(w.split("=", 1) for w in text.split())
+
+
+def _fs(names: str) -> frozenset[str]:
+    """A set from a space-separated string (keeps the tables compact)."""
+    return frozenset(names.split())
+
+
+SPECS: dict[str, Spec] = {
+    "ls": Spec(
+        op="list",
+        default_cwd=True,
+        short_values="ITw",
+        long_values=_fs("--ignore --hide --tabsize --width --block-size --time-style"),
+    ),
+    "cat": Spec(),
+    "head": Spec(short_values="nc", long_values=_fs("--lines --bytes")),
+    "tail": Spec(
+        short_values="ncs",
+        long_values=_fs("--lines --bytes --sleep-interval --max-unchanged-stats"),
+        forbidden_short="fF",
+        forbidden_long=_fs("--follow --retry --pid"),
+        why="follows the file forever",
+    ),
+    "wc": Spec(forbidden_long=_fs("--files0-from"), why="reads a list of file names from a file"),
+    "pwd": Spec(operands="none"),
+    "true": Spec(operands="text"),
+    "false": Spec(operands="text"),
+    "echo": Spec(operands="text"),
+    "printf": Spec(operands="text", forbidden_short="v", why="assigns a shell variable"),
+    "grep": Spec(
+        operands="first_text_then_paths",
+        short_values="efmABCdD",
+        long_values=_fs(
+            "--regexp --file --max-count --after-context --before-context --context "
+            "--include --exclude --exclude-dir --exclude-from --label --directories "
+            "--devices --color --colour --binary-files --group-separator"
+        ),
+        path_values=_fs("-f --file --exclude-from"),
+    ),
+    "rg": Spec(
+        operands="first_text_then_paths",
+        short_values="efgtTmABCjMrEd",
+        long_values=_fs(
+            "--regexp --file --glob --iglob --type --type-not --max-count "
+            "--after-context --before-context --context --threads --max-columns "
+            "--replace --encoding --engine --max-depth --path-separator --sort --sortr "
+            "--colors --color --ignore-file --max-filesize --type-add "
+            "--context-separator --field-match-separator --dfa-size-limit "
+            "--regex-size-limit"
+        ),
+        path_values=_fs("-f --file --ignore-file"),
+        forbidden_short="z",
+        forbidden_long=_fs("--pre --pre-glob --search-zip --hostname-bin"),
+        why="runs another program on the files",
+    ),
+    "sort": Spec(
+        short_values="ktSTo",
+        long_values=_fs(
+            "--key --field-separator --buffer-size --parallel --batch-size --random-source --sort"
+        ),
+        path_values=_fs("--random-source"),
+        forbidden_short="oT",
+        forbidden_long=_fs("--output --compress-program --temporary-directory --files0-from"),
+        why="writes to a file or runs a program",
+    ),
+    "uniq": Spec(
+        short_values="fsw", long_values=_fs("--skip-fields --skip-chars --check-chars"), max_operands=1
+    ),
+    "cut": Spec(
+        short_values="bcdf",
+        long_values=_fs("--bytes --characters --delimiter --fields --output-delimiter"),
+    ),
+    "tr": Spec(operands="text"),
+    "diff": Spec(
+        short_values="UCIxXSLDFW",
+        long_values=_fs(
+            "--unified --context --ignore-matching-lines --exclude --exclude-from "
+            "--starting-file --label --ifdef --show-function-line --width --from-file "
+            "--to-file --color --palette --tabsize"
+        ),
+        path_values=_fs("-X --exclude-from --from-file --to-file"),
+    ),
+    "file": Spec(
+        short_values="mePF",
+        long_values=_fs("--magic-file --exclude --parameter --separator"),
+        path_values=_fs("-m --magic-file"),
+        forbidden_short="fC",
+        forbidden_long=_fs("--files-from --compile"),
+        why="reads names from a file or writes a compiled magic file",
+    ),
+    "stat": Spec(op="metadata", short_values="ct", long_values=_fs("--format --printf")),
+    "du": Spec(
+        op="list",
+        default_cwd=True,
+        short_values="dtBX",
+        long_values=_fs("--max-depth --threshold --block-size --exclude --exclude-from --time-style --time"),
+        path_values=_fs("-X --exclude-from"),
+        forbidden_long=_fs("--files0-from"),
+        why="reads a list of file names from a file",
+    ),
+    "df": Spec(
+        op="metadata",
+        short_values="Bt",
+        long_values=_fs("--block-size --type --exclude-type --output"),
+    ),
+    "which": Spec(operands="text"),
+    "type": Spec(operands="text"),
+    "basename": Spec(operands="text", short_values="s", long_values=_fs("--suffix")),
+    "dirname": Spec(operands="text"),
+    "realpath": Spec(op="metadata", long_values=_fs("--relative-to --relative-base")),
+    "date": Spec(
+        operands="text",
+        short_values="dIr",
+        long_values=_fs("--date --iso-8601 --reference --rfc-3339 --resolution"),
+        path_values=_fs("-r --reference"),
+        forbidden_short="sf",
+        forbidden_long=_fs("--set --file"),
+        why="sets the clock or reads dates from a file",
+    ),
+    "uname": Spec(operands="none"),
+    "whoami": Spec(operands="none"),
+    "id": Spec(operands="text"),
+    "hostname": Spec(
+        operands="none",
+        forbidden_short="bF",
+        forbidden_long=_fs("--file --boot"),
+        why="changes the host name",
+    ),
+    "tree": Spec(
+        op="list",
+        default_cwd=True,
+        short_values="LPIH",
+        long_values=_fs("--charset --filelimit --timefmt --sort --gitfile"),
+        forbidden_short="o",
+        forbidden_long=_fs("--fromfile --output"),
+        why="writes its output to a file",
+    ),
+    "test": Spec(op="exists", operands="paths"),
+    "[": Spec(op="exists", operands="paths"),
+    "seq": Spec(operands="text"),
+    "nproc": Spec(operands="none"),
+    "sha256sum": Spec(forbidden_short="c", forbidden_long=_fs("--check"), why="reads names from a file"),
+    "md5sum": Spec(forbidden_short="c", forbidden_long=_fs("--check"), why="reads names from a file"),
+}
+
+# Programs whose danger is explained in the question to the user (never allowed automatically).
+DANGERS: dict[str, str] = dict(
+    line.split(": ", 1)
+    for line in """
+rm: deletes files
+rmdir: deletes directories
+shred: destroys file contents
+unlink: deletes a file
+mv: moves or overwrites files
+cp: copies over files
+dd: writes raw data to files or disks
+tee: writes to files
+truncate: empties files
+ln: creates or replaces links
+install: copies over files
+sudo: runs a command as root
+su: switches user
+doas: runs a command as root
+pkexec: runs a command as root
+mkfs: formats a disk
+fdisk: edits disk partitions
+parted: edits disk partitions
+mount: mounts file systems
+umount: unmounts file systems
+chmod: changes permissions
+chown: changes file owners
+chgrp: changes file groups
+chattr: changes file attributes
+curl: uses the network
+wget: downloads from the network
+ssh: connects to another machine
+scp: copies files over the network
+nc: opens network connections
+ncat: opens network connections
+rsync: copies and deletes files, possibly over the network
+pip: installs packages (runs their install code)
+pip3: installs packages (runs their code)
+apt: installs system packages
+apt-get: installs system packages
+npm: runs package scripts
+yarn: runs package scripts
+pnpm: runs package scripts
+brew: installs packages
+cargo: builds and runs code
+gem: installs packages
+uv: installs packages
+kill: kills processes
+pkill: kills processes
+killall: kills processes
+shutdown: shuts the machine down
+reboot: reboots the machine
+poweroff: powers off
+halt: halts the machine
+systemctl: controls system services
+crontab: edits scheduled jobs
+env: runs a command with a changed environment (or prints the environment, which may hold API keys)
+printenv: prints the environment, which may hold API keys
+set: prints shell variables, which may hold API keys
+export: changes the environment
+eval: runs a string as a command
+exec: replaces the shell with a command
+source: runs a script in the shell
+.: runs a script in the shell
+command: runs a command bypassing checks
+builtin: runs a shell builtin
+xargs: runs a command for each input line
+nohup: runs a command that outlives the session
+time: runs a command
+nice: runs a command
+timeout: runs a command
+setsid: runs a command outside the session
+watch: runs a command repeatedly
+less: is interactive
+more: is interactive
+vi: is interactive
+vim: is interactive
+nano: is interactive
+emacs: is interactive
+top: is interactive
+""".strip().splitlines()
+)
+SHELLS: frozenset[str] = _fs("sh bash zsh dash ksh fish busybox")
+INTERPRETERS: dict[str, str] = _pairs(
+    "python=-c python3=-c python2=-c perl=-e ruby=-e node=-e php=-r lua=-e deno=eval bun=-e osascript=-e"
+)
+# Programs that run the rest of their argv as a command (after their own options).
+WRAPPERS: dict[str, str] = _pairs(
+    "sudo=su doas= env=uSC nohup= time=fo nice=n timeout=sk command= exec=a builtin= "
+    "xargs=adEeIiLlnPsd setsid= stdbuf=ioe ionice=cnp chroot= watch=nd strace=oepsu "
+    "pkexec= unbuffer="
+)
+
+
+def _long_match(name: str, options: frozenset[str]) -> str | None:
+    """GNU-style: an exact long option, or a unique-enough prefix of one (``--foll`` is ``--follow``)."""
+    if name in options:
+        return name
+    if len(name) >= 3:
+        for o in options:
+            if o.startswith(name):
+                return o
+    return None
+
+
+def _check_spec(prog: str, spec: Spec, args: list[str]) -> ProgramCheck:
+    out = ProgramCheck()
+    operands: list[str] = []
+    i = 0
+    only_operands = False
+    why = f" ({spec.why})" if spec.why else ""
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if only_operands or a == "-" or not a.startswith("-") or prog in {"test", "["}:
+            operands.append(a)
+            continue
+        if a == "--":
+            only_operands = True
+            continue
+        if a.startswith("--"):
+            name, eq, value = a.partition("=")
+            if _long_match(name, spec.forbidden_long):
+                out.problems.append(f"{prog} {name} is not allowed without asking{why}")
+                continue
+            takes = _long_match(name, spec.long_values)
+            if takes and not eq and i < len(args):
+                value = args[i]
+                i += 1
+            if takes and takes in spec.path_values and value:
+                out.paths.append((value, "read"))
+            continue
+        # Short cluster: -abc, -n5, -n 5.
+        j = 1
+        while j < len(a):
+            ch = a[j]
+            j += 1
+            if ch in spec.forbidden_short:
+                out.problems.append(f"{prog} -{ch} is not allowed without asking{why}")
+                break
+            if ch in spec.short_values:
+                value = a[j:]
+                if not value and i < len(args):
+                    value = args[i]
+                    i += 1
+                if f"-{ch}" in spec.path_values and value:
+                    out.paths.append((value, "read"))
+                break
+    if spec.operands == "first_text_then_paths":
+        has_pattern_opt = any(
+            x.startswith(("--regexp", "--file"))
+            or (x.startswith("-") and not x.startswith("--") and any(c in "ef" for c in x[1:]))
+            for x in args
+        )
+        lists_files = prog == "rg" and any(x in ("--files", "--type-list") for x in args)
+        if operands and not has_pattern_opt and not lists_files:
+            operands = operands[1:]
+        recursive = prog == "rg" or any(
+            x in ("--recursive", "--dereference-recursive", "--directories=recurse")
+            or (x.startswith("-") and not x.startswith("--") and any(c in "rR" for c in x[1:]))
+            for x in args
+        )
+        if not operands and recursive:
+            operands = ["."]
+        out.paths += [(o, spec.op) for o in operands]
+        if recursive:
+            out.trees += operands
+    elif spec.operands == "paths":
+        if not operands and spec.default_cwd:
+            operands = ["."]
+        if prog in {"test", "["}:
+            operands = [o for o in operands if not re.fullmatch(r"-\w+|[!=<>()\]]|!=|==", o)]
+        out.paths += [(o, spec.op) for o in operands]
+    elif spec.operands == "none" and operands:
+        out.problems.append(f"{prog} with arguments {' '.join(operands)!r} may change settings")
+    if spec.max_operands is not None and len(operands) > spec.max_operands:
+        out.problems.append(f"{prog} with {len(operands)} file arguments writes to the last one")
+    return out
+
+
+_SED_ADDR = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?)"
+_SED_CMD_RE = re.compile(rf"^\s*(?:{_SED_ADDR}(?:\s*,\s*(?:{_SED_ADDR}|\+\d+))?)?\s*!?\s*[pP=lqQ]?\s*$")
+
+
+def _check_sed(args: list[str]) -> ProgramCheck:
+    out = ProgramCheck()
+    quiet = False
+    scripts: list[str] = []
+    operands: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if a in ("-n", "--quiet", "--silent"):
+            quiet = True
+        elif a in (
+            "-E",
+            "-r",
+            "-s",
+            "-u",
+            "-z",
+            "--regexp-extended",
+            "--separate",
+            "--unbuffered",
+            "--null-data",
+            "--posix",
+            "--sandbox",
+        ):
+            pass
+        elif a in ("-e", "--expression") and i < len(args):
+            scripts.append(args[i])
+            i += 1
+        elif a.startswith("--expression="):
+            scripts.append(a.partition("=")[2])
+        elif re.fullmatch(r"-[nEruzs]+", a):
+            quiet = quiet or "n" in a
+        elif a.startswith("-") and a != "-":
+            out.problems.append(
+                f"sed option {a} is not on the read-only list (-i edits files, "
+                "-f reads a script that may write or execute)"
+            )
+        else:
+            operands.append(a)
+    if not scripts and operands:
+        scripts.append(operands.pop(0))
+    if not quiet:
+        out.problems.append("sed without -n: only print-only scripts like sed -n '5,10p' are auto-allowed")
+    for s in scripts:
+        for part in re.split(r"[;\n]", s):
+            if not _SED_CMD_RE.match(part):
+                out.problems.append(
+                    f"sed script {s!r} is not a plain print (it may write files with w, "
+                    "run commands with e, or edit)"
+                )
+                break
+    out.paths += [(o, "read") for o in operands]
+    return out
+
+
+_JQ_DANGER_RE = re.compile(r"\$ENV|\benv\b|\binput_filename\b|\bimport\b|\binclude\b|\$__prog")
+
+
+def _check_jq(args: list[str]) -> ProgramCheck:
+    out = ProgramCheck()
+    operands: list[str] = []
+    filter_given = False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if a in ("--arg", "--argjson"):
+            i += 2
+        elif a in ("--slurpfile", "--rawfile"):
+            if i + 1 < len(args):
+                out.paths.append((args[i + 1], "read"))
+            i += 2
+        elif a in ("-f", "--from-file") and i < len(args):
+            out.paths.append((args[i], "read"))
+            filter_given = True
+            i += 1
+        elif a in ("--args", "--jsonargs"):
+            out.problems.append(f"jq {a} is not on the read-only list")
+        elif a in ("-L", "--indent", "--tab") or a.startswith("-L"):
+            if a == "--indent" or a == "-L":
+                i += 1
+        elif a.startswith("-") and a != "-":
+            pass
+        else:
+            operands.append(a)
+    if operands and not filter_given:
+        flt = operands.pop(0)
+        if _JQ_DANGER_RE.search(flt):
+            out.problems.append("jq filter reads the environment or other files ($ENV, env, import)")
+    out.paths += [(o, "read") for o in operands]
+    return out
+
+
+_GIT_SUBCOMMANDS: frozenset[str] = _fs(
+    "status log diff show branch rev-parse ls-files blame shortlog describe tag"
+)
+_GIT_FORBIDDEN_GLOBAL: tuple[str, ...] = (
+    "-c",
+    "--config-env",
+    "--exec-path",
+    "-C",
+    "--git-dir",
+    "--work-tree",
+    "-p",
+    "--paginate",
+    "--namespace",
+    "--super-prefix",
+    "--list-cmds",
+)
+_GIT_FORBIDDEN_LONG: frozenset[str] = _fs(
+    "--output --ext-diff --textconv --exec --no-index --open-files-in-pager --upload-pack --receive-pack"
+)
+_GIT_BRANCH_LIST_FLAGS: frozenset[str] = _fs(
+    "-a -r -l -v -vv --list --all --remotes --verbose --show-current --no-color --color "
+    "--contains --no-contains --merged --no-merged --sort --points-at --format --column "
+    "--no-column --omit-empty -i --ignore-case"
+)
+
+
+def _check_git(args: list[str]) -> ProgramCheck:
+    out = ProgramCheck()
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        a = args[i]
+        name = a.partition("=")[0]
+        if name in _GIT_FORBIDDEN_GLOBAL or (a.startswith("-c") and not a.startswith("--")):
+            out.problems.append(
+                f"git {a} changes configuration or the repository used "
+                "(it can make git run arbitrary programs)"
+            )
+            return out
+        if name not in (
+            "--no-pager",
+            "--no-optional-locks",
+            "-P",
+            "--literal-pathspecs",
+            "--bare",
+            "--no-replace-objects",
+            "--glob-pathspecs",
+            "--noglob-pathspecs",
+        ):
+            out.problems.append(f"git option {a} is not on the read-only list")
+            return out
+        i += 1
+    if i >= len(args):
+        out.problems.append("git without a subcommand")
+        return out
+    sub, rest = args[i], args[i + 1 :]
+    if sub not in _GIT_SUBCOMMANDS:
+        out.problems.append(
+            f"git {sub} is not a read-only git command (read-only: {', '.join(sorted(_GIT_SUBCOMMANDS))})"
+        )
+        return out
+    after_dashdash = False
+    for a in rest:
+        if a == "--":
+            after_dashdash = True
+            continue
+        if after_dashdash:
+            out.paths.append((a, "read"))
+            continue
+        name = a.partition("=")[0]
+        if a.startswith("--") and _long_match(name, _GIT_FORBIDDEN_LONG):
+            out.problems.append(f"git {sub} {name} writes files or runs external programs")
+        if sub == "branch" and a.startswith("-") and name not in _GIT_BRANCH_LIST_FLAGS:
+            out.problems.append(f"git branch {a} changes branches (only listing is auto-allowed)")
+        if (
+            sub == "tag"
+            and a.startswith("-")
+            and name
+            not in ("-l", "--list", "-n", "--sort", "--contains", "--merged", "--no-merged", "--points-at")
+        ):
+            out.problems.append(f"git tag {a} changes tags (only listing is auto-allowed)")
+    if sub in ("branch", "tag"):
+        listing = any(a in ("-l", "--list") for a in rest)
+        plain = [a for a in rest if not a.startswith("-")]
+        if (
+            plain
+            and not listing
+            and not any(
+                a.startswith(("--contains", "--merged", "--no-merged", "--points-at", "--sort", "--format"))
+                for a in rest
+            )
+        ):
+            out.problems.append(f"git {sub} {' '.join(plain)} creates a {sub} (only listing is auto-allowed)")
+    return out
+
+
+FIND_FORBIDDEN: dict[str, str] = {
+    "-exec": "runs a command on each file",
+    "-execdir": "runs a command on each file",
+    "-ok": "runs a command on each file",
+    "-okdir": "runs a command on each file",
+    "-delete": "deletes every file it finds",
+    "-fprint": "writes to a file",
+    "-fprint0": "writes to a file",
+    "-fprintf": "writes to a file",
+    "-fls": "writes to a file",
+    "-files0-from": "reads names from a file",
+}
+
+
+def _check_find(args: list[str]) -> ProgramCheck:
+    out = ProgramCheck()
+    i = 0
+    while i < len(args) and (args[i] in ("-H", "-L", "-P") or args[i].startswith("-D")):
+        i += 2 if args[i] == "-D" else 1
+    starts: list[str] = []
+    while i < len(args) and not args[i].startswith(("-", "(", "!", ")")):
+        starts.append(args[i])
+        i += 1
+    for a in args[i:]:
+        if a in FIND_FORBIDDEN:
+            out.problems.append(f"find {a} {FIND_FORBIDDEN[a]}")
+    out.paths += [(p, "list") for p in (starts or ["."])]
+    return out
+
+
+_CUSTOM: dict[str, Callable[[list[str]], ProgramCheck]] = {
+    "find": _check_find,
+    "sed": _check_sed,
+    "jq": _check_jq,
+    "git": _check_git,
+}
+ALLOWED_PROGRAMS: frozenset[str] = frozenset(SPECS) | frozenset(_CUSTOM) | _fs("egrep fgrep")
+
+
+def check_allowed(prog: str, args: list[str]) -> ProgramCheck | None:
+    """Rules for a read-only program, or None when ``prog`` is not on the read-only list."""
+    if prog in _CUSTOM:
+        return _CUSTOM[prog](args)
+    spec = SPECS.get("grep" if prog in ("egrep", "fgrep") else prog)
+    if spec is None:
+        return None
+    return _check_spec(prog, spec, args)

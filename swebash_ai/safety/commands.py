@@ -1,0 +1,726 @@
+"""Command policy: may the assistant run this shell command without asking?
+
+Contract:
+    ``CommandPolicy(path_policy).assess(command, cwd)`` and the module-level :func:`assess` return a
+    :class:`~swebash_ai.safety.verdict.Verdict` and never raise.
+
+    * ``allow`` only when the command parses as plain bash, uses no shell feature outside a small
+      checked set (words, quotes, ``&&``/``||``/``;``/``|``/newlines, ``2>&1``, ``>/dev/null``), and
+      *every* simple command in it is a bare program name on the read-only allowlist used with flags
+      its rule accepts, and every path argument is inside the workspace.
+    * ``deny`` for empty commands, commands over ``max_length``, NUL bytes, and commands whose path
+      arguments hit an always-protected path (``cat ~/.ssh/id_rsa``, ``cp .env /tmp``).
+    * ``ask`` for everything else, with reasons that name the danger ("rm deletes files", "deletes 2
+      paths, 1 outside the workspace: /home/u", "uses command substitution $(...)").
+
+    ``session_key(command)`` is the exact key for "allow this for the session": the JSON list of argv
+    words of one plain simple command, or ``None`` when the command is compound or not fully literal.
+
+Why:
+    Dangerous commands cannot be enumerated (``cmd=rm; $cmd -rf x``, ``printf '\\x72\\x6d' | sh``), so
+    the policy gates on what is *proven* safe, and uses danger detection only to explain the question.
+    It parses with tree-sitter-bash instead of splitting strings: ``shlex`` sees ``ls\\nrm -rf /`` as
+    ``ls``.  Read-only commands are not harmless when their output goes to a model provider, hence
+    the path checks on their arguments.
+
+Pure: standard library, tree_sitter and tree_sitter_bash; judges, never runs anything.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swebash_ai.safety.command_rules import (
+    ALLOWED_PROGRAMS,
+    DANGERS,
+    FIND_FORBIDDEN,
+    INTERPRETERS,
+    SHELLS,
+    WRAPPERS,
+    check_allowed,
+)
+from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.safety.verdict import Verdict
+
+__all__ = ["CommandPolicy", "ParsedCommand", "SimpleCommand", "Word", "assess", "parse"]
+
+MAX_GLOB_MATCHES = 500
+MAX_TREE_ENTRIES = 20_000
+
+_parser: Any = None
+
+
+def _get_parser() -> Any:
+    """The tree-sitter bash parser, created on first use (importing the grammar costs time)."""
+    global _parser
+    if _parser is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _parser
+
+
+@dataclass(frozen=True)
+class Word:
+    """One shell word after quote removal.
+
+    ``literal``: no expansion of any kind; ``glob``: unquoted ``*?[``; ``tilde``: an unquoted leading
+    ``~`` the shell will expand; ``escaped``: written with a backslash.
+    """
+
+    text: str
+    raw: str
+    literal: bool = True
+    glob: bool = False
+    tilde: bool = False
+    escaped: bool = False
+
+
+@dataclass
+class SimpleCommand:
+    """One simple command: its words (program first) and its (allowed) redirections."""
+
+    words: list[Word]
+    redirects: list[str] = field(default_factory=list)
+    nested: bool = False
+
+    @property
+    def argv(self) -> list[str]:
+        return [w.text for w in self.words]
+
+
+@dataclass
+class ParsedCommand:
+    """What the parser found: simple commands, pipelines (indexes), and features it cannot check."""
+
+    commands: list[SimpleCommand] = field(default_factory=list)
+    pipelines: list[list[int]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    file_targets: list[tuple[Word, str]] = field(default_factory=list)
+    plain: bool = True
+
+
+_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "\n", ";;"})
+_COMPOUND: dict[str, str] = {
+    "subshell": "runs a subshell ( ... )",
+    "compound_statement": "uses a command group { ...; }",
+    "function_definition": "defines a shell function",
+    "if_statement": "uses an if statement",
+    "while_statement": "uses a loop",
+    "for_statement": "uses a loop",
+    "c_style_for_statement": "uses a loop",
+    "case_statement": "uses a case statement",
+    "declaration_command": "declares shell variables (declare/export/local/readonly)",
+    "unset_command": "unsets shell variables",
+    "variable_assignment": "assigns a shell variable",
+}
+_WORD_PROBLEMS: dict[str, str] = {
+    "simple_expansion": "expands a variable ({t}): cannot check its value",
+    "expansion": "expands a variable ({t}): cannot check its value",
+    "process_substitution": "uses process substitution {t}: cannot check what it runs",
+    "arithmetic_expansion": "uses arithmetic expansion $((...)): it can run commands",
+    "ansi_c_string": "uses $'...' quoting ({t}): cannot check the decoded text",
+    "translated_string": 'uses $"..." quoting: cannot check it',
+    "brace_expression": "uses brace expansion ({t})",
+}
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.out = ParsedCommand()
+        self.nested = 0
+
+    def problem(self, text: str) -> None:
+        self.out.plain = False
+        if text not in self.out.problems:
+            self.out.problems.append(text)
+
+    # statements -----------------------------------------------------------------------------------
+
+    def stmt(self, node: Any, pipeline: list[int] | None) -> None:
+        t = node.type
+        if t in ("program", "list"):
+            for c in node.children:
+                if c.is_named:
+                    self.stmt(c, None)
+                elif c.type == "&":
+                    self.problem("runs a command in the background (&): it keeps running unchecked")
+                elif c.type not in _SEPARATORS:
+                    self.problem(f"uses the shell operator {c.type!r}")
+            if t == "list":
+                self.out.plain = False
+        elif t == "pipeline":
+            self.out.plain = False
+            own: list[int] = []
+            for c in node.named_children:
+                self.stmt(c, own)
+            self.out.pipelines.append(own)
+        elif t == "redirected_statement":
+            for c in node.named_children:
+                if c.type.endswith("redirect"):
+                    self.redirect(c)
+                else:
+                    self.stmt(c, pipeline)
+        elif t == "command":
+            self.command(node, pipeline)
+        elif t == "negated_command":
+            self.out.plain = False
+            for c in node.named_children:
+                self.stmt(c, pipeline)
+        elif t == "test_command":
+            self.test_command(node)
+        elif t == "comment":
+            self.out.plain = False
+        else:
+            snippet = node.text.decode(errors="replace")[:40]
+            self.problem(_COMPOUND.get(t, f"uses shell syntax '{t}'") + f" ({snippet}): cannot check it")
+            self.inner(node)
+
+    def inner(self, node: Any) -> None:
+        """Collect the commands hidden inside a construct we do not accept (for their dangers)."""
+        self.nested += 1
+        for c in node.named_children:
+            if c.type in ("command", "pipeline", "list", "redirected_statement", "subshell"):
+                self.stmt(c, None)
+            else:
+                self.inner(c)
+        self.nested -= 1
+
+    def command(self, node: Any, pipeline: list[int] | None) -> None:
+        words: list[Word] = []
+        for c in node.named_children:
+            if c.type == "variable_assignment":
+                self.problem(f"sets a variable for the command ({c.text.decode(errors='replace')})")
+                self.inner(c)
+            elif c.type == "command_name":
+                for n in c.named_children:
+                    words.append(self.word(n))
+            elif c.type.endswith("redirect"):
+                self.redirect(c)
+            else:
+                words.append(self.word(c))
+        if not words:
+            return
+        self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
+        if pipeline is not None:
+            pipeline.append(len(self.out.commands) - 1)
+
+    def test_command(self, node: Any) -> None:
+        words = [Word("[", "[")]
+        stack = list(node.named_children)
+        while stack:
+            n = stack.pop(0)
+            if n.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
+                stack = list(n.named_children) + stack
+            elif n.type in ("test_operator", "regex"):
+                continue
+            else:
+                words.append(self.word(n))
+        self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
+        self.out.plain = False
+
+    def redirect(self, node: Any) -> None:
+        self.out.plain = False
+        text = node.text.decode(errors="replace")
+        if node.type != "file_redirect":
+            kind = "a here-string (<<<)" if node.type == "herestring_redirect" else "a here-document (<<)"
+            self.problem(f"uses {kind}: cannot check it")
+            self.inner(node)
+            return
+        op = next((c.type for c in node.children if not c.is_named), "")
+        dests = [c for c in node.named_children if c.type != "file_descriptor"]
+        dest = self.word(dests[-1]) if dests else Word("", "")
+        if op in (">&", "<&") and (dest.raw.isdigit() or dest.raw == "-"):
+            return
+        if op in (">", ">>", "&>", "&>>", ">|", ">&") and dest.literal and dest.text == "/dev/null":
+            return
+        if op.startswith("<"):
+            self.problem(f"reads input from a file ({text}): not checked as a read-only command")
+            self.out.file_targets.append((dest, "read"))
+        else:
+            self.problem(f"redirects output to a file ({text}): writes or overwrites it")
+            self.out.file_targets.append((dest, "write"))
+
+    # words ----------------------------------------------------------------------------------------
+
+    def word(self, node: Any) -> Word:
+        t = node.type
+        raw = node.text.decode(errors="replace")
+        if t == "word":
+            return self._unquoted(raw)
+        if t == "number":
+            return Word(raw, raw)
+        if t == "raw_string":
+            return Word(raw[1:-1], raw)
+        if t == "string":
+            parts: list[str] = []
+            literal = True
+            for c in node.children:
+                if not c.is_named:
+                    continue
+                if c.type == "string_content":
+                    parts.append(_unescape_dq(c.text.decode(errors="replace")))
+                else:
+                    literal = self.word(c).literal and literal
+            return Word("".join(parts), raw, literal=literal)
+        if t == "concatenation":
+            subs = [self.word(c) for c in node.named_children]
+            text = "".join(s.text for s in subs)
+            w = Word(
+                text,
+                raw,
+                literal=all(s.literal for s in subs),
+                glob=any(s.glob for s in subs),
+                tilde=bool(subs) and subs[0].tilde,
+                escaped=any(s.escaped for s in subs),
+            )
+            if raw != "{}" and any(s.raw.startswith("{") for s in subs) and ("," in raw or ".." in raw):
+                self.problem(f"uses brace expansion ({raw})")
+                return Word(text, raw, literal=False)
+            return w
+        if t == "command_substitution":
+            kind = "backticks `...`" if raw.startswith("`") else "command substitution $(...)"
+            self.problem(f"uses {kind}: cannot check what it runs")
+            self.inner(node)
+            return Word(raw, raw, literal=False)
+        template = _WORD_PROBLEMS.get(t, "uses shell syntax '" + t + "' ({t}): cannot check it")
+        msg = template.format(t=raw[:40])
+        if t == "expansion" and "@" in raw:
+            msg += "; ${var@P} can even run commands"
+        self.problem(msg)
+        self.inner(node)
+        return Word(raw, raw, literal=False)
+
+    def _unquoted(self, raw: str) -> Word:
+        out: list[str] = []
+        glob = escaped = False
+        i = 0
+        while i < len(raw):
+            c = raw[i]
+            if c == "\\":
+                escaped = True
+                if i + 1 < len(raw) and raw[i + 1] != "\n":
+                    out.append(raw[i + 1])
+                i += 2
+                continue
+            if c in "*?[":
+                glob = True
+            elif c in "$`":
+                self.problem(f"uses an expansion in {raw!r}: cannot check it")
+                return Word(raw, raw, literal=False)
+            out.append(c)
+            i += 1
+        text = "".join(out)
+        tilde = raw.startswith("~")
+        if tilde and not (raw == "~" or raw.startswith("~/")):
+            self.problem(f"expands another user's home ({raw.split('/')[0]}): cannot check it")
+            return Word(text, raw, literal=False)
+        return Word(text, raw, glob=glob, tilde=tilde, escaped=escaped)
+
+
+def _unescape_dq(s: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        if s[i] == "\\" and i + 1 < len(s) and s[i + 1] in '$`"\\\n':
+            if s[i + 1] != "\n":
+                out.append(s[i + 1])
+            i += 2
+            continue
+        out.append(s[i])
+        i += 1
+    return "".join(out)
+
+
+def parse(command: str) -> ParsedCommand | None:
+    """Parse ``command`` as bash; ``None`` when it has a syntax error."""
+    tree = _get_parser().parse(command.encode("utf-8", errors="surrogateescape"))
+    root = tree.root_node
+    if root.has_error:
+        return None
+    w = _Walker()
+    w.stmt(root, None)
+    if len(w.out.commands) != 1:
+        w.out.plain = False
+    return w.out
+
+
+# -- danger descriptions (they explain the question; they never decide "allow") -----------------
+
+_TARGET_VERBS: dict[str, str] = {
+    "rm": "deletes", "rmdir": "deletes", "unlink": "deletes", "shred": "destroys", "mv": "moves",
+    "cp": "copies onto", "chmod": "changes permissions of", "chown": "changes the owner of",
+    "chgrp": "changes the group of", "truncate": "truncates", "ln": "links",
+}  # fmt: skip
+_SKIP_FIRST = frozenset({"chmod", "chown", "chgrp"})
+_VALUE_FLAGS: dict[str, str] = {"truncate": "sr", "cp": "S", "mv": "S", "chown": "", "ln": "S"}
+_GIT_DANGERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("push", ("--force", "-f", "--force-with-lease", "--mirror", "--delete"), "rewrites remote history"),
+    ("push", (), "publishes commits to a remote"),
+    ("reset", ("--hard", "--merge", "--keep"), "discards uncommitted changes"),
+    ("clean", (), "deletes untracked files"),
+    ("rebase", (), "rewrites history"),
+    ("checkout", ("--", ".", "-f", "--force"), "discards uncommitted changes"),
+    ("restore", (), "discards uncommitted changes"),
+    ("branch", ("-D", "-d", "--delete", "-M", "-m"), "deletes or renames branches"),
+    ("stash", ("drop", "clear"), "deletes stashed changes"),
+    ("commit", (), "creates commits"),
+    ("filter-branch", (), "rewrites history"),
+)  # fmt: skip
+
+
+def _is_catastrophic(p: str, paths: PathPolicy) -> str | None:
+    q = Path(p)
+    if q == Path("/"):
+        return f"the root directory {q}"
+    for home in (paths.home, paths.home_real):
+        if q == home:
+            return f"your home directory {q}"
+        if home.is_relative_to(q):
+            return f"{q}, which contains your home directory"
+    for r in paths.roots:
+        if q == r:
+            return f"the whole workspace {q}"
+        if r.is_relative_to(q):
+            return f"{q}, which contains the workspace"
+    return None
+
+
+def _targets(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> list[str]:
+    """What a file-changing command acts on, resolved, for the question put to the user."""
+    operands: list[str] = []
+    i, only = 0, False
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if only or not a.startswith("-") or a == "-":
+            operands.append(a)
+        elif a == "--":
+            only = True
+        elif not a.startswith("--") and a[-1:] in _VALUE_FLAGS.get(prog, ""):
+            i += 1
+    if prog in _SKIP_FIRST and not any(a.startswith("--reference") for a in args):
+        operands = operands[1:]
+    reasons: list[str] = []
+    resolved: list[str] = []
+    for o in operands:
+        matches = _glob.glob(o, root_dir=cwd) if any(c in o for c in "*?[") else [o]
+        for m in matches or [o]:
+            try:
+                resolved.append(str(paths.lexical(m, cwd)))
+            except ValueError:
+                reasons.append(f"{prog} acts on {m!r}, which cannot be resolved")
+    if not resolved:
+        return reasons
+    verb = _TARGET_VERBS[prog]
+    outside = [
+        p
+        for p in resolved
+        if not any(
+            os.path.realpath(p).startswith(str(r) + os.sep) or os.path.realpath(p) == str(r)
+            for r in paths.roots
+        )
+    ]
+    noun = "path" if len(resolved) == 1 else "paths"
+    text = f"{verb} {len(resolved)} {noun}"
+    if outside:
+        text += f", {len(outside)} outside the workspace: {', '.join(outside[:5])}"
+    else:
+        text += f" in the workspace: {', '.join(resolved[:5])}"
+    reasons.append(text)
+    for p in resolved:
+        what = _is_catastrophic(p, paths)
+        if what:
+            reasons.insert(0, f"DANGER: {prog} {verb} {what}")
+    return reasons
+
+
+def describe_dangers(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> tuple[list[str], list[str]]:
+    """(inner command strings to judge too, reasons naming what ``prog args`` may do)."""
+    reasons: list[str] = []
+    inner: list[str] = []
+    if prog in DANGERS:
+        reasons.append(f"{prog} {DANGERS[prog]}")
+    if prog.startswith("mkfs"):
+        reasons.append(f"{prog} formats a disk (erases it)")
+    if prog in _TARGET_VERBS:
+        reasons += _targets(prog, args, cwd, paths)
+    if prog == "dd":
+        for a in args:
+            if a.startswith("of="):
+                dest = a[3:]
+                kind = "the device" if dest.startswith("/dev/") else "the file"
+                reasons.append(f"dd writes to {kind} {dest} (can destroy a disk or a file)")
+    if prog == "find":
+        for j, a in enumerate(args):
+            if a in FIND_FORBIDDEN:
+                reasons.append(f"find {a} {FIND_FORBIDDEN[a]}")
+            if a in ("-exec", "-execdir", "-ok", "-okdir"):
+                rest = args[j + 1 :]
+                end = next((k for k, x in enumerate(rest) if x in (";", "+")), len(rest))
+                inner.append(shlex.join(x for x in rest[:end] if x != "{}"))
+    if prog in SHELLS:
+        script = None
+        for j, a in enumerate(args):
+            if a.startswith("-") and not a.startswith("--") and "c" in a[1:]:
+                script = args[j + 1] if j + 1 < len(args) else ""
+                break
+        if script is not None:
+            reasons.append(f"{prog} -c runs a command string")
+            inner.append(script)
+        elif not [a for a in args if not a.startswith("-")]:
+            reasons.append(f"{prog} runs shell commands from its input")
+        else:
+            reasons.append(f"{prog} runs a shell script")
+    if prog in INTERPRETERS:
+        flag = INTERPRETERS[prog]
+        if any(a == flag or (a.startswith(flag) and len(flag) == 2) for a in args):
+            reasons.append(f"{prog} {flag} runs inline code")
+        else:
+            reasons.append(f"{prog} runs code")
+    if prog in WRAPPERS:
+        takes, j = WRAPPERS[prog], 0
+        while j < len(args) and (
+            args[j].startswith("-") or (prog == "env" and "=" in args[j]) or (prog == "timeout" and j == 0)
+        ):
+            if args[j].startswith("-") and not args[j].startswith("--") and args[j][-1] in takes:
+                j += 1
+            j += 1
+        if prog == "timeout" and j < len(args) and not args[j].startswith("-"):
+            j += 1
+        if j < len(args):
+            inner.append(shlex.join(args[j:]))
+        elif prog in ("env", "printenv"):
+            reasons[:] = ["env prints the environment, which may hold API keys"]
+    if prog == "eval" and args:
+        inner.append(" ".join(args))
+    if prog == "git":
+        sub = next((a for a in args if not a.startswith("-")), "")
+        if any(a == "-c" or a.startswith("--config-env") for a in args):
+            reasons.append("git -c can make git run arbitrary programs (core.pager, core.fsmonitor ...)")
+        for gsub, flags, what in _GIT_DANGERS:
+            if sub == gsub and (not flags or any(f in args for f in flags)):
+                reasons.append(f"git {sub} {what}")
+                break
+    return inner, reasons
+
+
+_NETWORK = frozenset({"curl", "wget", "nc", "ncat", "ssh"})
+
+
+def pipe_dangers(argvs: list[list[str]]) -> list[str]:
+    """Reasons for pipelines that feed text into a shell or interpreter (``curl ... | sh``)."""
+    reasons: list[str] = []
+    for k, argv in enumerate(argvs[1:], start=1):
+        prog = os.path.basename(argv[0]) if argv else ""
+        if prog in SHELLS or prog in INTERPRETERS:
+            reasons.append(f"pipes text into {prog}: runs whatever the previous command prints")
+            if any(os.path.basename(a[0]) in _NETWORK for a in argvs[:k] if a):
+                reasons.insert(0, f"downloads and runs code from the network (... | {prog})")
+    return reasons
+
+
+class CommandPolicy:
+    """Judges shell commands; path arguments are judged by ``path_policy`` (default: rooted at cwd)."""
+
+    def __init__(self, path_policy: PathPolicy | None = None, max_length: int = 10_000) -> None:
+        self.paths = path_policy or PathPolicy()
+        self.max_length = max_length
+
+    # public ---------------------------------------------------------------------------------------
+
+    def assess(self, command: str, cwd: str | None = None) -> Verdict:
+        """Allow, ask or deny ``command`` run in ``cwd`` (default: the first workspace root)."""
+        return self._assess(command, cwd or str(self.paths.roots[0]), 0)
+
+    def session_key(self, command: str) -> str | None:
+        """JSON argv of one plain literal simple command, else ``None`` (never covers a compound)."""
+        if not command.strip() or len(command) > self.max_length or "\x00" in command:
+            return None
+        parsed = parse(command)
+        if parsed is None or not parsed.plain or parsed.problems or len(parsed.commands) != 1:
+            return None
+        cmd = parsed.commands[0]
+        if cmd.redirects or any(not w.literal or w.glob or w.tilde for w in cmd.words):
+            return None
+        return json.dumps(cmd.argv)
+
+    # internals ------------------------------------------------------------------------------------
+
+    def _assess(self, command: str, cwd: str, depth: int) -> Verdict:
+        if not command.strip():
+            return Verdict.deny("empty command", rule="command.empty")
+        if len(command) > self.max_length:
+            return Verdict.deny(
+                f"command is too long ({len(command)} characters, limit {self.max_length})",
+                rule="command.too_long",
+            )
+        if "\x00" in command:
+            return Verdict.deny("command contains a NUL byte", rule="command.nul")
+        parsed = parse(command)
+        if parsed is None:
+            return Verdict.ask(
+                "could not be parsed as bash (syntax error): cannot check what it runs",
+                rule="command.parse_error",
+            )
+        dangers: list[Verdict] = []
+        others: list[Verdict] = []
+        for cmd in parsed.commands:
+            v = self._judge_simple(cmd, cwd, depth)
+            (dangers if v.rule == "command.dangerous" else others).append(v)
+        for idx in parsed.pipelines:
+            reasons = pipe_dangers([parsed.commands[i].argv for i in idx])
+            if reasons:
+                dangers.append(Verdict.ask(*reasons, rule="command.dangerous"))
+        for word, op in parsed.file_targets:
+            if word.literal:
+                pv = self._path(word.text, "write" if op == "write" else "read", cwd, word, "redirect")
+                if pv.decision == "deny":
+                    others.append(pv)
+        syntax = [Verdict.ask(p, rule="command.syntax") for p in parsed.problems]
+        for cmd in parsed.commands:
+            if cmd.argv[0] in ("cd", "pushd", "popd") and len(parsed.commands) > 1:
+                syntax.append(
+                    Verdict.ask(
+                        f"changes directory ({' '.join(cmd.argv)}): the paths named after it are not "
+                        "where they seem, so they were judged from the starting directory",
+                        rule="command.syntax",
+                    )
+                )
+        result = Verdict.strictest(dangers + syntax + others)
+        if result.decision == "allow":
+            return Verdict.allow(rule="command.readonly")
+        return result
+
+    def _judge_simple(self, cmd: SimpleCommand, cwd: str, depth: int) -> Verdict:
+        name, args = cmd.words[0], cmd.words[1:]
+        if not name.literal:
+            return Verdict.ask(
+                f"the program name is computed ({name.raw}): cannot check what runs", rule="command.syntax"
+            )
+        prog = name.text
+        base = os.path.basename(prog) or prog
+        arg_texts = [w.text if (w.tilde or not w.text.startswith("~")) else "./" + w.text for w in args]
+        globs = {t for w, t in zip(args, arg_texts, strict=True) if w.glob}
+        verdicts: list[Verdict] = []
+        inner_cmds, reasons = describe_dangers(base, arg_texts, cwd, self.paths)
+        for inner in inner_cmds[:5]:
+            if depth < 4:
+                iv = self._assess(inner, cwd, depth + 1)
+                if iv.decision == "deny":
+                    verdicts.append(iv)
+                reasons += [f"the inner command {r}" for r in iv.reasons[:3]]
+        if "/" in prog:
+            reasons.insert(
+                0, f"runs {prog} by path: only bare program names on the read-only list run without asking"
+            )
+        elif name.escaped:
+            reasons.insert(0, f"the program name is written with a backslash ({name.raw})")
+        rule = check_allowed(base, arg_texts) if base in ALLOWED_PROGRAMS and "/" not in prog else None
+        if rule is not None and not name.escaped:
+            verdicts += [Verdict.ask(p, rule="command.flag") for p in rule.problems]
+            for text, op in rule.paths:
+                verdicts.append(self._path(text, op, cwd, None, base, text in globs))
+            verdicts += [self._tree(t, cwd, base) for t in rule.trees if t not in globs]
+            verdicts.append(Verdict.ask(*reasons, rule="command.dangerous") if reasons else Verdict.allow())
+            return Verdict.strictest(verdicts)
+        # Not allowlisted: ask, explaining the danger; deny only when an argument is a protected path.
+        for text in arg_texts:
+            value = text.partition("=")[2] if text.startswith("-") else text
+            if value and not value.startswith("-"):
+                pv = self._path(value, "read", cwd, None, base, text in globs)
+                if pv.decision == "deny" and pv.rule != "path.denied.pseudo_fs":
+                    verdicts.append(pv)
+        if reasons:
+            verdicts.append(Verdict.ask(*reasons, rule="command.dangerous"))
+        else:
+            verdicts.append(Verdict.ask(f"not on the read-only list: {base}", rule="command.not_allowlisted"))
+        return Verdict.strictest(verdicts)
+
+    def _path(
+        self,
+        text: str,
+        op: str,
+        cwd: str,
+        word: Word | None,
+        prog: str,
+        is_glob: bool = False,
+    ) -> Verdict:
+        if word is not None:
+            is_glob = word.glob
+            if word.text.startswith("~") and not word.tilde:
+                text = "./" + word.text
+        if is_glob:
+            return self._glob(text, op, cwd, prog)
+        v = self.paths.check(text, op, cwd)
+        if v.rule == "path.syntax":
+            return Verdict.ask(f"{prog}: cannot check the path {text!r}: {v.reasons[0]}", rule="command.path")
+        if v.decision == "allow":
+            return v
+        return Verdict(v.decision, [f"{prog} {text}: {r}" for r in v.reasons], v.rule)
+
+    def _tree(self, top: str, cwd: str, prog: str) -> Verdict:
+        """A recursive reader reads every file below ``top``: ask if any of them is protected."""
+        try:
+            root = self.paths.resolve(top, cwd)
+        except ValueError:
+            return Verdict.allow()
+        if not root.is_dir():
+            return Verdict.allow()
+        seen = 0
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in dirnames + filenames:
+                seen += 1
+                if seen > MAX_TREE_ENTRIES:
+                    return Verdict.ask(
+                        f"{prog} reads everything under {root}: more than {MAX_TREE_ENTRIES} entries, "
+                        "too many to check for protected files",
+                        rule="command.path",
+                    )
+                full = os.path.join(dirpath, name)
+                if self.paths.denied_reason(Path(full)):
+                    return Verdict.ask(
+                        f"{prog} reads every file under {root}, including protected files such as "
+                        f"{full}: exclude them or name the files to search",
+                        rule="command.path",
+                    )
+        return Verdict.allow()
+
+    def _glob(self, pattern: str, op: str, cwd: str, prog: str) -> Verdict:
+        parts = pattern.split("/")
+        fixed: list[str] = []
+        for p in parts:
+            if any(c in p for c in "*?["):
+                break
+            fixed.append(p)
+        base = "/".join(fixed) or ("/" if pattern.startswith("/") else ".")
+        verdicts = [self._path(base, "list", cwd, None, prog)]
+        full = pattern
+        if pattern.startswith("~/"):
+            full = str(self.paths.home) + pattern[1:]
+        try:
+            matches = _glob.glob(full, root_dir=cwd)
+        except (OSError, ValueError):
+            matches = []
+        if len(matches) > MAX_GLOB_MATCHES:
+            verdicts.append(
+                Verdict.ask(
+                    f"{prog} {pattern}: matches {len(matches)} paths, too many to check", rule="command.path"
+                )
+            )
+        for m in matches[:MAX_GLOB_MATCHES]:
+            verdicts.append(self._path(m if m.startswith("/") else "./" + m, op, cwd, None, prog))
+        return Verdict.strictest(verdicts)
+
+
+def assess(command: str, cwd: str | None = None) -> Verdict:
+    """Judge ``command`` with the default policies rooted at ``cwd`` (or the current directory)."""
+    root = cwd or os.getcwd()
+    return CommandPolicy(PathPolicy(roots=[root])).assess(command, root)
