@@ -54,16 +54,9 @@ Responder = Callable[[JSON], "Reply"]
 MODEL_ID = "fake-model"
 EXHAUSTED = "fake server: script exhausted"
 
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
-}
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
+                529: "overloaded_error"}
 
 
 @dataclass(frozen=True)
@@ -93,24 +86,15 @@ class Reply:
     usage: tuple[int, int] | None = None
 
     @classmethod
-    def text(
-        cls, text: str, *, chunk_size: int = 4, delay: float = 0.0, usage: tuple[int, int] | None = None
-    ) -> Reply:
+    def text(cls, text: str, *, chunk_size: int = 4, delay: float = 0.0,
+             usage: tuple[int, int] | None = None) -> Reply:
         """Plain text, streamed in ``chunk_size``-character deltas (0: one delta)."""
         return cls("text", content=text, chunk_size=chunk_size, delay=delay, usage=usage)
 
     @classmethod
-    def tool_calls(
-        cls,
-        calls: Sequence[ToolCallSpec],
-        *,
-        text: str = "",
-        split: int = 0,
-        chunk_size: int = 4,
-        interleave: bool = False,
-        delay: float = 0.0,
-        usage: tuple[int, int] | None = None,
-    ) -> Reply:
+    def tool_calls(cls, calls: Sequence[ToolCallSpec], *, text: str = "", split: int = 0, chunk_size: int = 4,
+                   interleave: bool = False, delay: float = 0.0,
+                   usage: tuple[int, int] | None = None) -> Reply:
         """Tool calls ``(name, arguments[, id])``; a dict is JSON-dumped, a string is sent verbatim.
 
         ``split=N`` sends id, name and arguments in N-character fragments (anthropic: arguments only,
@@ -122,15 +106,12 @@ class Reply:
             name, args = spec[0], spec[1]
             call_id = spec[2] if len(spec) > 2 else None
             parsed.append(ToolCall(name, args if isinstance(args, str) else json.dumps(args), call_id))
-        return cls(
-            "tool_calls", content=text, calls=tuple(parsed), split=split, chunk_size=chunk_size,
-            interleave=interleave, delay=delay, usage=usage,
-        )
+        return cls("tool_calls", content=text, calls=tuple(parsed), split=split, chunk_size=chunk_size,
+                   interleave=interleave, delay=delay, usage=usage)
 
     @classmethod
-    def error(
-        cls, status: int, message: str, *, retry_after: float | None = None, delay: float = 0.0
-    ) -> Reply:
+    def error(cls, status: int, message: str, *, retry_after: float | None = None,
+              delay: float = 0.0) -> Reply:
         """An HTTP error in the dialect's error JSON (``Retry-After`` header when ``retry_after`` is set)."""
         return cls("error", status=status, message=message, retry_after=retry_after, delay=delay)
 
@@ -412,6 +393,7 @@ def _error_body(dialect: Dialect, status: int, message: str) -> JSON:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 1024  # the default backlog of 5 resets bursts of concurrent clients
 
     def __init__(self, address: tuple[str, int], owner: FakeLLMServer) -> None:
         self.owner = owner
@@ -449,12 +431,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         owner = self.owner
-        raw = self._read_body()
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))  # clients send JSON with a length
         try:
             body = json.loads(raw or b"null")
         except ValueError:
             body = None
-        owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        number = owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         if not isinstance(body, dict):
             owner._violate(f"POST {self.path}: body is not a JSON object")
             self._send_json(400, _error_body(owner.dialect, 400, "fake server: body is not a JSON object"))
@@ -469,7 +451,7 @@ class _Handler(BaseHTTPRequestHandler):
             owner._violate(f"unusual path POST {self.path} (a real server would answer 404)")
         check = check_openai_messages if owner.dialect == "openai" else check_anthropic_messages
         for problem in check(body.get("messages")):
-            owner._violate(f"request {len(owner.requests) - 1} ({self.path}): {problem}")
+            owner._violate(f"request {number} ({self.path}): {problem}")
         reply = owner._next_reply(body)
         if reply.kind == "error":
             time.sleep(reply.delay)
@@ -499,19 +481,6 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, payload)
 
     # -- helpers -----------------------------------------------------------------------------------
-
-    def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            parts: list[bytes] = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(parts)
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
     def _start(self, status: int, content_type: str, headers: dict[str, str]) -> None:
         self.send_response(status)
@@ -621,9 +590,10 @@ class FakeLLMServer:
 
     # -- used by the handler -----------------------------------------------------------------------
 
-    def _record(self, path: str, headers: dict[str, str], body: Any) -> None:
+    def _record(self, path: str, headers: dict[str, str], body: Any) -> int:
         with self._lock:
             self.requests.append({"path": path, "headers": headers, "body": body})
+            return len(self.requests) - 1
 
     def _violate(self, message: str) -> None:
         with self._lock:
