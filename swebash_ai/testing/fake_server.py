@@ -467,8 +467,8 @@ class _Handler(BaseHTTPRequestHandler):
                 frames, prefix = _openai_stream(turn, include)
             else:
                 frames, prefix = _anthropic_stream(turn)
-            if reply.kind == "broken":
-                abort_after = prefix + reply.after_chunks
+            if reply.kind == "broken":  # never reach the closing events, whatever after_chunks says
+                abort_after = prefix + min(reply.after_chunks, len(_pieces(reply.content, reply.chunk_size)))
             self._send_stream(frames, abort_after, reply.delay)
             return
         payload = _openai_completion(turn) if owner.dialect == "openai" else _anthropic_message(turn)
