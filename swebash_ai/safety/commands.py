@@ -291,7 +291,7 @@ class _Walker:
             self.inner(node)
             return Word(raw, raw, literal=False)
         template = _WORD_PROBLEMS.get(t, "uses shell syntax '" + t + "' ({t}): cannot check it")
-        msg = template.format(t=raw[:40])
+        msg = template.replace("{t}", raw[:40])
         if t == "expansion" and "@" in raw:
             msg += "; ${var@P} can even run commands"
         self.problem(msg)

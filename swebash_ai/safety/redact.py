@@ -66,6 +66,8 @@ _ENV_PARTS: frozenset[str] = frozenset(
     }
 )
 
+_ENV_SUBSTRINGS: tuple[str, ...] = ("PASSWORD", "PASSWD", "SECRET", "CREDENTIAL", "APIKEY", "API_KEY")
+
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT_RE = re.compile(r"[^A-Za-z0-9]+")
 
@@ -110,10 +112,19 @@ def looks_secret_env(name: str) -> bool:
     """True for environment variable names that look like secrets (``OPENAI_API_KEY``, ``GITHUB_TOKEN``).
 
     The name is split on ``_`` (and other separators); any word part such as KEY, TOKEN, SECRET,
-    PASSWORD, CREDENTIAL, AUTH or PRIVATE makes it secret, so ``KEYBOARD_LAYOUT`` is not.
+    PASSWORD, CREDENTIAL, AUTH or PRIVATE makes it secret, so ``KEYBOARD_LAYOUT`` is not.  PASSWORD,
+    PASSWD, SECRET and CREDENTIAL also count inside a word (``PGPASSWORD``): no harmless name has them.
+    Note that ``SSH_AUTH_SOCK`` counts as secret (it grants use of the ssh agent).
     """
-    parts = [p for p in re.split(r"[^A-Za-z0-9]+", name.upper()) if p]
+    upper = name.upper()
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", upper) if p]
     if any(p in _ENV_PARTS for p in parts):
+        return True
+    # MYSQL_PWD is a password; PWD alone is the working directory.
+    if "PWD" in parts and len(parts) > 1:
+        return True
+    # Words that never appear in harmless names are matched inside words too (PGPASSWORD).
+    if any(w in upper for w in _ENV_SUBSTRINGS):
         return True
     joined = "".join(parts)
     return any(j.upper() in joined for j in _SECRET_JOINED)
