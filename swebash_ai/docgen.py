@@ -1,0 +1,81 @@
+"""Regenerate the reference parts of the docs from the code, so they cannot drift.
+
+``python -m swebash_ai.docgen`` rewrites the text between ``<!-- generated:NAME -->`` and
+``<!-- end:NAME -->`` markers in docs/configuration.md (the settings table) and docs/tools.md (every tool,
+its arguments and limits). Tests fail when the committed docs differ from what this would write.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def tools_reference_markdown() -> str:
+    """Every built-in tool with its description and arguments, from the registry."""
+    from swebash_ai.tools import builtin_tools
+
+    out: list[str] = []
+    for t in builtin_tools():
+        out.append(f"### `{t.name}` ({t.category})\n")
+        out.append(t.description.strip() + "\n")
+        props: dict[str, Any] = t.parameters.get("properties", {})
+        required = set(t.parameters.get("required", []))
+        if props:
+            out.append("| Argument | Type | Default | Meaning |")
+            out.append("| --- | --- | --- | --- |")
+            for name, spec in props.items():
+                kind = spec.get("type") or " or ".join(
+                    str(s.get("type", "?")) for s in spec.get("anyOf", []) if isinstance(s, dict)
+                )
+                if "enum" in spec:
+                    kind += " (" + ", ".join(map(str, spec["enum"])) + ")"
+                bounds = [f"{k} {spec[k]}" for k in ("minimum", "maximum", "minLength", "maxLength") if k in spec]
+                if bounds:
+                    kind += "; " + ", ".join(bounds)
+                default = "required" if name in required else f"`{spec.get('default')!r}`"
+                desc = " ".join(str(spec.get("description", "")).split())
+                out.append(f"| `{name}` | {kind} | {default} | {desc} |")
+        out.append("")
+    return "\n".join(out).strip() + "\n"
+
+
+def render(name: str) -> str:
+    from swebash_ai.config import settings_reference_markdown
+
+    return {"settings": settings_reference_markdown, "tools": tools_reference_markdown}[name]()
+
+
+def refresh(text: str) -> str:
+    """``text`` with every generated block replaced by a fresh rendering."""
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return f"<!-- generated:{name} -->\n{render(name)}<!-- end:{name} -->"
+
+    return re.sub(r"<!-- generated:(\w+) -->\n.*?<!-- end:\1 -->", fill, text, flags=re.S)
+
+
+def main(argv: list[str] | None = None) -> int:
+    root = Path(__file__).resolve().parents[1] / "docs"
+    check = "--check" in (argv if argv is not None else sys.argv[1:])
+    stale = []
+    for doc in ("configuration.md", "tools.md"):
+        path = root / doc
+        if not path.exists():
+            continue
+        old = path.read_text(encoding="utf-8")
+        new = refresh(old)
+        if new != old:
+            stale.append(doc)
+            if not check:
+                path.write_text(new, encoding="utf-8")
+    if stale:
+        print(("stale: " if check else "updated: ") + ", ".join(stale))
+    return 1 if check and stale else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""Conversation invariants: trimming by whole turns, repair, JSONL save/load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from swebash_ai.agent.conversation import Conversation, find_session, list_sessions
+from swebash_ai.providers.base import ToolCall
+
+
+def with_tool_turns(n: int, size: int = 400) -> Conversation:
+    conv = Conversation()
+    for i in range(n):
+        conv.add_user(f"question {i}")
+        conv.add_assistant("", [ToolCall(f"c{i}", "read_file", json.dumps({"path": f"f{i}"}))])
+        conv.add_tool_result(f"c{i}", "read_file", "x" * size)
+        conv.add_assistant(f"answer {i}")
+    return conv
+
+
+def test_trim_drops_whole_old_turns_and_never_splits_a_call_from_its_result() -> None:
+    conv = with_tool_turns(20)
+    sent = conv.for_request("SYSTEM", budget_tokens=600)
+    assert sent[0] == {"role": "system", "content": "SYSTEM"}
+    assert sent[1]["role"] == "user"  # starts at a turn boundary
+    assert sent[-1] == {"role": "assistant", "content": "answer 19"}
+    assert len(sent) < 1 + 4 * 20
+    trimmed = Conversation(messages=sent[1:])
+    assert trimmed.is_valid()
+    assert len(conv.messages) == 80  # the history itself is untouched
+
+
+def test_last_turn_is_always_sent_even_over_budget() -> None:
+    conv = with_tool_turns(1, size=10_000)
+    assert len(conv.for_request(None, budget_tokens=10)) == 4
+
+
+def test_repair_answers_unanswered_calls() -> None:
+    conv = Conversation()
+    conv.add_user("go")
+    conv.add_assistant("", [ToolCall("a", "x", "{}"), ToolCall("b", "y", "{}")])
+    conv.add_tool_result("a", "x", "done")
+    assert not conv.is_valid() and conv.unanswered_calls() == [("b", "y")]
+    assert conv.repair() == 1
+    assert conv.is_valid() and conv.messages[-1]["content"].startswith("Cancelled")
+
+
+def test_invalid_argument_json_is_not_stored_raw() -> None:
+    conv = Conversation()
+    conv.add_assistant("", [ToolCall("a", "x", '{"path": "a')])
+    stored = conv.messages[0]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(stored) == {"_invalid_arguments": '{"path": "a'}
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    conv = with_tool_turns(2)
+    conv.meta["model"] = "openai/x"
+    path = tmp_path / "s" / f"{conv.id}.jsonl"
+    conv.save(path)
+    loaded = Conversation.load(path)
+    assert loaded.messages == conv.messages and loaded.id == conv.id and loaded.meta["model"] == "openai/x"
+    assert not list(path.parent.glob("*.tmp"))
+
+
+def test_load_skips_a_torn_last_line_and_repairs(tmp_path: Path) -> None:
+    conv = Conversation()
+    conv.add_user("go")
+    conv.add_assistant("", [ToolCall("a", "x", "{}")])
+    path = tmp_path / "s.jsonl"
+    conv.save(path)
+    with path.open("a") as fh:
+        fh.write('{"role": "tool", "tool_call_id": "a", "con')  # crash mid-write
+    loaded = Conversation.load(path)
+    assert loaded.is_valid() and loaded.messages[-1]["tool_call_id"] == "a"
+
+
+def test_list_and_find_sessions(tmp_path: Path) -> None:
+    a, b = Conversation(id="20260101-000000-aaaaaa"), Conversation(id="20260102-000000-bbbbbb")
+    a.add_user("first question")
+    b.add_user("second question")
+    a.save(tmp_path / f"{a.id}.jsonl")
+    b.save(tmp_path / f"{b.id}.jsonl")
+    sessions = list_sessions(tmp_path)
+    assert [s.title for s in sessions] == ["second question", "first question"]
+    assert find_session(tmp_path, None) == tmp_path / f"{b.id}.jsonl"
+    assert find_session(tmp_path, "20260101") == tmp_path / f"{a.id}.jsonl"
+    assert find_session(tmp_path, "2026") is None  # ambiguous prefix
