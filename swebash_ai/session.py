@@ -144,8 +144,12 @@ class Session:
         if self._toolbox is None:
             registry = ToolRegistry([t for t in self._tools if t.name == "run_command"])
             self._toolbox = Agent(
-                ScriptedProvider(model=""), registry, self.context, self.approver,
-                confirm=self.settings.tools_confirm, session_approvals=self.session_approvals,
+                ScriptedProvider(model=""),
+                registry,
+                self.context,
+                self.approver,
+                confirm=self.settings.tools_confirm,
+                session_approvals=self.session_approvals,
             )
         return self._toolbox
 

@@ -12,8 +12,16 @@ import pytest
 from swebash_ai.testing.fake_server import FakeLLMServer
 
 _PROVIDER_VARS = (
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY",
-    "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_HOST", "OPENAI_BASE_URL", "NO_COLOR",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENROUTER_API_KEY",
+    "OLLAMA_HOST",
+    "OPENAI_BASE_URL",
+    "NO_COLOR",
 )
 
 

@@ -49,7 +49,7 @@ class AllowApprover:
 
 
 class SessionApprovals:
-    """"Allow for this session" memory: exact keys given by each tool (see ``Tool.session_key``)."""
+    """ "Allow for this session" memory: exact keys given by each tool (see ``Tool.session_key``)."""
 
     def __init__(self) -> None:
         self._keys: set[tuple[str, str]] = set()

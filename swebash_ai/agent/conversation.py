@@ -78,9 +78,7 @@ class Conversation:
             if msg.get("role") == "assistant":
                 answered = {m.get("tool_call_id") for m in self.messages[i + 1 :] if m.get("role") == "tool"}
                 return [
-                    (c["id"], c["function"]["name"])
-                    for c in msg.get("tool_calls") or ()
-                    if c["id"] not in answered
+                    (c["id"], c["function"]["name"]) for c in msg.get("tool_calls") or () if c["id"] not in answered
                 ]
             if msg.get("role") == "user":
                 return []
@@ -200,8 +198,14 @@ def list_sessions(folder: Path, limit: int = 50) -> list[SessionInfo]:
                 meta = json.loads(fh.readline()).get("meta", {})
         except (OSError, ValueError, AttributeError):
             continue
-        found.append(SessionInfo(str(meta.get("id", path.stem)), path, str(meta.get("title", "")),
-                                 float(meta.get("updated", path.stat().st_mtime))))
+        found.append(
+            SessionInfo(
+                str(meta.get("id", path.stem)),
+                path,
+                str(meta.get("title", "")),
+                float(meta.get("updated", path.stat().st_mtime)),
+            )
+        )
     found.sort(key=lambda s: s.updated, reverse=True)
     return found[:limit]
 

@@ -193,8 +193,9 @@ class _Turn:
         self.conv.add_user(f"[I ran {call.name} {call.arguments} myself; result follows]\n{note}")
         self.emit(TurnFinished(result.text, "answered" if result.status != "cancelled" else "cancelled"))
 
-    async def _stream(self, tools: list[dict[str, Any]] | None, tool_choice: str = "auto",
-                      extra: list[dict[str, Any]] | None = None) -> tuple[str, list[ToolCall]]:
+    async def _stream(
+        self, tools: list[dict[str, Any]] | None, tool_choice: str = "auto", extra: list[dict[str, Any]] | None = None
+    ) -> tuple[str, list[ToolCall]]:
         agent = self.agent
         messages = self.conv.for_request(agent.system_prompt, agent.limits.context_tokens) + (extra or [])
         self.partial_text = []
@@ -258,9 +259,13 @@ class _Turn:
             if reason == "max_tool_calls"
             else f"the limit of {limits.max_iterations} tool rounds per turn"
         )
-        self.emit(Notice(f"Stopped calling tools: {why} was reached (SWEBASH_AI_"
-                         f"{'MAX_TOOL_CALLS_PER_TURN' if reason == 'max_tool_calls' else 'TOOLS_MAX_ITER'}).",
-                         "warning"))
+        self.emit(
+            Notice(
+                f"Stopped calling tools: {why} was reached (SWEBASH_AI_"
+                f"{'MAX_TOOL_CALLS_PER_TURN' if reason == 'max_tool_calls' else 'TOOLS_MAX_ITER'}).",
+                "warning",
+            )
+        )
         note = {
             "role": "user",
             "content": f"[swebash-ai] Tool use stopped: {why} was reached. Do not call tools. Answer now with "
@@ -313,8 +318,13 @@ class _Turn:
                 try:
                     result, decision, decided_by = await self._guarded_run(call, tool, args, summary)
                 except asyncio.CancelledError:
-                    self._audit(call, parsed, decision, decided_by or "cancelled",
-                                ToolResult.cancelled(), )
+                    self._audit(
+                        call,
+                        parsed,
+                        decision,
+                        decided_by or "cancelled",
+                        ToolResult.cancelled(),
+                    )
                     self.emit(ToolCallFinished(call.id, call.name, ToolResult.cancelled(), "cancelled"))
                     raise
         self._audit(call, parsed, decision, decided_by, result)
@@ -328,8 +338,10 @@ class _Turn:
         reasons = "; ".join(verdict.reasons)
         if verdict.decision == "deny":
             return (
-                ToolResult.denied(f"{summary} is not allowed: {reasons or 'blocked by policy'}. "
-                                  "Do not retry it; find another way or ask the user."),
+                ToolResult.denied(
+                    f"{summary} is not allowed: {reasons or 'blocked by policy'}. "
+                    "Do not retry it; find another way or ask the user."
+                ),
                 "deny",
                 verdict.rule or "policy",
             )
@@ -342,8 +354,12 @@ class _Turn:
                 decided_by = "no-confirm"
             else:
                 request = ApprovalRequest(
-                    call_id=call.id, tool=tool.name, summary=summary,
-                    detail=_detail(tool, ctx, args), cwd=str(ctx.cwd), verdict=verdict,
+                    call_id=call.id,
+                    tool=tool.name,
+                    summary=summary,
+                    detail=_detail(tool, ctx, args),
+                    cwd=str(ctx.cwd),
+                    verdict=verdict,
                     arguments=args.model_dump(),
                 )
                 async with agent._approval_lock:  # one question at a time
@@ -369,8 +385,14 @@ class _Turn:
         if self.agent.audit is None:
             return
         self.agent.audit.record(
-            tool=call.name, call_id=call.id, arguments=arguments, decision=decision, decided_by=decided_by,
-            outcome=result.status, exit_code=result.exit_code, duration=round(result.duration, 3),
+            tool=call.name,
+            call_id=call.id,
+            arguments=arguments,
+            decision=decision,
+            decided_by=decided_by,
+            outcome=result.status,
+            exit_code=result.exit_code,
+            duration=round(result.duration, 3),
         )
 
 

@@ -128,7 +128,12 @@ class RetryingProvider:
     model: str = ""
 
     def __init__(
-        self, *, retries: int = 3, base_delay: float = 1.0, max_delay: float = 30.0, on_retry: RetryCallback | None = None
+        self,
+        *,
+        retries: int = 3,
+        base_delay: float = 1.0,
+        max_delay: float = 30.0,
+        on_retry: RetryCallback | None = None,
     ) -> None:
         self.retries = retries
         self.base_delay = base_delay

@@ -89,9 +89,7 @@ class LiteLLMProvider(RetryingProvider):
             usage = getattr(chunk, "usage", None)
             if usage is not None and not usage_seen and (usage.prompt_tokens or usage.completion_tokens):
                 usage_seen = True
-                yield UsageChunk(
-                    usage.prompt_tokens or 0, usage.completion_tokens or 0, self._cost(litellm, usage)
-                )
+                yield UsageChunk(usage.prompt_tokens or 0, usage.completion_tokens or 0, self._cost(litellm, usage))
             for choice in getattr(chunk, "choices", None) or ():
                 delta = getattr(choice, "delta", None)
                 if delta is not None:

@@ -42,8 +42,9 @@ def cost_of(model: str, prompt_tokens: int, completion_tokens: int) -> float | N
     if not isinstance(entry, dict):
         return None
     try:
-        return float(entry.get("input_cost_per_token", 0)) * prompt_tokens + float(
-            entry.get("output_cost_per_token", 0)
-        ) * completion_tokens
+        return (
+            float(entry.get("input_cost_per_token", 0)) * prompt_tokens
+            + float(entry.get("output_cost_per_token", 0)) * completion_tokens
+        )
     except (TypeError, ValueError):
         return None

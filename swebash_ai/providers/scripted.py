@@ -29,7 +29,7 @@ def calls(*items: tuple[str, Any] | tuple[str, Any, str], preface: str = "") -> 
     out: list[Chunk] = [TextChunk(preface)] if preface else []
     for n, item in enumerate(items):
         args = item[1] if isinstance(item[1], str) else json.dumps(item[1])
-        call_id = item[2] if len(item) > 2 else f"call_{n}"  # type: ignore[misc]
+        call_id = item[2] if len(item) > 2 else f"call_{n}"
         out.append(ToolCall(str(call_id), item[0], args))
     return [*out, FinishChunk("tool_calls")]
 

@@ -77,9 +77,7 @@ class ToolResult:
         return cls(False, message, "cancelled", **kw)
 
     def with_duration(self, seconds: float) -> ToolResult:
-        return ToolResult(
-            self.ok, self.content, self.status, self.exit_code, seconds, self.truncated, self.metadata
-        )
+        return ToolResult(self.ok, self.content, self.status, self.exit_code, seconds, self.truncated, self.metadata)
 
     @property
     def text(self) -> str:
@@ -269,10 +267,7 @@ class Tool:
                 problems.append(f"unknown argument '{where}' (accepted: {accepted})")
             else:
                 problems.append(f"'{where}': {err['msg']} (got {err.get('input')!r})")
-        return (
-            f"Invalid arguments for {self.name}: " + "; ".join(problems)
-            + f". Expected: {self._signature_hint()}."
-        )
+        return f"Invalid arguments for {self.name}: " + "; ".join(problems) + f". Expected: {self._signature_hint()}."
 
     def check(self, ctx: ToolContext, args: BaseModel) -> Verdict:
         """May this call run? A policy that raises is treated as ``ask``, never as allow."""
@@ -332,7 +327,12 @@ def tool(
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(f"tool {fn.__name__} must be an async function")
         return Tool(
-            fn, category=category, name=name, policy=policy, describe=describe, session_key=session_key,
+            fn,
+            category=category,
+            name=name,
+            policy=policy,
+            describe=describe,
+            session_key=session_key,
             preview=preview,
         )
 
@@ -371,9 +371,7 @@ class ToolRegistry:
         allow = set(settings.tools_allow)
         deny = set(settings.tools_deny)
         return cls(
-            t
-            for t in tools
-            if enabled.get(t.category, True) and (not allow or t.name in allow) and t.name not in deny
+            t for t in tools if enabled.get(t.category, True) and (not allow or t.name in allow) and t.name not in deny
         )
 
     def get(self, name: str) -> Tool | None:

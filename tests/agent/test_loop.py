@@ -134,10 +134,12 @@ async def test_tool_result_is_fed_back_and_loop_continues(workspace: Path) -> No
 
 
 async def test_parallel_calls_run_concurrently_and_results_keep_call_order(workspace: Path) -> None:
-    provider = ScriptedProvider([
-        scripted.calls(("slow", {"seconds": 0.4}), ("slow", {"seconds": 0.1}), ("slow", {"seconds": 0.2})),
-        scripted.text("ok"),
-    ])
+    provider = ScriptedProvider(
+        [
+            scripted.calls(("slow", {"seconds": 0.4}), ("slow", {"seconds": 0.1}), ("slow", {"seconds": 0.2})),
+            scripted.text("ok"),
+        ]
+    )
     conv = Conversation()
     start = time.monotonic()
     events = await run(make_agent(provider, workspace), conv)
@@ -150,9 +152,7 @@ async def test_parallel_calls_run_concurrently_and_results_keep_call_order(works
 
 
 async def test_parallelism_is_bounded(workspace: Path) -> None:
-    provider = ScriptedProvider([
-        scripted.calls(*[("slow", {"seconds": 0.2}) for _ in range(4)]), scripted.text("ok")
-    ])
+    provider = ScriptedProvider([scripted.calls(*[("slow", {"seconds": 0.2}) for _ in range(4)]), scripted.text("ok")])
     start = time.monotonic()
     await run(make_agent(provider, workspace, limits=LoopLimits(parallel=2)), Conversation())
     assert time.monotonic() - start >= 0.39  # 4 calls, 2 at a time: two rounds
@@ -207,9 +207,12 @@ async def test_max_iterations_tells_the_model_and_the_user(workspace: Path) -> N
 
 
 async def test_max_tool_calls_per_turn_answers_the_excess(workspace: Path) -> None:
-    provider = ScriptedProvider([
-        scripted.calls(*[("echo", {"text": str(i)}, f"c{i}") for i in range(5)]), scripted.text("enough"),
-    ])
+    provider = ScriptedProvider(
+        [
+            scripted.calls(*[("echo", {"text": str(i)}, f"c{i}") for i in range(5)]),
+            scripted.text("enough"),
+        ]
+    )
     conv = Conversation()
     events = await run(make_agent(provider, workspace, limits=LoopLimits(max_tool_calls=3)), conv)
     assert RAN == ["0", "1", "2"]
@@ -235,8 +238,7 @@ async def test_approval_denied_is_a_result_not_a_crash(workspace: Path) -> None:
     conv = Conversation()
     events = await run(make_agent(provider, workspace, approver), conv)
     assert not (workspace / "canary").exists()
-    assert any(isinstance(e, ApprovalRequested) and "would touch canary" in e.request.verdict.reasons
-               for e in events)
+    assert any(isinstance(e, ApprovalRequested) and "would touch canary" in e.request.verdict.reasons for e in events)
     assert "The user denied" in tool_messages(conv)[0]["content"]
     final = events[-1]
     assert isinstance(final, TurnFinished) and final.denied == 1 and final.text == "understood"
@@ -258,11 +260,16 @@ async def test_yes_allows_asks(workspace: Path) -> None:
 
 async def test_allow_for_session_covers_the_same_call_only(workspace: Path) -> None:
     approver = ScriptedApprover(Decision.ALLOW_SESSION, Decision.DENY)
-    provider = ScriptedProvider([
-        scripted.calls(("touch", {"target": "a"}, "c1")), scripted.text("1"),
-        scripted.calls(("touch", {"target": "a"}, "c2")), scripted.text("2"),
-        scripted.calls(("touch", {"target": "b"}, "c3")), scripted.text("3"),
-    ])
+    provider = ScriptedProvider(
+        [
+            scripted.calls(("touch", {"target": "a"}, "c1")),
+            scripted.text("1"),
+            scripted.calls(("touch", {"target": "a"}, "c2")),
+            scripted.text("2"),
+            scripted.calls(("touch", {"target": "b"}, "c3")),
+            scripted.text("3"),
+        ]
+    )
     agent = make_agent(provider, workspace, approver)
     conv = Conversation()
     for _ in range(3):
@@ -368,11 +375,16 @@ async def test_a_crashing_tool_is_an_error_result(workspace: Path) -> None:
 
 async def test_audit_log_records_why_with_secrets_redacted(workspace: Path, tmp_path: Path) -> None:
     log_path = tmp_path / "audit.jsonl"
-    provider = ScriptedProvider([
-        scripted.calls(("slow", {"seconds": 0, "api_key": "sk-abcdefghijklmnopqrstuvwx"}),
-                       ("touch", {"target": "t"}), ("forbidden", {})),
-        scripted.text("ok"),
-    ])
+    provider = ScriptedProvider(
+        [
+            scripted.calls(
+                ("slow", {"seconds": 0, "api_key": "sk-abcdefghijklmnopqrstuvwx"}),
+                ("touch", {"target": "t"}),
+                ("forbidden", {}),
+            ),
+            scripted.text("ok"),
+        ]
+    )
     agent = make_agent(provider, workspace, ScriptedApprover(Decision.ALLOW_ONCE), audit=AuditLog(log_path, "s1"))
     await run(agent, Conversation())
     text = log_path.read_text()

@@ -87,9 +87,7 @@ async def test_running_without_provider_raises_config_error(workspace: Path) -> 
         await run(session, "hi")
 
 
-def test_provider_key_in_environment_selects_a_default_model(
-    monkeypatch: pytest.MonkeyPatch, workspace: Path
-) -> None:
+def test_provider_key_in_environment_selects_a_default_model(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-123")
     session = Session(load_settings(), tools=[shout], probe_ollama=False)
     assert session.model.startswith("anthropic/")

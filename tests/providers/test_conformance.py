@@ -42,18 +42,26 @@ Factory = Callable[[FakeLLMServer, int], RetryingProvider]
 
 
 def _openai(server: FakeLLMServer, retries: int) -> RetryingProvider:
-    return OpenAIProvider("openai/fake-model", api_base=server.base_url, api_key="sk-x", retries=retries,
-                          base_delay=0.01, timeout=10)
+    return OpenAIProvider(
+        "openai/fake-model", api_base=server.base_url, api_key="sk-x", retries=retries, base_delay=0.01, timeout=10
+    )
 
 
 def _litellm_openai(server: FakeLLMServer, retries: int) -> RetryingProvider:
-    return LiteLLMProvider("openai/fake-model", api_base=server.base_url, api_key="sk-x", retries=retries,
-                           base_delay=0.01, timeout=10)
+    return LiteLLMProvider(
+        "openai/fake-model", api_base=server.base_url, api_key="sk-x", retries=retries, base_delay=0.01, timeout=10
+    )
 
 
 def _litellm_anthropic(server: FakeLLMServer, retries: int) -> RetryingProvider:
-    return LiteLLMProvider("anthropic/claude-sonnet-4-5", api_base=server.base_url, api_key="sk-ant-x",
-                           retries=retries, base_delay=0.01, timeout=10)
+    return LiteLLMProvider(
+        "anthropic/claude-sonnet-4-5",
+        api_base=server.base_url,
+        api_key="sk-ant-x",
+        retries=retries,
+        base_delay=0.01,
+        timeout=10,
+    )
 
 
 IMPLEMENTATIONS = [
@@ -71,8 +79,9 @@ def impl(request: pytest.FixtureRequest) -> Any:
     assert not server.violations, server.violations
 
 
-async def collect(provider: RetryingProvider, messages: list[dict[str, Any]] | None = None,
-                  tools: list[dict[str, Any]] | None = None) -> list[Chunk]:
+async def collect(
+    provider: RetryingProvider, messages: list[dict[str, Any]] | None = None, tools: list[dict[str, Any]] | None = None
+) -> list[Chunk]:
     msgs = messages or [{"role": "user", "content": "hi"}]
     return [c async for c in provider.stream(msgs, tools)]
 
@@ -111,13 +120,17 @@ async def test_one_tool_call_split_across_many_deltas(impl: Any) -> None:
 
 async def test_parallel_calls_keep_their_order_and_arguments(impl: Any) -> None:
     server, factory = impl
-    server.enqueue(Reply.tool_calls(
-        [("read_file", {"path": "a.txt"}), ("run_command", {"command": "ls -la"}), ("read_file", {"path": "b"})],
-        split=3,
-    ))
+    server.enqueue(
+        Reply.tool_calls(
+            [("read_file", {"path": "a.txt"}), ("run_command", {"command": "ls -la"}), ("read_file", {"path": "b"})],
+            split=3,
+        )
+    )
     calls = calls_of(await collect(factory(server, 0), tools=TOOLS))
     assert [(c.name, json.loads(c.arguments)) for c in calls] == [
-        ("read_file", {"path": "a.txt"}), ("run_command", {"command": "ls -la"}), ("read_file", {"path": "b"}),
+        ("read_file", {"path": "a.txt"}),
+        ("run_command", {"command": "ls -la"}),
+        ("read_file", {"path": "b"}),
     ]
     assert len({c.id for c in calls}) == 3
 
@@ -127,9 +140,17 @@ async def test_tool_results_are_sent_back_in_the_provider_format(impl: Any) -> N
     server.enqueue(Reply.text("The file says hi."))
     messages = [
         {"role": "user", "content": "read a.txt"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}
-        ]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "name": "read_file", "content": "hi"},
     ]
     chunks = await collect(factory(server, 0), messages, TOOLS)

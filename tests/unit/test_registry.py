@@ -58,7 +58,11 @@ def test_schema_comes_from_the_signature_and_docstring() -> None:
     assert params["properties"]["path"] == {"type": "string", "description": "Where to do it."}
     assert params["properties"]["mode"]["enum"] == ["a", "b"]
     assert params["properties"]["limit"] == {
-        "type": "integer", "minimum": 1, "maximum": 5, "default": 2, "description": "How many, at most five.",
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 5,
+        "default": 2,
+        "description": "How many, at most five.",
     }
     assert "title" not in str(params)
 
