@@ -1,0 +1,809 @@
+"""Filesystem tools: ``read_file``, ``list_dir``, ``exists``, ``metadata``, ``write_file``, ``edit_file``.
+
+Contract:
+    Every tool's ``policy`` is the path policy's verdict for the right operation (``read``, ``list``,
+    ``exists``, ``metadata``, ``write``): allow inside the workspace, ask outside it, deny for protected
+    paths.  Writes and edits *always* ask (the policy's ``allow`` is turned into ``ask``) and their
+    ``preview`` is the unified diff of exactly what will change.  Tools re-check the policy when they
+    run (a denied path is never touched, even if a caller skipped ``check``), never raise, and answer
+    problems with messages the model can act on.
+
+Why:
+    * Reads go through :func:`swebash_ai.safety.paths.open_for_read` (``O_NOFOLLOW|O_NONBLOCK``, regular
+      files only, the descriptor re-checked), so a FIFO cannot hang a turn and a swapped symlink cannot
+      redirect a read.  A file over ``fs_max_size`` is only read by line range, streamed line by line
+      with the same safe open, so a huge log never sits in memory.
+    * ``exists`` and ``metadata`` on a protected path answer with the same denial whether or not it
+      exists, and ``list_dir`` hides protected names: none of them is an existence oracle for secrets.
+    * Writes are atomic (temporary file in the same directory, ``fsync``, ``os.replace``) and keep the
+      file's permission bits, so an interrupted write never leaves half a file.  Edits decode with
+      ``surrogateescape`` so bytes that are not UTF-8 survive an edit unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import fnmatch
+import os
+import pwd
+import stat
+import tempfile
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal, cast
+
+from pydantic import Field
+
+from swebash_ai.safety.paths import PathPolicy, PathRefused, is_binary, open_for_read
+from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
+
+__all__ = ["TOOLS", "path_policy_of"]
+
+#: Directories ``list_dir`` shows but does not descend into when recursive (unless listed directly).
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
+_MAX_DIFF_LINES = 4000
+_STREAM_CHUNK = 1 << 16
+
+
+# --- shared plumbing -----------------------------------------------------------------------------------
+def path_policy_of(ctx: ToolContext) -> PathPolicy:
+    """The context's path policy, or a default one built from the settings (workspace = ``ctx.cwd``)."""
+    if ctx.path_policy is not None:
+        return cast(PathPolicy, ctx.path_policy)
+    roots = list(ctx.settings.workspace_roots) or [str(ctx.cwd)]
+    return PathPolicy(roots=roots, extra_deny=list(ctx.settings.path_deny))
+
+
+def denial_message(path: str, verdict: Verdict) -> str:
+    """The one denial text for a path: identical whether or not the path exists (no oracle)."""
+    reasons = "; ".join(verdict.reasons) or "blocked by policy"
+    return f"Access to '{path}' is not allowed: {reasons}. Do not retry; ask the user if you need it."
+
+
+def _verdict(ctx: ToolContext, path: str, op: str) -> Verdict:
+    return path_policy_of(ctx).check(path, op, str(ctx.cwd))
+
+
+def _guard(ctx: ToolContext, path: str, op: str) -> Path | ToolResult:
+    """Re-check the policy at run time and resolve the path; a denial result when it is denied."""
+    verdict = _verdict(ctx, path, op)
+    if verdict.decision == "deny":
+        return ToolResult.denied(denial_message(path, verdict), metadata={"rule": verdict.rule})
+    try:
+        return path_policy_of(ctx).resolve(path, str(ctx.cwd))
+    except PathRefused as exc:
+        return ToolResult.denied(f"Path '{path}' refused: {exc}.")
+
+
+def _path_policy(op: str) -> Any:
+    def policy(ctx: ToolContext, args: Any) -> Verdict:
+        return _verdict(ctx, args.path, op)
+
+    return policy
+
+
+def _write_policy(ctx: ToolContext, args: Any) -> Verdict:
+    verdict = _verdict(ctx, args.path, "write")
+    if verdict.decision == "allow":  # writes always need a person's yes, whatever the path policy says
+        return Verdict.ask(f"writes {args.path}", rule="fs.write")
+    return verdict
+
+
+def _session_key(op: str) -> Any:
+    def key(ctx: ToolContext, args: Any) -> str | None:
+        try:
+            return f"{op}:{path_policy_of(ctx).resolve(args.path, str(ctx.cwd))}"
+        except PathRefused:
+            return None
+
+    return key
+
+
+def _no_session_key(_ctx: ToolContext, _args: Any) -> str | None:
+    return None  # every write is approved on its own diff
+
+
+def _human(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    value, unit = float(size) / 1024, "KiB"
+    for bigger in ("MiB", "GiB"):
+        if value >= 1024:
+            value, unit = value / 1024, bigger
+    return f"{value:.1f} {unit}"
+
+
+_KINDS = {stat.S_IFREG: "file", stat.S_IFDIR: "directory", stat.S_IFLNK: "symlink", stat.S_IFIFO: "fifo",
+          stat.S_IFSOCK: "socket", stat.S_IFCHR: "device", stat.S_IFBLK: "device"}
+
+
+def _kind(mode: int) -> str:
+    return _KINDS.get(stat.S_IFMT(mode), "other")
+
+
+def _looks_binary(data: bytes) -> bool:
+    """NUL in the first 8 KiB, or mostly not UTF-8 (a Latin-1 text file still reads, with a note)."""
+    sample = data[:8192]
+    if not is_binary(sample):
+        return False
+    if b"\x00" in sample:
+        return True
+    bad = sample.decode("utf-8", "replace").count("\ufffd") - sample.count(b"\xef\xbf\xbd")
+    return bad > len(sample) * 0.3
+
+
+def _decode(data: bytes) -> tuple[str, int]:
+    """UTF-8 text and how many bytes could not be decoded (shown as U+FFFD)."""
+    try:
+        return data.decode("utf-8"), 0
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        return text, max(1, text.count("\ufffd") - data.count(b"\xef\xbf\xbd"))
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines the way editors and grep count them (only ``\\n`` ends a line; ``\\r`` is dropped)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _numbered(lines: list[str], first: int) -> str:
+    width = max(4, len(str(first + len(lines) - 1)))
+    return "\n".join(f"{n:>{width}}| {line}" for n, line in enumerate(lines, first))
+
+
+def _open_regular(path: Path) -> int:
+    """Open like ``open_for_read`` (no symlink, no blocking, regular file, fd re-checked); return the fd.
+
+    ``paths.open_for_read`` returns at most ``max_size`` bytes; streaming a line range out of a larger
+    file needs the descriptor itself, which ``paths`` does not offer.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise PathRefused(f"it is a {_kind(st.st_mode)}, only regular files can be read")
+        link = f"/proc/self/fd/{fd}"
+        if os.path.exists(link) and os.readlink(link) != str(path):
+            raise PathRefused("the path changed between the check and the open")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _stat_problem(path: str, resolved: Path, *, want: Literal["file", "dir"]) -> ToolResult | os.stat_result:
+    try:
+        st = os.stat(resolved)
+    except (FileNotFoundError, NotADirectoryError):
+        hint = "List the directory first" if want == "file" else "List its parent directory first"
+        return ToolResult.error(f"'{path}' not found. {hint} (list_dir) or search for it.")
+    except OSError as exc:
+        return ToolResult.error(f"Cannot access '{path}': {exc.strerror}.")
+    if want == "file" and stat.S_ISDIR(st.st_mode):
+        return ToolResult.error(f"'{path}' is a directory. Use list_dir to see what it holds.")
+    if want == "dir" and not stat.S_ISDIR(st.st_mode):
+        return ToolResult.error(f"'{path}' is not a directory. Use read_file or metadata on it.")
+    if want == "file" and not stat.S_ISREG(st.st_mode):
+        return ToolResult.error(
+            f"'{path}' is a {_kind(st.st_mode)}, not a regular file; only regular files can be read."
+        )
+    return st
+
+
+# --- read_file -----------------------------------------------------------------------------------------
+def _describe_read(args: Any) -> str:
+    if args.start_line == 1 and args.end_line is None:
+        return f"read {args.path}"
+    return f"read {args.path} lines {args.start_line}-{args.end_line if args.end_line else 'end'}"
+
+
+@tool(
+    "fs", policy=_path_policy("read"), describe=_describe_read, session_key=_session_key("read")
+)
+async def read_file(
+    ctx: ToolContext,
+    path: str,
+    start_line: Annotated[int, Field(ge=1)] = 1,
+    end_line: Annotated[int | None, Field(ge=1)] = None,
+) -> ToolResult | JSON:
+    """Read a text file, with line numbers ("  12| text"), whole or a range of lines.
+
+    Files larger than the size limit (fs_max_size, 1 MiB by default) are only read by line range: ask
+    for start_line/end_line. Binary files, directories, FIFOs and devices are refused. Text that is not
+    valid UTF-8 is shown with U+FFFD in place of the bad bytes (noted in the answer).
+
+    Args:
+        path: File path, relative to the working directory (or absolute, or starting with ~/).
+        start_line: First line to show, counting from 1.
+        end_line: Last line to show (inclusive); omit to read to the end.
+    """
+    return await asyncio.to_thread(_read_file, ctx, path, start_line, end_line)
+
+
+def _read_file(ctx: ToolContext, path: str, start: int, end: int | None) -> ToolResult:
+    resolved = _guard(ctx, path, "read")
+    if isinstance(resolved, ToolResult):
+        return resolved
+    if end is not None and end < start:
+        return ToolResult.error(f"end_line ({end}) is before start_line ({start}).")
+    st = _stat_problem(path, resolved, want="file")
+    if isinstance(st, ToolResult):
+        return st
+    limit = ctx.settings.fs_max_size
+    ranged = start > 1 or end is not None
+    too_big = (
+        f"'{path}' is {_human(st.st_size)} ({st.st_size} bytes), over the {limit}-byte limit "
+        "(fs_max_size). Read it in parts with start_line and end_line (e.g. 1-200), or search it."
+    )
+    if st.st_size > limit:
+        if not ranged:
+            return ToolResult.error(too_big)
+        return _read_range_streaming(path, resolved, start, end, limit, st.st_size)
+    try:
+        data, truncated = open_for_read(resolved, limit)
+    except PathRefused as exc:
+        return ToolResult.error(f"Refusing to read '{path}': {exc}")
+    except OSError as exc:
+        return ToolResult.error(f"Cannot read '{path}': {exc.strerror or exc}.")
+    if truncated:  # it grew since the stat
+        if not ranged:
+            return ToolResult.error(too_big)
+        return _read_range_streaming(path, resolved, start, end, limit, st.st_size)
+    if _looks_binary(data):
+        return ToolResult.error(
+            f"'{path}' is a binary file ({_human(len(data))}); read_file only shows text. "
+            "Use metadata for its size and type."
+        )
+    text, bad = _decode(data)
+    lines = _split_lines(text)
+    total = len(lines)
+    if total == 0:
+        return ToolResult.success(f"'{path}' is empty (0 lines).", metadata={"lines": 0})
+    if start > total:
+        return ToolResult.error(f"start_line {start} is past the end: '{path}' has {total} lines.")
+    last = min(end or total, total)
+    shown = f"lines {start}-{last} of {total}" if (start, last) != (1, total) else f"{total} lines"
+    parts = [f"{path} ({shown})"]
+    if bad:
+        parts.append(f"[note: {bad} byte(s) are not valid UTF-8 and are shown as \ufffd]")
+    parts.append(_numbered(lines[start - 1 : last], start))
+    if end is not None and end > total:
+        parts.append(f"[the file ends at line {total}]")
+    return ToolResult.success("\n".join(parts), metadata={"lines": total, "bytes": len(data)})
+
+
+def _read_range_streaming(
+    path: str, resolved: Path, start: int, end: int | None, limit: int, size: int
+) -> ToolResult:
+    """Lines ``start..end`` of a file over the limit, reading line by line and at most ``limit`` bytes."""
+    try:
+        fd = _open_regular(resolved)
+    except PathRefused as exc:
+        return ToolResult.error(f"Refusing to read '{path}': {exc}.")
+    except OSError as exc:
+        return ToolResult.error(f"Cannot read '{path}': {exc.strerror or exc}.")
+    kept: list[bytes] = []
+    budget = limit
+    lineno = 0
+    cut_at: int | None = None
+    with os.fdopen(fd, "rb") as f:
+        if _looks_binary(f.read(8192)):
+            return ToolResult.error(f"'{path}' is a binary file ({_human(size)}); read_file only shows text.")
+        f.seek(0)
+        while end is None or lineno < end:
+            if lineno + 1 < start:  # skip a line without holding it, however long it is
+                piece = f.readline(_STREAM_CHUNK)
+                if not piece:
+                    break
+                while piece and not piece.endswith(b"\n"):
+                    piece = f.readline(_STREAM_CHUNK)
+                lineno += 1
+                continue
+            line = f.readline(budget + 1)
+            if not line:
+                break
+            lineno += 1
+            if len(line) > budget:
+                cut_at = lineno
+                break
+            budget -= len(line)
+            kept.append(line)
+    if not kept:
+        if cut_at is not None:
+            return ToolResult.error(f"Line {cut_at} of '{path}' alone is longer than the {limit}-byte limit.")
+        return ToolResult.error(f"start_line {start} is past the end: '{path}' has {lineno} lines.")
+    text, bad = _decode(b"".join(kept))
+    lines = _split_lines(text)
+    last = start + len(lines) - 1
+    parts = [f"{path} (lines {start}-{last}; the file is {_human(size)}, over fs_max_size, so only this "
+             "range was read)"]
+    if bad:
+        parts.append(f"[note: {bad} byte(s) are not valid UTF-8 and are shown as \ufffd]")
+    parts.append(_numbered(lines, start))
+    if cut_at is not None:
+        parts.append(f"[cut at the {limit}-byte limit; continue with start_line={cut_at}]")
+    elif end is not None and last < end:
+        parts.append(f"[the file ends at line {last}]")
+    return ToolResult.success("\n".join(parts), truncated=cut_at is not None, metadata={"streamed": True})
+
+
+# --- list_dir ------------------------------------------------------------------------------------------
+def _describe_list(args: Any) -> str:
+    extra = f" (recursive, depth {args.max_depth})" if args.recursive else ""
+    return f"list {args.path}{extra}" + (f" matching {args.pattern}" if args.pattern else "")
+
+
+@tool("fs", policy=_path_policy("list"), describe=_describe_list, session_key=_session_key("list"))
+async def list_dir(
+    ctx: ToolContext,
+    path: str = ".",
+    recursive: bool = False,
+    max_depth: Annotated[int, Field(ge=1, le=10)] = 2,
+    show_hidden: bool = False,
+    pattern: str | None = None,
+    max_entries: Annotated[int, Field(ge=1, le=2000)] = 200,
+) -> ToolResult | JSON:
+    """List a directory: "name/" for directories, "name  (size)" for files, "name -> target" for links.
+
+    Recursive listings stop at max_depth and show .git, node_modules and __pycache__ without going
+    into them (list them directly to see inside). At most max_entries entries are shown, shallow ones
+    first, and the answer says how many were left out.
+
+    Args:
+        path: Directory to list, relative to the working directory.
+        recursive: Also list subdirectories, down to max_depth levels.
+        max_depth: Levels to go down when recursive (1 = only this directory).
+        show_hidden: Include names starting with a dot.
+        pattern: Glob on entry names, e.g. "*.py"; directories are still walked when recursive.
+        max_entries: Most entries to show.
+    """
+    return await asyncio.to_thread(
+        _list_dir, ctx, path, recursive, max_depth, show_hidden, pattern, max_entries
+    )
+
+
+def _entry_line(entry: os.DirEntry[str], rel: str, pruned: bool) -> str:
+    try:
+        if entry.is_symlink():
+            return f"{rel} -> {os.readlink(entry.path)}"
+        if entry.is_dir(follow_symlinks=False):
+            return f"{rel}/" + ("  (not expanded)" if pruned else "")
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return f"{rel}  [unreadable]"
+    if stat.S_ISREG(st.st_mode):
+        return f"{rel}  ({_human(st.st_size)})"
+    return f"{rel}  [{_kind(st.st_mode)}]"
+
+
+def _list_dir(
+    ctx: ToolContext, path: str, recursive: bool, max_depth: int, show_hidden: bool,
+    pattern: str | None, max_entries: int,
+) -> ToolResult:
+    resolved = _guard(ctx, path, "list")
+    if isinstance(resolved, ToolResult):
+        return resolved
+    st = _stat_problem(path, resolved, want="dir")
+    if isinstance(st, ToolResult):
+        return st
+    policy = path_policy_of(ctx)
+    depth_limit = max_depth if recursive else 1
+    shown: list[tuple[tuple[str, ...], str]] = []
+    found = 0
+    unreadable: list[str] = []
+    overflow_cap = max_entries + 50_000  # stop counting what is cut somewhere
+    queue: deque[tuple[str, str, int]] = deque([(str(resolved), "", 1)])
+    while queue and found < overflow_cap:
+        directory, rel, depth = queue.popleft()
+        try:
+            with os.scandir(directory) as it:
+                items = sorted(it, key=lambda e: e.name)
+        except OSError:
+            unreadable.append(rel or ".")
+            continue
+        for entry in items:
+            if not show_hidden and entry.name.startswith("."):
+                continue
+            if policy.denied_reason(Path(entry.path)) is not None:
+                continue  # protected names are not shown at all (no existence oracle)
+            erel = rel + entry.name
+            is_dir = entry.is_dir(follow_symlinks=False)
+            pruned = recursive and is_dir and entry.name in SKIP_DIRS
+            if is_dir and recursive and depth < depth_limit and not pruned:
+                queue.append((entry.path, erel + "/", depth + 1))
+            if pattern and not fnmatch.fnmatch(entry.name, pattern):
+                continue
+            found += 1
+            if len(shown) < max_entries:
+                shown.append((tuple(erel.split("/")), _entry_line(entry, erel, pruned)))
+    shown.sort(key=lambda item: item[0])
+    what = f"{found} entr{'y' if found == 1 else 'ies'}" + (f" matching {pattern!r}" if pattern else "")
+    how = f", recursive to depth {depth_limit}" if recursive else ""
+    lines = [f"{path} ({what}{how})"] + [line for _key, line in shown]
+    cut = found - len(shown)
+    if cut:
+        more = "at least " if queue else ""
+        lines.append(
+            f"[{more}{cut} more entries not shown (max_entries={max_entries}); narrow with a pattern, "
+            "a subdirectory or a smaller max_depth]"
+        )
+    if unreadable:
+        lines.append(f"[could not read: {', '.join(unreadable[:10])}]")
+    if not found:
+        lines.append("(empty)" if not pattern else "(nothing matches)")
+    return ToolResult.success("\n".join(lines), truncated=bool(cut), metadata={"entries": found})
+
+
+# --- exists / metadata ---------------------------------------------------------------------------------
+@tool(
+    "fs", policy=_path_policy("exists"), describe=lambda a: f"check whether {a.path} exists",
+    session_key=_session_key("exists"),
+)
+async def exists(ctx: ToolContext, path: str) -> ToolResult | JSON:
+    """Check whether a path exists, and what it is (file, directory, symlink, ...).
+
+    Args:
+        path: Path to check, relative to the working directory.
+    """
+    return await asyncio.to_thread(_exists, ctx, path)
+
+
+def _exists(ctx: ToolContext, path: str) -> ToolResult | JSON:
+    resolved = _guard(ctx, path, "exists")
+    if isinstance(resolved, ToolResult):
+        return resolved
+    out: dict[str, Any] = {"path": path, "exists": False}
+    lexical = path_policy_of(ctx).lexical(path, str(ctx.cwd))
+    try:
+        st = os.stat(resolved)
+    except OSError:
+        if os.path.islink(lexical):
+            out["type"] = "symlink (broken: its target does not exist)"
+        return out
+    out["exists"] = True
+    out["type"] = _kind(st.st_mode)
+    if os.path.islink(lexical):
+        out["symlink_to"] = str(resolved)
+    return out
+
+
+@tool(
+    "fs", policy=_path_policy("metadata"), describe=lambda a: f"show metadata of {a.path}",
+    session_key=_session_key("metadata"),
+)
+async def metadata(ctx: ToolContext, path: str) -> ToolResult | JSON:
+    """Size, type, modification time, permissions and owner of a path (does not read the content).
+
+    Args:
+        path: Path to inspect, relative to the working directory.
+    """
+    return await asyncio.to_thread(_metadata, ctx, path)
+
+
+def _metadata(ctx: ToolContext, path: str) -> ToolResult | JSON:
+    resolved = _guard(ctx, path, "metadata")
+    if isinstance(resolved, ToolResult):
+        return resolved
+    lexical = path_policy_of(ctx).lexical(path, str(ctx.cwd))
+    try:
+        st = os.stat(resolved)
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError | NotADirectoryError):
+            return ToolResult.error(f"'{path}' not found. List the directory first (list_dir).")
+        return ToolResult.error(f"Cannot stat '{path}': {exc.strerror}.")
+    out: dict[str, Any] = {
+        "path": path,
+        "resolved": str(resolved),
+        "type": _kind(st.st_mode),
+        "size": st.st_size,
+        "size_human": _human(st.st_size),
+        "modified": datetime.fromtimestamp(st.st_mtime).astimezone().isoformat(timespec="seconds"),
+        "permissions": stat.filemode(st.st_mode)[1:],
+        "mode": f"{stat.S_IMODE(st.st_mode):04o}",
+    }
+    try:
+        out["owner"] = pwd.getpwuid(st.st_uid).pw_name
+    except KeyError:
+        out["owner"] = st.st_uid
+    if os.path.islink(lexical):
+        out["symlink_target"] = os.readlink(lexical)
+    return out
+
+
+# --- write_file / edit_file ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Change:
+    """A planned write: where, the old bytes (``None``: a new file) and the new bytes."""
+
+    resolved: Path
+    old: bytes | None
+    new: bytes
+    replaced: int = 0
+    old_note: str = ""
+
+
+def _read_existing(path: str, resolved: Path, limit: int) -> bytes | ToolResult:
+    try:
+        data, truncated = open_for_read(resolved, limit)
+    except PathRefused as exc:
+        return ToolResult.error(f"Refusing to change '{path}': {exc}.")
+    except OSError as exc:
+        return ToolResult.error(f"Cannot read '{path}': {exc.strerror or exc}.")
+    if truncated:
+        return ToolResult.error(f"'{path}' is larger than the {limit}-byte limit (fs_max_size).")
+    return data
+
+
+def _plan_write(ctx: ToolContext, path: str, content: str, mode: str) -> _Change | ToolResult:
+    resolved = _guard(ctx, path, "write")
+    if isinstance(resolved, ToolResult):
+        return resolved
+    limit = ctx.settings.fs_max_size
+    new = content.encode("utf-8", "surrogateescape")
+    try:
+        st: os.stat_result | None = os.stat(resolved)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        return ToolResult.error(f"Cannot write '{path}': {exc.strerror}.")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return ToolResult.error(f"'{path}' is a {_kind(st.st_mode)}; only regular files can be written.")
+    if st is not None and mode == "create":
+        return ToolResult.error(
+            f"'{path}' already exists and mode='create' never overwrites. Use edit_file, or "
+            "mode='overwrite' if replacing the whole file is intended."
+        )
+    old: bytes | None = None
+    note = ""
+    if st is not None and mode == "append":
+        got = _read_existing(path, resolved, limit)
+        if isinstance(got, ToolResult):
+            return got
+        old, new = got, got + new
+    elif st is not None:
+        if st.st_size > limit:
+            old, note = b"", f"(the current file, {_human(st.st_size)}, is too large to show)"
+        else:
+            got = _read_existing(path, resolved, limit)
+            if isinstance(got, ToolResult):
+                return got
+            old = got
+            if _looks_binary(got):
+                old, note = b"", f"(the current file is binary, {_human(len(got))}; it will be replaced)"
+    if len(new) > limit:
+        return ToolResult.error(
+            f"The result would be {len(new)} bytes, over the {limit}-byte limit (fs_max_size). "
+            "Write a smaller file."
+        )
+    return _Change(resolved, old, new, old_note=note)
+
+
+def _diff_lines(path: str, change: _Change) -> list[str]:
+    old = (change.old or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    new = change.new.decode("utf-8", "replace").splitlines(keepends=True)
+    src = "/dev/null" if change.old is None else f"a/{path}"
+    out: list[str] = []
+    for line in difflib.unified_diff(old, new, src, f"b/{path}"):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return out
+
+
+def _counts(diff: list[str]) -> tuple[int, int]:
+    added = sum(1 for d in diff if d.startswith("+") and not d.startswith("+++"))
+    removed = sum(1 for d in diff if d.startswith("-") and not d.startswith("---"))
+    return added, removed
+
+
+def _render_preview(path: str, action: str, plan: _Change | ToolResult) -> str:
+    if isinstance(plan, ToolResult):
+        return f"This call will fail: {plan.text}"
+    diff = _diff_lines(path, plan)
+    added, removed = _counts(diff)
+    head = f"{action} {path}: +{added} -{removed} lines, {len(plan.new)} bytes"
+    if plan.old is None:
+        head += " (new file)"
+    parts = [head] + ([plan.old_note] if plan.old_note else [])
+    if not diff:
+        parts.append("(no change: the content is identical)")
+    shown = "".join(diff[:_MAX_DIFF_LINES])
+    if len(diff) > _MAX_DIFF_LINES:
+        shown += f"[... {len(diff) - _MAX_DIFF_LINES} more diff lines not shown]\n"
+    return "\n".join(parts) + "\n" + shown
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only portable way to read it; restored at once
+    os.umask(mask)
+    return mask
+
+
+def _atomic_write(target: Path, data: bytes, create_dirs: bool) -> None:
+    """Write ``data`` to ``target`` through a temporary file and ``os.replace``; keep the mode bits."""
+    parent = target.parent
+    if not parent.is_dir():
+        if not create_dirs:
+            raise FileNotFoundError(f"the directory {parent} does not exist (create_dirs=false)")
+        parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{target.name}.", suffix=".swebash-tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _commit(path: str, change: _Change, create_dirs: bool, verb: str) -> ToolResult:
+    try:
+        _atomic_write(change.resolved, change.new, create_dirs)
+    except OSError as exc:
+        return ToolResult.error(f"Could not write '{path}': {exc.strerror or exc}.")
+    added, removed = _counts(_diff_lines(path, change))
+    what = "new file, " if change.old is None else ""
+    return ToolResult.success(
+        f"{verb} '{path}' ({what}{len(change.new)} bytes written; +{added} -{removed} lines).",
+        metadata={"bytes": len(change.new), "added": added, "removed": removed, "path": str(change.resolved)},
+    )
+
+
+def _describe_write(args: Any) -> str:
+    size = len(args.content.encode("utf-8", "surrogateescape"))
+    return f"write {size} bytes to {args.path} ({args.mode})"
+
+
+@tool(
+    "fs", policy=_write_policy, describe=_describe_write, session_key=_no_session_key,
+    preview=lambda ctx, a: _render_preview(a.path, a.mode, _plan_write(ctx, a.path, a.content, a.mode)),
+)
+async def write_file(
+    ctx: ToolContext,
+    path: str,
+    content: str,
+    mode: Literal["overwrite", "append", "create"] = "overwrite",
+    create_dirs: bool = True,
+) -> ToolResult | JSON:
+    """Write a text file (UTF-8). Always needs the user's approval; they see the diff first.
+
+    Prefer edit_file for changing part of an existing file. The result must stay under the size limit
+    (fs_max_size, 1 MiB by default). The write is atomic and keeps the file's permissions.
+
+    Args:
+        path: File to write, relative to the working directory.
+        content: The full text to write (or to add, with mode="append").
+        mode: "overwrite" replaces the file, "append" adds to its end, "create" fails if it exists.
+        create_dirs: Create missing parent directories.
+    """
+    plan = await asyncio.to_thread(_plan_write, ctx, path, content, mode)
+    if isinstance(plan, ToolResult):
+        return plan
+    verb = {"overwrite": "Wrote", "append": "Appended to", "create": "Created"}[mode]
+    return await asyncio.to_thread(_commit, path, plan, create_dirs, verb)
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _near_match(text: str, old: str) -> str:
+    """A hint showing where ``old`` almost matches (cheap: exact stripped line, else a fuzzy line match)."""
+    first = next((line.strip() for line in old.split("\n") if line.strip()), "")
+    if not first:
+        return ""
+    lines = _split_lines(text)
+    idx = next((i for i, line in enumerate(lines) if line.strip() == first), None)
+    why = "the same text with different whitespace or indentation"
+    if idx is None and len(lines) <= 5000:
+        close = difflib.get_close_matches(first, [line.strip() for line in lines], n=1, cutoff=0.75)
+        if close:
+            idx = next(i for i, line in enumerate(lines) if line.strip() == close[0])
+            why = "similar text"
+    if idx is None:
+        return " Read the file again and copy the text exactly."
+    lo, hi = max(0, idx - 2), min(len(lines), idx + old.count("\n") + 3)
+    return (
+        f" Closest match ({why}) near line {idx + 1}:\n{_numbered(lines[lo:hi], lo + 1)}\n"
+        "Copy the text exactly (without the line-number prefix), including whitespace."
+    )
+
+
+def _plan_edit(ctx: ToolContext, path: str, old: str, new: str, count: int) -> _Change | ToolResult:
+    resolved = _guard(ctx, path, "write")
+    if isinstance(resolved, ToolResult):
+        return resolved
+    st = _stat_problem(path, resolved, want="file")
+    if isinstance(st, ToolResult):
+        if "not found" in st.text:
+            return ToolResult.error(f"'{path}' does not exist. Create it with write_file(mode='create').")
+        return st
+    data = _read_existing(path, resolved, ctx.settings.fs_max_size)
+    if isinstance(data, ToolResult):
+        return data
+    if _looks_binary(data):
+        return ToolResult.error(f"'{path}' is a binary file; edit_file only changes text files.")
+    if old == new:
+        return ToolResult.error("old and new are identical: there is nothing to change.")
+    text = data.decode("utf-8", "surrogateescape")
+    found = text.count(old)
+    if found == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
+        crlf_old = old.replace("\n", "\r\n")
+        if text.count(crlf_old):  # the file uses CRLF line ends; the model wrote LF
+            old, new = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n")
+            found = text.count(old)
+    if found == 0:
+        hint = _near_match(text, old)
+        return ToolResult.error(f"The text to replace (old) was not found in '{path}'.{hint}")
+    if count and found != count:
+        where: list[str] = []
+        pos = text.find(old)
+        while pos != -1 and len(where) < 10:
+            where.append(str(_line_of(text, pos)))
+            pos = text.find(old, pos + len(old))
+        return ToolResult.error(
+            f"old matches {found} times in '{path}' (at lines {', '.join(where)}), but count={count}. "
+            "Add surrounding lines to old so it matches exactly the place you mean, or set count to "
+            f"{found} (or 0) to replace every occurrence."
+        )
+    new_bytes = text.replace(old, new).encode("utf-8", "surrogateescape")
+    if len(new_bytes) > ctx.settings.fs_max_size:
+        return ToolResult.error(f"The edited file would be over the {ctx.settings.fs_max_size}-byte limit.")
+    return _Change(resolved, data, new_bytes, replaced=found)
+
+
+def _describe_edit(args: Any) -> str:
+    how = "every occurrence" if args.count == 0 else f"{args.count} occurrence{'s' * (args.count > 1)}"
+    return f"edit {args.path} (replace {how})"
+
+
+@tool(
+    "fs", policy=_write_policy, describe=_describe_edit, session_key=_no_session_key,
+    preview=lambda ctx, a: _render_preview(a.path, "edit", _plan_edit(ctx, a.path, a.old, a.new, a.count)),
+)
+async def edit_file(
+    ctx: ToolContext,
+    path: str,
+    old: Annotated[str, Field(min_length=1)],
+    new: str,
+    count: Annotated[int, Field(ge=0, le=10_000)] = 1,
+) -> ToolResult | JSON:
+    """Replace exact text in a file. Always needs the user's approval; they see the diff first.
+
+    old must match the file exactly (whitespace and indentation included, no line-number prefixes)
+    and exactly count times; otherwise nothing changes and the error says how many times it matched
+    and where. Include a few surrounding lines in old to make it unique.
+
+    Args:
+        path: File to edit, relative to the working directory.
+        old: The exact text to find.
+        new: The text to put in its place.
+        count: How many occurrences must match (all are replaced); 0 replaces all, however many.
+    """
+    plan = await asyncio.to_thread(_plan_edit, ctx, path, old, new, count)
+    if isinstance(plan, ToolResult):
+        return plan
+    result = await asyncio.to_thread(_commit, path, plan, False, "Edited")
+    if result.ok:
+        n = plan.replaced
+        return ToolResult.success(
+            f"{result.text[:-1]}; replaced {n} occurrence{'s' * (n > 1)}.", metadata=result.metadata
+        )
+    return result
+
+
+TOOLS: list[Tool] = [read_file, list_dir, exists, metadata, write_file, edit_file]
