@@ -1,0 +1,512 @@
+"""Search file contents: ``search``, a literal or regex search over a tree, grouped by file.
+
+Contract:
+    ``search(pattern, path=".", ...)`` walks ``path`` (a directory, or one file) and answers with the
+    matching lines grouped by file (``  12: text``, context lines ``  11- text``, ``--`` between groups),
+    the total number of matching lines and files, and a note when the output was cut at ``max_results``.
+    Its policy is the path policy's ``list`` verdict on the root (ask outside the workspace).
+
+Safety (never an oracle for secrets):
+    Every directory and file is judged by the same :class:`~swebash_ai.safety.paths.PathPolicy` rules as
+    ``read_file``: names (``.env``, keys, histories, ``path_deny`` globs) are checked for every entry, the
+    full path rules only in the few directories that lie above a protected path, and hard-linked files
+    get the full check.  Denied files are skipped silently and never counted, so a search cannot say
+    whether ``.env`` holds a word.  Symlinks that leave the tree are skipped; symlinked files inside the
+    tree are judged by their target; symlinked directories are not followed (no loops, no duplicates).
+    The walk opens every directory relative to its parent's descriptor with ``O_NOFOLLOW``, so swapping
+    a directory for a symlink during the walk cannot lead it elsewhere; files open with
+    ``O_NOFOLLOW|O_NONBLOCK`` and must be regular (FIFOs never block it).
+
+Speed (a 20,000-file tree must not feel slower than ``grep -r``; see ``bench/search_speed.py``):
+    ``os.scandir`` on directory descriptors, files read whole as bytes (each at most ``fs_max_size``,
+    larger ones skipped), a NUL in the first 8 KiB marks a binary file (skipped), and the pattern is
+    found on the whole buffer with ``bytes.find`` (literal; ``bytes.lower`` first when case-insensitive)
+    or one precompiled bytes regex before any line is split.  Only files that match pay for line
+    numbers.  The walk runs in a worker thread so the event loop (and the UI) stays responsive; it stops
+    when the call is cancelled or after a time budget.  Patterns with non-ASCII letters searched
+    case-insensitively, or regexes that need ``str`` semantics, fall back to decoding each file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import re
+import stat
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from swebash_ai.safety.paths import PathPolicy, PathRefused
+from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.fs import denial_message, path_policy_of
+from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
+
+__all__ = ["TOOLS", "search"]
+
+#: Version-control directories never searched.
+SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
+_MAX_LINE_CHARS = 300
+_MAX_OUTPUT_CHARS = 200_000
+_TIME_BUDGET = 60.0
+_MAX_DEPTH = 128
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class _Matcher:
+    """Finds the pattern in a whole file; ``haystack`` prepares the buffer, ``find`` scans it."""
+
+    def __init__(self, pattern: str, is_regex: bool, case_sensitive: bool) -> None:
+        self.text_mode = not pattern.isascii() and (is_regex or not case_sensitive)
+        self.lower = False
+        self.rx: re.Pattern[Any] | None = None
+        self.needle: bytes | str = pattern
+        flags = re.MULTILINE | (0 if case_sensitive else re.IGNORECASE)
+        if is_regex:
+            if not self.text_mode:
+                try:
+                    self.rx = re.compile(pattern.encode("utf-8"), flags)
+                except re.error:
+                    self.text_mode = True  # e.g. \\u escapes: only str patterns know them
+            if self.rx is None:
+                self.rx = re.compile(pattern, flags)  # raises re.error for a bad pattern
+        elif self.text_mode:
+            self.rx = re.compile(re.escape(pattern), flags)
+        else:
+            self.lower = not case_sensitive
+            self.needle = pattern.lower().encode() if self.lower else pattern.encode("utf-8")
+
+    def haystack(self, data: bytes) -> Any:
+        if self.text_mode:
+            return data.decode("utf-8", "replace")
+        return data.lower() if self.lower else data
+
+    def quick_reject(self, hay: Any) -> bool:
+        return self.rx.search(hay) is None if self.rx is not None else self.needle not in hay
+
+    def find(self, hay: Any, pos: int) -> int:
+        if self.rx is not None:
+            m = self.rx.search(hay, pos)
+            return -1 if m is None else m.start()
+        found: int = hay.find(self.needle, pos)
+        return found
+
+
+def _matching_line_starts(hay: Any, nl: Any, find: Callable[[Any, int], int]) -> list[int]:
+    """Start offsets of the lines holding at least one match (one entry per line)."""
+    out: list[int] = []
+    n = len(hay)
+    pos = 0
+    while pos <= n:
+        m = find(hay, pos)
+        if m < 0 or (m == n and (n == 0 or hay[n - 1 : n] == nl)):  # a match at EOF after "\n": no line
+            break
+        out.append(hay.rfind(nl, 0, m) + 1)
+        end = hay.find(nl, m)
+        if end < 0:
+            break
+        pos = end + 1
+    return out
+
+
+@dataclass
+class _FileHits:
+    rel: str
+    count: int
+    lines: list[tuple[int, bool, str]]  # (line number, is a match, text); (0, False, "") is a "--" gap
+
+
+@dataclass
+class _Outcome:
+    files: list[_FileHits] = field(default_factory=list)
+    total_lines: int = 0
+    total_files: int = 0
+    shown: int = 0
+    searched: int = 0
+    binary: int = 0
+    too_big: int = 0
+    links_out: int = 0
+    unreadable: int = 0
+    stopped: str = ""
+
+
+class _Gate:
+    """The path policy applied cheaply per entry (see the module docstring)."""
+
+    def __init__(self, policy: PathPolicy) -> None:
+        self.policy = policy
+        self.ancestors: set[str] | None = None
+        bases = getattr(policy, "deny_paths", None)
+        if bases is not None:
+            self.ancestors = {str(parent).lower() for base, _r in bases for parent in Path(base).parents}
+        self._names: dict[str, bool] = {}
+
+    def full_check_below(self, dir_abs: str) -> bool:
+        return self.ancestors is None or dir_abs.lower() in self.ancestors
+
+    def denied(self, abs_path: str, name: str, full: bool) -> bool:
+        if full:
+            return self.policy.denied_reason(Path(abs_path)) is not None
+        hit = self._names.get(name)
+        if hit is None:  # a one-component relative path: only the name and glob rules can apply
+            hit = self.policy.denied_reason(Path(name)) is not None
+            if len(self._names) < 100_000:
+                self._names[name] = hit
+        return hit
+
+    def read_denied(self, abs_path: str) -> bool:
+        return self.policy.check(abs_path, "read", None).decision == "deny"
+
+
+def _glob_hit(globs: list[str], rel: str, name: str) -> bool:
+    return any(fnmatch.fnmatchcase(rel if "/" in g else name, g) for g in globs)
+
+
+class _Search:
+    def __init__(
+        self, matcher: _Matcher, gate: _Gate, *, max_size: int, include: list[str], exclude: list[str],
+        context: int, max_results: int, stop: threading.Event,
+    ) -> None:
+        self.m = matcher
+        self.gate = gate
+        self.max_size = max_size
+        self.include = include
+        self.exclude = [g.rstrip("/") for g in exclude]
+        self.context = context
+        self.max_results = max_results
+        self.stop = stop
+        self.deadline = time.monotonic() + _TIME_BUDGET
+        self.out = _Outcome()
+        self.root_real = ""
+
+    # -- walking -----------------------------------------------------------------------------------------
+    def run_dir(self, root: Path) -> _Outcome:
+        self.root_real = str(root)
+        fd = os.open(root, _DIR_FLAGS)
+        try:
+            self._walk(fd, str(root), "", 0)
+        finally:
+            os.close(fd)
+        return self.out
+
+    def run_file(self, path: Path) -> _Outcome:
+        self.root_real = str(path.parent)
+        fd = os.open(path.parent, _DIR_FLAGS)
+        try:
+            if not self.gate.read_denied(str(path)):
+                self._file(fd, path.name, path.name, str(path))
+        finally:
+            os.close(fd)
+        return self.out
+
+    def _walk(self, dir_fd: int, dir_abs: str, rel: str, depth: int) -> None:
+        try:
+            with os.scandir(dir_fd) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            self.out.unreadable += 1
+            return
+        full = self.gate.full_check_below(dir_abs)
+        subdirs: list[tuple[str, str, str]] = []
+        for entry in entries:
+            if self.out.stopped or self._should_stop():
+                return
+            name = entry.name
+            abs_path = f"{dir_abs}/{name}" if dir_abs != "/" else f"/{name}"
+            erel = rel + name
+            if self.gate.denied(abs_path, name, full):
+                continue
+            try:
+                if entry.is_symlink():
+                    self._link(abs_path, erel)
+                    continue
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if name not in SKIP_DIRS and not (self.exclude and _glob_hit(self.exclude, erel, name)):
+                    subdirs.append((name, abs_path, erel))
+            elif self._wanted(erel, name):
+                self._file(dir_fd, name, erel, abs_path)
+        if depth >= _MAX_DEPTH:
+            return
+        for name, abs_path, erel in subdirs:
+            if self.out.stopped:
+                return
+            if self.gate.policy.denied_reason(Path(abs_path)) is not None:
+                continue
+            try:
+                sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+            except OSError:
+                self.out.unreadable += 1
+                continue
+            try:
+                self._walk(sub, abs_path, erel + "/", depth + 1)
+            finally:
+                os.close(sub)
+
+    def _should_stop(self) -> bool:
+        if self.stop.is_set():
+            self.out.stopped = "cancelled"
+        elif time.monotonic() > self.deadline:
+            self.out.stopped = f"time limit of {_TIME_BUDGET:.0f} s reached"
+        return bool(self.out.stopped)
+
+    def _wanted(self, rel: str, name: str) -> bool:
+        if self.include and not _glob_hit(self.include, rel, name):
+            return False
+        return not (self.exclude and _glob_hit(self.exclude, rel, name))
+
+    def _link(self, abs_path: str, rel: str) -> None:
+        target = os.path.realpath(abs_path)
+        if not Path(target).is_relative_to(self.root_real) or target == self.root_real:
+            self.out.links_out += 1
+            return
+        if not os.path.isfile(target) or not self._wanted(rel, rel.rsplit("/", 1)[-1]):
+            return  # directories inside the tree are searched where they really are
+        if self.gate.read_denied(target):
+            return
+        try:
+            fd = os.open(os.path.dirname(target), _DIR_FLAGS)
+        except OSError:
+            return
+        try:
+            self._file(fd, os.path.basename(target), rel, target)
+        finally:
+            os.close(fd)
+
+    # -- one file ----------------------------------------------------------------------------------------
+    def _read(self, dir_fd: int, name: str, abs_path: str) -> bytes | None:
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+        except OSError:
+            self.out.unreadable += 1
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_size > self.max_size:
+                self.out.too_big += 1
+                return None
+            if st.st_nlink > 1 and self.gate.read_denied(abs_path):
+                return None  # a hard link to a protected file
+            chunks = []
+            remaining = self.max_size + 1
+            while remaining > 0:
+                chunk = os.read(fd, min(remaining, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                remaining -= len(chunk)
+        except OSError:
+            self.out.unreadable += 1
+            return None
+        finally:
+            os.close(fd)
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if len(data) > self.max_size:
+            self.out.too_big += 1
+            return None
+        return data
+
+    def _file(self, dir_fd: int, name: str, rel: str, abs_path: str) -> None:
+        data = self._read(dir_fd, name, abs_path)
+        if not data:
+            return
+        if b"\x00" in data[:8192]:
+            self.out.binary += 1
+            return
+        self.out.searched += 1
+        m = self.m
+        hay = m.haystack(data)
+        if m.quick_reject(hay):
+            return
+        nl: Any = "\n" if m.text_mode else b"\n"
+        starts = _matching_line_starts(hay, nl, m.find)
+        if not starts:
+            return
+        out = self.out
+        out.total_files += 1
+        out.total_lines += len(starts)
+        room = self.max_results - out.shown
+        if room <= 0:
+            return
+        shown_starts = starts[:room]
+        out.shown += len(shown_starts)
+        display: Any = hay if m.text_mode else data
+        numbers: list[int] = []
+        line, prev = 1, 0
+        for s in shown_starts:
+            line += display.count(nl, prev, s)
+            prev = s
+            numbers.append(line)
+        out.files.append(_FileHits(rel, len(starts), self._lines(display, nl, shown_starts, numbers)))
+
+    def _lines(self, display: Any, nl: Any, starts: list[int], numbers: list[int]) -> list[tuple[int, bool, str]]:
+        if not self.context:
+            out = []
+            for s, n in zip(starts, numbers, strict=True):
+                end = display.find(nl, s)
+                out.append((n, True, _text(display[s : end if end >= 0 else len(display)])))
+            return out
+        all_lines = display.split(nl)
+        if all_lines and not all_lines[-1]:
+            all_lines.pop()
+        matches = set(numbers)
+        result: list[tuple[int, bool, str]] = []
+        last = 0
+        for n in numbers:
+            lo, hi = max(1, n - self.context, last + 1), min(len(all_lines), n + self.context)
+            if last and lo > last + 1:
+                result.append((0, False, ""))
+            for k in range(lo, hi + 1):
+                result.append((k, k in matches, _text(all_lines[k - 1])))
+            last = max(last, hi)
+        return result
+
+
+def _text(raw: bytes | str) -> str:
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    text = text.rstrip("\r")
+    return text if len(text) <= _MAX_LINE_CHARS else text[:_MAX_LINE_CHARS] + " …[line cut]"
+
+
+def _render(pattern: str, path: str, out: _Outcome, max_results: int) -> ToolResult:
+    head = (
+        f"{out.total_lines} matching line{'s' * (out.total_lines != 1)} in {out.total_files} "
+        f"file{'s' * (out.total_files != 1)} for {pattern!r} under {path} ({out.searched} files searched)"
+    )
+    notes = []
+    if out.total_lines > out.shown:
+        notes.append(
+            f"showing the first {out.shown} matching lines (max_results={max_results}); narrow it with a "
+            "more specific pattern, a subdirectory, or include globs"
+        )
+    skipped = [
+        f"{n} {what}"
+        for n, what in (
+            (out.binary, "binary"),
+            (out.too_big, "over the fs_max_size limit"),
+            (out.links_out, "symlinks leaving the tree"),
+            (out.unreadable, "unreadable"),
+        )
+        if n
+    ]
+    if skipped:
+        notes.append("skipped: " + ", ".join(skipped))
+    if out.stopped:
+        notes.append(f"stopped early ({out.stopped}): the counts are lower bounds")
+    parts = [head] + [f"[{n}]" for n in notes]
+    if not out.total_lines:
+        parts.append("No matches." + ("" if out.searched else " No text files were searched."))
+    size = sum(map(len, parts))
+    cut = False
+    for f in out.files:
+        block = [f"\n{f.rel} ({f.count} matching line{'s' * (f.count != 1)})"]
+        width = max(4, len(str(max(n for n, _m, _t in f.lines))))
+        for n, is_match, text in f.lines:
+            block.append("  --" if n == 0 else f"{n:>{width}}{':' if is_match else '-'} {text}")
+        chunk = "\n".join(block)
+        if size + len(chunk) > _MAX_OUTPUT_CHARS:
+            cut = True
+            parts.append(f"\n[output cut at {_MAX_OUTPUT_CHARS} characters; narrow the search]")
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    return ToolResult.success(
+        "\n".join(parts),
+        truncated=cut or out.total_lines > out.shown or bool(out.stopped),
+        metadata={"matches": out.total_lines, "files": out.total_files, "searched": out.searched},
+    )
+
+
+def _policy(ctx: ToolContext, args: Any) -> Verdict:
+    return path_policy_of(ctx).check(args.path, "list", str(ctx.cwd))
+
+
+def _session_key(ctx: ToolContext, args: Any) -> str | None:
+    try:
+        return f"search:{path_policy_of(ctx).resolve(args.path, str(ctx.cwd))}"
+    except PathRefused:
+        return None
+
+
+def _describe(args: Any) -> str:
+    kind = "regex" if args.regex else "text"
+    return f"search {args.path} for {kind} {args.pattern!r}"
+
+
+@tool("fs", policy=_policy, describe=_describe, session_key=_session_key)
+async def search(
+    ctx: ToolContext,
+    pattern: Annotated[str, Field(min_length=1)],
+    path: str = ".",
+    regex: bool = False,
+    case_sensitive: bool = False,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    context_lines: Annotated[int, Field(ge=0, le=10)] = 0,
+    max_results: Annotated[int, Field(ge=1, le=500)] = 50,
+) -> ToolResult | JSON:
+    """Search the contents of files under a directory (like grep -rn), grouped by file.
+
+    Matching lines are shown as "  12: text", context lines as "  11- text". Skips .git, binary files,
+    files over the size limit (fs_max_size), symlinks leaving the tree and protected files. Says how
+    many matching lines and files there are in total, and when the output was cut.
+
+    Args:
+        pattern: Text to find; a Python regular expression when regex is true.
+        path: Directory (or single file) to search, relative to the working directory.
+        regex: Treat pattern as a regular expression (Python re syntax) instead of literal text.
+        case_sensitive: Match letter case exactly.
+        include: Only search files matching one of these globs, e.g. ["*.py", "src/*"] (a glob without
+            "/" matches the file name, with "/" the path relative to the searched directory).
+        exclude: Skip files and directories matching one of these globs, e.g. ["tests", "*.min.js"].
+        context_lines: Lines of context to show before and after each match.
+        max_results: Most matching lines to show (all are counted).
+    """
+    policy = path_policy_of(ctx)
+    verdict = policy.check(path, "list", str(ctx.cwd))
+    if verdict.decision == "deny":
+        return ToolResult.denied(denial_message(path, verdict), metadata={"rule": verdict.rule})
+    try:
+        matcher = _Matcher(pattern, regex, case_sensitive)
+    except re.error as exc:
+        return ToolResult.error(
+            f"Invalid regular expression {pattern!r}: {exc}. Fix it, or use regex=false to search for the text."
+        )
+    root = policy.resolve(path, str(ctx.cwd))
+    stop = threading.Event()
+    job = _Search(
+        matcher, _Gate(policy), max_size=ctx.settings.fs_max_size, include=list(include or []),
+        exclude=list(exclude or []), context=context_lines, max_results=max_results, stop=stop,
+    )
+    try:
+        out = await asyncio.to_thread(_run, job, root)
+    except FileNotFoundError:
+        return ToolResult.error(f"'{path}' not found. List the directory first (list_dir).")
+    except OSError as exc:
+        return ToolResult.error(f"Cannot search '{path}': {exc.strerror or exc}.")
+    finally:
+        stop.set()  # a cancelled call stops the worker thread at the next file
+    return _render(pattern, path, out, max_results)
+
+
+def _run(job: _Search, root: Path) -> _Outcome:
+    st = os.stat(root)
+    if stat.S_ISDIR(st.st_mode):
+        return job.run_dir(root)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(0, "not a regular file or directory")
+    return job.run_file(root)
+
+
+TOOLS: list[Tool] = [search]
