@@ -36,6 +36,7 @@ class ProgramCheck:
     problems: list[str] = field(default_factory=list)
     paths: list[tuple[str, PathOp]] = field(default_factory=list)
     trees: list[str] = field(default_factory=list)  # directories whose files are all read
+    patterns: list[str] = field(default_factory=list)  # words taken as text (a pattern), not as paths
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,10 @@ class Spec:
     """Flag rules of one read-only program.
 
     ``forbidden_short``/``forbidden_long``: flags that write, execute, follow forever or read file lists.
-    ``short_values``/``long_values``: flags taking a value; ``path_values`` of those name a file to read.
+    ``short_values``/``long_values``: flags taking a *required* value (an optional value such as
+    ``--color[=WHEN]`` is only ever attached with ``=``, so those are not listed: listing them would
+    swallow the next word, e.g. the file in ``grep --color pat FILE``); ``path_values``: of those,
+    the ones naming a file to read.
     ``operands``: what non-option words are (paths to check, plain text, none allowed ...).
     """
 
@@ -97,7 +101,7 @@ SPECS: dict[str, Spec] = {
         long_values=_fs(
             "--regexp --file --max-count --after-context --before-context --context "
             "--include --exclude --exclude-dir --exclude-from --label --directories "
-            "--devices --color --colour --binary-files --group-separator"
+            "--devices --binary-files --group-separator"
         ),
         path_values=_fs("-f --file --exclude-from"),
     ),
@@ -119,17 +123,13 @@ SPECS: dict[str, Spec] = {
     ),
     "sort": Spec(
         short_values="ktSTo",
-        long_values=_fs(
-            "--key --field-separator --buffer-size --parallel --batch-size --random-source --sort"
-        ),
+        long_values=_fs("--key --field-separator --buffer-size --parallel --batch-size --random-source --sort"),
         path_values=_fs("--random-source"),
         forbidden_short="oT",
         forbidden_long=_fs("--output --compress-program --temporary-directory --files0-from"),
         why="writes to a file or runs a program",
     ),
-    "uniq": Spec(
-        short_values="fsw", long_values=_fs("--skip-fields --skip-chars --check-chars"), max_operands=1
-    ),
+    "uniq": Spec(short_values="fsw", long_values=_fs("--skip-fields --skip-chars --check-chars"), max_operands=1),
     "cut": Spec(
         short_values="bcdf",
         long_values=_fs("--bytes --characters --delimiter --fields --output-delimiter"),
@@ -138,9 +138,9 @@ SPECS: dict[str, Spec] = {
     "diff": Spec(
         short_values="UCIxXSLDFW",
         long_values=_fs(
-            "--unified --context --ignore-matching-lines --exclude --exclude-from "
+            "--ignore-matching-lines --exclude --exclude-from "
             "--starting-file --label --ifdef --show-function-line --width --from-file "
-            "--to-file --color --palette --tabsize"
+            "--to-file --palette --tabsize"
         ),
         path_values=_fs("-X --exclude-from --from-file --to-file"),
     ),
@@ -157,15 +157,15 @@ SPECS: dict[str, Spec] = {
         op="list",
         default_cwd=True,
         short_values="dtBX",
-        long_values=_fs("--max-depth --threshold --block-size --exclude --exclude-from --time-style --time"),
+        long_values=_fs("--max-depth --threshold --block-size --exclude --exclude-from --time-style"),
         path_values=_fs("-X --exclude-from"),
         forbidden_long=_fs("--files0-from"),
         why="reads a list of file names from a file",
     ),
     "df": Spec(
         op="metadata",
-        short_values="Bt",
-        long_values=_fs("--block-size --type --exclude-type --output"),
+        short_values="Btx",
+        long_values=_fs("--block-size --type --exclude-type"),
     ),
     "which": Spec(operands="text"),
     "type": Spec(operands="text"),
@@ -175,7 +175,7 @@ SPECS: dict[str, Spec] = {
     "date": Spec(
         operands="text",
         short_values="dIr",
-        long_values=_fs("--date --iso-8601 --reference --rfc-3339 --resolution"),
+        long_values=_fs("--date --reference --rfc-3339"),
         path_values=_fs("-r --reference"),
         forbidden_short="sf",
         forbidden_long=_fs("--set --file"),
@@ -193,9 +193,9 @@ SPECS: dict[str, Spec] = {
     "tree": Spec(
         op="list",
         default_cwd=True,
-        short_values="LPIH",
+        short_values="LPIHT",
         long_values=_fs("--charset --filelimit --timefmt --sort --gitfile"),
-        forbidden_short="o",
+        forbidden_short="oR",
         forbidden_long=_fs("--fromfile --output"),
         why="writes its output to a file",
     ),
@@ -362,9 +362,10 @@ def _check_spec(prog: str, spec: Spec, args: list[str]) -> ProgramCheck:
         )
         lists_files = prog == "rg" and any(x in ("--files", "--type-list") for x in args)
         if operands and not has_pattern_opt and not lists_files:
+            out.patterns.append(operands[0])
             operands = operands[1:]
         recursive = prog == "rg" or any(
-            x in ("--recursive", "--dereference-recursive", "--directories=recurse")
+            x in ("--recursive", "--dereference-recursive", "--directories=recurse", "recurse")
             or (x.startswith("-") and not x.startswith("--") and any(c in "rR" for c in x[1:]))
             for x in args
         )
@@ -376,6 +377,8 @@ def _check_spec(prog: str, spec: Spec, args: list[str]) -> ProgramCheck:
     elif spec.operands == "paths":
         if not operands and spec.default_cwd:
             operands = ["."]
+        if prog == "diff":  # diff DIR1 DIR2 reads the files in both; -r reads whole trees
+            out.trees += operands
         if prog in {"test", "["}:
             operands = [o for o in operands if not re.fullmatch(r"-\w+|[!=<>()\]]|!=|==", o)]
         out.paths += [(o, spec.op) for o in operands]
@@ -437,8 +440,7 @@ def _check_sed(args: list[str]) -> ProgramCheck:
         for part in re.split(r"[;\n]", s):
             if not _SED_CMD_RE.match(part):
                 out.problems.append(
-                    f"sed script {s!r} is not a plain print (it may write files with w, "
-                    "run commands with e, or edit)"
+                    f"sed script {s!r} is not a plain print (it may write files with w, run commands with e, or edit)"
                 )
                 break
     out.paths += [(o, "read") for o in operands]
@@ -483,9 +485,7 @@ def _check_jq(args: list[str]) -> ProgramCheck:
     return out
 
 
-_GIT_SUBCOMMANDS: frozenset[str] = _fs(
-    "status log diff show branch rev-parse ls-files blame shortlog describe tag"
-)
+_GIT_SUBCOMMANDS: frozenset[str] = _fs("status log diff show branch rev-parse ls-files blame shortlog describe tag")
 _GIT_FORBIDDEN_GLOBAL: tuple[str, ...] = (
     "-c",
     "--config-env",
@@ -500,7 +500,8 @@ _GIT_FORBIDDEN_GLOBAL: tuple[str, ...] = (
     "--list-cmds",
 )
 _GIT_FORBIDDEN_LONG: frozenset[str] = _fs(
-    "--output --ext-diff --textconv --exec --no-index --open-files-in-pager --upload-pack --receive-pack"
+    "--output --ext-diff --textconv --exec --no-index --open-files-in-pager --upload-pack --receive-pack "
+    "--contents --revs-file --ignore-revs-file"
 )
 _GIT_BRANCH_LIST_FLAGS: frozenset[str] = _fs(
     "-a -r -l -v -vv --list --all --remotes --verbose --show-current --no-color --color "
@@ -517,8 +518,7 @@ def _check_git(args: list[str]) -> ProgramCheck:
         name = a.partition("=")[0]
         if name in _GIT_FORBIDDEN_GLOBAL or (a.startswith("-c") and not a.startswith("--")):
             out.problems.append(
-                f"git {a} changes configuration or the repository used "
-                "(it can make git run arbitrary programs)"
+                f"git {a} changes configuration or the repository used (it can make git run arbitrary programs)"
             )
             return out
         if name not in (
@@ -553,14 +553,13 @@ def _check_git(args: list[str]) -> ProgramCheck:
             continue
         name = a.partition("=")[0]
         if a.startswith("--") and _long_match(name, _GIT_FORBIDDEN_LONG):
-            out.problems.append(f"git {sub} {name} writes files or runs external programs")
+            out.problems.append(f"git {sub} {name} writes files, reads other files or runs programs")
         if sub == "branch" and a.startswith("-") and name not in _GIT_BRANCH_LIST_FLAGS:
             out.problems.append(f"git branch {a} changes branches (only listing is auto-allowed)")
         if (
             sub == "tag"
             and a.startswith("-")
-            and name
-            not in ("-l", "--list", "-n", "--sort", "--contains", "--merged", "--no-merged", "--points-at")
+            and name not in ("-l", "--list", "-n", "--sort", "--contains", "--merged", "--no-merged", "--points-at")
         ):
             out.problems.append(f"git tag {a} changes tags (only listing is auto-allowed)")
     if sub in ("branch", "tag"):

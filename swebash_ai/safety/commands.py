@@ -107,7 +107,7 @@ class ParsedCommand:
     plain: bool = True
 
 
-_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "\n", ";;"})
+_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "\n"})
 _COMPOUND: dict[str, str] = {
     "subshell": "runs a subshell ( ... )",
     "compound_statement": "uses a command group { ...; }",
@@ -420,14 +420,7 @@ def _targets(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> list[st
     if not resolved:
         return reasons
     verb = _TARGET_VERBS[prog]
-    outside = [
-        p
-        for p in resolved
-        if not any(
-            os.path.realpath(p).startswith(str(r) + os.sep) or os.path.realpath(p) == str(r)
-            for r in paths.roots
-        )
-    ]
+    outside = [p for p in resolved if not paths.in_workspace(Path(os.path.realpath(p)))]
     noun = "path" if len(resolved) == 1 else "paths"
     text = f"{verb} {len(resolved)} {noun}"
     if outside:
@@ -538,7 +531,10 @@ class CommandPolicy:
 
     def assess(self, command: str, cwd: str | None = None) -> Verdict:
         """Allow, ask or deny ``command`` run in ``cwd`` (default: the first workspace root)."""
-        return self._assess(command, cwd or str(self.paths.roots[0]), 0)
+        try:
+            return self._assess(command, cwd or str(self.paths.roots[0]), 0)
+        except Exception as e:  # a policy never raises: an unexpected failure asks
+            return Verdict.ask(f"could not check this command ({type(e).__name__}: {e})", rule="command.error")
 
     def session_key(self, command: str) -> str | None:
         """JSON argv of one plain literal simple command, else ``None`` (never covers a compound)."""
@@ -609,6 +605,7 @@ class CommandPolicy:
         base = os.path.basename(prog) or prog
         arg_texts = [w.text if (w.tilde or not w.text.startswith("~")) else "./" + w.text for w in args]
         globs = {t for w, t in zip(args, arg_texts, strict=True) if w.glob}
+        unchecked = {t for w, t in zip(args, arg_texts, strict=True) if not w.literal}  # already asked
         verdicts: list[Verdict] = []
         inner_cmds, reasons = describe_dangers(base, arg_texts, cwd, self.paths)
         for inner in inner_cmds[:5]:
@@ -618,24 +615,47 @@ class CommandPolicy:
                     verdicts.append(iv)
                 reasons += [f"the inner command {r}" for r in iv.reasons[:3]]
         if "/" in prog:
-            reasons.insert(
-                0, f"runs {prog} by path: only bare program names on the read-only list run without asking"
-            )
+            reasons.insert(0, f"runs {prog} by path: only bare program names on the read-only list run without asking")
         elif name.escaped:
             reasons.insert(0, f"the program name is written with a backslash ({name.raw})")
         rule = check_allowed(base, arg_texts) if base in ALLOWED_PROGRAMS and "/" not in prog else None
         if rule is not None and not name.escaped:
             verdicts += [Verdict.ask(p, rule="command.flag") for p in rule.problems]
             for text, op in rule.paths:
+                if text in unchecked:
+                    continue
                 verdicts.append(self._path(text, op, cwd, None, base, text in globs))
             verdicts += [self._tree(t, cwd, base) for t in rule.trees if t not in globs]
+            for pat in rule.patterns:  # belt and braces: a misparsed option could shift a path here
+                if "/" in pat or pat.startswith("~"):
+                    pv = self._path(pat, "read", cwd, None, base)
+                    if pv.decision != "allow":
+                        verdicts.append(
+                            Verdict.ask(
+                                f"{base} takes {pat!r} as the pattern, but it looks like a path: {pv.reasons[0]}",
+                                rule="command.path",
+                            )
+                        )
+            for w, t in zip(args, arg_texts, strict=True):
+                if w.glob and any(os.path.basename(m).startswith("-") for m in self._expand(t, cwd)):
+                    verdicts.append(
+                        Verdict.ask(
+                            f"{base} {w.raw}: the glob matches a file name starting with '-', which {base} "
+                            "would read as an option",
+                            rule="command.path",
+                        )
+                    )
             verdicts.append(Verdict.ask(*reasons, rule="command.dangerous") if reasons else Verdict.allow())
             return Verdict.strictest(verdicts)
         # Not allowlisted: ask, explaining the danger; deny only when an argument is a protected path.
         for text in arg_texts:
-            value = text.partition("=")[2] if text.startswith("-") else text
-            if value and not value.startswith("-"):
-                pv = self._path(value, "read", cwd, None, base, text in globs)
+            if text in unchecked:
+                continue
+            values = [text.partition("=")[2]] if "=" in text else []  # --file=X, if=X
+            if not text.startswith("-"):
+                values.append(text)
+            for value in values:
+                pv = self._path(value, "read", cwd, None, base, text in globs) if value else Verdict.allow()
                 if pv.decision == "deny" and pv.rule != "path.denied.pseudo_fs":
                     verdicts.append(pv)
         if reasons:
@@ -674,9 +694,14 @@ class CommandPolicy:
             return Verdict.allow()
         if not root.is_dir():
             return Verdict.allow()
-        seen = 0
-        for dirpath, dirnames, filenames in os.walk(root):
-            for name in dirnames + filenames:
+        seen, stack = 0, [str(root)]
+        while stack:
+            try:
+                with os.scandir(stack.pop()) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            for e in entries:
                 seen += 1
                 if seen > MAX_TREE_ENTRIES:
                     return Verdict.ask(
@@ -684,14 +709,34 @@ class CommandPolicy:
                         "too many to check for protected files",
                         rule="command.path",
                     )
-                full = os.path.join(dirpath, name)
-                if self.paths.denied_reason(Path(full)):
+                try:
+                    link = e.is_symlink()
+                    multi = not link and e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_nlink > 1
+                    if not link and e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                except OSError:
+                    link = multi = False
+                denied = (
+                    self.paths.check(e.path, "read").decision == "deny"
+                    if link or multi
+                    else self.paths.denied_reason(Path(e.path)) is not None
+                )
+                if denied:
                     return Verdict.ask(
                         f"{prog} reads every file under {root}, including protected files such as "
-                        f"{full}: exclude them or name the files to search",
+                        f"{e.path}: exclude them or name the files to search",
                         rule="command.path",
                     )
         return Verdict.allow()
+
+    def _expand(self, pattern: str, cwd: str) -> list[str]:
+        """What the shell's glob expansion gives (no dotfiles for ``*``), relative to ``cwd``."""
+        if pattern.startswith("~/"):
+            pattern = str(self.paths.home) + pattern[1:]
+        try:
+            return _glob.glob(pattern, root_dir=cwd)
+        except (OSError, ValueError):
+            return []
 
     def _glob(self, pattern: str, op: str, cwd: str, prog: str) -> Verdict:
         parts = pattern.split("/")
@@ -702,18 +747,10 @@ class CommandPolicy:
             fixed.append(p)
         base = "/".join(fixed) or ("/" if pattern.startswith("/") else ".")
         verdicts = [self._path(base, "list", cwd, None, prog)]
-        full = pattern
-        if pattern.startswith("~/"):
-            full = str(self.paths.home) + pattern[1:]
-        try:
-            matches = _glob.glob(full, root_dir=cwd)
-        except (OSError, ValueError):
-            matches = []
+        matches = self._expand(pattern, cwd)
         if len(matches) > MAX_GLOB_MATCHES:
             verdicts.append(
-                Verdict.ask(
-                    f"{prog} {pattern}: matches {len(matches)} paths, too many to check", rule="command.path"
-                )
+                Verdict.ask(f"{prog} {pattern}: matches {len(matches)} paths, too many to check", rule="command.path")
             )
         for m in matches[:MAX_GLOB_MATCHES]:
             verdicts.append(self._path(m if m.startswith("/") else "./" + m, op, cwd, None, prog))

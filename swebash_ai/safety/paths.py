@@ -290,6 +290,12 @@ class PathPolicy:
         if op not in OPS:
             return Verdict.deny(f"unknown path operation {op!r}", rule="path.op")
         try:
+            return self._check(path, op, cwd)
+        except (OSError, RuntimeError, ValueError) as e:  # never raise; refuse what cannot be checked
+            return Verdict.deny(f"could not check this path ({type(e).__name__}: {e})", rule="path.error")
+
+    def _check(self, path: str, op: str, cwd: str | None) -> Verdict:
+        try:
             lexical = self._absolute(path, cwd)
         except PathRefused as e:
             return Verdict.deny(f"path refused: {e}", rule="path.syntax")
@@ -302,8 +308,7 @@ class PathPolicy:
             return Verdict.deny(SECRET_REASON, rule="path.denied.secret")
         if op == "write" and any(part.lower() == ".git" for p in (lexical, resolved) for part in p.parts):
             return Verdict.deny(
-                f"writing inside a .git directory is not allowed (it can install hooks that run code): "
-                f"{resolved}",
+                f"writing inside a .git directory is not allowed (it can install hooks that run code): {resolved}",
                 rule="path.git_write",
             )
         if self.in_workspace(resolved):
@@ -383,7 +388,5 @@ def is_binary(data: bytes) -> bool:
         sample.decode("utf-8")
     except UnicodeDecodeError as e:
         # A multibyte character cut by the sample or the size cap: "unexpected end of data".
-        return not (
-            e.end == len(sample) and len(sample) - e.start < 4 and e.reason == "unexpected end of data"
-        )
+        return not (e.end == len(sample) and len(sample) - e.start < 4 and e.reason == "unexpected end of data")
     return False

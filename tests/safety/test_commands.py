@@ -26,9 +26,8 @@ class Env:
     policy: CommandPolicy
 
 
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
-    tmp = Path(os.path.realpath(tmp_path))
+def _build(base: Path) -> Env:
+    tmp = Path(os.path.realpath(base))
     home = tmp / "home"
     ws = home / "proj"
     other = tmp / "other"
@@ -40,9 +39,22 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
     (ws / "docs" / "guide.md").write_text("guide\n")
     (ws / ".env").write_text("OPENAI_API_KEY=sk-x\n")
     (other / "x.txt").write_text("x")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.chdir(ws)
     return Env(home, ws, other, CommandPolicy(PathPolicy(roots=[ws], home=home)))
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
+    """A fresh layout per test (for tests that change files); HOME and cwd point into it."""
+    e = _build(tmp_path)
+    monkeypatch.setenv("HOME", str(e.home))
+    monkeypatch.chdir(e.ws)
+    return e
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Env:
+    """One layout for the read-only table tests (they never change files; home= is passed explicitly)."""
+    return _build(tmp_path_factory.mktemp("layout"))
 
 
 def _assess(env: Env, command: str) -> tuple[str, str]:
@@ -149,6 +161,19 @@ CASES = [
     ("jq -n env", "ask", ["environment"]),  # why: jq env dumps the environment
     ("printf -v x hi", "ask", ["printf -v"]),  # why: assigns a variable
     ("hostname evil", "ask", ["may change settings"]),  # why: sets the host name
+    ("grep --color token README.md", "allow", []),  # why: --color[=WHEN] does not take the next word
+    ("grep --color token .env", "deny", ["credentials/secrets"]),  # why: so the file after it is checked
+    ("grep -e x -- /etc/hosts", "ask", ["outside the workspace: /etc/hosts"]),  # why: -e then paths
+    ("grep -d recurse token .", "ask", ["protected files"]),  # why: -d recurse is recursive too
+    ("grep token /etc/passwd", "ask", ["outside the workspace: /etc/passwd"]),  # why: file operand
+    ("grep ~/.ssh/id_rsa README.md", "ask", ["looks like a path"]),  # why: pattern shaped like a path
+    ("diff -r . ../../other", "ask", ["protected files such as"]),  # why: diff -r reads the tree with .env
+    ("diff README.md docs/guide.md", "allow", []),  # why: two workspace files
+    ("git blame --contents ~/.ssh/id_rsa README.md", "ask", ["--contents"]),  # why: reads another file
+    ("tree -R -L 1", "ask", ["tree -R"]),  # why: -R writes HTML files with -H
+    ("dd if=~/.ssh/id_rsa of=x", "deny", ["credentials/secrets"]),  # why: key=value operands checked
+    ("cp x --target-directory=~/.ssh", "deny", ["credentials/secrets"]),  # why: --opt=value checked
+    ("ls ;; ls", "ask", ["';;'"]),  # why: ;; outside case is not plain
     # --- secrets and the workspace boundary
     ("cat ~/.ssh/id_rsa", "deny", ["credentials/secrets", "rule=path.denied.secret"]),  # why: private key
     ("cat .env", "deny", ["credentials/secrets"]),  # why: dotenv
@@ -226,11 +251,12 @@ CASES = [
 
 
 @pytest.mark.parametrize(("command", "decision", "needles"), CASES)
-def test_assess_table(env: Env, command: str, decision: str, needles: list[str]) -> None:
-    got, text = _assess(env, command)
+def test_assess_table(shared: Env, command: str, decision: str, needles: list[str]) -> None:
+    got, text = _assess(shared, command)
     assert got == decision, text
     for n in needles:
-        n = n.replace("{home}", str(env.home)).replace("{ws}", str(env.ws)).replace("{other}", str(env.other))
+        n = n.replace("{home}", str(shared.home)).replace("{ws}", str(shared.ws))
+        n = n.replace("{other}", str(shared.other))
         assert n in text, f"{n!r} not in {text!r}"
 
 
@@ -252,6 +278,34 @@ def test_glob_that_matches_a_secret(env: Env) -> None:
     (env.ws / "key.pem").write_text("x")
     assert _assess(env, "cat *.pem")[0] == "deny"
     assert _assess(env, "cat *.md")[0] == "allow"
+
+
+def test_recursive_read_through_symlink_to_secret(env: Env) -> None:
+    # why: grep -R follows a workspace link into ~/.ssh even though no name there looks secret
+    (env.ws / ".env").unlink()
+    assert _assess(env, "grep -R token .")[0] == "allow"
+    (env.ws / "src" / "cfg").symlink_to(env.home / ".ssh")
+    decision, text = _assess(env, "grep -R token .")
+    assert decision == "ask"
+    assert "src/cfg" in text
+
+
+def test_recursive_read_hard_link_to_secret(env: Env) -> None:
+    # why: a hard link to the key inside the tree is found by inode
+    (env.ws / ".env").unlink()
+    os.link(env.home / ".ssh" / "id_rsa", env.ws / "src" / "notes.txt")
+    decision, text = _assess(env, "rg token src")
+    assert decision == "ask"
+    assert "notes.txt" in text
+
+
+def test_glob_matching_option_like_file(env: Env) -> None:
+    # why: `sort *` with a file named "-o" would become sort -o ... and write
+    assert _assess(env, "sort *.md")[0] == "allow"
+    (env.ws / "-o.md").write_text("x")
+    decision, text = _assess(env, "sort *.md")
+    assert decision == "ask"
+    assert "starting with '-'" in text
 
 
 def test_symlink_argument_to_secret(env: Env) -> None:
@@ -304,8 +358,8 @@ SESSION_KEYS = [
 
 
 @pytest.mark.parametrize(("command", "key"), SESSION_KEYS)
-def test_session_key(env: Env, command: str, key: str | None) -> None:
-    assert env.policy.session_key(command) == key
+def test_session_key(shared: Env, command: str, key: str | None) -> None:
+    assert shared.policy.session_key(command) == key
 
 
 def test_session_key_does_not_cover_other_commands(env: Env) -> None:

@@ -28,9 +28,8 @@ class Env:
     policy: PathPolicy
 
 
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
-    tmp = Path(os.path.realpath(tmp_path))
+def _build(base: Path) -> Env:
+    tmp = Path(os.path.realpath(base))
     home = tmp / "home"
     ws = home / "proj"
     outside = tmp / "outside"
@@ -49,10 +48,23 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
     (ws / "id_rsa.pub").write_text("ssh-rsa AAAA")
     (ws / "id_utils.py").write_text("x = 1\n")
     (outside / "notes.txt").write_text("outside\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.chdir(ws)
     policy = PathPolicy(roots=[ws], home=home, protected_files=[home / "app.toml"], extra_deny=["*.sqlite"])
     return Env(tmp, home, ws, outside, policy)
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
+    """A fresh layout per test (for tests that change files); HOME and cwd point into it."""
+    e = _build(tmp_path)
+    monkeypatch.setenv("HOME", str(e.home))
+    monkeypatch.chdir(e.ws)
+    return e
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Env:
+    """One layout for the read-only table tests (they never change files; home= is passed explicitly)."""
+    return _build(tmp_path_factory.mktemp("layout"))
 
 
 # (path, op, expected decision, substring expected in the reasons or the rule)
@@ -109,8 +121,8 @@ CHECK_CASES = [
 
 
 @pytest.mark.parametrize(("path", "op", "decision", "needle"), CHECK_CASES)
-def test_check_table(env: Env, path: str, op: str, decision: str, needle: str) -> None:
-    v = env.policy.check(path, op, cwd=str(env.ws))
+def test_check_table(shared: Env, path: str, op: str, decision: str, needle: str) -> None:
+    v = shared.policy.check(path, op, cwd=str(shared.ws))
     assert v.decision == decision, v
     assert needle in " ".join(v.reasons) + " " + v.rule, v
 
@@ -203,9 +215,9 @@ def test_plain_hard_link_between_harmless_files_is_allowed(env: Env) -> None:
         ("~/.bash_history", "~/.zsh_history", "metadata"),  # why: histories
     ],
 )
-def test_denied_paths_are_not_an_existence_oracle(env: Env, existing: str, missing: str, op: str) -> None:
-    a = env.policy.check(existing, op)
-    b = env.policy.check(missing, op)
+def test_denied_paths_are_not_an_existence_oracle(shared: Env, existing: str, missing: str, op: str) -> None:
+    a = shared.policy.check(existing, op)
+    b = shared.policy.check(missing, op)
     assert a.decision == b.decision == "deny"
     assert a.reasons == b.reasons == [SECRET]
     assert a.rule == b.rule
