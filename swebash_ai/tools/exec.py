@@ -405,6 +405,8 @@ class _Live:
             self.timer = None
         text = self.carry + "".join(self.pending)
         self.pending, self.size, self.carry = [], 0, ""
+        if len(text) > _LIVE_MAX:
+            text = "…" + text[len(text) - _LIVE_MAX :]
         esc = text.rfind("\x1b")
         if not final and esc >= 0 and len(text) - esc < 256 and not _COMPLETE_ESCAPE.match(text, esc):
             text, self.carry = text[:esc], text[esc:]

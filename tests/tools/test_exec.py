@@ -1,0 +1,316 @@
+"""run_command / run_process with real processes: output, escapes, limits, environment, tree kills, sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from swebash_ai.config import load_settings
+from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.tools import exec as exec_mod
+from swebash_ai.tools.exec import TOOLS, build_argv, clean_output, run_command, run_process
+from swebash_ai.tools.registry import Tool, ToolContext, ToolResult
+
+
+def make_ctx(workspace: Path, on_output: Any = None, command_policy: Any = None, **settings: Any) -> ToolContext:
+    ctx = ToolContext(
+        settings=load_settings(settings).settings, cwd=workspace,
+        path_policy=PathPolicy(roots=[workspace]), command_policy=command_policy,
+    )
+    if on_output is not None:
+        ctx.on_output = on_output
+    return ctx
+
+
+async def call(t: Tool, ctx: ToolContext, **args: Any) -> ToolResult:
+    """Validate, check the policy, run: what the loop does (``ask`` counts as approved here)."""
+    parsed = t.parse_arguments(args)
+    assert not isinstance(parsed, ToolResult), parsed.content
+    verdict = t.check(ctx, parsed)
+    if verdict.decision == "deny":
+        return ToolResult.denied("; ".join(verdict.reasons))
+    return await t.invoke(ctx, parsed)
+
+
+# A tree of sleepers, each recording its pid: a background job, an orphan from a subshell, a grandchild
+# that escapes the process group with setsid, the shell itself, and a foreground-ish sleeper.
+def sleeper_tree(pids: Path) -> str:
+    return (
+        f"sleep 100 & echo $! >> {pids}; (sleep 100 & echo $! >> {pids}); "
+        f"setsid sleep 100 & echo $! >> {pids}; echo $$ >> {pids}; sleep 100 & echo $! >> {pids}; wait"
+    )
+
+
+def read_pids(pids: Path) -> list[int]:
+    return [int(x) for x in pids.read_text().split()] if pids.exists() else []
+
+
+def survivors(pids: list[int]) -> list[int]:
+    return [p for p in pids if psutil.pid_exists(p)]
+
+
+def test_exports_one_tool() -> None:
+    assert [t.name for t in TOOLS] == ["run_command"]
+    assert run_command.category == "exec"
+
+
+async def test_stdout_stderr_and_exit_codes(workspace: Path) -> None:
+    ctx = make_ctx(workspace)
+    res = await call(run_command, ctx, command="echo hello; echo oops >&2; exit 3")
+    assert res.status == "error" and not res.ok and res.exit_code == 3
+    assert res.text == "exit code 3\nstdout:\nhello\nstderr:\noops"
+    ok = await call(run_command, ctx, command="true")
+    assert ok.status == "ok" and ok.ok and ok.exit_code == 0 and "(no output)" in ok.text
+
+
+async def test_killed_by_signal_is_named(workspace: Path) -> None:
+    res = await call(run_command, make_ctx(workspace), command="kill -KILL $$")
+    assert res.exit_code == 137 and "killed by SIGKILL" in res.text
+
+
+async def test_escapes_stripped_and_bad_utf8_replaced(workspace: Path) -> None:
+    cmd = (r"printf '\033[1;31mred\033[0m \033]0;title\007\033]8;;http://x\033\\link\033]8;;\033\\ "
+           r"bell\007 \033(Bok\n'; printf 'bad \377\376 end\n'")
+    res = await call(run_command, make_ctx(workspace), command=cmd)
+    assert "\x1b" not in res.text and "\x07" not in res.text
+    assert "red link bell ok" in res.text
+    assert "bad \ufffd\ufffd end" in res.text
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("\x1b[31mred\x1b[0m", "red"),  # CSI colours
+        ("\x1b]0;title\x07x", "x"),  # OSC ended by BEL
+        ("\x1b]8;;http://a\x1b\\link\x1b]8;;\x1b\\", "link"),  # OSC 8 hyperlink ended by ST
+        ("\x1bPq#0;2;0;0;0\x1b\\x", "x"),  # DCS (sixel)
+        ("a\x1b7b\x1b8c", "abc"),  # two-character escapes
+        ("10%\r50%\r100%\n", "100%\n"),  # progress bar: what the terminal finally shows
+        ("a\r\nb", "a\nb"),  # CRLF
+        ("x\x08\x00\x9by", "xy"),  # stray C0/C1 controls
+        ("tab\tkept\n", "tab\tkept\n"),  # tabs and newlines stay
+    ],
+)
+def test_clean_output(raw: str, clean: str) -> None:
+    assert clean_output(raw) == clean
+
+
+async def test_cwd_argument(workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    ctx = make_ctx(workspace)
+    res = await call(run_command, ctx, command="pwd", cwd="sub")
+    assert res.ok and res.text.endswith(str((workspace / "sub").resolve()))
+    missing = await call(run_command, ctx, command="pwd", cwd="nope")
+    assert missing.status == "error" and "does not exist" in missing.text
+
+
+def test_policy_describe_and_session_key(workspace: Path, isolated_env: Path) -> None:
+    ctx = make_ctx(workspace)
+    args = run_command.parse_arguments({"command": "ls -la\nrm -rf /" + " x" * 100})
+    assert not isinstance(args, ToolResult)
+    assert run_command.check(ctx, args).decision == "ask"  # no command policy: ask
+    assert run_command.session_key(ctx, args) is None
+    line = run_command.describe(args)
+    assert line.startswith("$ ls -la rm -rf /") and "\n" not in line and len(line) <= 125
+    outside = run_command.parse_arguments({"command": "ls", "cwd": "/usr"})
+    assert not isinstance(outside, ToolResult)
+    assert run_command.check(ctx, outside).decision == "ask"
+    (isolated_env / ".ssh").mkdir()
+    secret = run_command.parse_arguments({"command": "ls", "cwd": str(isolated_env / ".ssh")})
+    assert not isinstance(secret, ToolResult)
+    assert run_command.check(ctx, secret).decision == "deny"
+    bad = run_command.parse_arguments({"command": "ls", "timeout": 301})
+    assert isinstance(bad, ToolResult) and bad.status == "error"
+
+
+def test_policy_uses_the_command_policy(workspace: Path) -> None:
+    commands = pytest.importorskip("swebash_ai.safety.commands")
+    policy = commands.CommandPolicy(PathPolicy(roots=[workspace]))
+    ctx = make_ctx(workspace, command_policy=policy)
+    for command, decision in (("ls", "allow"), ("rm -rf build", "ask")):
+        args = run_command.parse_arguments({"command": command})
+        assert not isinstance(args, ToolResult)
+        assert run_command.check(ctx, args).decision == decision, command
+
+
+async def test_over_length_command_refused(workspace: Path) -> None:
+    command = "touch ran; #" + "x" * 10_000
+    res = await run_command.invoke(make_ctx(workspace), run_command.args_model(command=command))
+    assert res.status == "error" and "limit is 10000" in res.text
+    assert not (workspace / "ran").exists()
+
+
+async def test_timeout_kills_the_whole_tree(workspace: Path, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    start = time.monotonic()
+    res = await call(run_command, make_ctx(workspace), command=sleeper_tree(pids), timeout=1)
+    elapsed = time.monotonic() - start
+    assert res.status == "timeout" and "timed out after 1 s" in res.text
+    assert res.for_model().startswith("Timed out: ")
+    assert 1.0 <= elapsed < 2.5
+    recorded = read_pids(pids)
+    assert len(recorded) == 5
+    assert survivors(recorded) == []
+
+
+async def test_cancellation_kills_the_whole_tree(workspace: Path, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    task = asyncio.create_task(call(run_command, make_ctx(workspace), command=sleeper_tree(pids), timeout=60))
+    for _ in range(200):
+        if len(read_pids(pids)) == 5:
+            break
+        await asyncio.sleep(0.01)
+    recorded = read_pids(pids)
+    assert len(recorded) == 5 and survivors(recorded) == recorded
+    start = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - start < 1.5
+    assert survivors(recorded) == []
+
+
+async def test_background_jobs_are_stopped_when_the_command_ends(workspace: Path, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    res = await call(run_command, make_ctx(workspace),
+                     command=f"nohup sleep 100 >/dev/null 2>&1 & echo $! > {pids}; echo done")
+    assert res.ok and "done" in res.text and "1 background process(es)" in res.text
+    assert survivors(read_pids(pids)) == []
+
+
+async def test_flood_is_bounded(workspace: Path) -> None:
+    ctx = make_ctx(workspace, exec_max_output=10_000)
+    tracemalloc.start()
+    try:
+        res = await call(run_command, ctx, command="yes", timeout=2)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert res.status == "timeout" and res.truncated
+    assert len(res.text) <= 10_000 + 300
+    assert "bytes cut …]" in res.text
+    assert res.metadata["stdout_bytes"] > 1_000_000
+    assert peak < 4_000_000, peak
+
+
+async def test_pipe_into_head_exits_quickly(workspace: Path) -> None:
+    start = time.monotonic()
+    res = await call(run_command, make_ctx(workspace), command="yes | head -n 3")
+    assert res.ok and res.text == "exit code 0\nstdout:\ny\ny\ny"
+    assert time.monotonic() - start < 2
+
+
+async def test_live_output_arrives_before_the_end(workspace: Path) -> None:
+    seen: list[tuple[float, str]] = []
+    ctx = make_ctx(workspace, on_output=lambda text: seen.append((time.monotonic(), text)))
+    res = await call(run_command, ctx, command="echo a; sleep 0.5; echo b")
+    end = time.monotonic()
+    assert res.ok
+    assert seen and seen[0][1] == "a\n" and end - seen[0][0] >= 0.4
+    assert "".join(t for _, t in seen) == "a\nb\n"
+
+
+async def test_live_output_is_coalesced(workspace: Path) -> None:
+    calls: list[str] = []
+    ctx = make_ctx(workspace, on_output=calls.append)
+    await call(run_command, ctx, command="yes", timeout=1)
+    assert 1 <= len(calls) <= 30
+    assert all(len(c) <= 20_000 for c in calls)
+
+
+async def test_secrets_and_startup_hooks_are_scrubbed(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    canary = tmp_path / "bash_env_ran"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"touch {canary}\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-hidden-value-123456789")
+    monkeypatch.setenv("MY_TOKEN", "tok-hidden-987")
+    monkeypatch.setenv("BASH_ENV", str(hook))
+    monkeypatch.setenv("ENV", str(hook))
+    monkeypatch.setenv("BASH_FUNC_true%%", "() { touch " + str(canary) + "; }")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    res = await call(run_command, make_ctx(workspace), command="env; true")
+    assert "hidden" not in res.text and "OPENAI_API_KEY" not in res.text and "MY_TOKEN" not in res.text
+    assert "HARMLESS_SETTING=visible" in res.text
+    for line in ("PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "TERM=dumb", "NO_COLOR=1"):
+        assert line in res.text.splitlines()
+    assert not canary.exists()
+
+
+async def test_no_tty_and_no_stdin(workspace: Path) -> None:
+    res = await call(run_command, make_ctx(workspace), command="cat; tty; exit 0")
+    assert res.ok and "not a tty" in res.text  # cat read EOF at once; no controlling terminal
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+async def test_git_reads_cannot_run_repository_programs(workspace: Path, tmp_path: Path) -> None:
+    canary = tmp_path / "fsmonitor_ran"
+    monitor = tmp_path / "monitor.sh"
+    monitor.write_text(f"#!/bin/sh\ntouch {canary}\n")
+    monitor.chmod(0o755)
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    subprocess.run(["git", "config", "core.fsmonitor", str(monitor)], cwd=workspace, check=True)
+    (workspace / "f").write_text("x\n")
+    subprocess.run(["git", "status"], cwd=workspace, capture_output=True, check=False)
+    assert canary.exists(), "the test's repository must run the hook without the hardening"
+    canary.unlink()
+    res = await call(run_command, make_ctx(workspace), command="git status")
+    assert res.ok, res.text
+    assert not canary.exists()
+
+
+def test_bwrap_argv(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(exec_mod.shutil, "which", lambda name: f"/usr/bin/{name}")
+    argv = build_argv("echo hi", cwd=workspace, sandbox="bwrap", writable_roots=[workspace])
+    ws = os.path.realpath(workspace)
+    assert argv == [
+        "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        "--bind", ws, ws, "--unshare-all", "--die-with-parent", "--new-session", "--chdir", str(workspace),
+        "/usr/bin/bash", "--noprofile", "--norc", "-c", "echo hi",
+    ]
+    net = build_argv("x", cwd=workspace, sandbox="bwrap", network=True)
+    assert net[net.index("--unshare-all") + 1] == "--share-net"
+
+
+async def test_missing_bwrap_is_an_error_not_a_fallback(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_which = shutil.which
+    monkeypatch.setattr(exec_mod.shutil, "which", lambda name: None if name == "bwrap" else real_which(name))
+    res = await call(run_command, make_ctx(workspace, exec_sandbox="bwrap"), command="touch ran")
+    assert res.status == "error" and "apt-get install bubblewrap" in res.text
+    assert not (workspace / "ran").exists()
+
+
+def _bwrap_works() -> bool:
+    if shutil.which("bwrap") is None:
+        return False
+    probe = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "true"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
+@pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap is missing or cannot run here")
+async def test_bwrap_sandbox(workspace: Path, tmp_path: Path) -> None:
+    ctx = make_ctx(workspace, exec_sandbox="bwrap")
+    res = await call(run_command, ctx, command="touch inside && touch /usr/outside_canary; echo rc=$?")
+    assert (workspace / "inside").exists()
+    assert not Path("/usr/outside_canary").exists() and "rc=1" in res.text
+    pids = workspace / "pids"
+    timed = await call(run_command, ctx, command=sleeper_tree(pids), timeout=1)
+    assert timed.status == "timeout"
+    # pids inside the sandbox are namespaced: find the host processes by name instead
+    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "100"]]
+
+
+async def test_run_process_api(workspace: Path) -> None:
+    res = await run_process("printf abc; printf def >&2; exit 1", cwd=workspace, timeout=5, max_output=1_000)
+    assert (res.exit_code, res.stdout, res.stderr, res.status) == (1, "abc", "def", "error")
+    assert res.stdout_bytes == 3 and not res.truncated and not res.timed_out
