@@ -1,0 +1,592 @@
+"""Web tools: ``web_search`` (DuckDuckGo through ddgs) and ``fetch_url`` (one page as readable text).
+
+Contract:
+
+* ``web_search(query, num_results=5)`` asks a backend for results and returns a numbered list of title,
+  URL and snippet (deduplicated by URL, at most 10). The backend is ``ctx.services["web_search"]`` when
+  injected -- a callable ``(query, max_results, timeout) -> list[dict]``, sync or async, so tests never
+  touch the network -- else ddgs, imported lazily (it is slow to import) and run in a worker thread.
+  Searches are spaced by ``web_min_interval`` per process: a call that comes too soon waits for the rest
+  of the interval instead of failing, because a burst is what gets an IP banned. Rate limits, timeouts
+  and a missing network come back as results the model can act on, never as exceptions.
+* ``fetch_url(url, max_chars=20000)`` downloads an http(s) page and returns its text: HTML is reduced to
+  readable text (no scripts, styles or navigation; headings as ``#`` lines), plain text, JSON, XML and
+  Markdown are returned as they are, anything else is refused with its content type.
+
+Why ``fetch_url`` is careful: the URL comes from the model, which may have read it on a hostile page, so
+the tool must not become a way to reach the user's own machine or network (routers, cloud metadata at
+169.254.169.254, local admin ports). The policy refuses non-http(s) schemes and obviously private hosts so
+the user sees the denial; at fetch time every address the host resolves to is checked, on every redirect
+(followed by hand, at most 5), and the connection goes to the checked address (the host name still goes
+in the ``Host`` header and TLS SNI), so a DNS answer that changes between check and connect cannot slip
+through. For the same reason environment proxies are not used. ``web_allow_private`` lifts the address
+rule. Every fetch is bounded: one deadline (``web_timeout``) for the whole call, a download byte cap
+(:data:`MAX_DOWNLOAD_BYTES`), and ``max_chars`` of text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import html
+import inspect
+import ipaddress
+import logging
+import math
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable
+from html.parser import HTMLParser
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.registry import Status, Tool, ToolContext, ToolResult, tool
+
+if TYPE_CHECKING:
+    import httpx
+
+logger = logging.getLogger(__name__)
+
+MAX_RESULTS = 10
+"""Most search results one call returns, whatever the model asks."""
+
+MAX_DOWNLOAD_BYTES = 2 * 1024 * 1024
+"""Bytes of a response body ``fetch_url`` reads; the rest is never downloaded."""
+
+MAX_REDIRECTS = 5
+
+_SNIPPET_CHARS = 400
+_TITLE_CHARS = 200
+_HEADERS = {
+    "User-Agent": "swebash-ai (terminal assistant; fetches a page a user asked about)",
+    "Accept": "text/html,text/plain,application/json,text/*;q=0.9,*/*;q=0.1",
+}
+_REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+# fmt: off
+_TEXT_TYPES = frozenset({
+    "application/json", "application/xml", "application/javascript", "application/x-yaml", "application/yaml",
+    "application/toml", "application/x-ndjson",
+})
+# fmt: on
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".home.arpa", ".lan")
+
+SearchBackend = Callable[[str, int, float], Any]
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+# --- web_search -----------------------------------------------------------------------------------------
+class _RateLimiter:
+    """Spaces calls by a minimum interval, per process. Callers wait; nobody fails.
+
+    A threading lock (never held across an ``await``) rather than an ``asyncio.Lock``: the limiter is
+    module state and must work from any event loop (each test, each one-shot run has its own).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._last = -math.inf
+
+    def reset(self) -> None:
+        with self._lock:
+            self._pid, self._last = os.getpid(), -math.inf
+
+    async def wait(self, interval: float) -> float:
+        """Return once ``interval`` seconds have passed since the previous call started; the wait."""
+        waited = 0.0
+        while True:
+            with self._lock:
+                if self._pid != os.getpid():  # a forked child starts with its own budget
+                    self._pid, self._last = os.getpid(), -math.inf
+                now = time.monotonic()
+                remaining = self._last + interval - now
+                if remaining <= 0:
+                    self._last = now
+                    return waited
+            await asyncio.sleep(remaining)
+            waited += remaining
+
+
+_RATE_LIMITER = _RateLimiter()
+
+
+def _ddgs_search(query: str, max_results: int, timeout: float) -> list[dict[str, Any]]:
+    """The default backend. Runs in a worker thread; ddgs is imported here, never at module import."""
+    from ddgs import DDGS
+
+    results: list[dict[str, Any]] = DDGS(timeout=max(1, math.ceil(timeout))).text(query, max_results=max_results)
+    return results
+
+
+async def _call_backend(backend: SearchBackend, query: str, max_results: int, limit_s: float) -> Any:
+    if inspect.iscoroutinefunction(backend):
+        return await backend(query, max_results, limit_s)
+    out = await asyncio.to_thread(backend, query, max_results, limit_s)  # an object with an async __call__
+    return await out if inspect.isawaitable(out) else out  # returns a coroutine: await it here
+
+
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+def _clean(text: Any, limit: int) -> str:
+    """Text without tags, entities or runs of whitespace, cut to ``limit`` characters."""
+    out = _SPACE.sub(" ", html.unescape(_TAG.sub(" ", str(text or "")))).strip()
+    return out if len(out) <= limit else out[: limit - 1].rstrip() + "…"
+
+
+def format_results(query: str, raw: Any, limit: int) -> tuple[str, int]:
+    """A numbered list (title, URL, snippet) of up to ``limit`` results unique by URL; and their count."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    count = 0
+    for item in raw if isinstance(raw, list) else []:
+        if count >= limit:
+            break
+        if not isinstance(item, dict):
+            continue
+        url = str(item.get("href") or item.get("url") or item.get("link") or "").strip()
+        key = url.rstrip("/").lower()
+        if not url or key in seen:
+            continue
+        seen.add(key)
+        count += 1
+        title = _clean(item.get("title"), _TITLE_CHARS) or url
+        snippet = _clean(item.get("body") or item.get("snippet") or item.get("description"), _SNIPPET_CHARS)
+        lines.append(f"{count}. {title}\n   {url}" + (f"\n   {snippet}" if snippet else ""))
+    if not lines:
+        return f'No web results for "{query}".', 0
+    return f'Web results for "{query}":\n\n' + "\n\n".join(lines), count
+
+
+def _search_error(exc: BaseException, limit_s: float) -> ToolResult | None:
+    """A result for the model explaining a backend failure; ``None`` when it just found nothing."""
+    name = type(exc).__name__.lower()
+    text = str(exc).lower()
+    if "ratelimit" in name or "rate limit" in text or "ratelimit" in text or "429" in text:
+        return ToolResult.error(
+            "Web search is rate limited by DuckDuckGo; try again in a minute or answer from what you know."
+        )
+    if isinstance(exc, TimeoutError) or "timeout" in name or "timed out" in text:
+        message = f"Web search timed out after {limit_s:g} seconds; try again later or answer from what you know."
+        return ToolResult(False, message, "timeout")
+    if "no results" in text:
+        return None
+    network = ("dns", "resolv", "connect", "sending request", "network", "unreachable", "no route")
+    if isinstance(exc, ConnectionError | socket.gaierror) or any(word in text for word in network):
+        return ToolResult.error("Web search failed: no network connection.")
+    return ToolResult.error(f"Web search failed: {type(exc).__name__}: {exc}")
+
+
+def _search_policy(ctx: ToolContext, args: BaseModel) -> Verdict:
+    # Read-only; the query itself leaves the machine, which enabling the web tools accepts.
+    return Verdict.allow("the query is sent to the search provider", rule="web.search")
+
+
+def _describe_search(args: BaseModel) -> str:
+    return f'search the web for "{getattr(args, "query", "")}"'
+
+
+@tool("web", policy=_search_policy, describe=_describe_search)
+async def web_search(
+    ctx: ToolContext,
+    query: Annotated[str, Field(min_length=1, max_length=500)],
+    num_results: Annotated[int, Field(ge=1, le=MAX_RESULTS)] = 5,
+) -> ToolResult:
+    """Search the web (DuckDuckGo) and get back titles, URLs and snippets.
+
+    Use it for facts that may have changed or that you do not know; read a result with fetch_url.
+
+    Args:
+        query: What to search for, as you would type it in a search box (at most 500 characters).
+        num_results: How many results to return (1-10).
+    """
+    query = _SPACE.sub(" ", query).strip()
+    if not query:
+        return ToolResult.error("The search query is empty; say what to search for.")
+    injected = ctx.services.get("web_search")
+    backend: SearchBackend = injected if injected is not None else _ddgs_search
+    timeout = ctx.settings.web_timeout
+    waited = await _RATE_LIMITER.wait(ctx.settings.web_min_interval)
+    meta: dict[str, Any] = {
+        "query": query,
+        "provider": "injected" if injected else "duckduckgo",
+        "waited": round(waited, 3),
+    }
+    try:
+        raw = await asyncio.wait_for(_call_backend(backend, query, num_results, timeout), timeout)
+    except Exception as exc:  # any backend failure becomes a result the model can act on
+        logger.info("web search failed: %r", exc)
+        problem = _search_error(exc, timeout)
+        if problem is not None:
+            return ToolResult(problem.ok, problem.content, problem.status, metadata=meta)
+        raw = []
+    text, count = format_results(query, raw, min(num_results, MAX_RESULTS))
+    return ToolResult.success(text, metadata={**meta, "results": count})
+
+
+# --- fetch_url: address checks ----------------------------------------------------------------------------
+def address_problem(ip: IPAddress) -> str | None:
+    """Why ``fetch_url`` must not connect to ``ip`` (unless private addresses are allowed); else ``None``."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    checks = (
+        (ip.is_loopback, "a loopback address (this machine)"),
+        (ip.is_unspecified, "an unspecified address"),
+        (ip.is_link_local, "a link-local address"),
+        (ip.is_multicast, "a multicast address"),
+        (ip.is_private, "a private network address"),
+        (ip.is_reserved, "a reserved address"),
+        (not ip.is_global, "not a public internet address"),
+    )
+    return next((why for bad, why in checks if bad), None)
+
+
+def _parse_ip(host: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return None
+
+
+def _url_problem(url: str, allow_private: bool) -> str | None:
+    """What is wrong with ``url`` without resolving it: scheme, missing host, a private host name/literal."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        return f"not a valid URL ({exc})"
+    if parsed.scheme not in ("http", "https"):
+        return f"only http and https URLs can be fetched, not {parsed.scheme or 'a URL without a scheme'}"
+    host = parsed.raw_host.decode("ascii", "replace").lower().rstrip(".")
+    if not host:
+        return "the URL has no host"
+    if allow_private:
+        return None
+    ip = _parse_ip(host)
+    why = address_problem(ip) if ip is not None else None
+    if why is None and (host == "localhost" or host.endswith(_PRIVATE_SUFFIXES)):
+        why = "a local network name"
+    if why:
+        return f"{host} is {why}; private addresses are refused (set web_allow_private to allow them)"
+    return None
+
+
+async def _resolve(host: str, port: int, allow_private: bool) -> str:
+    """A checked address to connect to. Every address the name has must pass, not just the first.
+
+    Raises:
+        _FetchRefused: the host does not resolve, or resolves to a refused address.
+    """
+    literal = _parse_ip(host)
+    if literal is not None:
+        addresses = [literal]
+    else:
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise _FetchRefused(f"cannot resolve {host} (no network connection, or no such host): {exc}") from exc
+        addresses = [ip for info in infos if (ip := _parse_ip(str(info[4][0]))) is not None]
+        if not addresses:
+            raise _FetchRefused(f"{host} has no usable address")
+    if not allow_private:
+        for ip in addresses:
+            why = address_problem(ip)
+            if why:
+                raise _FetchRefused(
+                    f"{host} resolves to {ip}, {why}; private addresses are refused "
+                    "(set web_allow_private to allow them)",
+                    "denied",
+                )
+    return str(addresses[0])
+
+
+class _FetchRefused(Exception):
+    def __init__(self, message: str, status: Status = "error") -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _fetch_policy(ctx: ToolContext, args: BaseModel) -> Verdict:
+    problem = _url_problem(str(getattr(args, "url", "")), ctx.settings.web_allow_private)
+    if problem:
+        return Verdict.deny(problem, rule="web.url")
+    return Verdict.allow(rule="web.fetch")
+
+
+def _describe_fetch(args: BaseModel) -> str:
+    return f"fetch {getattr(args, 'url', '')}"
+
+
+# --- fetch_url: turning a body into text ----------------------------------------------------------------
+class _TextExtractor(HTMLParser):
+    """HTML to readable text: drops scripts, styles and navigation; headings become ``#`` lines."""
+
+    _SKIP = frozenset({"script", "style", "noscript", "nav", "template", "svg", "head", "iframe", "button"})
+    # fmt: off
+    _BLOCK = frozenset({
+        "p", "div", "section", "article", "main", "header", "footer", "aside", "ul", "ol", "table", "tr",
+        "blockquote", "pre", "form", "dl", "dt", "dd", "figure", "hr",
+    })
+    # fmt: on
+
+    def __init__(self, base_url: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.base_url = base_url
+        self.title = ""
+        self._out: list[str] = []
+        self._skip = 0
+        self._pre = 0
+        self._in_title = False
+        self._link: tuple[str, int] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self._in_title = True
+        if tag in self._SKIP:
+            self._skip += 1
+        if self._skip:
+            return
+        if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            self._out.append("\n\n" + "#" * int(tag[1]) + " ")
+        elif tag == "li":
+            self._out.append("\n- ")
+        elif tag == "br":
+            self._out.append("\n")
+        elif tag in self._BLOCK:
+            self._out.append("\n\n")
+        elif tag in ("td", "th"):
+            self._out.append(" | ")
+        elif tag == "a":
+            href = dict(attrs).get("href") or ""
+            keep = href and not href.startswith(("#", "javascript:"))
+            self._link = (href, len(self._out)) if keep else None
+        if tag == "pre":
+            self._pre += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        if tag in self._SKIP:
+            self._skip = max(0, self._skip - 1)
+            return
+        if self._skip:
+            return
+        if tag == "pre":
+            self._pre = max(0, self._pre - 1)
+        if (len(tag) == 2 and tag[0] == "h" and tag[1] in "123456") or tag in self._BLOCK:
+            self._out.append("\n\n")
+        elif tag == "a" and self._link is not None:
+            href, start = self._link
+            self._link = None
+            label = "".join(self._out[start:]).strip()
+            url = _join_url(self.base_url, href)
+            if label and url and url.startswith(("http://", "https://")) and url not in (label, label + "/"):
+                self._out.append(f" ({url})")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title += data
+        if self._skip:
+            return
+        self._out.append(data if self._pre else _SPACE.sub(" ", data))
+
+    def text(self) -> str:
+        lines = []
+        for line in "".join(self._out).split("\n"):
+            line = line.rstrip()
+            if not line.startswith("  "):  # not preformatted: drop the space runs joined pieces leave
+                line = _SPACE.sub(" ", line).strip()
+            lines.append(line)
+        body = "\n".join(line for line in lines if not re.fullmatch(r"#+", line))  # empty headings
+        return re.sub(r"\n{3,}", "\n\n", body).strip()
+
+
+def _join_url(base: str, href: str) -> str:
+    import httpx
+
+    try:
+        return str(httpx.URL(base).join(href.strip()))
+    except (httpx.InvalidURL, ValueError):
+        return ""
+
+
+def html_to_text(markup: str, base_url: str = "") -> tuple[str, str]:
+    """Readable text of an HTML document, and its title."""
+    parser = _TextExtractor(base_url)
+    parser.feed(markup)
+    parser.close()
+    title = _SPACE.sub(" ", parser.title).strip()
+    return parser.text(), title
+
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
+def _decode(body: bytes, charset: str | None, is_html: bool) -> str:
+    if not charset and is_html:
+        found = _META_CHARSET.search(body[:4096])
+        charset = found.group(1).decode("ascii") if found else None
+    try:
+        codec = codecs.lookup(charset or "utf-8").name
+    except LookupError:
+        codec = "utf-8"
+    return body.decode(codec, errors="replace")
+
+
+def _kind(content_type: str, body_start: bytes) -> str | None:
+    """``"html"``, ``"text"`` or ``None`` (binary) for a media type; sniffs when the server sent none."""
+    if content_type in _HTML_TYPES:
+        return "html"
+    if content_type.startswith("text/") or content_type in _TEXT_TYPES or content_type.endswith(("+json", "+xml")):
+        return "text"
+    if content_type or b"\x00" in body_start:
+        return None
+    head = body_start[:512].lstrip().lower()
+    return "html" if head.startswith((b"<!doctype html", b"<html")) else "text"
+
+
+# --- fetch_url ------------------------------------------------------------------------------------------
+@tool("web", policy=_fetch_policy, describe=_describe_fetch)
+async def fetch_url(
+    ctx: ToolContext,
+    url: Annotated[str, Field(min_length=1, max_length=2000)],
+    max_chars: Annotated[int, Field(ge=100, le=200_000)] = 20_000,
+) -> ToolResult:
+    """Download a web page (http or https) and return its readable text.
+
+    HTML is reduced to text (headings as # lines, links as "text (url)"); plain text, JSON and Markdown
+    come back as they are; binary files (images, PDFs, archives) are refused.
+
+    Args:
+        url: The full http:// or https:// URL to fetch.
+        max_chars: The most characters of text to return (100-200000); longer pages are cut with a note.
+    """
+    settings = ctx.settings
+    problem = _url_problem(url, settings.web_allow_private)
+    if problem:
+        return ToolResult.denied(problem, metadata={"url": url})
+    try:
+        async with asyncio.timeout(settings.web_timeout):
+            return await _fetch(url, max_chars, settings.web_timeout, settings.web_allow_private)
+    except TimeoutError:
+        message = f"Fetching {url} took longer than {settings.web_timeout:g} seconds."
+        return ToolResult(False, message, "timeout", metadata={"url": url})
+    except _FetchRefused as exc:
+        return ToolResult(False, str(exc), exc.status, metadata={"url": url})
+
+
+async def _fetch(url: str, max_chars: int, limit_s: float, allow_private: bool) -> ToolResult:
+    import httpx
+
+    current = httpx.URL(url)
+    redirects: list[str] = []
+    # Proxies from the environment are not used: the checked address must be the one connected to.
+    async with httpx.AsyncClient(timeout=httpx.Timeout(limit_s), follow_redirects=False, trust_env=False) as client:
+        for _ in range(MAX_REDIRECTS + 1):
+            problem = _url_problem(str(current), allow_private)
+            if problem:
+                raise _FetchRefused(
+                    f"refused to follow a redirect to {current}: {problem}" if redirects else problem, "denied"
+                )
+            host = current.raw_host.decode("ascii")
+            port = current.port or (443 if current.scheme == "https" else 80)
+            ip = await _resolve(host, port, allow_private)
+            pinned = current.copy_with(host=ip) if ip != host.strip("[]") else current
+            request = client.build_request(
+                "GET",
+                pinned,
+                headers={**_HEADERS, "Host": current.netloc.decode("ascii")},
+                extensions={"sni_hostname": host} if current.scheme == "https" else {},
+            )
+            try:
+                response = await client.send(request, stream=True)
+            except httpx.TimeoutException as exc:
+                raise TimeoutError from exc
+            except httpx.HTTPError as exc:
+                raise _FetchRefused(f"could not fetch {current}: {type(exc).__name__}: {exc}") from exc
+            try:
+                location = response.headers.get("location")
+                if response.status_code in _REDIRECT_CODES and location:
+                    redirects.append(str(current))
+                    current = current.join(location)
+                    continue
+                return await _read(response, str(current), max_chars, redirects)
+            finally:
+                await response.aclose()
+    raise _FetchRefused(f"too many redirects (more than {MAX_REDIRECTS}) starting at {url}")
+
+
+async def _read(response: httpx.Response, final_url: str, max_chars: int, redirects: list[str]) -> ToolResult:
+    header = response.headers.get("content-type", "")
+    content_type = header.split(";", 1)[0].strip().lower()
+    charset = response.charset_encoding
+    meta: dict[str, Any] = {
+        "url": final_url,
+        "status": response.status_code,
+        "content_type": content_type or "unknown",
+        "redirects": redirects,
+    }
+    declared = response.headers.get("content-length", "")
+    not_text = "is not a text page; fetch_url only reads text (HTML, plain text, JSON, Markdown)."
+    if content_type and _kind(content_type, b"") is None:  # refuse before downloading anything
+        meta["bytes"] = int(declared) if declared.isdigit() else None
+        shown = f", {declared} bytes" if declared.isdigit() else ""
+        return ToolResult.error(
+            f"{final_url} ({content_type}{shown}, HTTP {response.status_code}) {not_text}", metadata=meta
+        )
+
+    chunks: list[bytes] = []
+    size = 0
+    capped = False
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= MAX_DOWNLOAD_BYTES:
+            capped = True
+            break
+    body = b"".join(chunks)[:MAX_DOWNLOAD_BYTES]
+    meta["bytes"] = len(body)
+    kind = _kind(content_type, body[:1024])
+    if kind is None:
+        shown = f"no content type, {len(body)} bytes, looks binary"
+        return ToolResult.error(f"{final_url} ({shown}, HTTP {response.status_code}) {not_text}", metadata=meta)
+    text = _decode(body, charset, kind == "html")
+    if kind == "html":
+        text, title = html_to_text(text, final_url)
+        meta["title"] = title
+        if title and not text.startswith("# "):
+            text = f"# {title}\n\n{text}"
+    if response.status_code >= 400:
+        excerpt = text[:500].strip()
+        return ToolResult.error(
+            f"HTTP {response.status_code} {response.reason_phrase} for {final_url}"
+            + (f":\n{excerpt}" if excerpt else "."),
+            metadata=meta,
+        )
+
+    notes: list[str] = []
+    truncated = capped
+    if capped:
+        notes.append(f"download stopped at {MAX_DOWNLOAD_BYTES} bytes")
+    if len(text) > max_chars:
+        notes.append(
+            f"showing the first {max_chars} of {len(text)} characters; ask again with a larger max_chars for more"
+        )
+        text = text[:max_chars]
+        truncated = True
+    if notes:
+        text += "\n\n[truncated: " + "; ".join(notes) + "]"
+    head = f"{final_url} ({meta['content_type']}, HTTP {response.status_code})\n\n"
+    return ToolResult.success(head + text, truncated=truncated, metadata=meta)
+
+
+TOOLS: list[Tool] = [web_search, fetch_url]
