@@ -70,7 +70,20 @@ class OpenAIProvider(RetryingProvider):
         if tools:
             kwargs["tools"] = list(tools)
             kwargs["tool_choice"] = tool_choice
-        stream = await self._get_client().chat.completions.create(**kwargs)
+        # ``client.post`` (the SDK's documented low-level call) instead of ``chat.completions.create``: the
+        # latter walks every message through a recursive TypedDict "transform" that costs ~1.5 ms per
+        # message here and blocks the event loop (170 ms per request at 120 messages). Our messages are
+        # already plain JSON, so there is nothing to transform. Errors and streaming are the same.
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletionChunk
+
+        stream = await self._get_client().post(
+            "/chat/completions",
+            body=kwargs,
+            cast_to=ChatCompletionChunk,
+            stream=True,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
         calls = ToolCallAccumulator()
         finish: str | None = None
         try:
