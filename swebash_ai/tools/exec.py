@@ -219,29 +219,35 @@ def _running(p: Any) -> bool:
 
 
 class _Tree:
-    """Every process a command started, as far as it can be known (see the module docstring)."""
+    """Every process a command started, as far as it can be known (see the module docstring).
+
+    Only a direct child of this process is accepted as the root, and pid 0/1, this process, its
+    ancestors and its process group are never signalled, whatever the scans find.
+    """
 
     def __init__(self, pid: int, marker: str) -> None:
         self.pid = pid
         self.marker = marker
         self.known: dict[int, Any] = {}
         self.main: Any = None
+        me = psutil.Process()
+        self.spared = {0, 1, me.pid, *(a.pid for a in me.parents())}
         with contextlib.suppress(psutil.Error):
-            self.main = psutil.Process(pid)
+            main = psutil.Process(pid)
+            if main.ppid() == me.pid and pid not in self.spared:
+                self.main = main
 
     def snapshot(self) -> None:
         """Remember the main process's current descendants (called periodically while it runs)."""
         if self.main is None:
             return
-        try:
+        with contextlib.suppress(psutil.Error):
             for p in self.main.children(recursive=True):
-                self.known.setdefault(p.pid, p)
-        except psutil.Error:
-            pass
+                if p.pid not in self.spared:
+                    self.known.setdefault(p.pid, p)
 
     def collect(self) -> dict[int, Any]:
         """Known processes, their current descendants and every process carrying our marker (one scan)."""
-        me = os.getpid()
         found: dict[int, Any] = dict(self.known)
         if self.main is not None:
             found.setdefault(self.pid, self.main)
@@ -249,12 +255,12 @@ class _Tree:
         for p in psutil.process_iter(["ppid", "environ"]):
             children.setdefault(p.info["ppid"], []).append(p)
             env = p.info["environ"]
-            if p.pid != me and env and env.get(MARKER_VAR) == self.marker:
+            if p.pid not in self.spared and env and env.get(MARKER_VAR) == self.marker:
                 found.setdefault(p.pid, p)
         todo = [pid for pid, p in found.items() if _running(p)]
         while todo:
             for c in children.get(todo.pop(), []):
-                if c.pid not in found and c.pid != me:
+                if c.pid not in found and c.pid not in self.spared:
                     found[c.pid] = c
                     todo.append(c.pid)
         self.known.update((pid, p) for pid, p in found.items() if pid != self.pid)
@@ -268,7 +274,8 @@ class _Tree:
                 group_alive = group_alive or os.getpgid(p.pid) == self.pid
             except (psutil.Error, OSError):
                 pass
-        if group_alive:  # the group id cannot have been reused while a member or the leader exists
+        # The group id cannot have been reused while a member or the leader exists.
+        if group_alive and self.main is not None and self.pid != os.getpgrp():
             with contextlib.suppress(OSError):
                 os.killpg(self.pid, sig)
 

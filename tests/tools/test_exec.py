@@ -304,10 +304,21 @@ async def test_bwrap_sandbox(workspace: Path, tmp_path: Path) -> None:
     assert (workspace / "inside").exists()
     assert not Path("/usr/outside_canary").exists() and "rc=1" in res.text
     pids = workspace / "pids"
+    start = time.time() - 1
     timed = await call(run_command, ctx, command=sleeper_tree(pids), timeout=1)
     assert timed.status == "timeout"
-    # pids inside the sandbox are namespaced: find the host processes by name instead
-    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "100"]]
+    # pids inside the sandbox are namespaced: find the host processes (ours, started since) by name instead
+    left = [p for p in psutil.process_iter(["cmdline", "create_time"])
+            if p.info["cmdline"] == ["sleep", "100"] and p.info["create_time"] >= start]
+    assert left == []
+
+
+def test_tree_refuses_processes_that_are_not_our_children() -> None:
+    # Read-only checks (no signal is sent): a wrong pid must never widen the kill to the whole machine.
+    for pid in (1, os.getpid(), os.getppid()):
+        tree = exec_mod._Tree(pid, "no-such-marker")
+        assert tree.main is None
+        assert tree.collect() == {}
 
 
 async def test_run_process_api(workspace: Path) -> None:
