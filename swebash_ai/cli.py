@@ -1,31 +1,247 @@
-"""Command line: the composition root. Parses arguments, loads settings, picks the TUI or one-shot.
+"""Command line: the composition root. Parses arguments, loads settings, picks the TUI, one-shot or a subcommand.
 
-Heavy front ends are imported only when chosen, so ``--help`` and ``--version`` stay instant.
+Heavy front ends are imported only when chosen, so ``--help`` and ``--version`` stay instant: nothing from
+openai, litellm, textual, rich or prompt_toolkit is imported at module level, and the settings (pydantic) only
+load once a command needs them. Errors are rendered here, at the edge: a :class:`ConfigError` is one clear
+message on stderr and exit code 2, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from swebash_ai import __version__
+from swebash_ai.oneshot import ExitCode, OneShotOptions, format_error
+
+if TYPE_CHECKING:
+    from swebash_ai.config import LoadedSettings
+
+TOOL_CATEGORIES = ("fs", "exec", "web")
+
+EPILOG = """\
+examples:
+  swebash-ai                                   open the interactive app
+  swebash-ai -c "what is using port 8080?"     answer one question on stdout
+  cat error.log | swebash-ai -c "why does this fail?"
+                                               piped input is sent along as context
+  git diff | swebash-ai -c "write a commit message" --no-tools
+  echo "list the largest files here" | swebash-ai -c -
+                                               read the question itself from stdin
+  swebash-ai -c "clean the build dir" --yes    allow what needs approval (never what policy denies)
+  swebash-ai -c "summarise README.md" --json | jq -r 'select(.type=="final").text'
+  swebash-ai --profile local -c "hi"           use [profiles.local] from the config file
+  swebash-ai --resume -c "and the second one?" continue the latest saved session
+  swebash-ai config                            every setting, its value and where it came from
+  swebash-ai doctor                            check the provider, the model's tool support, the sandbox
+
+exit codes: 0 answered, 1 provider or runtime error, 2 usage or configuration error,
+            3 a needed action was denied, 130 interrupted (Ctrl-C; the session is saved)
+
+Settings come from flags > SWEBASH_AI_* environment variables > the profile > the config file
+(see `swebash-ai config --path`). Docs: docs/cli.md, docs/configuration.md.
+"""
+
+
+def _common_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Options every command takes (subcommands get them with suppressed defaults, so both places work)."""
+    default: Any = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--model", default=default, metavar="NAME",
+                        help="model in litellm's provider/model form, e.g. openai/gpt-4.1, "
+                        "anthropic/claude-sonnet-4-5, ollama_chat/llama3.1")
+    parser.add_argument("--profile", default=default, metavar="NAME",
+                        help="use the settings of [profiles.NAME] in the config file")
+    parser.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS if suppress else 0,
+                        help="log to stderr (-vv: debug)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used to generate the usage in docs/cli.md)."""
     parser = argparse.ArgumentParser(
         prog="swebash-ai",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
-        "anything dangerous. With no arguments it opens the interactive app.",
+        "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
+        "question on stdout (tool activity and warnings go to stderr) and exits.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"swebash-ai {__version__}")
-    parser.add_argument("-c", dest="question", metavar="QUESTION", help="answer one question on stdout and exit")
+    parser.add_argument("-c", dest="question", metavar="QUESTION",
+                        help='answer one question and exit; "-" reads the question from stdin')
+    _common_options(parser, suppress=False)
+    tools = parser.add_mutually_exclusive_group()
+    tools.add_argument("--no-tools", action="store_true", help="offer the model no tools at all: just answer")
+    tools.add_argument("--tools", metavar="CATEGORIES",
+                       help="offer only these tool categories, comma-separated: fs, exec, web")
+    parser.add_argument("-y", "--yes", action="store_true",
+                        help="allow calls that need approval without asking (what policy always denies "
+                        "still never runs); without a terminal and without --yes they are denied")
+    parser.add_argument("--cwd", metavar="DIR", help="working directory for the tools (default: the current one)")
+    parser.add_argument("--json", action="store_true",
+                        help="with -c: print one JSON object per event on stdout (see docs/cli.md)")
+    parser.add_argument("--resume", nargs="?", const="", metavar="ID",
+                        help="continue a saved session (the latest when no ID is given)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    config = sub.add_parser("config", help="show every setting with its value and source (secrets masked)",
+                            description="Print the effective settings, each with where it came from "
+                            "(default, file, profile, env, flag), secrets masked, and the chosen provider.")
+    config.add_argument("--path", action="store_true", help="print only the config file's location")
+    _common_options(config, suppress=True)
+    doctor = sub.add_parser("doctor", help="check the provider, the model's tool support and the sandbox",
+                            description="Check that the settings load, a provider key is present, the server "
+                            "answers, the model can call tools, and the sandbox and shell parser work. "
+                            "Exit 0 when everything is fine, else 1.")
+    _common_options(doctor, suppress=True)
     return parser
 
 
+def settings_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """Map command-line flags to settings overrides (their source shows as ``flag`` in ``config``)."""
+    flags: dict[str, Any] = {}
+    if getattr(args, "model", None):
+        flags["model"] = args.model
+    if getattr(args, "no_tools", False):
+        flags.update({f"tools_{c}": False for c in TOOL_CATEGORIES})
+    elif getattr(args, "tools", None) is not None:
+        wanted = {part.strip() for part in args.tools.split(",") if part.strip()}
+        unknown = sorted(wanted - set(TOOL_CATEGORIES))
+        if unknown:
+            raise UsageError(f"--tools: unknown categor{'ies' if len(unknown) > 1 else 'y'} {', '.join(unknown)} "
+                             f"(choose from {', '.join(TOOL_CATEGORIES)}).")
+        flags.update({f"tools_{c}": c in wanted for c in TOOL_CATEGORIES})
+    return flags
+
+
+class UsageError(Exception):
+    """A command-line mistake argparse cannot see (exit 2)."""
+
+
+def _setup_logging(verbosity: int) -> None:
+    if verbosity <= 0:
+        return
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.DEBUG if verbosity > 1 else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.question is None:
-        print("swebash-ai: the interactive app is not built yet; use -c", file=sys.stderr)
-        return 2
-    return 0
+    """Entry point of ``swebash-ai``; returns the exit code (see :class:`~swebash_ai.oneshot.ExitCode`)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _setup_logging(getattr(args, "verbose", 0) or 0)
+    try:
+        return _dispatch(parser, args)
+    except UsageError as exc:
+        print(f"swebash-ai: {exc}", file=sys.stderr)
+        return ExitCode.USAGE
+    except KeyboardInterrupt:
+        print("swebash-ai: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as exc:
+        from swebash_ai.errors import SwebashError
+
+        if not isinstance(exc, SwebashError):
+            raise
+        from swebash_ai.oneshot import exit_code_for
+
+        print(format_error(exc), file=sys.stderr)
+        return exit_code_for(exc)
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.command == "config" and args.path:
+        from swebash_ai.locations import locations
+
+        print(locations().config_file)
+        return ExitCode.OK
+    if args.command == "doctor":
+        from swebash_ai.doctor import run_doctor
+
+        return run_doctor(settings_flags(args), profile=getattr(args, "profile", None))
+    if args.command is None and args.question is None:
+        for flag, name in ((args.json, "--json"), (args.yes, "--yes")):
+            if flag:
+                raise UsageError(f"{name} applies to one-shot answers: add -c QUESTION.")
+    cwd = _checked_cwd(args.cwd)
+    from swebash_ai.config import load_settings
+
+    loaded = load_settings(settings_flags(args), profile=getattr(args, "profile", None))
+    if args.command == "config":
+        print_config(loaded)
+        return ExitCode.OK
+    if args.question is not None:
+        from swebash_ai.oneshot import run_oneshot
+
+        options = OneShotOptions(args.question, json_events=args.json, yes=args.yes, resume=args.resume, cwd=cwd)
+        return run_oneshot(loaded, options)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the interactive app needs a terminal; for scripts and pipes use -c QUESTION.")
+    from swebash_ai.tui import run_tui
+
+    result = run_tui(
+        loaded, cwd=cwd or Path.cwd().resolve(), resume=args.resume or None, resume_latest=args.resume == ""
+    )
+    return int(result or 0)
+
+
+def _checked_cwd(raw: str | None) -> Path | None:
+    if raw is None:
+        return None
+    path = Path(raw).expanduser()
+    if not path.is_dir():
+        raise UsageError(f"--cwd {raw}: not a directory.")
+    return path.resolve()
+
+
+def _source(loaded: LoadedSettings, name: str) -> str:
+    from swebash_ai.config import env_name
+
+    origin = loaded.origins.get(name, "default")
+    if origin == "env":
+        return f"env {env_name(name)}"
+    if origin == "flag":
+        return "flag"
+    if origin == "profile":
+        return f"profile [profiles.{loaded.profile}]"
+    if origin == "file":
+        return "file"
+    return "default"
+
+
+def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
+    """``swebash-ai config``: the config file, the profile, the chosen provider and why, then every setting."""
+    from swebash_ai.config import Settings, describe_value
+    from swebash_ai.providers import choose_provider
+
+    out = out or sys.stdout
+    settings = loaded.settings
+    exists = "" if loaded.config_file.exists() else " (does not exist; defaults apply)"
+    print(f"config file: {loaded.config_file}{exists}", file=out)
+    profiles = f" (defined: {', '.join(loaded.profiles)})" if loaded.profiles else ""
+    print(f"profile:     {loaded.profile or '(none)'}{profiles}", file=out)
+    choice = choose_provider(settings)
+    if choice is None:
+        print("provider:    none configured; see `swebash-ai doctor`", file=out)
+    else:
+        client = "litellm" if choice.via_litellm else "the openai client"
+        where = f" at {choice.api_base}" if choice.api_base else ""
+        key = "no key" if not choice.api_key else "key " + _mask(choice.api_key)
+        print(f"provider:    {choice.model} via {client}{where}, {key} (because {choice.reason})", file=out)
+    print("", file=out)
+    names = list(Settings.model_fields)
+    width = max(len(n) for n in names)
+    rows = [(n, describe_value(settings, n) or "-", _source(loaded, n)) for n in names]
+    vwidth = min(40, max(len(v) for _, v, _ in rows))
+    print(f"{'setting'.ljust(width)}  {'value'.ljust(vwidth)}  source", file=out)
+    for name, value, source in rows:
+        print(f"{name.ljust(width)}  {value.ljust(vwidth)}  {source}", file=out)
+
+
+def _mask(secret: str) -> str:
+    return "****" + secret[-4:] if len(secret) > 8 else "****"

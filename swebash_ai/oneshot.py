@@ -1,0 +1,482 @@
+"""The headless front end: ``swebash-ai -c QUESTION``. stdout is the answer, stderr is everything else.
+
+It runs the same :class:`~swebash_ai.session.Session` (same loop, tools and policies) as the TUI and differs
+only in how it renders events and how it asks:
+
+* **Rendering.** A pipe (or ``NO_COLOR``, or ``TERM=dumb``) gets the answer as plain text streamed as it
+  arrives; a terminal gets it rendered as Markdown (rich, imported only then). ``--json`` prints one JSON
+  object per event instead (see docs/cli.md). Tool activity is one line per call on stderr.
+* **Asking.** ``--yes`` allows what needs approval (what the policy always denies still never runs); else a
+  terminal gets a prompt-toolkit question (:mod:`swebash_ai.prompt_approver`, reading ``/dev/tty`` when
+  stdin is a pipe); else, nobody can answer, and anything that needs approval is denied.
+* **Exit codes** are an API (:class:`ExitCode`). Ctrl-C cancels the turn, which leaves the conversation
+  valid; the session is saved and the exit code is 130.
+
+This module imports only the standard library at module level: ``cli`` needs :class:`ExitCode` before it
+knows whether a model will be called at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import json
+import os
+import signal
+import stat
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from swebash_ai.agent.approval import Approver
+    from swebash_ai.agent.events import AgentEvent
+    from swebash_ai.config import LoadedSettings
+    from swebash_ai.errors import SwebashError
+    from swebash_ai.session import Session
+    from swebash_ai.tools.registry import Tool
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of ``swebash-ai`` (documented in docs/cli.md; scripts rely on them)."""
+
+    OK = 0
+    """The question was answered."""
+    ERROR = 1
+    """The provider failed (unreachable, refused the key, ...) or an internal error happened."""
+    USAGE = 2
+    """Bad command line or configuration (including: no provider configured)."""
+    DENIED = 3
+    """An action the answer needed was denied (by the user, or because nobody could approve it)."""
+    INTERRUPTED = 130
+    """Ctrl-C: the turn was cancelled; the session is saved."""
+
+
+STDIN_CAP = 100_000
+"""Bytes of piped stdin included as context; the middle of a longer input is cut (head and tail kept)."""
+
+_HEAD = STDIN_CAP // 4
+
+
+@dataclass
+class OneShotOptions:
+    """What the command line asked for (``cli`` builds it)."""
+
+    question: str
+    """The question; ``-`` reads it from stdin."""
+    json_events: bool = False
+    yes: bool = False
+    resume: str | None = None
+    """``None``: a new session; ``""``: the latest saved session; else a session id (or unique prefix)."""
+    cwd: Path | None = None
+
+
+def exit_code_for(error: BaseException) -> ExitCode:
+    """The exit code an error maps to (``ConfigError`` is a usage problem, the rest are runtime errors)."""
+    from swebash_ai.errors import ConfigError
+
+    return ExitCode.USAGE if isinstance(error, ConfigError) else ExitCode.ERROR
+
+
+def format_error(error: SwebashError) -> str:
+    """One readable block for stderr: ``swebash-ai: Title: message`` plus the hint, if any."""
+    text = f"swebash-ai: {error.title}: {error.message}"
+    return text + (f"\n{error.hint}" if error.hint else "")
+
+
+# --- stdin -------------------------------------------------------------------------------------------
+def stdin_is_data() -> bool:
+    """True when stdin is a pipe or a file (data to read), not a terminal or ``/dev/null``."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
+
+
+def read_capped(stream: Any, cap: int = STDIN_CAP) -> tuple[bytes, int]:
+    """Read a whole binary stream keeping at most ``cap`` bytes (head and tail); returns (kept, total size)."""
+    head = bytearray()
+    tail = bytearray()
+    total = 0
+    while True:
+        block = stream.read(65536)
+        if not block:
+            break
+        total += len(block)
+        room = _HEAD - len(head)
+        if room > 0:
+            head += block[:room]
+            block = block[room:]
+        tail += block
+        if len(tail) > cap - _HEAD:
+            del tail[: len(tail) - (cap - _HEAD)]
+    if total <= cap:
+        return bytes(head + tail), total
+    return bytes(head) + b"\n[...]\n" + bytes(tail), total
+
+
+def with_piped_context(question: str, data: bytes, total: int) -> str:
+    """The question followed by the piped input as a fenced block, with a note on its size and any cut."""
+    if b"\x00" in data[:8192]:
+        return f"{question}\n\n(The user also piped {total} bytes of binary data to the command; not shown.)"
+    text = data.decode("utf-8", errors="replace")
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    cut = f", of which the middle {total - len(data)} bytes were cut" if total > len(data) else ""
+    note = f"The user piped this input to the command (stdin, {total} bytes{cut}):"
+    return f"{question}\n\n{note}\n{fence}text\n{text.rstrip()}\n{fence}"
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+def _outcome(event: Any) -> str:
+    result = event.result
+    if result.status == "ok":
+        code = f"exit {result.exit_code}, " if result.exit_code not in (None, 0) else ""
+        return f"ok ({code}{result.duration:.1f}s)"
+    first = result.text.strip().splitlines()[0] if result.text.strip() else ""
+    first = first if len(first) <= 160 else first[:159] + "…"
+    label = {"timeout": "timed out"}.get(result.status, result.status)
+    return f"{label}: {first}" if first else label
+
+
+class PlainRenderer:
+    """Text as it arrives on stdout; one line per tool call, notices and errors on stderr."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self._summaries: dict[str, str] = {}
+        self._text_tail = ""
+        self._wrote_text = False
+        self._after_tools = False
+
+    def text(self, piece: str) -> None:
+        if self._after_tools and self._wrote_text and not self._text_tail.endswith("\n"):
+            self.out.write("\n")
+        self._after_tools = False
+        self.out.write(piece)
+        self.out.flush()
+        self._wrote_text = self._wrote_text or bool(piece)
+        self._text_tail = (self._text_tail + piece)[-2:]
+
+    def end_text(self) -> None:
+        """The current piece of answer ended (a tool call or the end of the turn follows)."""
+
+    def status(self, line: str) -> None:
+        self.end_text()
+        if self._wrote_text and not self._text_tail.endswith("\n") and self.out.isatty():
+            self.out.write("\n")  # keep the terminal readable when stdout and stderr share it
+            self.out.flush()
+            self._text_tail = "\n"
+        self.err.write(line + "\n")
+        self.err.flush()
+
+    def handle(self, event: AgentEvent, session: Session) -> None:
+        from swebash_ai.agent import events as ev
+
+        if isinstance(event, ev.TextDelta):
+            self.text(event.text)
+        elif isinstance(event, ev.ToolCallStarted):
+            self._summaries[event.call_id] = event.summary
+            self._after_tools = True
+            self.end_text()
+        elif isinstance(event, ev.ToolCallFinished):
+            summary = self._summaries.get(event.call_id, event.name)
+            by = f" [{event.decided_by}]" if event.decided_by in ("--yes", "no-confirm", "session") else ""
+            mark = "✓" if event.result.ok else "✗"
+            self.status(f"{mark} {summary}: {_outcome(event)}{by}")
+        elif isinstance(event, ev.Notice):
+            self.status(f"swebash-ai: {event.text}")
+        elif isinstance(event, ev.TurnFinished):
+            self.finish(event)
+
+    def finish(self, event: Any) -> None:
+        self.end_text()
+        if self._wrote_text and not self._text_tail.endswith("\n"):
+            self.out.write("\n")
+            self._text_tail = "\n"
+        self.out.flush()
+
+    def error(self, error: SwebashError, code: ExitCode) -> None:
+        self.status(format_error(error))
+
+    def interrupted(self) -> None:
+        self.finish(None)
+        self.err.write("swebash-ai: interrupted; the session is saved (continue it with --resume).\n")
+        self.err.flush()
+
+
+class MarkdownRenderer(PlainRenderer):
+    """For a terminal: the answer re-rendered as Markdown while it streams, printed in full when it ends."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        super().__init__(out, err)
+        from rich.console import Console
+
+        self._console = Console(file=out)
+        self._buffer: list[str] = []
+        self._live: Any = None
+
+    def text(self, piece: str) -> None:
+        from rich.live import Live
+        from rich.markdown import Markdown
+
+        self._buffer.append(piece)
+        markdown = Markdown("".join(self._buffer))
+        if self._live is None:
+            self._live = Live(markdown, console=self._console, transient=True, refresh_per_second=8,
+                              vertical_overflow="ellipsis")
+            self._live.start()
+        else:
+            self._live.update(markdown)
+
+    def end_text(self) -> None:
+        from rich.markdown import Markdown
+
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        text = "".join(self._buffer)
+        self._buffer.clear()
+        if text.strip():
+            self._console.print(Markdown(text))
+        self.out.flush()
+
+
+class JsonRenderer:
+    """``--json``: one JSON object per line on stdout for every event; nothing else on stdout."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+
+    def emit(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+    def handle(self, event: AgentEvent, session: Session) -> None:
+        obj = event_to_json(event)
+        if obj is None:
+            return
+        if obj["type"] == "final":
+            obj["session_id"] = session.conversation.id
+            obj["exit_code"] = int(_finished_code(event))
+        self.emit(obj)
+
+    def error(self, error: SwebashError, code: ExitCode) -> None:
+        self.emit({"type": "error", "title": error.title, "message": error.message, "hint": error.hint,
+                   "exit_code": int(code)})
+
+    def interrupted(self) -> None:
+        """The ``final`` event (reason ``cancelled``) already said it."""
+
+
+Renderer = PlainRenderer | JsonRenderer
+
+
+def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
+    """The ``--json`` form of an event (docs/cli.md); ``None`` for events with no JSON form."""
+    from swebash_ai.agent import events as ev
+
+    def usage(u: Any) -> dict[str, Any] | None:
+        if u is None:
+            return None
+        return {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens, "cost": u.cost}
+
+    if isinstance(event, ev.TextDelta):
+        return {"type": "text", "text": event.text}
+    if isinstance(event, ev.ToolCallStarted):
+        return {"type": "tool_call", "id": event.call_id, "name": event.name, "arguments": event.arguments,
+                "summary": event.summary}
+    if isinstance(event, ev.ApprovalRequested):
+        r = event.request
+        return {"type": "approval", "id": r.call_id, "tool": r.tool, "summary": r.summary, "detail": r.detail,
+                "cwd": r.cwd, "reasons": list(r.verdict.reasons), "rule": r.verdict.rule}
+    if isinstance(event, ev.ToolOutput):
+        return {"type": "tool_output", "id": event.call_id, "text": event.text}
+    if isinstance(event, ev.ToolCallFinished):
+        res = event.result
+        return {"type": "tool_result", "id": event.call_id, "name": event.name, "ok": res.ok, "status": res.status,
+                "exit_code": res.exit_code, "duration": round(res.duration, 3), "truncated": res.truncated,
+                "decided_by": event.decided_by, "content": res.text}
+    if isinstance(event, ev.Usage):
+        return {"type": "usage", **(usage(event) or {})}
+    if isinstance(event, ev.Notice):
+        return {"type": "notice", "level": event.level, "text": event.text}
+    if isinstance(event, ev.TurnFinished):
+        return {"type": "final", "text": event.text, "reason": event.reason, "denied": event.denied,
+                "usage": usage(event.usage)}
+    return None
+
+
+def _finished_code(event: Any) -> ExitCode:
+    if event.reason == "cancelled":
+        return ExitCode.INTERRUPTED
+    if event.denied > 0:
+        return ExitCode.DENIED
+    return ExitCode.OK
+
+
+def make_renderer(json_events: bool, out: TextIO, err: TextIO, environ: dict[str, str] | None = None) -> Renderer:
+    """JSON, Markdown (a colour terminal) or plain text (a pipe, ``NO_COLOR``, ``TERM=dumb``)."""
+    env = os.environ if environ is None else environ
+    if json_events:
+        return JsonRenderer(out, err)
+    plain = (not out.isatty()) or "NO_COLOR" in env or env.get("TERM") == "dumb"
+    return PlainRenderer(out, err) if plain else MarkdownRenderer(out, err)
+
+
+# --- approval ----------------------------------------------------------------------------------------
+def make_approver(yes: bool, explain: Callable[[Any], Any] | None = None) -> Approver:
+    """``--yes`` allows; a terminal asks (prompt-toolkit); nobody to ask denies."""
+    from swebash_ai.agent.approval import AllowApprover, DenyApprover
+
+    if yes:
+        return AllowApprover()
+    from swebash_ai.prompt_approver import PromptApprover, open_terminal
+
+    terminal = open_terminal()
+    if terminal is None:
+        return DenyApprover()
+    return PromptApprover(terminal, explain=explain)
+
+
+# --- running -----------------------------------------------------------------------------------------
+def run_oneshot(
+    loaded: LoadedSettings,
+    options: OneShotOptions,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    tools: list[Tool] | None = None,
+) -> int:
+    """Answer one question and return the exit code (see :class:`ExitCode`).
+
+    Args:
+        loaded: The settings, built by the composition root.
+        options: The command line's choices.
+        stdout: Where the answer goes (``sys.stdout``).
+        stderr: Where everything else goes (``sys.stderr``).
+        tools: Tools to offer instead of the built-in ones (tests).
+    """
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    question = options.question
+    if question == "-":
+        question = sys.stdin.read() if sys.stdin is not None else ""
+        if not question.strip():
+            err.write("swebash-ai: -c - reads the question from stdin, and stdin was empty.\n")
+            return ExitCode.USAGE
+    elif stdin_is_data():
+        data, total = read_capped(sys.stdin.buffer)
+        if total:
+            question = with_piped_context(question, data, total)
+    if not question.strip():
+        err.write("swebash-ai: the question is empty.\n")
+        return ExitCode.USAGE
+    renderer = make_renderer(options.json_events, out, err)
+    try:
+        return asyncio.run(_answer(loaded, options, question, renderer, tools))
+    except KeyboardInterrupt:  # before the signal handler was installed
+        renderer.interrupted()
+        return ExitCode.INTERRUPTED
+
+
+async def _answer(
+    loaded: LoadedSettings, options: OneShotOptions, question: str, renderer: Renderer, tools: list[Tool] | None
+) -> int:
+    from swebash_ai.errors import ConfigError, SwebashError
+    from swebash_ai.fallback import TextToolCallProvider
+    from swebash_ai.providers import NO_PROVIDER_HELP
+    from swebash_ai.session import Session
+
+    explain_target: list[Session] = []
+
+    async def explain(request: Any) -> str:
+        return await explain_target[0].explain(request)
+
+    try:
+        session = Session(loaded, approver=make_approver(options.yes, explain), cwd=options.cwd, tools=tools)
+        explain_target.append(session)
+        if not session.has_provider:
+            raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
+        if options.resume is not None:
+            session.resume(options.resume or None)
+    except SwebashError as exc:
+        code = exit_code_for(exc)
+        renderer.error(exc, code)
+        return code
+    assert session.provider is not None and session.agent is not None
+    wrapper = TextToolCallProvider(session.provider, text_mode=_text_mode_wanted(loaded))
+    session.provider = session.agent.provider = wrapper
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    interrupts = 0
+
+    def on_sigint() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        agent = session.agent
+        if (interrupts > 1 or agent is None or not agent.running) and task is not None:
+            task.cancel()  # nothing to cancel gracefully (yet), or the user insists
+        session.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        installed = True
+    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+        installed = False
+    try:
+        return await _run_turns(session, question, renderer, wrapper)
+    except asyncio.CancelledError:
+        session.save()
+        renderer.interrupted()
+        return ExitCode.INTERRUPTED
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+def _text_mode_wanted(loaded: LoadedSettings) -> bool:
+    """A ``tool_calling = "text"`` setting, when the settings have it, asks for tools described in the prompt."""
+    return str(getattr(loaded.settings, "tool_calling", "auto")) == "text"
+
+
+async def _run_turns(session: Session, question: str, renderer: Renderer, wrapper: Any) -> int:
+    """Run the turn; retry once with tools described in the prompt when the server refuses native tools."""
+    from swebash_ai.agent import events as ev
+    from swebash_ai.fallback import is_tools_unsupported
+
+    mark = len(session.conversation.messages)
+    for attempt in (1, 2):
+        failure: ev.TurnFailed | None = None
+        tools_ran = False
+        code: int = ExitCode.ERROR
+        async for event in session.run(question):
+            if isinstance(event, ev.TurnFailed):
+                failure = event
+                continue
+            tools_ran = tools_ran or isinstance(event, ev.ToolCallStarted)
+            renderer.handle(event, session)
+            if isinstance(event, ev.TurnFinished):
+                code = _finished_code(event)
+                if code is ExitCode.INTERRUPTED:
+                    renderer.interrupted()
+        if failure is None:
+            return code
+        retry = (attempt == 1 and not tools_ran and not wrapper.text_mode and len(session.registry) > 0
+                 and is_tools_unsupported(failure.error))
+        if not retry:
+            code = exit_code_for(failure.error)
+            renderer.error(failure.error, ExitCode(code))
+            return code
+        del session.conversation.messages[mark:]
+        wrapper.text_mode = True
+        renderer.handle(ev.Notice(f"{session.model} refused native tool calls; describing the tools in the "
+                                  "prompt instead.", "warning"), session)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,134 @@
+"""The terminal question for one-shot mode: a prompt-toolkit prompt with the TUI modal's choices.
+
+``y`` allow once, ``a`` allow for this session, ``n`` deny (the default: Enter denies), ``d`` describe (the model
+explains the call in a sentence or two, then the question comes back). The tool, the full command or diff, the
+working directory and the policy's reasons are shown first. When stdin is a pipe (``cat log | swebash-ai -c``)
+the answer is read from ``/dev/tty``; the question is written to stderr (or ``/dev/tty``), never to stdout,
+which carries only the answer. Ctrl-C or Ctrl-D at the question denies.
+
+prompt-toolkit is imported only when a question is actually asked.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from swebash_ai.agent.approval import Decision
+
+if TYPE_CHECKING:
+    from swebash_ai.agent.events import ApprovalRequest
+
+Explain = Callable[["ApprovalRequest"], Awaitable[str]]
+
+CHOICES = "[y] allow once  [a] allow for this session  [n] deny (default)  [d] describe"
+
+_ANSWERS = {
+    "y": Decision.ALLOW_ONCE, "yes": Decision.ALLOW_ONCE,
+    "a": Decision.ALLOW_SESSION, "always": Decision.ALLOW_SESSION,
+    "n": Decision.DENY, "no": Decision.DENY, "": Decision.DENY,
+}
+
+
+@dataclass
+class Terminal:
+    """Where the question is written and the answer read (the user's terminal, never stdout)."""
+
+    input: TextIO
+    output: TextIO
+
+
+def open_terminal() -> Terminal | None:
+    """The user's terminal, or ``None`` when there is nobody to ask (no TTY: CI, cron, a detached process).
+
+    stdin is used when it is a terminal; otherwise ``/dev/tty`` (stdin is a pipe), but only when stderr is a
+    terminal too, so a script that redirects everything is never stopped by a question.
+    """
+    out: TextIO | None = sys.stderr if _isatty(sys.stderr) else None
+    if _isatty(sys.stdin):
+        return Terminal(sys.stdin, out or _open_tty("w") or sys.stderr)
+    if out is None:
+        return None
+    tty_in = _open_tty("r")
+    return Terminal(tty_in, out) if tty_in is not None else None
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (ValueError, OSError):
+        return False
+
+
+def _open_tty(mode: str) -> TextIO | None:
+    try:
+        # Left open: it lives as long as the process.
+        return cast(TextIO, open("/dev/tty", mode, encoding="utf-8"))
+    except OSError:
+        return None
+
+
+def format_request(request: ApprovalRequest) -> str:
+    """The text shown before the question: tool, full command/diff, working directory, reasons."""
+    verdict = request.verdict
+    lines = [f"⚠  {request.tool} needs your approval: {request.summary}"]
+    detail = request.detail.rstrip()
+    if detail and detail != request.summary:
+        lines.extend("   │ " + line for line in detail.splitlines())
+    lines.append(f"   in {request.cwd}")
+    for reason in verdict.reasons:
+        lines.append(f"   why: {reason}")
+    return "\n".join(lines)
+
+
+class PromptApprover:
+    """Asks on the terminal. ``interactive`` is true: a denial is the user's ("The user denied ...")."""
+
+    interactive = True
+
+    def __init__(self, terminal: Terminal, *, explain: Explain | None = None) -> None:
+        self.terminal = terminal
+        self.explain = explain
+        self._session: Any = None
+
+    def _prompt_session(self) -> Any:
+        if self._session is None:
+            from prompt_toolkit import PromptSession
+            from prompt_toolkit.input import create_input
+            from prompt_toolkit.output import create_output
+
+            self._session = PromptSession(
+                input=create_input(self.terminal.input), output=create_output(self.terminal.output)
+            )
+        return self._session
+
+    def _say(self, text: str) -> None:
+        self.terminal.output.write(text + "\n")
+        self.terminal.output.flush()
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        """Show the request and ask until a valid answer comes (Enter, Ctrl-C and Ctrl-D deny)."""
+        self._say(format_request(request))
+        self._say("   " + CHOICES)
+        session = self._prompt_session()
+        while True:
+            try:
+                answer = str(await session.prompt_async("Allow? [y/a/N/d] ")).strip().lower()
+            except (KeyboardInterrupt, EOFError):
+                answer = "n"
+            if answer in ("d", "describe"):
+                if self.explain is None:
+                    self._say("   (no model to describe it)")
+                    continue
+                self._say("   … asking the model")
+                self._say("   " + (await self.explain(request)).replace("\n", "\n   "))
+                continue
+            decision = _ANSWERS.get(answer)
+            if decision is not None:
+                self._say("   → " + {"allow_once": "allowed once", "allow_session": "allowed for this session",
+                                      "deny": "denied"}[decision.value])
+                return decision
+            self._say(f"   Please answer y, a, n or d. {CHOICES}")
+
