@@ -1,0 +1,29 @@
+"""The interactive front end (Textual). ``import swebash_ai.tui`` stays light: textual loads in run_tui."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swebash_ai.config import LoadedSettings
+
+__all__ = ["run_tui"]
+
+
+def run_tui(loaded: LoadedSettings, *, cwd: Path, resume: str | None = None, resume_latest: bool = False) -> int:
+    """Open the interactive app and run it until the user quits; returns the process exit code.
+
+    Args:
+        loaded: The settings (``swebash_ai.config.load_settings``).
+        cwd: Working directory for the tools.
+        resume: Resume this saved session id (a unique prefix is enough).
+        resume_latest: Resume the newest saved session.
+    """
+    from swebash_ai.tui.app import SwebashApp
+
+    app = SwebashApp(loaded, cwd=cwd, resume=resume, resume_latest=resume_latest)
+    result = app.run()
+    if app.return_code not in (None, 0):
+        return app.return_code
+    return result if isinstance(result, int) else 0

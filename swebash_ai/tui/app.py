@@ -1,0 +1,315 @@
+"""The Textual app: renders the events of a :class:`~swebash_ai.session.Session`; owns no agent logic.
+
+Start-up: the first frame is drawn from the settings alone. The session (which imports pydantic tool
+models, the provider and its HTTP client) is built in a thread worker after that frame, and the provider
+library is preloaded in the same thread, so neither the first frame nor the first question pays for it.
+
+A turn runs in an exclusive async worker that consumes ``session.run(text)``; the loop asks for approval
+through :class:`TuiApprover`, which pushes :class:`~swebash_ai.tui.screens.confirm.ConfirmScreen` and
+awaits its answer. Cancelling (Esc, Ctrl+C) calls ``session.cancel()``: the loop then finishes the turn
+itself and leaves the conversation valid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import Footer
+from textual.worker import Worker
+
+from swebash_ai.tui.controller import Controller
+from swebash_ai.tui.themes import load_themes
+from swebash_ai.tui.widgets.activity import ActivityPane
+from swebash_ai.tui.widgets.chat import ChatPane
+from swebash_ai.tui.widgets.prompt import PromptBar, PromptHistory, PromptInput
+from swebash_ai.tui.widgets.status import StatusBar
+
+if TYPE_CHECKING:
+    from swebash_ai.agent.approval import Decision
+    from swebash_ai.agent.events import ApprovalRequest
+    from swebash_ai.config import LoadedSettings
+    from swebash_ai.session import Session
+    from swebash_ai.tools.registry import Tool
+
+log = logging.getLogger(__name__)
+
+NARROW_WIDTH = 100
+"""Below this many columns the tool pane goes under the chat instead of beside it."""
+
+DEFAULT_THEME = "dark"
+FIRST_FRAME_ENV = "SWEBASH_TUI_FIRST_FRAME_FILE"
+"""Benchmark hook: write the wall-clock time of the first frame to this file, then exit."""
+
+
+class TuiApprover:
+    """The :class:`~swebash_ai.agent.approval.Approver` of the TUI: a modal the user answers."""
+
+    interactive = True
+
+    def __init__(self, app: SwebashApp) -> None:
+        self._app = app
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        return await self._app.ask_approval(request)
+
+
+class SwebashApp(App[int]):
+    """swebash-ai's interactive assistant: chat, tool activity, prompt, status bar."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "swebash-ai"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "interrupt", "Cancel / quit", priority=True),
+        Binding("escape", "cancel_turn", "Cancel", show=False),
+        Binding("ctrl+l", "clear_screen", "Clear"),
+        Binding("f2", "focus_tools", "Tools"),
+        Binding("ctrl+n", "new_conversation", "New", show=False),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        loaded: LoadedSettings,
+        *,
+        cwd: Path,
+        resume: str | None = None,
+        resume_latest: bool = False,
+        tools: Sequence[Tool] | None = None,
+        services: dict[str, Any] | None = None,
+        probe_ollama: bool = True,
+        session: Session | None = None,
+    ) -> None:
+        super().__init__()
+        self.loaded = loaded
+        self.cwd = cwd
+        self.resume_id = resume
+        self.resume_latest = resume_latest
+        self.tools = tools
+        self.services = services
+        self.probe_ollama = probe_ollama
+        self.session: Session | None = session
+        self.session_ready = asyncio.Event()
+        self.approver = TuiApprover(self)
+        self.controller = Controller(self)
+        self.history = PromptHistory(loaded.locations.prompt_history)
+        self.busy = False
+        self.turn_worker: Worker[None] | None = None
+        self._last_ctrl_c = 0.0
+        self._narrow: bool | None = None
+
+    # --- layout ---------------------------------------------------------------------------------------
+    def compose(self) -> Any:
+        with Container(id="main"):
+            yield ChatPane(id="chat")
+            yield ActivityPane(id="activity")
+        yield PromptBar(self.history, id="prompt-bar")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    @property
+    def chat(self) -> ChatPane:
+        return self.query_one("#chat", ChatPane)
+
+    @property
+    def activity(self) -> ActivityPane:
+        return self.query_one("#activity", ActivityPane)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one("#status", StatusBar)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one("#prompt", PromptInput)
+
+    def on_mount(self) -> None:
+        self._load_themes()
+        settings = self.loaded.settings
+        self.status.set_info(settings.model or "connecting…", self.loaded.profile, self.cwd)
+        self.chat.border_title = "Chat"
+        self.activity.border_title = "Tools"
+        self._apply_width(self.size.width)
+        self.prompt.focus()
+        self.call_after_refresh(self._after_first_frame)
+
+    def on_resize(self, event: Any) -> None:
+        self._apply_width(self.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        narrow = width < NARROW_WIDTH
+        if narrow != self._narrow:
+            self._narrow = narrow
+            self.query_one("#main").set_class(narrow, "-narrow")
+
+    # --- themes ---------------------------------------------------------------------------------------
+    def _load_themes(self) -> None:
+        found = load_themes(self.loaded.locations.themes_dir)
+        for theme in found.themes.values():
+            self.register_theme(theme)
+        for _path, reason in found.failed:
+            self.notify(f"Theme file skipped: {reason}", title="Bad theme", severity="warning", timeout=8)
+        wanted = self.loaded.settings.theme or DEFAULT_THEME
+        if not self.set_theme(wanted):
+            self.notify(f"Unknown theme '{wanted}'; using '{DEFAULT_THEME}'. Themes: {self.theme_names()}",
+                        severity="warning", timeout=8)
+            self.set_theme(DEFAULT_THEME)
+
+    def theme_names(self) -> str:
+        return ", ".join(sorted(self.available_themes))
+
+    def set_theme(self, name: str) -> bool:
+        """Switch theme; False when no theme has that name."""
+        if name not in self.available_themes:
+            return False
+        self.theme = name
+        return True
+
+    # --- start-up -------------------------------------------------------------------------------------
+    def _after_first_frame(self) -> None:
+        marker = os.environ.get(FIRST_FRAME_ENV)
+        if marker:
+            Path(marker).write_text(f"{time.time():.6f}\n", encoding="utf-8")
+            self.exit(0)
+            return
+        if self.session is not None:
+            self.controller.session_ready(self.session, None)
+        else:
+            self.run_worker(self._build_session, thread=True, group="setup", exit_on_error=False)
+
+    def _build_session(self) -> None:
+        """Thread worker: build the session, resume if asked, preload the provider library."""
+        from swebash_ai.errors import SwebashError
+        from swebash_ai.session import Session
+
+        error: SwebashError | None = None
+        session: Session | None = None
+        try:
+            session = Session(self.loaded, approver=self.approver, cwd=self.cwd, tools=self.tools,
+                              services=self.services, probe_ollama=self.probe_ollama)
+            if self.resume_id or self.resume_latest:
+                try:
+                    session.resume(self.resume_id)
+                except SwebashError as exc:
+                    error = exc
+        except SwebashError as exc:
+            error = exc
+        except Exception as exc:
+            log.exception("cannot build the session")
+            error = SwebashError(f"{type(exc).__name__}: {exc}", title="Cannot start the session")
+        self.call_from_thread(self.controller.session_ready, session, error)
+        if session is not None:
+            preload_provider(session)
+
+    # --- approval -------------------------------------------------------------------------------------
+    async def ask_approval(self, request: ApprovalRequest) -> Decision:
+        """Show the confirmation modal and wait for the answer (Deny if the turn is cancelled meanwhile)."""
+        from swebash_ai.agent.approval import Decision
+        from swebash_ai.tui.screens.confirm import ConfirmScreen
+
+        self.activity.set_state(request.call_id, "waiting")
+        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+
+        def answered(decision: Decision | None) -> None:
+            if not future.done():
+                future.set_result(decision if decision is not None else Decision.DENY)
+
+        session = self.session
+        screen = ConfirmScreen(request, explain=session.explain if session and session.has_provider else None)
+        self.status.set_busy("waiting for your approval")
+        await self.push_screen(screen, callback=answered)
+        try:
+            decision = await future
+        except asyncio.CancelledError:
+            if screen.is_current:
+                screen.dismiss(Decision.DENY)
+            raise
+        finally:
+            if self.busy:
+                self.status.set_busy("working")
+        if decision is not Decision.DENY:
+            self.activity.set_state(request.call_id, "running")
+        return decision
+
+    # --- prompt ---------------------------------------------------------------------------------------
+    async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        await self.controller.submit(message.text)
+
+    # --- actions --------------------------------------------------------------------------------------
+    def action_interrupt(self) -> None:
+        """Ctrl+C: cancel the running turn; on an idle prompt, twice within two seconds quits."""
+        if self.busy:
+            self.action_cancel_turn()
+            return
+        now = time.monotonic()
+        if now - self._last_ctrl_c < 2.0:
+            self.exit(0)
+            return
+        self._last_ctrl_c = now
+        self.notify("Press Ctrl+C again to quit.", timeout=2)
+
+    def action_cancel_turn(self) -> None:
+        if not self.busy:
+            return
+        self.controller.cancel()
+
+    async def action_clear_screen(self) -> None:
+        await self.controller.clear_screen()
+
+    async def action_new_conversation(self) -> None:
+        await self.controller.command("/new")
+
+    def action_focus_tools(self) -> None:
+        entries = list(self.activity.entries.values())
+        if entries:
+            entries[-1].focus()
+        else:
+            self.activity.focus()
+
+    def action_focus_prompt(self) -> None:
+        self.prompt.focus()
+
+    async def action_slash(self, command: str) -> None:
+        await self.controller.command(command)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Cancel turn", "Stop the running answer and tools (Esc)", self.action_cancel_turn)
+        yield SystemCommand("Clear screen", "Clear the chat and tool panes (Ctrl+L)", self.action_clear_screen)
+        yield SystemCommand("New conversation", "Start over; the current one stays saved",
+                            self.action_new_conversation)
+        yield SystemCommand("Sessions", "Resume a saved session", lambda: self._slash("/sessions"))
+        yield SystemCommand("Tools", "List the tools the model may use", lambda: self._slash("/tools"))
+        yield SystemCommand("Save", "Save the conversation now", lambda: self._slash("/save"))
+        yield SystemCommand("Help", "Commands and keys", lambda: self._slash("/help"))
+        yield SystemCommand("Focus tool pane", "Select tool calls to expand them (F2)", self.action_focus_tools)
+        for name in sorted(self.available_themes):
+            yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme",
+                                lambda name=name: self._slash(f"/theme {name}"))
+
+    def _slash(self, command: str) -> None:
+        self.run_worker(self.controller.command(command), group="slash")
+
+
+def preload_provider(session: Session) -> None:
+    """Import the provider's library now (in a thread) so the first question does not wait for it."""
+    choice = session.choice
+    try:
+        if choice is not None and choice.via_litellm:
+            from swebash_ai.providers.litellm_provider import import_litellm
+
+            import_litellm()
+        elif session.has_provider:
+            import openai  # noqa: F401
+    except Exception as exc:  # the turn will report a real problem; a preload must never crash
+        log.debug("provider preload failed: %s", exc)

@@ -1,0 +1,77 @@
+"""Slash commands: names, help, parsing and completion (no UI here; the app dispatches them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Every slash command with its argument hint and a one-line description, in help order.
+SLASH_COMMANDS: dict[str, tuple[str, str]] = {
+    "/help": ("", "show the commands and keys"),
+    "/clear": ("", "clear the screen (the conversation is kept)"),
+    "/new": ("", "start a new conversation (the current one stays saved)"),
+    "/model": ("[NAME]", "show the model, or switch to another (e.g. openai/gpt-4.1)"),
+    "/profile": ("[NAME]", "show the profiles, or switch to one from the config file"),
+    "/tools": ("", "list the tools the model may use"),
+    "/theme": ("[NAME]", "list the themes, or switch to one"),
+    "/save": ("", "save the conversation now and show where"),
+    "/sessions": ("[ID]", "pick a saved session to resume (or resume ID)"),
+    "/exit": ("", "quit"),
+}
+
+KEYS_HELP: tuple[tuple[str, str], ...] = (
+    ("Enter", "send"),
+    ("Ctrl+J / Shift+Enter", "new line"),
+    ("Up / Down", "previous / next prompt from the history"),
+    ("Tab", "complete a slash command"),
+    ("Esc / Ctrl+C", "cancel the running turn"),
+    ("Ctrl+C twice", "quit (on an idle prompt)"),
+    ("Ctrl+L", "clear the screen"),
+    ("Ctrl+P", "command palette"),
+    ("F2", "focus the tool-activity pane (Enter expands an entry)"),
+)
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """A parsed ``/name argument`` line."""
+
+    name: str
+    argument: str
+
+
+def parse(text: str) -> SlashCommand | None:
+    """``/name arg...`` -> :class:`SlashCommand`; ``None`` when ``text`` is not a slash command."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    name, _, arg = stripped.partition(" ")
+    return SlashCommand(name.lower(), arg.strip())
+
+
+def complete(text: str) -> list[str]:
+    """Commands that start with ``text`` (only while the first word is being typed)."""
+    if not text.startswith("/") or " " in text or "\n" in text:
+        return []
+    return [name for name in SLASH_COMMANDS if name.startswith(text.lower())]
+
+
+def common_prefix(names: list[str]) -> str:
+    """The longest prefix shared by every name (``""`` for none)."""
+    if not names:
+        return ""
+    first, last = min(names), max(names)
+    i = 0
+    while i < len(first) and i < len(last) and first[i] == last[i]:
+        i += 1
+    return first[:i]
+
+
+def help_markdown() -> str:
+    """The /help text (Markdown)."""
+    rows = [f"| `{name}{' ' + arg if arg else ''}` | {desc} |" for name, (arg, desc) in SLASH_COMMANDS.items()]
+    keys = [f"| {key} | {desc} |" for key, desc in KEYS_HELP]
+    return (
+        "**Commands**\n\n| Command | What it does |\n| --- | --- |\n" + "\n".join(rows)
+        + "\n\n`!command` runs a shell command yourself, through the same safety checks.\n\n"
+        "**Keys**\n\n| Key | Action |\n| --- | --- |\n" + "\n".join(keys) + "\n"
+    )

@@ -1,0 +1,351 @@
+"""What the app does with the user's input: run turns and ``!commands``, dispatch slash commands, and
+render the session's events into the chat, tool and status panes.
+
+Kept apart from ``app.py`` (layout, keys, start-up) so each stays small. Every failure here becomes a
+clear message in the chat pane; nothing escapes as a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from swebash_ai.tui import commands
+
+if TYPE_CHECKING:
+    from swebash_ai.agent.events import AgentEvent
+    from swebash_ai.errors import SwebashError
+    from swebash_ai.session import Session
+    from swebash_ai.tui.app import SwebashApp
+
+log = logging.getLogger(__name__)
+
+BUSY_COMMANDS = frozenset({"/new", "/model", "/profile", "/sessions"})
+
+
+class Controller:
+    """Turns user input into session calls and session events into widgets."""
+
+    def __init__(self, app: SwebashApp) -> None:
+        self.app = app
+
+    @property
+    def session(self) -> Session | None:
+        return self.app.session
+
+    # --- start-up -------------------------------------------------------------------------------------
+    def session_ready(self, session: Session | None, error: SwebashError | None) -> None:
+        app = self.app
+        app.session = session
+        if error is not None:
+            app.chat.add_error(error.title, error.message, error.hint)
+        if session is not None:
+            self._show_provider(session)
+            if session.conversation.messages:
+                self.render_conversation(session)
+        app.session_ready.set()
+
+    def _show_provider(self, session: Session) -> None:
+        app = self.app
+        app.status.set_info(session.model if session.has_provider else "no provider",
+                            session.loaded.profile, session.cwd)
+        if not session.has_provider:
+            from swebash_ai.providers import NO_PROVIDER_HELP
+
+            app.chat.add_info("**No model provider is configured.** `!command` still works.\n\n```text\n"
+                              + NO_PROVIDER_HELP + "```\n")
+        elif session.choice is not None and session.choice.reason.startswith("Ollama"):
+            app.chat.add_notice(
+                f"No provider was configured, so the local Ollama server is used ({session.choice.reason}; "
+                f"model {session.model}). Set SWEBASH_AI_MODEL or a profile to choose another.")
+
+    def render_conversation(self, session: Session) -> None:
+        """Show a resumed conversation: user and assistant text in the chat, tool calls in the tool pane."""
+        from swebash_ai.tui.widgets.activity import format_arguments
+
+        chat, activity = self.app.chat, self.app.activity
+        prefixes = {"Denied:": "denied", "Error:": "error", "Cancelled:": "cancelled", "Timed out:": "timeout"}
+        for msg in session.conversation.messages:
+            role, content = msg.get("role"), msg.get("content")
+            if role == "user" and isinstance(content, str):
+                chat.add_user(content)
+            elif role == "assistant":
+                if isinstance(content, str) and content.strip():
+                    chat.add_assistant(content)
+                for call in msg.get("tool_calls") or ():
+                    fn = call.get("function", {})
+                    args = str(fn.get("arguments", ""))
+                    activity.start(call.get("id", ""), fn.get("name", "?"), args[:200], format_arguments(args),
+                                   state="checking")
+            elif role == "tool":
+                text = content if isinstance(content, str) else str(content)
+                status = next((s for p, s in prefixes.items() if text.startswith(p)), "ok")
+                activity.finish(msg.get("tool_call_id", ""), msg.get("name", "?"), status, text, None, 0.0)
+        chat.add_notice(f"Resumed session {session.conversation.id} ({session.conversation.title}).")
+
+    # --- input ----------------------------------------------------------------------------------------
+    async def submit(self, text: str) -> None:
+        app = self.app
+        stripped = text.strip()
+        if not stripped:
+            return
+        if commands.parse(stripped) is not None:
+            await self.command(stripped)
+            return
+        if app.busy:
+            app.notify("The assistant is still working; press Esc to cancel it first.", severity="warning")
+            return
+        if stripped.startswith("!"):
+            command = stripped[1:].strip()
+            if not command:
+                return
+            app.chat.add_user(stripped)
+            self.start_turn(command, shell=True)  # noqa: S604 - runs through the exec tool's policy
+        else:
+            app.chat.add_user(text)
+            self.start_turn(text, shell=False)
+
+    def start_turn(self, text: str, *, shell: bool) -> None:
+        app = self.app
+        app.busy = True
+        app.status.set_busy("running" if shell else "thinking")
+        app.turn_worker = app.run_worker(self.run_turn(text, shell=shell), group="turn", exclusive=True,
+                                         exit_on_error=False)
+
+    async def run_turn(self, text: str, *, shell: bool) -> None:
+        """Worker: consume the session's events until the turn ends, however it ends."""
+        from swebash_ai.errors import SwebashError
+
+        app = self.app
+        try:
+            await app.session_ready.wait()
+            session = app.session
+            if session is None:
+                app.chat.add_error("No session", "The session could not start; see the error above.")
+                return
+            if not shell and not session.has_provider:
+                from swebash_ai.providers import NO_PROVIDER_HELP
+
+                app.chat.add_error("No provider", NO_PROVIDER_HELP.strip())
+                return
+            events = session.run_shell(text) if shell else session.run(text)
+            async for event in events:
+                await self.handle(event)
+        except SwebashError as exc:
+            app.chat.add_error(exc.title, exc.message, exc.hint)
+        except asyncio.CancelledError:
+            app.chat.add_notice("Cancelled.", "warning")
+            raise
+        except Exception as exc:
+            log.exception("turn failed")
+            app.chat.add_error("Internal error", f"{type(exc).__name__}: {exc}",
+                               "The conversation is kept; please report this.")
+        finally:
+            await app.chat.end_reply()
+            app.busy = False
+            app.status.set_busy("")
+
+    def cancel(self) -> None:
+        """Ask the loop to stop; if the worker is still running two seconds later, cancel it outright."""
+        app = self.app
+        app.status.set_busy("cancelling")
+        if app.session is not None:
+            app.session.cancel()
+        worker = app.turn_worker
+
+        def force() -> None:
+            if worker is not None and not worker.is_finished:
+                worker.cancel()
+
+        app.set_timer(2.0, force)
+
+    async def handle(self, event: AgentEvent) -> None:
+        """Render one event."""
+        from swebash_ai.agent import events as ev
+
+        app = self.app
+        match event:
+            case ev.TextDelta(text=text):
+                await app.chat.write_reply(text)
+            case ev.ToolCallStarted():
+                await app.chat.end_reply()
+                app.activity.start(event.call_id, event.name, event.summary, event.arguments)
+            case ev.ApprovalRequested():
+                app.activity.set_state(event.request.call_id, "waiting")
+            case ev.ToolOutput():
+                app.activity.output(event.call_id, event.text)
+            case ev.ToolCallFinished(result=result):
+                app.activity.finish(event.call_id, event.name, result.status, result.text, result.exit_code,
+                                    result.duration)
+            case ev.Usage():
+                app.status.add_usage(event.prompt_tokens, event.completion_tokens, event.cost)
+            case ev.Notice():
+                app.chat.add_notice(event.text, event.level)
+            case ev.TurnFinished(reason=reason):
+                await app.chat.end_reply()
+                if reason == "cancelled":
+                    app.chat.add_notice("Cancelled. The conversation is kept; ask again or go on.", "warning")
+                elif event.denied:
+                    app.chat.add_notice(f"{event.denied} call(s) denied.", "info")
+            case ev.TurnFailed(error=error):
+                await app.chat.end_reply()
+                app.chat.add_error(error.title, error.message, error.hint)
+
+    # --- slash commands -------------------------------------------------------------------------------
+    async def command(self, text: str) -> None:
+        app = self.app
+        parsed = commands.parse(text)
+        if parsed is None:
+            return
+        name, arg = parsed.name, parsed.argument
+        if name not in commands.SLASH_COMMANDS:
+            matches = commands.complete(name)
+            hint = f" Did you mean {', '.join(matches)}?" if matches else " Type /help for the list."
+            app.chat.add_notice(f"Unknown command {name}.{hint}", "warning")
+            return
+        if name in BUSY_COMMANDS and app.busy:
+            app.notify(f"{name} must wait until the assistant is done (Esc cancels it).", severity="warning")
+            return
+        handler = getattr(self, "cmd_" + name[1:])
+        try:
+            await handler(arg)
+        except Exception as exc:  # a command must never take the app down
+            from swebash_ai.errors import SwebashError
+
+            if isinstance(exc, SwebashError):
+                app.chat.add_error(exc.title, exc.message, exc.hint)
+            else:
+                log.exception("command %s failed", name)
+                app.chat.add_error(f"{name} failed", f"{type(exc).__name__}: {exc}")
+
+    async def _ready_session(self) -> Session | None:
+        await self.app.session_ready.wait()
+        if self.app.session is None:
+            self.app.chat.add_error("No session", "The session could not start; see the error above.")
+        return self.app.session
+
+    async def clear_screen(self) -> None:
+        await self.app.chat.clear()
+        await self.app.activity.clear()
+
+    async def cmd_help(self, arg: str) -> None:
+        self.app.chat.add_info(commands.help_markdown())
+
+    async def cmd_clear(self, arg: str) -> None:
+        await self.clear_screen()
+
+    async def cmd_exit(self, arg: str) -> None:
+        self.app.exit(0)
+
+    async def cmd_new(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is None:
+            return
+        session.new_conversation()
+        await self.clear_screen()
+        self.app.status.reset_usage()
+        self.app.chat.add_notice("New conversation.")
+
+    async def cmd_theme(self, arg: str) -> None:
+        app = self.app
+        if not arg:
+            app.chat.add_notice(f"Theme: {app.theme}. Themes: {app.theme_names()}. Use /theme NAME.")
+        elif app.set_theme(arg):
+            app.notify(f"Theme: {arg}")
+        else:
+            app.chat.add_notice(f"Unknown theme '{arg}'. Themes: {app.theme_names()}.", "warning")
+
+    async def cmd_tools(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is None:
+            return
+        lines = []
+        for name in session.registry.names():
+            tool = session.registry.get(name)
+            desc = (tool.description.splitlines() or [""])[0] if tool is not None else ""
+            lines.append(f"- `{name}` ({tool.category if tool else '?'}): {desc}")
+        body = "\n".join(lines) or "No tools are enabled (see SWEBASH_AI_TOOLS_* settings)."
+        self.app.chat.add_info("**Tools the model may use**\n\n" + body)
+
+    async def cmd_save(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is None:
+            return
+        if not session.conversation.messages:
+            self.app.chat.add_notice("Nothing to save yet.")
+            return
+        session.save()
+        self.app.chat.add_notice(f"Saved to {session.session_file} (resume with /sessions or --resume "
+                                 f"{session.conversation.id}).")
+
+    async def cmd_sessions(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is None:
+            return
+        if arg:
+            await self.resume(arg)
+            return
+        from swebash_ai.agent.conversation import list_sessions
+        from swebash_ai.tui.screens.sessions import SessionsScreen
+
+        found = [s for s in list_sessions(session.loaded.locations.sessions_dir)
+                 if s.id != session.conversation.id]
+
+        async def picked(session_id: str | None) -> None:
+            if session_id:
+                await self.resume(session_id)
+
+        await self.app.push_screen(SessionsScreen(found), callback=picked)
+
+    async def resume(self, session_id: str) -> None:
+        session = self.app.session
+        if session is None:
+            return
+        session.save()
+        session.resume(session_id)  # raises ConfigError (shown by command()) when not found
+        await self.clear_screen()
+        self.app.status.reset_usage()
+        self.render_conversation(session)
+
+    async def cmd_model(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is None:
+            return
+        if not arg:
+            why = f" ({session.choice.reason})" if session.choice else ""
+            self.app.chat.add_notice(f"Model: {session.model or 'none'}{why}. Switch with /model NAME.")
+            return
+        await self._rebuild({"model": arg}, session.loaded.profile)
+
+    async def cmd_profile(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is None:
+            return
+        loaded = session.loaded
+        if not arg:
+            names = ", ".join(loaded.profiles) or f"none (add [profiles.NAME] tables to {loaded.config_file})"
+            self.app.chat.add_notice(f"Profile: {loaded.profile or '(none)'}. Profiles: {names}.")
+            return
+        await self._rebuild({}, arg)
+
+    async def _rebuild(self, flags: dict[str, Any], profile: str | None) -> None:
+        """A new session with other settings, keeping the conversation (runs the build in a thread)."""
+        from swebash_ai.config import load_settings
+        from swebash_ai.session import Session
+
+        app = self.app
+        old = app.session
+        assert old is not None
+
+        def build() -> Session:
+            loaded = load_settings(flags, profile=profile)
+            return Session(loaded, approver=app.approver, cwd=app.cwd, tools=app.tools, services=app.services,
+                           conversation=old.conversation, probe_ollama=app.probe_ollama)
+
+        new = await asyncio.to_thread(build)  # ConfigError propagates to command(), shown in the chat
+        app.session = new
+        app.loaded = new.loaded
+        self._show_provider(new)
+        app.chat.add_notice(f"Now using {new.model or 'no provider'}"
+                            + (f" (profile {new.loaded.profile})" if new.loaded.profile else "") + ".")

@@ -1,0 +1,1 @@
+"""Screens (modals) of the TUI."""

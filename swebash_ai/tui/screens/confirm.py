@@ -1,0 +1,118 @@
+"""The confirmation modal shown whenever a policy says "ask".
+
+It shows the tool, the full command, path or diff, the working directory and the policy's reasons, and
+offers Allow once (y), Allow for this session (a), Deny (n; the default, also Esc) and Describe (d), which
+asks the model to explain the call in a sentence and shows the answer here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from swebash_ai.agent.approval import Decision
+from swebash_ai.agent.events import ApprovalRequest
+
+Explainer = Callable[[ApprovalRequest], Awaitable[str]]
+
+
+def looks_like_diff(text: str) -> bool:
+    lines = text.splitlines()
+    return any(line.startswith("@@") for line in lines) or (
+        any(line.startswith("--- ") for line in lines) and any(line.startswith("+++ ") for line in lines)
+    )
+
+
+def render_detail(text: str) -> Content:
+    """The command or path as plain text; a unified diff with added/removed lines coloured by the theme."""
+    if not looks_like_diff(text):
+        return Content(text)
+    parts: list[Content] = []
+    for line in text.splitlines():
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "$text-success"
+        elif line.startswith("-"):
+            style = "$text-error"
+        elif line.startswith("@@"):
+            style = "$text-accent"
+        else:
+            style = ""
+        parts.append(Content.styled(line, style) if style else Content(line))
+    return Content("\n").join(parts)
+
+
+class ConfirmScreen(ModalScreen[Decision]):
+    """Asks the user about one tool call; dismisses with a :class:`Decision`."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "decide('allow_once')", "Allow once"),
+        Binding("a", "decide('allow_session')", "Allow for session"),
+        Binding("n,escape", "decide('deny')", "Deny"),
+        Binding("d", "describe", "Describe"),
+        Binding("left", "app.focus_previous", show=False),
+        Binding("right", "app.focus_next", show=False),
+    ]
+
+    def __init__(self, request: ApprovalRequest, explain: Explainer | None = None) -> None:
+        super().__init__(id="confirm")
+        self.request = request
+        self._explain = explain
+        self.explanation = Static(id="explanation")
+
+    def compose(self) -> Any:
+        req = self.request
+        reasons = req.verdict.reasons or ["a safety rule asks for confirmation"]
+        with Vertical(id="confirm-dialog"):
+            yield Static(Content.assemble(("Allow ", ""), (req.tool, "bold"), ("?", "")), id="confirm-title")
+            yield Static(Content(req.summary), id="confirm-summary")
+            with VerticalScroll(id="confirm-detail"):
+                yield Static(render_detail(req.detail), id="confirm-detail-text")
+            yield Static(Content.assemble(("in ", "dim"), req.cwd), id="confirm-cwd")
+            yield Static(Content("\n".join(f"• {r}" for r in reasons)), id="confirm-reasons")
+            yield self.explanation
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Allow once [y]", id="allow_once", variant="warning", compact=True)
+                yield Button("Allow for session [a]", id="allow_session", compact=True)
+                yield Button("Deny [n]", id="deny", variant="primary", compact=True)
+                yield Button("Describe [d]", id="describe", compact=True)
+
+    def on_mount(self) -> None:
+        self.explanation.display = False
+        self.query_one("#deny", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "describe":
+            self.action_describe()
+        elif event.button.id:
+            self.action_decide(event.button.id)
+
+    def action_decide(self, choice: str) -> None:
+        self.dismiss(Decision(choice))
+
+    def action_describe(self) -> None:
+        self.explanation.display = True
+        if self._explain is None:
+            self.explanation.update("No model is configured to explain this call.")
+            return
+        self.explanation.update("Asking the model what this does…")
+        self._describe()
+
+    @work(exclusive=True, group="describe", exit_on_error=False)
+    async def _describe(self) -> None:
+        assert self._explain is not None
+        try:
+            text = await self._explain(self.request)
+        except Exception as exc:  # the modal must stay usable whatever the model does
+            text = f"(could not get an explanation: {exc})"
+        self.explanation.update(Content(text))

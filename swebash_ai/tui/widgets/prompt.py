@@ -1,0 +1,185 @@
+"""The prompt: multi-line input (Enter sends, Ctrl+J or Shift+Enter adds a line), history, completion.
+
+History is kept in ``Locations.prompt_history``, one JSON string per line (so multi-line prompts survive),
+newest last, capped at :data:`HISTORY_LIMIT` entries. A history file that cannot be read or written is
+ignored: losing history must never stop the app.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from textual import events
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Static, TextArea
+
+from swebash_ai.tui import commands
+
+log = logging.getLogger(__name__)
+
+HISTORY_LIMIT = 1000
+NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter", "ctrl+enter"})
+
+
+class PromptHistory:
+    """Prompts sent before, oldest first, persisted to ``path`` (``None``: memory only)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: list[str] = []
+        if path is not None:
+            self._load(path)
+
+    def _load(self, path: Path) -> None:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return
+        for line in lines[-HISTORY_LIMIT:]:
+            try:
+                value = json.loads(line)
+            except ValueError:
+                value = line
+            if isinstance(value, str) and value:
+                self.entries.append(value)
+
+    def add(self, text: str) -> None:
+        if not text.strip() or (self.entries and self.entries[-1] == text):
+            return
+        self.entries.append(text)
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if len(self.entries) > HISTORY_LIMIT * 2:
+                self.entries = self.entries[-HISTORY_LIMIT:]
+                data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in self.entries)
+                self.path.write_text(data, encoding="utf-8")
+            else:
+                with self.path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(text, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            log.warning("cannot write the prompt history %s: %s", self.path, exc)
+
+
+class PromptInput(TextArea):
+    """Multi-line input. Enter posts :class:`PromptInput.Submitted`; Up/Down walk the history."""
+
+    class Submitted(Message):
+        """The user pressed Enter."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, history: PromptHistory, *, id: str | None = None) -> None:
+        super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
+                         compact=True, highlight_cursor_line=False,
+                         placeholder="Ask anything · /help for commands · !command runs a command")
+        self.prompt_history = history
+        self._index: int | None = None  # position in history while browsing
+        self._draft = ""
+
+    # --- keys -----------------------------------------------------------------------------------------
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        if key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.submit()
+            return
+        if key in NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if key == "tab" and self.complete():
+            event.stop()
+            event.prevent_default()
+            return
+        if key == "up" and self.cursor_location[0] == 0 and self.prompt_history.entries:
+            event.stop()
+            event.prevent_default()
+            self.history_previous()
+            return
+        if key == "down" and self._index is not None and self.cursor_location[0] == self.document.line_count - 1:
+            event.stop()
+            event.prevent_default()
+            self.history_next()
+            return
+        await super()._on_key(event)
+
+    def submit(self) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        self.prompt_history.add(text)
+        self._index = None
+        self._draft = ""
+        self.clear()
+        self.post_message(self.Submitted(text))
+
+    def complete(self) -> bool:
+        """Complete a slash command being typed; False when there is nothing to complete."""
+        matches = commands.complete(self.text)
+        if not matches:
+            return False
+        target = matches[0] + " " if len(matches) == 1 else commands.common_prefix(matches)
+        if target == self.text:
+            return len(matches) > 1  # ambiguous: stay, the hint line shows the choices
+        self._replace_all(target)
+        return True
+
+    def _replace_all(self, text: str) -> None:
+        self.load_text(text)
+        last = self.document.line_count - 1
+        self.move_cursor((last, len(self.document.get_line(last))))
+
+    def history_previous(self) -> None:
+        entries = self.prompt_history.entries
+        if self._index is None:
+            self._draft = self.text
+            self._index = len(entries)
+        if self._index > 0:
+            self._index -= 1
+            self._replace_all(entries[self._index])
+
+    def history_next(self) -> None:
+        if self._index is None:
+            return
+        self._index += 1
+        if self._index >= len(self.prompt_history.entries):
+            self._index = None
+            self._replace_all(self._draft)
+        else:
+            self._replace_all(self.prompt_history.entries[self._index])
+
+
+class PromptBar(Vertical):
+    """The prompt with a completion hint line above it."""
+
+    def __init__(self, history: PromptHistory, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.hint = Static(id="completions")
+        self.input = PromptInput(history, id="prompt")
+
+    def compose(self) -> Any:
+        yield self.hint
+        yield self.input
+
+    def on_mount(self) -> None:
+        self.hint.display = False
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        matches = commands.complete(self.input.text)
+        if matches:
+            lines = [f"{name} {arg}".rstrip() + f"  — {desc}" for name in matches
+                     for arg, desc in [commands.SLASH_COMMANDS[name]]]
+            self.hint.update("\n".join(lines))
+            self.hint.display = True
+        else:
+            self.hint.display = False

@@ -1,0 +1,221 @@
+"""Full turns through the app against the loopback fake LLM server (the real openai client)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import idle, type_and_send, wait_for
+
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+from swebash_ai.tui.screens.confirm import ConfirmScreen
+from swebash_ai.tui.widgets.activity import ToolEntry
+from swebash_ai.tui.widgets.chat import AssistantMessage, ErrorMessage, NoticeMessage, UserMessage
+
+RM = [("run_command", {"command": "rm -rf canary"})]
+
+
+def tool_messages(server: FakeLLMServer) -> list[dict[str, object]]:
+    """Tool results in the last request the server received."""
+    return [m for m in server.requests[-1]["body"]["messages"] if m.get("role") == "tool"]
+
+
+def chat_text(app: object) -> str:
+    widgets = app.query("#chat > *")  # type: ignore[attr-defined]
+    out = []
+    for w in widgets:
+        out.append(w.source if isinstance(w, AssistantMessage) else str(w.render()))
+    return "\n".join(out)
+
+
+async def test_streamed_answer_appears(llm_env, make_app):
+    llm_env.enqueue(Reply.text("Hello **world**, this is the answer.\n\n```python\nprint(1)\n```\n", usage=(10, 5)))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "hi there")
+        await wait_for(pilot, lambda: bool(app.query(AssistantMessage)), what="answer")
+        await idle(pilot)
+        assert "this is the answer" in app.query(AssistantMessage).last().source
+        assert app.query(UserMessage).last().render() is not None
+        assert app.status.tokens == 15
+        assert app.session is not None and app.session.session_file.exists()  # saved automatically
+    assert llm_env.requests[-1]["body"]["messages"][-1] == {"role": "user", "content": "hi there"}
+
+
+async def test_tool_call_shows_in_pane_and_finishes(llm_env, make_app):
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "echo hello from tool"})]), Reply.text("Done."))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "say hello")
+        await wait_for(pilot, lambda: bool(app.query(ToolEntry)), what="tool entry")
+        await idle(pilot)
+        entry = app.query_one(ToolEntry)
+        assert entry.tool_name == "run_command"
+        assert entry.summary == "$ echo hello from tool"
+        assert entry.state == "done" and entry.exit_code == 0
+        assert "done" in entry.status_text() and "exit 0" in entry.status_text()
+        assert "hello from tool" in entry.output_text
+        assert entry.expanded  # opened itself when output arrived
+        entry.focus()
+        await pilot.press("enter")
+        assert not entry.expanded
+        assert "Done." in app.query(AssistantMessage).last().source
+    assert "hello from tool" in tool_messages(llm_env)[-1]["content"]
+
+
+async def _start_dangerous(pilot, app, server):
+    server.enqueue(Reply.tool_calls(RM), Reply.text("OK then."))
+    await idle(pilot)
+    await type_and_send(pilot, "clean up")
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirmation modal")
+
+
+async def test_deny_does_not_run_and_tells_the_model(llm_env, make_app, workspace: Path):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _start_dangerous(pilot, app, llm_env)
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        assert screen.request.tool == "run_command" and "rm -rf canary" in screen.request.detail
+        assert app.query_one(ToolEntry).state == "waiting"
+        await pilot.press("n")
+        await idle(pilot)
+        assert not (workspace / "canary").exists()
+        assert app.query_one(ToolEntry).state == "denied"
+        assert app.session is not None and app.session.conversation.is_valid()
+    denial = tool_messages(llm_env)[-1]["content"]
+    assert str(denial).startswith("Denied") and "denied" in str(denial)
+
+
+async def test_escape_in_the_modal_denies(llm_env, make_app, workspace: Path):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _start_dangerous(pilot, app, llm_env)
+        await pilot.press("escape")
+        await idle(pilot)
+        assert not (workspace / "canary").exists()
+        assert app.busy is False
+    assert str(tool_messages(llm_env)[-1]["content"]).startswith("Denied")
+
+
+async def test_allow_once_runs_it(llm_env, make_app, workspace: Path):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _start_dangerous(pilot, app, llm_env)
+        await pilot.press("y")
+        await idle(pilot)
+        assert (workspace / "canary").exists()
+        assert app.query_one(ToolEntry).state == "done"
+    assert tool_messages(llm_env)[-1]["content"] == "created canary"
+
+
+async def test_allow_for_session_does_not_ask_again(llm_env, make_app, workspace: Path):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _start_dangerous(pilot, app, llm_env)
+        await pilot.press("a")
+        await idle(pilot)
+        assert (workspace / "canary").exists()
+        (workspace / "canary").unlink()
+        llm_env.enqueue(Reply.tool_calls(RM), Reply.text("Again."))
+        await type_and_send(pilot, "once more")
+        await idle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert (workspace / "canary").exists()
+        assert [e.state for e in app.query(ToolEntry)] == ["done", "done"]
+
+
+async def test_describe_asks_the_model_and_shows_it(llm_env, make_app, workspace: Path):
+    llm_env.enqueue(Reply.tool_calls(RM), Reply.text("It deletes the file canary."), Reply.text("Fine."))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "clean up")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="modal")
+        await pilot.press("d")
+        screen = app.screen
+        assert isinstance(screen, ConfirmScreen)
+        await wait_for(pilot, lambda: "deletes the file" in str(screen.explanation.render()), what="explanation")
+        await pilot.press("n")
+        await idle(pilot)
+        assert not (workspace / "canary").exists()
+
+
+async def test_escape_cancels_mid_stream(llm_env, make_app):
+    words = " ".join(f"word{i}" for i in range(400))
+    llm_env.enqueue(Reply.text(words, chunk_size=8, delay=0.02), Reply.text("Second answer."))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "talk a lot")
+        await wait_for(pilot, lambda: bool(app.query(AssistantMessage)) and
+                       "word3" in app.query(AssistantMessage).last().source, what="streaming")
+        await pilot.press("escape")
+        await idle(pilot)
+        session = app.session
+        assert session is not None and session.conversation.is_valid()
+        assert "word399" not in app.query(AssistantMessage).last().source
+        assert any("Cancelled" in str(n.render()) for n in app.query(NoticeMessage))
+        # the app is usable afterwards
+        await type_and_send(pilot, "next")
+        await wait_for(pilot, lambda: "Second answer." in app.query(AssistantMessage).last().source, what="next")
+
+
+async def test_escape_cancels_mid_command(llm_env, make_app):
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 20"})]), Reply.text("After."))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "wait")
+        await wait_for(pilot, lambda: bool(app.query(ToolEntry)) and app.query_one(ToolEntry).has_output,
+                       what="command output")
+        entry = app.query_one(ToolEntry)
+        assert entry.state == "running" and "running" in entry.status_text()
+        await pilot.press("escape")
+        await idle(pilot)
+        assert entry.state == "cancelled"
+        assert app.session is not None and app.session.conversation.is_valid()
+        assert "tick 1" in entry.output_text
+
+
+async def test_ctrl_c_cancels_a_turn_then_twice_on_idle_quits(llm_env, make_app):
+    llm_env.enqueue(Reply.text("x " * 500, chunk_size=2, delay=0.02))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "go")
+        await wait_for(pilot, lambda: bool(app.query(AssistantMessage)), what="stream")
+        await pilot.press("ctrl+c")
+        await idle(pilot)
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_provider_error_is_a_chat_message(llm_env, make_app):
+    llm_env.enqueue(Reply.error(401, "Incorrect API key provided"))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "hello")
+        await wait_for(pilot, lambda: bool(app.query(ErrorMessage)), what="error")
+        await idle(pilot)
+        text = str(app.query_one(ErrorMessage).render())
+        assert "Authentication" in text
+        assert app.is_running
+
+
+async def test_bang_command_runs_through_the_tool(llm_env, make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "!echo from the user")
+        await wait_for(pilot, lambda: bool(app.query(ToolEntry)), what="entry")
+        await idle(pilot)
+        entry = app.query_one(ToolEntry)
+        assert entry.state == "done" and "from the user" in entry.output_text
+    assert llm_env.requests == []  # no model involved
