@@ -54,6 +54,14 @@ class Conversation:
     id: str = field(default_factory=new_session_id)
     created: float = field(default_factory=time.time)
     meta: dict[str, Any] = field(default_factory=dict)
+    _costs: list[int] = field(default_factory=list, repr=False, compare=False)
+    """Token estimates of ``messages[:len(_costs)]``: messages are only ever appended, so each is costed once."""
+
+    def _token_costs(self) -> list[int]:
+        if len(self._costs) > len(self.messages):  # the list was replaced or cut: start over
+            self._costs.clear()
+        self._costs.extend(estimate_tokens(m) for m in self.messages[len(self._costs) :])
+        return self._costs
 
     # --- building -------------------------------------------------------------------------------------
     def add_user(self, content: str) -> None:
@@ -107,25 +115,25 @@ class Conversation:
 
     # --- requests -------------------------------------------------------------------------------------
     def turns(self) -> list[list[Message]]:
-        out: list[list[Message]] = []
-        for msg in self.messages:
-            if msg.get("role") == "user" or not out:
-                out.append([])
-            out[-1].append(msg)
-        return out
+        return [self.messages[a:b] for a, b in self._turn_bounds()]
+
+    def _turn_bounds(self) -> list[tuple[int, int]]:
+        starts = [i for i, m in enumerate(self.messages) if m.get("role") == "user" or i == 0]
+        return list(zip(starts, [*starts[1:], len(self.messages)], strict=True))
 
     def for_request(self, system: str | None, budget_tokens: int) -> list[Message]:
         """System prompt + the most recent whole turns that fit ``budget_tokens`` (the last turn always)."""
         head: list[Message] = [{"role": "system", "content": system}] if system else []
         budget = budget_tokens - sum(estimate_tokens(m) for m in head)
-        kept: list[list[Message]] = []
-        for turn in reversed(self.turns()):
-            cost = sum(estimate_tokens(m) for m in turn)
-            if kept and cost > budget:
+        costs = self._token_costs()
+        first = len(self.messages)
+        for start, end in reversed(self._turn_bounds()):
+            cost = sum(costs[start:end])
+            if first < len(self.messages) and cost > budget:
                 break
-            kept.append(turn)
+            first = start
             budget -= cost
-        return head + [m for turn in reversed(kept) for m in turn]
+        return head + self.messages[first:]
 
     @property
     def title(self) -> str:
