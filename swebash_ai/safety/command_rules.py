@@ -18,12 +18,28 @@ Pure: standard library only.
 
 from __future__ import annotations
 
+import glob as _glob
+import os
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
-__all__ = ["DANGERS", "INTERPRETERS", "SHELLS", "WRAPPERS", "ProgramCheck", "Spec", "check_allowed"]
+from swebash_ai.safety.paths import PathPolicy
+
+__all__ = [
+    "DANGERS",
+    "INTERPRETERS",
+    "SHELLS",
+    "WRAPPERS",
+    "ProgramCheck",
+    "Spec",
+    "check_allowed",
+    "describe_dangers",
+    "pipe_dangers",
+]
 
 PathOp = Literal["read", "list", "exists", "metadata"]
 Operands = Literal["paths", "text", "none", "first_text_then_paths"]
@@ -75,18 +91,14 @@ def _fs(names: str) -> frozenset[str]:
 
 SPECS: dict[str, Spec] = {
     "ls": Spec(
-        op="list",
-        default_cwd=True,
-        short_values="ITw",
-        long_values=_fs("--ignore --hide --tabsize --width --block-size --time-style"),
+        op="list", short_values="ITw",
+        long_values=_fs("--block-size --hide --ignore --tabsize --time-style --width"), default_cwd=True,
     ),
     "cat": Spec(),
-    "head": Spec(short_values="nc", long_values=_fs("--lines --bytes")),
+    "head": Spec(short_values="nc", long_values=_fs("--bytes --lines")),
     "tail": Spec(
-        short_values="ncs",
-        long_values=_fs("--lines --bytes --sleep-interval --max-unchanged-stats"),
-        forbidden_short="fF",
-        forbidden_long=_fs("--follow --retry --pid"),
+        forbidden_short="fF", forbidden_long=_fs("--follow --pid --retry"), short_values="ncs",
+        long_values=_fs("--bytes --lines --max-unchanged-stats --sleep-interval"),
         why="follows the file forever",
     ),
     "wc": Spec(forbidden_long=_fs("--files0-from"), why="reads a list of file names from a file"),
@@ -96,197 +108,126 @@ SPECS: dict[str, Spec] = {
     "echo": Spec(operands="text"),
     "printf": Spec(operands="text", forbidden_short="v", why="assigns a shell variable"),
     "grep": Spec(
-        operands="first_text_then_paths",
-        short_values="efmABCdD",
+        operands="first_text_then_paths", short_values="efmABCdD",
         long_values=_fs(
-            "--regexp --file --max-count --after-context --before-context --context "
-            "--include --exclude --exclude-dir --exclude-from --label --directories "
-            "--devices --binary-files --group-separator"
+            "--after-context --before-context --binary-files --context --devices --directories --exclude "
+            "--exclude-dir --exclude-from --file --group-separator --include --label --max-count --regexp"
         ),
-        path_values=_fs("-f --file --exclude-from"),
+        path_values=_fs("--exclude-from --file -f"),
     ),
     "rg": Spec(
-        operands="first_text_then_paths",
-        short_values="efgtTmABCjMrEd",
+        operands="first_text_then_paths", forbidden_short="z",
+        forbidden_long=_fs("--hostname-bin --pre --pre-glob --search-zip"), short_values="efgtTmABCjMrEd",
         long_values=_fs(
-            "--regexp --file --glob --iglob --type --type-not --max-count "
-            "--after-context --before-context --context --threads --max-columns "
-            "--replace --encoding --engine --max-depth --path-separator --sort --sortr "
-            "--colors --color --ignore-file --max-filesize --type-add "
-            "--context-separator --field-match-separator --dfa-size-limit "
-            "--regex-size-limit"
+            "--after-context --before-context --color --colors --context --context-separator "
+            "--dfa-size-limit --encoding --engine --field-match-separator --file --glob --iglob "
+            "--ignore-file --max-columns --max-count --max-depth --max-filesize --path-separator "
+            "--regex-size-limit --regexp --replace --sort --sortr --threads --type --type-add --type-not"
         ),
-        path_values=_fs("-f --file --ignore-file"),
-        forbidden_short="z",
-        forbidden_long=_fs("--pre --pre-glob --search-zip --hostname-bin"),
-        why="runs another program on the files",
+        path_values=_fs("--file --ignore-file -f"), why="runs another program on the files",
     ),
     "sort": Spec(
-        short_values="ktSTo",
-        long_values=_fs("--key --field-separator --buffer-size --parallel --batch-size --random-source --sort"),
-        path_values=_fs("--random-source"),
         forbidden_short="oT",
-        forbidden_long=_fs("--output --compress-program --temporary-directory --files0-from"),
-        why="writes to a file or runs a program",
+        forbidden_long=_fs("--compress-program --files0-from --output --temporary-directory"),
+        short_values="ktSTo",
+        long_values=_fs(
+            "--batch-size --buffer-size --field-separator --key --parallel --random-source --sort"
+        ),
+        path_values=_fs("--random-source"), why="writes to a file or runs a program",
     ),
-    "uniq": Spec(short_values="fsw", long_values=_fs("--skip-fields --skip-chars --check-chars"), max_operands=1),
+    "uniq": Spec(
+        short_values="fsw", long_values=_fs("--check-chars --skip-chars --skip-fields"), max_operands=1,
+    ),
     "cut": Spec(
-        short_values="bcdf",
-        long_values=_fs("--bytes --characters --delimiter --fields --output-delimiter"),
+        short_values="bcdf", long_values=_fs("--bytes --characters --delimiter --fields --output-delimiter"),
     ),
     "tr": Spec(operands="text"),
     "diff": Spec(
         short_values="UCIxXSLDFW",
         long_values=_fs(
-            "--ignore-matching-lines --exclude --exclude-from "
-            "--starting-file --label --ifdef --show-function-line --width --from-file "
-            "--to-file --palette --tabsize"
+            "--exclude --exclude-from --from-file --ifdef --ignore-matching-lines --label --palette "
+            "--show-function-line --starting-file --tabsize --to-file --width"
         ),
-        path_values=_fs("-X --exclude-from --from-file --to-file"),
+        path_values=_fs("--exclude-from --from-file --to-file -X"),
     ),
     "file": Spec(
-        short_values="mePF",
-        long_values=_fs("--magic-file --exclude --parameter --separator"),
-        path_values=_fs("-m --magic-file"),
-        forbidden_short="fC",
-        forbidden_long=_fs("--files-from --compile"),
-        why="reads names from a file or writes a compiled magic file",
+        forbidden_short="fC", forbidden_long=_fs("--compile --files-from"), short_values="mePF",
+        long_values=_fs("--exclude --magic-file --parameter --separator"),
+        path_values=_fs("--magic-file -m"), why="reads names from a file or writes a compiled magic file",
     ),
     "stat": Spec(op="metadata", short_values="ct", long_values=_fs("--format --printf")),
     "du": Spec(
-        op="list",
-        default_cwd=True,
-        short_values="dtBX",
-        long_values=_fs("--max-depth --threshold --block-size --exclude --exclude-from --time-style"),
-        path_values=_fs("-X --exclude-from"),
-        forbidden_long=_fs("--files0-from"),
-        why="reads a list of file names from a file",
+        op="list", forbidden_long=_fs("--files0-from"), short_values="dtBX",
+        long_values=_fs("--block-size --exclude --exclude-from --max-depth --threshold --time-style"),
+        path_values=_fs("--exclude-from -X"), default_cwd=True, why="reads a list of file names from a file",
     ),
-    "df": Spec(
-        op="metadata",
-        short_values="Btx",
-        long_values=_fs("--block-size --type --exclude-type"),
-    ),
+    "df": Spec(op="metadata", short_values="Btx", long_values=_fs("--block-size --exclude-type --type")),
     "which": Spec(operands="text"),
     "type": Spec(operands="text"),
     "basename": Spec(operands="text", short_values="s", long_values=_fs("--suffix")),
     "dirname": Spec(operands="text"),
-    "realpath": Spec(op="metadata", long_values=_fs("--relative-to --relative-base")),
+    "realpath": Spec(op="metadata", long_values=_fs("--relative-base --relative-to")),
     "date": Spec(
-        operands="text",
-        short_values="dIr",
-        long_values=_fs("--date --reference --rfc-3339"),
-        path_values=_fs("-r --reference"),
-        forbidden_short="sf",
-        forbidden_long=_fs("--set --file"),
+        operands="text", forbidden_short="sf", forbidden_long=_fs("--file --set"), short_values="dIr",
+        long_values=_fs("--date --reference --rfc-3339"), path_values=_fs("--reference -r"),
         why="sets the clock or reads dates from a file",
     ),
     "uname": Spec(operands="none"),
     "whoami": Spec(operands="none"),
     "id": Spec(operands="text"),
     "hostname": Spec(
-        operands="none",
-        forbidden_short="bF",
-        forbidden_long=_fs("--file --boot"),
+        operands="none", forbidden_short="bF", forbidden_long=_fs("--boot --file"),
         why="changes the host name",
     ),
     "tree": Spec(
-        op="list",
-        default_cwd=True,
-        short_values="LPIHT",
-        long_values=_fs("--charset --filelimit --timefmt --sort --gitfile"),
-        forbidden_short="oR",
-        forbidden_long=_fs("--fromfile --output"),
+        op="list", forbidden_short="oR", forbidden_long=_fs("--fromfile --output"), short_values="LPIHT",
+        long_values=_fs("--charset --filelimit --gitfile --sort --timefmt"), default_cwd=True,
         why="writes its output to a file",
     ),
-    "test": Spec(op="exists", operands="paths"),
-    "[": Spec(op="exists", operands="paths"),
+    "test": Spec(op="exists"),
+    "[": Spec(op="exists"),
     "seq": Spec(operands="text"),
     "nproc": Spec(operands="none"),
     "sha256sum": Spec(forbidden_short="c", forbidden_long=_fs("--check"), why="reads names from a file"),
     "md5sum": Spec(forbidden_short="c", forbidden_long=_fs("--check"), why="reads names from a file"),
-}
+}  # fmt: skip
 
 # Programs whose danger is explained in the question to the user (never allowed automatically).
 DANGERS: dict[str, str] = dict(
-    line.split(": ", 1)
-    for line in """
-rm: deletes files
-rmdir: deletes directories
-shred: destroys file contents
-unlink: deletes a file
-mv: moves or overwrites files
-cp: copies over files
-dd: writes raw data to files or disks
-tee: writes to files
-truncate: empties files
-ln: creates or replaces links
-install: copies over files
-sudo: runs a command as root
-su: switches user
-doas: runs a command as root
-pkexec: runs a command as root
-mkfs: formats a disk
-fdisk: edits disk partitions
-parted: edits disk partitions
-mount: mounts file systems
-umount: unmounts file systems
-chmod: changes permissions
-chown: changes file owners
-chgrp: changes file groups
-chattr: changes file attributes
-curl: uses the network
-wget: downloads from the network
-ssh: connects to another machine
-scp: copies files over the network
-nc: opens network connections
-ncat: opens network connections
+    entry.split(": ", 1)
+    for entry in """
+rm: deletes files | rmdir: deletes directories | shred: destroys file contents | unlink: deletes a file
+mv: moves or overwrites files | cp: copies over files | dd: writes raw data to files or disks
+tee: writes to files | truncate: empties files | ln: creates or replaces links
+install: copies over files | sudo: runs a command as root | su: switches user
+doas: runs a command as root | pkexec: runs a command as root | mkfs: formats a disk
+fdisk: edits disk partitions | parted: edits disk partitions | mount: mounts file systems
+umount: unmounts file systems | chmod: changes permissions | chown: changes file owners
+chgrp: changes file groups | chattr: changes file attributes | curl: uses the network
+wget: downloads from the network | ssh: connects to another machine | scp: copies files over the network
+nc: opens network connections | ncat: opens network connections
 rsync: copies and deletes files, possibly over the network
-pip: installs packages (runs their install code)
-pip3: installs packages (runs their code)
-apt: installs system packages
-apt-get: installs system packages
-npm: runs package scripts
-yarn: runs package scripts
-pnpm: runs package scripts
-brew: installs packages
-cargo: builds and runs code
-gem: installs packages
-uv: installs packages
-kill: kills processes
-pkill: kills processes
-killall: kills processes
-shutdown: shuts the machine down
-reboot: reboots the machine
-poweroff: powers off
-halt: halts the machine
-systemctl: controls system services
-crontab: edits scheduled jobs
+pip: installs packages (runs their install code) | pip3: installs packages (runs their code)
+apt: installs system packages | apt-get: installs system packages | npm: runs package scripts
+yarn: runs package scripts | pnpm: runs package scripts | brew: installs packages
+cargo: builds and runs code | gem: installs packages | uv: installs packages | kill: kills processes
+pkill: kills processes | killall: kills processes | shutdown: shuts the machine down
+reboot: reboots the machine | poweroff: powers off | halt: halts the machine
+systemctl: controls system services | crontab: edits scheduled jobs
 env: runs a command with a changed environment (or prints the environment, which may hold API keys)
 printenv: prints the environment, which may hold API keys
-set: prints shell variables, which may hold API keys
-export: changes the environment
-eval: runs a string as a command
-exec: replaces the shell with a command
-source: runs a script in the shell
-.: runs a script in the shell
-command: runs a command bypassing checks
-builtin: runs a shell builtin
-xargs: runs a command for each input line
-nohup: runs a command that outlives the session
-time: runs a command
-nice: runs a command
-timeout: runs a command
-setsid: runs a command outside the session
-watch: runs a command repeatedly
-less: is interactive
-more: is interactive
-vi: is interactive
-vim: is interactive
-nano: is interactive
-emacs: is interactive
-top: is interactive
-""".strip().splitlines()
+set: prints shell variables, which may hold API keys | export: changes the environment
+eval: runs a string as a command | exec: replaces the shell with a command
+source: runs a script in the shell | .: runs a script in the shell
+command: runs a command bypassing checks | builtin: runs a shell builtin
+xargs: runs a command for each input line | nohup: runs a command that outlives the session
+time: runs a command | nice: runs a command | timeout: runs a command
+setsid: runs a command outside the session | watch: runs a command repeatedly | less: is interactive
+more: is interactive | vi: is interactive | vim: is interactive | nano: is interactive
+emacs: is interactive | top: is interactive
+""".strip()
+    .replace("\n", " | ")
+    .split(" | ")
 )
 SHELLS: frozenset[str] = _fs("sh bash zsh dash ksh fish busybox")
 INTERPRETERS: dict[str, str] = _pairs(
@@ -624,3 +565,171 @@ def check_allowed(prog: str, args: list[str]) -> ProgramCheck | None:
     if spec is None:
         return None
     return _check_spec(prog, spec, args)
+
+
+# -- danger descriptions (they explain the question; they never decide "allow") -----------------
+
+_TARGET_VERBS: dict[str, str] = {
+    "rm": "deletes", "rmdir": "deletes", "unlink": "deletes", "shred": "destroys", "mv": "moves",
+    "cp": "copies onto", "chmod": "changes permissions of", "chown": "changes the owner of",
+    "chgrp": "changes the group of", "truncate": "truncates", "ln": "links",
+}  # fmt: skip
+_SKIP_FIRST = frozenset({"chmod", "chown", "chgrp"})
+_VALUE_FLAGS: dict[str, str] = {"truncate": "sr", "cp": "S", "mv": "S", "chown": "", "ln": "S"}
+_GIT_DANGERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("push", ("--force", "-f", "--force-with-lease", "--mirror", "--delete"), "rewrites remote history"),
+    ("push", (), "publishes commits to a remote"),
+    ("reset", ("--hard", "--merge", "--keep"), "discards uncommitted changes"),
+    ("clean", (), "deletes untracked files"),
+    ("rebase", (), "rewrites history"),
+    ("checkout", ("--", ".", "-f", "--force"), "discards uncommitted changes"),
+    ("restore", (), "discards uncommitted changes"),
+    ("branch", ("-D", "-d", "--delete", "-M", "-m"), "deletes or renames branches"),
+    ("stash", ("drop", "clear"), "deletes stashed changes"),
+    ("commit", (), "creates commits"),
+    ("filter-branch", (), "rewrites history"),
+)  # fmt: skip
+
+
+def _is_catastrophic(p: str, paths: PathPolicy) -> str | None:
+    q = Path(p)
+    if q == Path("/"):
+        return f"the root directory {q}"
+    for home in (paths.home, paths.home_real):
+        if q == home:
+            return f"your home directory {q}"
+        if home.is_relative_to(q):
+            return f"{q}, which contains your home directory"
+    for r in paths.roots:
+        if q == r:
+            return f"the whole workspace {q}"
+        if r.is_relative_to(q):
+            return f"{q}, which contains the workspace"
+    return None
+
+
+def _targets(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> list[str]:
+    """What a file-changing command acts on, resolved, for the question put to the user."""
+    operands: list[str] = []
+    i, only = 0, False
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if only or not a.startswith("-") or a == "-":
+            operands.append(a)
+        elif a == "--":
+            only = True
+        elif not a.startswith("--") and a[-1:] in _VALUE_FLAGS.get(prog, ""):
+            i += 1
+    if prog in _SKIP_FIRST and not any(a.startswith("--reference") for a in args):
+        operands = operands[1:]
+    reasons: list[str] = []
+    resolved: list[str] = []
+    for o in operands:
+        matches = _glob.glob(o, root_dir=cwd) if any(c in o for c in "*?[") else [o]
+        for m in matches or [o]:
+            try:
+                resolved.append(str(paths.lexical(m, cwd)))
+            except ValueError:
+                reasons.append(f"{prog} acts on {m!r}, which cannot be resolved")
+    if not resolved:
+        return reasons
+    verb = _TARGET_VERBS[prog]
+    outside = [p for p in resolved if not paths.in_workspace(Path(os.path.realpath(p)))]
+    noun = "path" if len(resolved) == 1 else "paths"
+    text = f"{verb} {len(resolved)} {noun}"
+    if outside:
+        text += f", {len(outside)} outside the workspace: {', '.join(outside[:5])}"
+    else:
+        text += f" in the workspace: {', '.join(resolved[:5])}"
+    reasons.append(text)
+    for p in resolved:
+        what = _is_catastrophic(p, paths)
+        if what:
+            reasons.insert(0, f"DANGER: {prog} {verb} {what}")
+    return reasons
+
+
+def describe_dangers(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> tuple[list[str], list[str]]:
+    """(inner command strings to judge too, reasons naming what ``prog args`` may do)."""
+    reasons: list[str] = []
+    inner: list[str] = []
+    if prog in DANGERS:
+        reasons.append(f"{prog} {DANGERS[prog]}")
+    if prog.startswith("mkfs"):
+        reasons.append(f"{prog} formats a disk (erases it)")
+    if prog in _TARGET_VERBS:
+        reasons += _targets(prog, args, cwd, paths)
+    if prog == "dd":
+        for a in args:
+            if a.startswith("of="):
+                dest = a[3:]
+                kind = "the device" if dest.startswith("/dev/") else "the file"
+                reasons.append(f"dd writes to {kind} {dest} (can destroy a disk or a file)")
+    if prog == "find":
+        for j, a in enumerate(args):
+            if a in FIND_FORBIDDEN:
+                reasons.append(f"find {a} {FIND_FORBIDDEN[a]}")
+            if a in ("-exec", "-execdir", "-ok", "-okdir"):
+                rest = args[j + 1 :]
+                end = next((k for k, x in enumerate(rest) if x in (";", "+")), len(rest))
+                inner.append(shlex.join(x for x in rest[:end] if x != "{}"))
+    if prog in SHELLS:
+        script = None
+        for j, a in enumerate(args):
+            if a.startswith("-") and not a.startswith("--") and "c" in a[1:]:
+                script = args[j + 1] if j + 1 < len(args) else ""
+                break
+        if script is not None:
+            reasons.append(f"{prog} -c runs a command string")
+            inner.append(script)
+        elif not [a for a in args if not a.startswith("-")]:
+            reasons.append(f"{prog} runs shell commands from its input")
+        else:
+            reasons.append(f"{prog} runs a shell script")
+    if prog in INTERPRETERS:
+        flag = INTERPRETERS[prog]
+        if any(a == flag or (a.startswith(flag) and len(flag) == 2) for a in args):
+            reasons.append(f"{prog} {flag} runs inline code")
+        else:
+            reasons.append(f"{prog} runs code")
+    if prog in WRAPPERS:
+        takes, j = WRAPPERS[prog], 0
+        while j < len(args) and (
+            args[j].startswith("-") or (prog == "env" and "=" in args[j]) or (prog == "timeout" and j == 0)
+        ):
+            if args[j].startswith("-") and not args[j].startswith("--") and args[j][-1] in takes:
+                j += 1
+            j += 1
+        if prog == "timeout" and j < len(args) and not args[j].startswith("-"):
+            j += 1
+        if j < len(args):
+            inner.append(shlex.join(args[j:]))
+        elif prog in ("env", "printenv"):
+            reasons[:] = ["env prints the environment, which may hold API keys"]
+    if prog == "eval" and args:
+        inner.append(" ".join(args))
+    if prog == "git":
+        sub = next((a for a in args if not a.startswith("-")), "")
+        if any(a == "-c" or a.startswith("--config-env") for a in args):
+            reasons.append("git -c can make git run arbitrary programs (core.pager, core.fsmonitor ...)")
+        for gsub, flags, what in _GIT_DANGERS:
+            if sub == gsub and (not flags or any(f in args for f in flags)):
+                reasons.append(f"git {sub} {what}")
+                break
+    return inner, reasons
+
+
+_NETWORK = frozenset({"curl", "wget", "nc", "ncat", "ssh"})
+
+
+def pipe_dangers(argvs: list[list[str]]) -> list[str]:
+    """Reasons for pipelines that feed text into a shell or interpreter (``curl ... | sh``)."""
+    reasons: list[str] = []
+    for k, argv in enumerate(argvs[1:], start=1):
+        prog = os.path.basename(argv[0]) if argv else ""
+        if prog in SHELLS or prog in INTERPRETERS:
+            reasons.append(f"pipes text into {prog}: runs whatever the previous command prints")
+            if any(os.path.basename(a[0]) in _NETWORK for a in argvs[:k] if a):
+                reasons.insert(0, f"downloads and runs code from the network (... | {prog})")
+    return reasons
