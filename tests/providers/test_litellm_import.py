@@ -1,0 +1,43 @@
+"""litellm must import silently and without the network; prices come from its bundled list."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from swebash_ai.providers import ProviderChoice, uses_litellm
+from swebash_ai.providers.pricing import cost_of
+
+
+def test_litellm_import_is_silent_and_uses_the_local_cost_map() -> None:
+    code = (
+        "import os\nos.environ.pop('LITELLM_LOCAL_MODEL_COST_MAP', None)\n"
+        "from swebash_ai.providers.litellm_provider import import_litellm\n"
+        "m = import_litellm()\nassert m.suppress_debug_info is True\n"
+        "assert os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] == 'True'\n"
+    )
+    # HTTPS_PROXY at a closed port: a network fetch during import would hang or fail loudly.
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/nonexistent",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+    }
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "" and out.stderr == ""
+
+
+def test_known_model_has_a_cost_and_unknown_has_none() -> None:
+    cost = cost_of("gpt-4.1", 1_000_000, 0)
+    assert cost is not None and 0.1 < cost < 100  # dollars per million input tokens, whatever today's price
+    assert cost_of("no-such-model-xyz", 10, 10) is None
+
+
+def test_routing_fast_lane_and_litellm() -> None:
+    assert not uses_litellm("openai/gpt-4.1", None)
+    assert not uses_litellm("my-local-model", "http://localhost:8000/v1")
+    assert uses_litellm("anthropic/claude-sonnet-4-5", None)
+    assert uses_litellm("ollama_chat/llama3.1", "http://localhost:11434")
+    assert uses_litellm("gpt-4o", None)  # no prefix and no endpoint: let litellm infer the provider
+    assert ProviderChoice("gemini/gemini-2.5-flash", None, None, "").via_litellm
