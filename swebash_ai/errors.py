@@ -1,16 +1,16 @@
 """One error tree, rendered at the edges (the TUI notifies, one-shot prints to stderr).
 
-    SwebashError
-     +-- ConfigError              bad setting, unknown profile, unreadable config file (exit 2)
-     +-- ProviderError            anything the model provider did wrong (exit 1)
-     |    +-- AuthenticationError     bad or missing key
-     |    +-- ModelNotFoundError      unknown model name
-     |    +-- ContextTooLongError     the conversation does not fit the model's context
-     |    +-- BadRequestError         the provider refused the request for another reason
-     |    +-- RateLimitError          429 after all retries              (retryable)
-     |    +-- ProviderUnavailableError  connection refused, 5xx, timeout (retryable)
-     |    +-- StreamInterruptedError  the stream broke after it had started
-     +-- ToolError                a tool failed in a way the loop cannot turn into a result
+SwebashError
+ +-- ConfigError              bad setting, unknown profile, unreadable config file (exit 2)
+ +-- ProviderError            anything the model provider did wrong (exit 1)
+ |    +-- AuthenticationError     bad or missing key
+ |    +-- ModelNotFoundError      unknown model name
+ |    +-- ContextTooLongError     the conversation does not fit the model's context
+ |    +-- BadRequestError         the provider refused the request for another reason
+ |    +-- RateLimitError          429 after all retries              (retryable)
+ |    +-- ProviderUnavailableError  connection refused, 5xx, timeout (retryable)
+ |    +-- StreamInterruptedError  the stream broke after it had started
+ +-- ToolError                a tool failed in a way the loop cannot turn into a result
 """
 
 from __future__ import annotations

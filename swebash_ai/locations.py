@@ -56,7 +56,7 @@ def locations(environ: dict[str, str] | None = None) -> Locations:
         config_dir = _xdg("XDG_CONFIG_HOME", ".config") / APP
         data_dir = _xdg("XDG_DATA_HOME", ".local/share") / APP
         state_dir = _xdg("XDG_STATE_HOME", ".local/state") / APP
-    config_file = Path(env["SWEBASH_AI_CONFIG"]).expanduser() if env.get("SWEBASH_AI_CONFIG") else (
-        config_dir / "config.toml"
+    config_file = (
+        Path(env["SWEBASH_AI_CONFIG"]).expanduser() if env.get("SWEBASH_AI_CONFIG") else (config_dir / "config.toml")
     )
     return Locations(config_dir, data_dir, state_dir, config_file)
