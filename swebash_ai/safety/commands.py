@@ -98,6 +98,7 @@ class ParsedCommand:
     plain: bool = True
 
 
+_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})  # harmless redirect targets
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "\n"})
 _COMPOUND: dict[str, str] = {
     "subshell": "runs a subshell ( ... )",
@@ -230,7 +231,7 @@ class _Walker:
         dest = self.word(dests[-1]) if dests else Word("", "")
         if op in (">&", "<&") and (dest.raw.isdigit() or dest.raw == "-"):
             return
-        if op in (">", ">>", "&>", "&>>", ">|", ">&") and dest.literal and dest.text == "/dev/null":
+        if op in (">", ">>", "&>", "&>>", ">|", ">&") and dest.literal and dest.text in _SINKS:
             return
         if op.startswith("<"):
             self.problem(f"reads input from a file ({text}): not checked as a read-only command")

@@ -79,6 +79,9 @@ CASES = [
     ("wc -l src/a.py docs/guide.md", "allow", []),  # why: several workspace paths
     ("ls 2>&1 | head", "allow", []),  # why: 2>&1 and a pipe between read-only programs
     ("ls >/dev/null 2>&1", "allow", []),  # why: output discarded to /dev/null
+    ("echo oops >&2", "allow", []),  # why: duplicating stdout onto stderr writes no file
+    ("echo oops > /dev/stderr", "allow", []),  # why: /dev/stderr is the terminal, not a file
+    ("ls > /dev/sda", "deny", ["/dev"]),  # why: a write redirect into /dev is refused
     ("grep -n token src/a.py", "allow", []),  # why: pattern then workspace file
     ("grep -rn token src", "allow", []),  # why: recursive into a tree without protected files
     ("find src -name '*.py'", "allow", []),  # why: find without actions
