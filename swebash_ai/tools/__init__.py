@@ -16,11 +16,5 @@ def builtin_tools() -> list[Tool]:
     """Every built-in tool (before the settings' filters)."""
     out: list[Tool] = []
     for name in TOOL_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue  # not built yet
-        out.extend(module.TOOLS)
+        out.extend(importlib.import_module(name).TOOLS)
     return out
