@@ -133,12 +133,6 @@ def _lower_parts(p: Path) -> tuple[str, ...]:
     return tuple(part.lower() for part in p.parts)
 
 
-def _is_under(p: Path, base: Path) -> bool:
-    """``p`` is ``base`` or below it, comparing components case-insensitively."""
-    pp, bp = _lower_parts(p), _lower_parts(base)
-    return pp[: len(bp)] == bp
-
-
 def _name_denied(name: str) -> bool:
     """True when a single file name is a secret by its name alone."""
     n = name.lower()
@@ -238,10 +232,20 @@ class PathPolicy:
 
     # -- rules -----------------------------------------------------------------------------------
 
+    def _lowered_bases(self) -> list[tuple[tuple[str, ...], str]]:
+        # Cached per list object: a copy of the policy may replace ``deny_paths`` (tools/search.py).
+        src = self.deny_paths
+        cache: tuple[object, int, list[tuple[tuple[str, ...], str]]] | None = getattr(self, "_bases", None)
+        if cache is None or cache[0] is not src or cache[1] != len(src):
+            cache = (src, len(src), [(_lower_parts(b), r) for b, r in src])
+            self._bases = cache
+        return cache[2]
+
     def denied_reason(self, p: Path) -> str | None:
         """The protection reason for one absolute path, judged from its text alone."""
-        for base, reason in self.deny_paths:
-            if _is_under(p, base):
+        pp = _lower_parts(p)
+        for bp, reason in self._lowered_bases():
+            if pp[: len(bp)] == bp:
                 return reason
         if p.parts and _name_denied(p.name):
             return SECRET_REASON
