@@ -25,7 +25,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -184,6 +184,12 @@ class PlainRenderer:
             self._summaries[event.call_id] = event.summary
             self._after_tools = True
             self.end_text()
+        elif isinstance(event, ev.ApprovalRequested):
+            self.end_text()
+            if self._wrote_text and not self._text_tail.endswith("\n") and self.out.isatty():
+                self.out.write("\n")
+                self._text_tail = "\n"
+            self.out.flush()
         elif isinstance(event, ev.ToolCallFinished):
             summary = self._summaries.get(event.call_id, event.name)
             by = f" [{event.decided_by}]" if event.decided_by in ("--yes", "no-confirm", "session") else ""
@@ -331,7 +337,11 @@ def make_renderer(json_events: bool, out: TextIO, err: TextIO, environ: dict[str
 
 
 # --- approval ----------------------------------------------------------------------------------------
-def make_approver(yes: bool, explain: Callable[[Any], Any] | None = None) -> Approver:
+def make_approver(
+    yes: bool,
+    explain: Callable[[Any], Any] | None = None,
+    before_ask: Callable[[Any], Awaitable[None]] | None = None,
+) -> Approver:
     """``--yes`` allows; a terminal asks (prompt-toolkit); nobody to ask denies."""
     from swebash_ai.agent.approval import AllowApprover, DenyApprover
 
@@ -342,7 +352,27 @@ def make_approver(yes: bool, explain: Callable[[Any], Any] | None = None) -> App
     terminal = open_terminal()
     if terminal is None:
         return DenyApprover()
-    return PromptApprover(terminal, explain=explain)
+    return PromptApprover(terminal, explain=explain, before_ask=before_ask)
+
+
+class _Shown:
+    """Lets the terminal question wait until the renderer has printed everything before it.
+
+    The loop asks from its own task, so without this the question could appear before the text and the tool
+    line that lead to it.
+    """
+
+    def __init__(self) -> None:
+        self._events: dict[str, asyncio.Event] = {}
+
+    def _event(self, call_id: str) -> asyncio.Event:
+        return self._events.setdefault(call_id, asyncio.Event())
+
+    def mark(self, call_id: str) -> None:
+        self._event(call_id).set()
+
+    async def wait(self, request: Any) -> None:
+        await self._event(request.call_id).wait()
 
 
 # --- running -----------------------------------------------------------------------------------------
@@ -395,12 +425,14 @@ async def _answer(
     from swebash_ai.session import Session
 
     explain_target: list[Session] = []
+    shown = _Shown()
 
     async def explain(request: Any) -> str:
         return await explain_target[0].explain(request)
 
     try:
-        session = Session(loaded, approver=make_approver(options.yes, explain), cwd=options.cwd, tools=tools)
+        approver = make_approver(options.yes, explain, shown.wait)
+        session = Session(loaded, approver=approver, cwd=options.cwd, tools=tools)
         explain_target.append(session)
         if not session.has_provider:
             raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
@@ -432,7 +464,7 @@ async def _answer(
     except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
         installed = False
     try:
-        return await _run_turns(session, question, renderer, wrapper)
+        return await _run_turns(session, question, renderer, wrapper, shown)
     except asyncio.CancelledError:
         session.save()
         renderer.interrupted()
@@ -447,7 +479,7 @@ def _text_mode_wanted(loaded: LoadedSettings) -> bool:
     return str(getattr(loaded.settings, "tool_calling", "auto")) == "text"
 
 
-async def _run_turns(session: Session, question: str, renderer: Renderer, wrapper: Any) -> int:
+async def _run_turns(session: Session, question: str, renderer: Renderer, wrapper: Any, shown: _Shown) -> int:
     """Run the turn; retry once with tools described in the prompt when the server refuses native tools."""
     from swebash_ai.agent import events as ev
     from swebash_ai.fallback import is_tools_unsupported
@@ -463,7 +495,9 @@ async def _run_turns(session: Session, question: str, renderer: Renderer, wrappe
                 continue
             tools_ran = tools_ran or isinstance(event, ev.ToolCallStarted)
             renderer.handle(event, session)
-            if isinstance(event, ev.TurnFinished):
+            if isinstance(event, ev.ApprovalRequested):
+                shown.mark(event.request.call_id)
+            elif isinstance(event, ev.TurnFinished):
                 code = _finished_code(event)
                 if code is ExitCode.INTERRUPTED:
                     renderer.interrupted()

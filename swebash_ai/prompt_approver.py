@@ -11,6 +11,7 @@ prompt-toolkit is imported only when a question is actually asked.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from swebash_ai.agent.events import ApprovalRequest
 
 Explain = Callable[["ApprovalRequest"], Awaitable[str]]
+BeforeAsk = Callable[["ApprovalRequest"], Awaitable[None]]
 
 CHOICES = "[y] allow once  [a] allow for this session  [n] deny (default)  [d] describe"
 
@@ -74,7 +76,7 @@ def format_request(request: ApprovalRequest) -> str:
     """The text shown before the question: tool, full command/diff, working directory, reasons."""
     verdict = request.verdict
     lines = [f"⚠  {request.tool} needs your approval: {request.summary}"]
-    detail = request.detail.rstrip()
+    detail = _readable(request.detail.rstrip())
     if detail and detail != request.summary:
         lines.extend("   │ " + line for line in detail.splitlines())
     lines.append(f"   in {request.cwd}")
@@ -83,14 +85,42 @@ def format_request(request: ApprovalRequest) -> str:
     return "\n".join(lines)
 
 
+def _readable(detail: str) -> str:
+    """Arguments shown as JSON (tools without a preview) become ``name: value`` lines, empty ones left out."""
+    try:
+        args = json.loads(detail)
+    except ValueError:
+        return detail
+    if not isinstance(args, dict):
+        return detail
+    lines = []
+    for name, value in args.items():
+        if value is None or value == "" or value == [] or value == {}:
+            continue
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        lines.append(f"{name}: {shown}")
+    return "\n".join(lines)
+
+
 class PromptApprover:
     """Asks on the terminal. ``interactive`` is true: a denial is the user's ("The user denied ...")."""
 
     interactive = True
 
-    def __init__(self, terminal: Terminal, *, explain: Explain | None = None) -> None:
+    def __init__(
+        self, terminal: Terminal, *, explain: Explain | None = None, before_ask: BeforeAsk | None = None
+    ) -> None:
+        """Ask on ``terminal``.
+
+        Args:
+            terminal: Where to write the question and read the answer.
+            explain: The "describe" choice (``Session.explain``).
+            before_ask: Awaited before the question is shown, so the front end can finish printing what
+                came before (the loop asks from its own task, ahead of the renderer).
+        """
         self.terminal = terminal
         self.explain = explain
+        self.before_ask = before_ask
         self._session: Any = None
 
     def _prompt_session(self) -> Any:
@@ -110,6 +140,8 @@ class PromptApprover:
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         """Show the request and ask until a valid answer comes (Enter, Ctrl-C and Ctrl-D deny)."""
+        if self.before_ask is not None:
+            await self.before_ask(request)
         self._say(format_request(request))
         self._say("   " + CHOICES)
         session = self._prompt_session()

@@ -1,0 +1,64 @@
+"""``config``, ``config --path``, ``doctor``, ``--help`` and ``--version`` through the real entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from swebash_ai import __version__
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+
+def test_config_shows_sources_and_masks_secrets(run_cli: Any, cli_env: dict[str, str]) -> None:
+    home = Path(cli_env["SWEBASH_AI_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text('theme = "light"\n[profiles.work]\nexec_timeout = 60\n')
+    key = cli_env["SWEBASH_AI_API_KEY"]
+    res = run_cli("config", "--profile", "work", "--model", "openai/other-model")
+    assert res.returncode == 0, res.stderr
+    rows = {line.split()[0]: line for line in res.stdout.splitlines() if line and not line.endswith(":")}
+    assert rows["model"].split()[1:] == ["openai/other-model", "flag"]
+    assert rows["api_base"].endswith("env SWEBASH_AI_API_BASE")
+    assert rows["exec_timeout"].split()[1:] == ["60", "profile", "[profiles.work]"]
+    assert rows["theme"].split()[1:] == ["light", "file"]
+    assert rows["tools_max_iter"].split()[1:] == ["10", "default"]
+    assert "****" + key[-4:] in rows["api_key"]
+    assert key not in res.stdout  # never the secret itself
+    assert "provider:    openai/other-model via the openai client" in res.stdout
+    assert "(because SWEBASH_AI_MODEL)" in res.stdout
+
+
+def test_config_path(run_cli: Any, cli_env: dict[str, str]) -> None:
+    res = run_cli("config", "--path")
+    assert res.returncode == 0
+    assert res.stdout.strip() == str(Path(cli_env["SWEBASH_AI_HOME"]) / "config.toml")
+
+
+def test_help_teaches_and_version(run_cli: Any) -> None:
+    res = run_cli("--help")
+    assert res.returncode == 0
+    for text in ("-c QUESTION", "--json", "--resume", "--tools", "examples:", "exit codes:", "| swebash-ai -c"):
+        assert text in res.stdout
+    res = run_cli("--version")
+    assert res.returncode == 0 and res.stdout.strip() == f"swebash-ai {__version__}"
+
+
+def test_doctor_against_the_fake_server(llm_env: FakeLLMServer, run_cli: Any) -> None:
+    llm_env.enqueue(Reply.tool_calls([("ping", {})]))
+    res = run_cli("doctor")
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    for name in ("settings", "provider", "API key", "server", "tool calling", "sandbox", "shell parser"):
+        assert any(line.startswith(("✓ " + name, "! " + name)) for line in lines), (name, res.stdout)
+    assert any(line.startswith("✓ tool calling") for line in lines)
+    assert llm_env.requests[0]["path"].endswith("/models")
+    assert llm_env.requests[1]["body"]["tools"][0]["function"]["name"] == "ping"
+
+
+def test_doctor_says_what_to_fix_when_broken(run_cli: Any) -> None:
+    res = run_cli("doctor", env={"SWEBASH_AI_API_BASE": "http://127.0.0.1:9/v1", "SWEBASH_AI_EXEC_SANDBOX": "bwrap",
+                                 "PATH": "/nonexistent"})
+    assert res.returncode == 1
+    assert "✗ server: cannot reach http://127.0.0.1:9/v1" in res.stdout
+    assert "✗ sandbox: exec_sandbox is bwrap, but bwrap is not on PATH" in res.stdout
+    assert "→ " in res.stdout

@@ -1,0 +1,41 @@
+"""The interactive confirmation prompt, in a real pseudo-terminal (pexpect): the answer decides, default is no."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+from ._helpers import needs_exec
+
+pexpect = pytest.importorskip("pexpect")
+
+
+@needs_exec
+@pytest.mark.parametrize(("answer", "survives", "code"), [
+    ("n", True, 3),  # the user says no: nothing runs, exit 3 (a needed action was denied)
+    ("y", False, 0),  # the user says yes: it runs
+])
+def test_prompt_answer_decides(answer: str, survives: bool, code: int, llm_env: FakeLLMServer,
+                               cli_env: dict[str, str], workspace: Path) -> None:
+    canary = workspace / "canary.txt"
+    canary.write_text("x\n")
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "rm canary.txt"})]), Reply.text("All **done**."))
+    env = {**cli_env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "100", "LINES": "30"}
+    child = pexpect.spawn(sys.executable, ["-m", "swebash_ai", "-c", "delete canary.txt"], env=env,
+                          cwd=str(workspace), encoding="utf-8", timeout=60, dimensions=(30, 100))
+    try:
+        child.expect("run_command needs your approval")
+        child.expect("rm canary.txt")  # the full command is shown
+        child.expect("why: ")  # with the policy's reasons
+        child.expect(r"Allow\? \[y/a/N/d\]")
+        child.sendline(answer)
+        child.expect("All")  # the answer, rendered as Markdown on a terminal
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == code, child.before
+    assert canary.exists() is survives
