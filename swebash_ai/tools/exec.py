@@ -1,33 +1,23 @@
 """Running shell commands: ``run_command`` (the tool) and :func:`run_process` (the one process site).
 
 Contract:
-    This module is the only place in the package that starts processes. A command runs as
-    ``bash --noprofile --norc -c COMMAND`` with ``stdin`` from ``/dev/null``, in its own session and process
-    group (so it has no controlling terminal: ``sudo``/``ssh`` cannot prompt), in a scrubbed environment
-    (no secret-looking variables, no ``BASH_ENV``/``ENV``/``PROMPT_COMMAND``/exported functions, pagers
-    off, colours off, hardened git configuration). Optionally under bubblewrap (``exec_sandbox=bwrap``);
-    when bwrap is requested but missing the command is refused, never run unsandboxed.
-
-    When it returns or raises, nothing the command started is still running: at a timeout, at
-    cancellation (Ctrl-C cancels the tool's task; the tree is killed, then ``CancelledError`` is re-raised)
-    and also after a normal exit, where left-over background processes are stopped and counted in the
-    result. Output (stdout and stderr, read concurrently) is streamed to ``on_output`` at most ~20 times a
-    second and kept in a bounded buffer per stream (the first half of the cap and a ring of the last
-    half), so ``yes`` cannot grow memory; escape sequences and control characters are removed before
-    anything is shown or returned; bytes are decoded as UTF-8 with replacement.
+    The only place in the package that starts processes: ``bash --noprofile --norc -c``, stdin from
+    ``/dev/null``, its own session (no controlling tty: ``sudo``/``ssh`` cannot prompt), a scrubbed
+    environment (no secret-looking variables, no ``BASH_ENV``/``ENV``/exported functions, pagers and
+    colours off, hardened git config), optionally under bubblewrap (never a silent fallback). When
+    :func:`run_process` returns or raises, nothing the command started is running: after a timeout, a
+    cancellation (Ctrl-C cancels the tool's task: kill, then re-raise) or a normal exit (left-over
+    background processes are stopped and counted). Output is read concurrently, streamed to ``on_output``
+    at most ~20 times a second, kept bounded (head and a tail ring), stripped of escape sequences and
+    decoded as UTF-8 with replacement.
 
 Why this kill strategy:
-    Killing the child is not enough (``subprocess.run(timeout=...)`` leaves grandchildren running), and
-    killing its process group is not enough either: a grandchild that calls ``setsid`` leaves the group.
-    So: SIGTERM to the group and to every known descendant, a short grace, SIGKILL, and repeated sweeps
-    until nothing is left. Descendants are known three ways, because each one alone has holes:
-    (1) ``psutil`` snapshots of the tree taken while the command runs (an escaped grandchild is caught
-    while its parent is still alive); (2) a per-run marker variable in the environment that every
-    descendant inherits (catches what was started between two snapshots); (3) the agent becomes a child
-    subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``) so orphans re-parent to us rather than to init: their
-    parent chain stays inside this process, and their zombies are ours to reap (we do, so no pid lingers).
-    Killing runs in a worker thread, so a second cancellation (or the event loop closing) cannot stop it
-    half way.
+    Killing the child leaves grandchildren running; killing its process group misses a grandchild that
+    called ``setsid``. So: SIGTERM to the group and every known descendant, a short grace, SIGKILL, sweeps
+    until nothing is left. Descendants are known three ways, each with holes alone: psutil snapshots while
+    it runs; a per-run marker variable every descendant inherits; and the agent as child subreaper
+    (``PR_SET_CHILD_SUBREAPER``), so orphans re-parent to us, not to init: they stay findable and their
+    zombies are ours to reap. Killing runs in a worker thread, so a second cancellation cannot stop it.
 """
 
 from __future__ import annotations
@@ -58,24 +48,14 @@ from swebash_ai.safety.redact import looks_secret_env
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
 
-__all__ = [
-    "MAX_COMMAND_CHARS",
-    "TOOLS",
-    "ProcessResult",
-    "build_argv",
-    "child_environment",
-    "clean_output",
-    "run_command",
-    "run_process",
-]
+__all__ = ["MAX_COMMAND_CHARS", "TOOLS", "ProcessResult", "build_argv", "child_environment", "clean_output",
+           "run_command", "run_process"]
 
 log = logging.getLogger(__name__)
 
 MAX_COMMAND_CHARS = 10_000
-KILL_GRACE = 0.5
-"""Seconds between SIGTERM and SIGKILL."""
-MARKER_VAR = "SWEBASH_EXEC_ID"
-"""Environment variable carrying a per-run id, inherited by every descendant (see the module docstring)."""
+KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+MARKER_VAR = "SWEBASH_EXEC_ID"  # a per-run id every descendant inherits (see the module docstring)
 
 _READ_SIZE = 65_536
 _LIVE_INTERVAL = 0.05  # at most ~20 on_output calls a second
@@ -87,39 +67,29 @@ _DRAIN_TIMEOUT = 2.0
 # ``diff.external=`` (an empty value makes git try to run "" and every ``git diff`` fails) and
 # ``core.sshCommand`` (an empty value breaks ssh remotes, ``false`` breaks every approved push/fetch).
 GIT_HARDENING: tuple[tuple[str, str], ...] = (
-    ("core.fsmonitor", "false"),
-    ("core.pager", "cat"),
-    ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"), ("core.pager", "cat"), ("core.hooksPath", "/dev/null"),
     ("protocol.ext.allow", "never"),
 )
-_ENV_DROP = frozenset(
-    {"BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF"}
-)
+_ENV_DROP = {"BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GIT_CONFIG_PARAMETERS",
+             "GIT_EXTERNAL_DIFF"}
+# GIT_EDITOR=true: `git commit` without -m fails at once instead of waiting for an editor that cannot start.
 _ENV_SET: dict[str, str] = {
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "MANPAGER": "cat",
-    "SYSTEMD_PAGER": "",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_EDITOR": "true",  # `git commit` without -m fails at once instead of waiting for an editor
-    "SSH_ASKPASS_REQUIRE": "never",
-    "TERM": "dumb",
-    "NO_COLOR": "1",
-    "PYTHONUNBUFFERED": "1",  # live output from Python scripts
+    "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "SYSTEMD_PAGER": "", "GIT_TERMINAL_PROMPT": "0",
+    "GIT_EDITOR": "true", "SSH_ASKPASS_REQUIRE": "never", "TERM": "dumb", "NO_COLOR": "1",
+    "PYTHONUNBUFFERED": "1",
 }
 
 # CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC, other ESC sequences, then stray C0/C1 controls
 # (a lone ESC included). Tab, newline and carriage return are handled apart.
 _ESCAPES = re.compile(
-    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b[ -/]*[0-~]"
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[ -/]*[0-~]"
     r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 )
 _COMPLETE_ESCAPE = re.compile(
     r"\x1b(?:\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|\[[0-?]*[ -/]*[@-~]|[ -/]*[0-~])"
 )
+_CUT_CHAR = re.compile(rb"\A[\x80-\xbf]{1,3}")
 _OVERWRITTEN = re.compile(r"[^\n]*\r(?=[^\n\r])")  # "10%\r20%" -> "20%" (what a terminal would show)
 
 
@@ -129,18 +99,11 @@ def clean_output(text: str) -> str:
     return _OVERWRITTEN.sub("", text).replace("\r", "")
 
 
-# --- environment and argv -------------------------------------------------------------------------------
-
-
 def child_environment(base: Mapping[str, str]) -> dict[str, str]:
     """The environment a command gets: ``base`` minus secrets and shell start-up hooks, plus safe defaults."""
-    env = {
-        k: v
-        for k, v in base.items()
-        if k not in _ENV_DROP
-        and not k.startswith(("BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_COUNT"))
-        and not looks_secret_env(k)
-    }
+    dropped = ("BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_COUNT")
+    env = {k: v for k, v in base.items() if k not in _ENV_DROP and not k.startswith(dropped)
+           and not looks_secret_env(k)}
     env.update(_ENV_SET)
     env["GIT_CONFIG_COUNT"] = str(len(GIT_HARDENING))
     for n, (key, value) in enumerate(GIT_HARDENING):
@@ -156,14 +119,8 @@ BWRAP_MISSING = (
 )
 
 
-def build_argv(
-    command: str,
-    *,
-    cwd: Path,
-    sandbox: Literal["none", "bwrap"] = "none",
-    network: bool = False,
-    writable_roots: Iterable[Path] = (),
-) -> list[str]:
+def build_argv(command: str, *, cwd: Path, sandbox: Literal["none", "bwrap"] = "none", network: bool = False,
+               writable_roots: Iterable[Path] = ()) -> list[str]:
     """The argv that runs ``command``.
 
     Raises:
@@ -180,54 +137,48 @@ def build_argv(
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise ToolError(BWRAP_MISSING, title="Sandbox unavailable")
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # noqa: S108 - a private tmpfs
+    private_tmp = ["--tmpfs", "/tmp"]  # noqa: S108 - a fresh tmpfs, not a shared temporary file
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *private_tmp]
     for root in dict.fromkeys(os.path.realpath(r) for r in writable_roots):  # after /tmp: binds win
         argv += ["--bind", root, root]
-    argv.append("--unshare-all")
-    if network:
-        argv.append("--share-net")
+    argv += ["--unshare-all", *(["--share-net"] if network else [])]
     return [*argv, "--die-with-parent", "--new-session", "--chdir", str(cwd), *shell]
 
 
-# --- the process tree -----------------------------------------------------------------------------------
-
 _subreaper_lock = threading.Lock()
-_subreaper_tried = False
+_subreaper: bool | None = None  # None: not tried yet
 
 
-def _become_subreaper() -> None:
+def _become_subreaper() -> bool:
     """Make this process a child subreaper (Linux, once, best effort): orphans re-parent to us."""
-    global _subreaper_tried
+    global _subreaper
     with _subreaper_lock:
-        if _subreaper_tried or not sys.platform.startswith("linux"):
-            return
-        _subreaper_tried = True
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            if libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
-                log.debug("prctl(PR_SET_CHILD_SUBREAPER) failed: errno %s", ctypes.get_errno())
-        except (OSError, AttributeError) as exc:
-            log.debug("cannot become a child subreaper: %s", exc)
+        if _subreaper is None:
+            _subreaper = False
+            if sys.platform.startswith("linux"):
+                try:  # prctl(PR_SET_CHILD_SUBREAPER, 1)
+                    _subreaper = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+                except (OSError, AttributeError) as exc:
+                    log.debug("cannot become a child subreaper: %s", exc)
+        return _subreaper
 
 
 def _running(p: Any) -> bool:
-    """Alive and not a zombie (same process: psutil checks the creation time)."""
-    try:
+    """Alive and not a zombie (and the same process: psutil checks the creation time)."""
+    with contextlib.suppress(psutil.Error):
         return bool(p.is_running()) and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+    return False
 
 
 class _Tree:
     """Every process a command started, as far as it can be known (see the module docstring).
 
-    Only a direct child of this process is accepted as the root, and pid 0/1, this process, its
-    ancestors and its process group are never signalled, whatever the scans find.
+    Only a direct child of this process is accepted as the root, and pid 0/1, this process, its ancestors
+    and its process group are never signalled, whatever the scans find.
     """
 
     def __init__(self, pid: int, marker: str) -> None:
-        self.pid = pid
-        self.marker = marker
+        self.pid, self.marker = pid, marker
         self.known: dict[int, Any] = {}
         self.main: Any = None
         me = psutil.Process()
@@ -239,24 +190,28 @@ class _Tree:
 
     def snapshot(self) -> None:
         """Remember the main process's current descendants (called periodically while it runs)."""
-        if self.main is None:
-            return
-        with contextlib.suppress(psutil.Error):
+        with contextlib.suppress(psutil.Error, AttributeError):
             for p in self.main.children(recursive=True):
                 if p.pid not in self.spared:
                     self.known.setdefault(p.pid, p)
 
     def collect(self) -> dict[int, Any]:
-        """Known processes, their current descendants and every process carrying our marker (one scan)."""
+        """Known processes, their current descendants and the processes carrying our marker (one scan).
+
+        As a subreaper, every orphan of the tree is our child, so only our children's markers are read.
+        """
+        me, everyone = os.getpid(), not _subreaper
         found: dict[int, Any] = dict(self.known)
         if self.main is not None:
             found.setdefault(self.pid, self.main)
         children: dict[int, list[Any]] = {}
-        for p in psutil.process_iter(["ppid", "environ"]):
-            children.setdefault(p.info["ppid"], []).append(p)
-            env = p.info["environ"]
-            if p.pid not in self.spared and env and env.get(MARKER_VAR) == self.marker:
-                found.setdefault(p.pid, p)
+        for p in psutil.process_iter(["ppid"]):
+            ppid = p.info["ppid"]
+            children.setdefault(ppid, []).append(p)
+            if p.pid not in found and p.pid not in self.spared and (everyone or ppid == me):
+                with contextlib.suppress(psutil.Error):
+                    if p.environ().get(MARKER_VAR) == self.marker:
+                        found[p.pid] = p
         todo = [pid for pid, p in found.items() if _running(p)]
         while todo:
             for c in children.get(todo.pop(), []):
@@ -279,9 +234,12 @@ class _Tree:
             with contextlib.suppress(OSError):
                 os.killpg(self.pid, sig)
 
+    def alive(self) -> list[Any]:
+        return [p for p in self.collect().values() if _running(p)]
+
     def kill(self, grace: float = KILL_GRACE) -> int:
-        """TERM, grace, KILL until nothing is left; reap re-parented orphans. Returns how many were running."""
-        alive = [p for p in self.collect().values() if _running(p)]
+        """TERM, grace, KILL until nothing is left; reap re-parented orphans. Returns how many ran."""
+        alive = self.alive()
         count = len(alive)
         if alive:
             self._signal(alive, signal.SIGTERM)
@@ -289,49 +247,45 @@ class _Tree:
             while alive and time.monotonic() < deadline:
                 time.sleep(0.01)
                 alive = [p for p in alive if _running(p)]
-        for _ in range(100):  # a process may fork while we sweep; bounded anyway
-            alive = [p for p in self.collect().values() if _running(p)]
-            if not alive:
-                break
-            self._signal(alive, signal.SIGKILL)
-            time.sleep(0.005)
+            for _ in range(100):  # a process may fork while we sweep; bounded anyway
+                if not (alive := self.alive()):
+                    break
+                self._signal(alive, signal.SIGKILL)
+                time.sleep(0.005)
         self._reap()
         return count
 
     def _reap(self, timeout: float = 1.0) -> None:
-        """Reap zombies that re-parented to us; the main process is asyncio's to reap."""
-        pending = [p for pid, p in self.known.items() if pid != self.pid]
+        """Reap zombies that re-parented to us (the main process is asyncio's to reap)."""
         deadline = time.monotonic() + timeout
+        pending = [p for pid, p in self.known.items() if pid != self.pid]
         while pending and time.monotonic() < deadline:
             still = []
             for p in pending:
                 try:
-                    if not p.is_running():
-                        continue
-                    if os.waitpid(p.pid, os.WNOHANG) == (0, 0):
+                    if p.is_running() and os.waitpid(p.pid, os.WNOHANG) == (0, 0):
                         still.append(p)
                 except ChildProcessError:  # not (yet) ours: its parent reaps it, or it re-parents to us
-                    if p.ppid() not in (0, 1):
-                        still.append(p)
+                    with contextlib.suppress(psutil.Error):
+                        if p.ppid() not in (0, 1):
+                            still.append(p)
                 except (psutil.Error, OSError):
-                    continue
-            pending = still
-            if pending:
+                    pass
+            if pending := still:
                 time.sleep(0.005)
 
 
-# --- output ---------------------------------------------------------------------------------------------
+def _utf8_start(data: bytes) -> bytes:
+    """``data`` without the continuation bytes (at most 3) of a character cut off at its start."""
+    return _CUT_CHAR.sub(b"", data, count=1)
 
 
 class _Capture:
     """Bounded bytes: the first half of the cap, and a ring holding the last half."""
 
     def __init__(self, cap: int) -> None:
-        self.head_cap = cap // 2
-        self.tail_cap = cap - self.head_cap
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.seen = 0
+        self.head_cap, self.tail_cap = cap // 2, cap - cap // 2
+        self.head, self.tail, self.seen = bytearray(), bytearray(), 0
 
     def add(self, data: bytes) -> None:
         self.seen += len(data)
@@ -361,7 +315,7 @@ class _Capture:
             head, tail = bytes(self.head[:h]), bytes(self.tail[len(self.tail) - t :])
         cut = self.seen - len(head) - len(tail)
         head_text = codecs.getincrementaldecoder("utf-8")("replace").decode(head)  # holds back a split char
-        tail_text = tail.lstrip(bytes(range(0x80, 0xC0))).decode("utf-8", "replace")
+        tail_text = _utf8_start(tail).decode("utf-8", "replace")
         return f"{clean_output(head_text)}\n[… {cut} bytes cut …]\n{clean_output(tail_text)}", cut
 
 
@@ -369,33 +323,25 @@ def _budget(a: int, b: int, cap: int) -> tuple[int, int]:
     """Split ``cap`` bytes between two streams of ``a`` and ``b`` bytes: a small one keeps everything."""
     if a + b <= cap:
         return a, b
-    half = cap // 2
-    if a <= half:
-        return a, cap - a
-    if b <= half:
-        return cap - b, b
-    return half, cap - half
+    a_share = a if a <= cap // 2 else max(cap // 2, cap - b)
+    return a_share, cap - a_share
 
 
 class _Live:
     """Forwards decoded, cleaned output to a callback, coalesced to at most one call per interval."""
 
     def __init__(self, sink: Callable[[str], None], loop: asyncio.AbstractEventLoop) -> None:
-        self.sink = sink
-        self.loop = loop
+        self.sink, self.loop = sink, loop
         self.decoders = {n: codecs.getincrementaldecoder("utf-8")("replace") for n in ("out", "err")}
         self.pending: list[str] = []
-        self.size = 0
-        self.carry = ""  # an escape sequence split across reads
-        self.last = 0.0
+        self.size, self.last, self.carry = 0, 0.0, ""  # carry: an escape sequence split across reads
         self.timer: asyncio.TimerHandle | None = None
 
     def feed(self, stream: str, data: bytes) -> None:
         if len(data) > _LIVE_MAX:  # only the latest part of a flood is worth showing
-            data = data[len(data) - _LIVE_MAX :].lstrip(bytes(range(0x80, 0xC0)))
+            data = _utf8_start(data[len(data) - _LIVE_MAX :])
             self.decoders[stream].reset()
-        text = self.decoders[stream].decode(data)
-        self.pending.append(text)
+        self.pending.append(text := self.decoders[stream].decode(data))
         self.size += len(text)
         if self.size > 2 * _LIVE_MAX:
             joined = "".join(self.pending)
@@ -417,35 +363,19 @@ class _Live:
         esc = text.rfind("\x1b")
         if not final and esc >= 0 and len(text) - esc < 256 and not _COMPLETE_ESCAPE.match(text, esc):
             text, self.carry = text[:esc], text[esc:]
-        text = clean_output(text)
         self.last = time.monotonic()
-        if text:
+        if text := clean_output(text):
             try:
                 self.sink(text)
             except Exception:  # a broken display must not break the command
                 log.exception("on_output callback failed")
 
 
-# --- running --------------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class ProcessResult:
-    """What a command did.
-
-    Attributes:
-        exit_code: The exit code; 128+N when killed by signal N; ``None`` if it could not be collected.
-        signal: Name of the signal that ended it (``"SIGKILL"``), if any.
-        stdout: Cleaned text, cut in the middle with a ``[… N bytes cut …]`` note beyond the cap.
-        stderr: The same for stderr.
-        timed_out: The timeout ended it.
-        timeout: The timeout in seconds.
-        truncated: Some output was cut.
-        stdout_bytes: Bytes the command wrote to stdout (all of them, kept or not).
-        stderr_bytes: The same for stderr.
-        duration: Seconds from start to return.
-        stopped: Processes still running after the command ended (background jobs) that were stopped.
-    """
+    """What a command did. ``exit_code`` is 128+N when signal N (``signal``) ended it, ``None`` if unknown;
+    ``stdout``/``stderr`` are cleaned text cut in the middle (``[… N bytes cut …]``) beyond the cap, while
+    ``*_bytes`` count all that was written; ``stopped`` counts background processes stopped at the end."""
 
     exit_code: int | None
     signal: str | None
@@ -461,21 +391,16 @@ class ProcessResult:
 
     @property
     def status(self) -> Literal["ok", "error", "timeout"]:
-        if self.timed_out:
-            return "timeout"
-        return "ok" if self.exit_code == 0 else "error"
+        return "timeout" if self.timed_out else "ok" if self.exit_code == 0 else "error"
 
     def render(self) -> str:
         """The result as text for a model: a status line, then the ``stdout:`` and ``stderr:`` sections."""
+        head = f"exit code {self.exit_code}" + (f" (killed by {self.signal})" if self.signal else "")
         if self.timed_out:
-            head = (f"timed out after {self.timeout:g} s; the command and every process it started were "
-                    "stopped. Output until then:")
-        else:
-            head = f"exit code {self.exit_code}" + (f" (killed by {self.signal})" if self.signal else "")
+            head = f"timed out after {self.timeout:g} s; the command and all it started were killed. Output:"
         lines = [head]
         if self.stopped and not self.timed_out:
-            lines.append(f"note: {self.stopped} background process(es) still running when the command "
-                         "ended were stopped")
+            lines.append(f"note: {self.stopped} background process(es) still running at the end were stopped")
         for name, text in (("stdout", self.stdout), ("stderr", self.stderr)):
             if text:
                 lines += [f"{name}:", text[:-1] if text.endswith("\n") else text]
@@ -484,9 +409,7 @@ class ProcessResult:
         return "\n".join(lines)
 
 
-async def _pump(reader: asyncio.StreamReader | None, cap: _Capture, live: _Live | None, name: str) -> None:
-    if reader is None:
-        return
+async def _pump(reader: asyncio.StreamReader, cap: _Capture, live: _Live | None, name: str) -> None:
     while data := await reader.read(_READ_SIZE):
         cap.add(data)
         if live is not None:
@@ -506,16 +429,11 @@ async def _stop(tree: _Tree) -> int:
 
 
 async def run_process(
-    command: str,
-    *,
-    cwd: Path | str,
+    command: str, *, cwd: Path | str,
     timeout: float,  # noqa: ASYNC109 - the deadline covers the kill, not just a wait
-    max_output: int = 100_000,
-    on_output: Callable[[str], None] | None = None,
-    sandbox: Literal["none", "bwrap"] = "none",
-    sandbox_network: bool = False,
-    writable_roots: Sequence[Path | str] = (),
-    environ: Mapping[str, str] | None = None,
+    max_output: int = 100_000, on_output: Callable[[str], None] | None = None,
+    sandbox: Literal["none", "bwrap"] = "none", sandbox_network: bool = False,
+    writable_roots: Sequence[Path | str] = (), environ: Mapping[str, str] | None = None,
 ) -> ProcessResult:
     """Run ``command`` with bash and return its (bounded, cleaned) output; see the module docstring.
 
@@ -525,23 +443,20 @@ async def run_process(
         timeout: Seconds before the whole process tree is killed.
         max_output: Bytes of output kept in the result (stdout and stderr together; head and tail).
         on_output: Receives live output (cleaned text), at most ~20 calls a second.
-        sandbox: ``"bwrap"`` runs the command under bubblewrap.
-        sandbox_network: Let a sandboxed command use the network.
-        writable_roots: Directories a sandboxed command may write (everything else is read-only).
+        sandbox: ``"bwrap"`` runs it under bubblewrap (network only with ``sandbox_network``), where only
+            ``writable_roots`` are writable.
         environ: The environment to scrub and pass on (default: ``os.environ``).
 
     Raises:
-        ToolError: the command cannot be started (no such directory, bash or bwrap missing).
-        asyncio.CancelledError: re-raised after the whole tree was killed.
+        ToolError: it cannot be started (no such directory, bash or bwrap missing).
+        asyncio.CancelledError: re-raised once the whole tree is killed.
     """
     workdir = Path(cwd)
     argv = build_argv(command, cwd=workdir, sandbox=sandbox, network=sandbox_network,
                       writable_roots=[Path(r) for r in writable_roots])
     _become_subreaper()
-    marker = uuid.uuid4().hex
     env = child_environment(os.environ if environ is None else environ)
-    env[MARKER_VAR] = marker
-    loop = asyncio.get_running_loop()
+    env[MARKER_VAR] = marker = uuid.uuid4().hex
     start = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -550,44 +465,36 @@ async def run_process(
         )
     except OSError as exc:
         raise ToolError(f"Cannot start the command: {exc}") from exc
+    assert proc.stdout is not None and proc.stderr is not None
     tree = _Tree(proc.pid, marker)
     out, err = _Capture(max_output), _Capture(max_output)
-    live = _Live(on_output, loop) if on_output is not None else None
+    live = _Live(on_output, asyncio.get_running_loop()) if on_output is not None else None
     readers = [asyncio.create_task(_pump(proc.stdout, out, live, "out")),
                asyncio.create_task(_pump(proc.stderr, err, live, "err"))]
     helpers = [asyncio.create_task(_track(tree)), asyncio.create_task(proc.wait())]
-    timed_out, stopped = False, 0
     try:
         done, _ = await asyncio.wait({helpers[1]}, timeout=timeout)
         helpers[0].cancel()
         if done:  # ended by itself: stop what it left running in the background (holding our pipes, maybe)
             await asyncio.wait(readers, timeout=0.05)
-            stopped = await _stop(tree)
-        else:
-            timed_out = True
-            await _stop(tree)
+        timed_out, stopped = not done, await _stop(tree)
         await asyncio.wait({helpers[1]}, timeout=_DRAIN_TIMEOUT)
         await asyncio.wait(readers, timeout=_DRAIN_TIMEOUT)
     except asyncio.CancelledError:
         try:
             await _stop(tree)
         finally:
-            for task in (*readers, *helpers):
-                task.cancel()
+            if live is not None:
+                live.flush(final=True)  # and no timer left behind
         raise
-    finally:
-        helpers[0].cancel()
-    for task in readers:  # a pipe held open by something we could not kill must not hang us
-        task.cancel()
+    finally:  # a pipe held open by something we could not kill must not hang us
+        for task in (*readers, *helpers):
+            task.cancel()
     if live is not None:
         live.flush(final=True)
-    rc = proc.returncode
-    sig_name: str | None = None
+    rc, sig_name = proc.returncode, None
     if rc is not None and rc < 0:
-        try:
-            sig_name = signal.Signals(-rc).name
-        except ValueError:
-            sig_name = f"signal {-rc}"
+        sig_name = signal.Signals(-rc).name if -rc in signal.valid_signals() else f"signal {-rc}"
         rc = 128 - rc
     out_limit, err_limit = _budget(out.seen, err.seen, max_output)
     out_text, out_cut = out.text(out_limit)
@@ -597,9 +504,6 @@ async def run_process(
         timeout=timeout, truncated=bool(out_cut or err_cut), stdout_bytes=out.seen, stderr_bytes=err.seen,
         duration=time.monotonic() - start, stopped=stopped if not timed_out else 0,
     )
-
-
-# --- the tool -------------------------------------------------------------------------------------------
 
 
 def _resolve_cwd(ctx: ToolContext, cwd: str | None) -> Path:
@@ -616,8 +520,7 @@ def _cwd_verdict(ctx: ToolContext, cwd: str | None) -> Verdict:
         return Verdict.allow(rule="exec.cwd")
     if ctx.path_policy is None:
         return Verdict.ask(f"runs in {cwd} (no path policy to check it)", rule="exec.cwd_unchecked")
-    verdict: Verdict = ctx.path_policy.check(cwd, "list", str(ctx.cwd))
-    return verdict
+    return ctx.path_policy.check(cwd, "list", str(ctx.cwd))  # type: ignore[no-any-return]
 
 
 def _policy(ctx: ToolContext, args: Any) -> Verdict:
@@ -628,8 +531,7 @@ def _policy(ctx: ToolContext, args: Any) -> Verdict:
         cwd = str(_resolve_cwd(ctx, args.cwd))
     except ValueError:  # refused path syntax: the path verdict already denies
         return where
-    verdict: Verdict = ctx.command_policy.assess(args.command, cwd)
-    return verdict.combine(where)
+    return ctx.command_policy.assess(args.command, cwd).combine(where)  # type: ignore[no-any-return]
 
 
 def _describe(args: Any) -> str:
@@ -639,23 +541,18 @@ def _describe(args: Any) -> str:
 
 
 def _session_key(ctx: ToolContext, args: Any) -> str | None:
-    if ctx.command_policy is None:
-        return None
-    key: str | None = ctx.command_policy.session_key(args.command)
+    key: str | None = None if ctx.command_policy is None else ctx.command_policy.session_key(args.command)
     return key
 
 
 def _writable_roots(ctx: ToolContext) -> list[Path]:
-    roots = getattr(ctx.path_policy, "roots", None)
-    if roots:
-        return [Path(r) for r in roots]
-    return [Path(r) for r in ctx.settings.workspace_roots] or [Path(ctx.cwd)]
+    roots = getattr(ctx.path_policy, "roots", None) or ctx.settings.workspace_roots
+    return [Path(r) for r in roots] or [Path(ctx.cwd)]
 
 
 @tool("exec", policy=_policy, describe=_describe, session_key=_session_key)
 async def run_command(
-    ctx: ToolContext,
-    command: str,
+    ctx: ToolContext, command: str,
     timeout: Annotated[int | None, Field(ge=1, le=300)] = None,  # noqa: ASYNC109 - a tool argument
     cwd: str | None = None,
 ) -> ToolResult:
@@ -674,10 +571,8 @@ async def run_command(
     if not command.strip():
         return ToolResult.error("The command is empty.")
     if len(command) > MAX_COMMAND_CHARS:
-        return ToolResult.error(
-            f"The command is {len(command)} characters long; the limit is {MAX_COMMAND_CHARS}. "
-            "Write a script file and run it instead."
-        )
+        return ToolResult.error(f"The command is {len(command)} characters long; the limit is "
+                                f"{MAX_COMMAND_CHARS}. Write a script file and run it instead.")
     where = _cwd_verdict(ctx, cwd)
     if where.decision == "deny":
         return ToolResult.denied(f"cannot run in {cwd}: {'; '.join(where.reasons)}")
@@ -685,8 +580,7 @@ async def run_command(
         workdir = _resolve_cwd(ctx, cwd)
     except ValueError as exc:
         return ToolResult.error(f"Bad working directory {cwd!r}: {exc}")
-    settings = ctx.settings
-    seconds = timeout or settings.exec_timeout
+    settings, seconds = ctx.settings, timeout or ctx.settings.exec_timeout
     try:
         res = await run_process(
             command, cwd=workdir, timeout=seconds, max_output=settings.exec_max_output,
@@ -695,15 +589,11 @@ async def run_command(
         )
     except ToolError as exc:
         return ToolResult.error(exc.message)
-    return ToolResult(
-        ok=res.status == "ok", content=res.render(), status=res.status, exit_code=res.exit_code,
-        truncated=res.truncated,
-        metadata={
-            "cwd": str(workdir), "signal": res.signal, "timed_out": res.timed_out, "timeout": seconds,
-            "stdout_bytes": res.stdout_bytes, "stderr_bytes": res.stderr_bytes,
-            "stopped_background": res.stopped, "sandbox": settings.exec_sandbox,
-        },
-    )
+    metadata = {"cwd": str(workdir), "signal": res.signal, "timed_out": res.timed_out, "timeout": seconds,
+                "stdout_bytes": res.stdout_bytes, "stderr_bytes": res.stderr_bytes,
+                "stopped_background": res.stopped, "sandbox": settings.exec_sandbox}
+    return ToolResult(res.status == "ok", res.render(), res.status, res.exit_code, truncated=res.truncated,
+                      metadata=metadata)
 
 
 TOOLS: list[Tool] = [run_command]
