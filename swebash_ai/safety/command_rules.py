@@ -492,6 +492,10 @@ def _check_git(args: list[str]) -> ProgramCheck:
         if after_dashdash:
             out.paths.append((a, "read"))
             continue
+        if ":" in a and not a.startswith("-"):  # REV:path prints that file as committed (HEAD:.env)
+            blob = a.partition(":")[2].removeprefix("./")
+            if blob:
+                out.paths.append((blob, "read"))
         name = a.partition("=")[0]
         if a.startswith("--") and _long_match(name, _GIT_FORBIDDEN_LONG):
             out.problems.append(f"git {sub} {name} writes files, reads other files or runs programs")
@@ -532,6 +536,18 @@ FIND_FORBIDDEN: dict[str, str] = {
 }
 
 
+FIND_VALUE_PRIMARIES = _fs(
+    "-name -iname -path -ipath -wholename -iwholename -regex -iregex -regextype -type -xtype -size "
+    "-mtime -mmin -atime -amin -ctime -cmin -used -user -group -uid -gid -perm -links -inum -samefile "
+    "-maxdepth -mindepth -lname -ilname -fstype -context -printf"
+)
+FIND_FLAG_PRIMARIES = _fs(
+    "-print -print0 -ls -prune -quit -true -false -not -and -or -a -o -empty -executable -readable "
+    "-writable -nouser -nogroup -depth -d -mount -xdev -follow -noleaf -daystart -ignore_readdir_race "
+    "-noignore_readdir_race -warn -nowarn -help -version"
+)
+
+
 def _check_find(args: list[str]) -> ProgramCheck:
     out = ProgramCheck()
     i = 0
@@ -541,9 +557,18 @@ def _check_find(args: list[str]) -> ProgramCheck:
     while i < len(args) and not args[i].startswith(("-", "(", "!", ")")):
         starts.append(args[i])
         i += 1
-    for a in args[i:]:
+    rest = args[i:]
+    for a in rest:
         if a in FIND_FORBIDDEN:
             out.problems.append(f"find {a} {FIND_FORBIDDEN[a]}")
+    j = 0
+    while j < len(rest):  # every primary must be known (find has no abbreviations)
+        a = rest[j]
+        j += 1
+        if a in FIND_VALUE_PRIMARIES or a.startswith("-newer"):
+            j += 1
+        elif a.startswith("-") and a not in FIND_FLAG_PRIMARIES and a not in FIND_FORBIDDEN:
+            out.problems.append(f"find {a} is not on the read-only list of find primaries")
     out.paths += [(p, "list") for p in (starts or ["."])]
     return out
 

@@ -114,6 +114,11 @@ SECRET_NAMES: frozenset[str] = frozenset(
     {
         ".git-credentials",
         ".netrc",
+        ".npmrc",
+        ".pypirc",
+        ".pgpass",
+        ".my.cnf",
+        ".vault-token",
         "id_rsa",
         "id_dsa",
         "id_ecdsa",

@@ -128,6 +128,12 @@ CASES = [
     ("find . -delete", "ask", ["find -delete deletes"]),  # why: find action
     ("find . -exec rm {} +", "ask", ["find -exec runs", "inner command rm deletes"]),  # why: find -exec
     ("find . -name x -fprint out", "ask", ["find -fprint writes"]),  # why: find writes a file
+    ("find . -execdi rm {} ;", "ask", ["find -execdi is not on the read-only list"]),  # why: unknown primary
+    ("find . -name -delete -type f", "ask", ["find -delete"]),  # why: forbidden words anywhere still ask
+    ("find . -type f -newermt 2024-01-01 -print0", "allow", []),  # why: known primaries with values
+    ("git show HEAD:.env", "deny", ["credentials/secrets"]),  # why: REV:path prints the committed file
+    ("git show HEAD:README.md", "allow", []),  # why: a harmless committed file
+    ("cat sub/.npmrc", "deny", ["credentials/secrets"]),  # why: project .npmrc may hold an auth token
     ("env rm x", "ask", ["env runs a command", "inner command rm"]),  # why: wrapper
     ("command rm x", "ask", ["command runs a command", "rm deletes"]),  # why: builtin wrapper
     ("eval 'rm -rf x'", "ask", ["eval runs a string", "rm deletes"]),  # why: eval

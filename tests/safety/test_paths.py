@@ -95,6 +95,7 @@ CHECK_CASES = [
     ("certs/server.key", "read", "deny", SECRET),  # why: *.key private key by name
     ("certs/server.PEM", "read", "deny", SECRET),  # why: *.pem, case-insensitive
     ("sub/.git-credentials", "read", "deny", SECRET),  # why: .git-credentials anywhere
+    ("sub/.pgpass", "read", "deny", SECRET),  # why: postgres password file anywhere
     ("data/db.sqlite", "read", "deny", "denied by configuration"),  # why: extra_deny glob
     ("/etc/shadow", "read", "deny", "system credentials"),  # why: password hashes
     ("/etc/sudoers.d/x", "read", "deny", "system credentials"),  # why: below a denied dir
