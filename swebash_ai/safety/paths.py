@@ -131,7 +131,8 @@ SECRET_SUFFIXES: tuple[str, ...] = (".pem", ".key", ".p12", ".pfx")
 ENV_ALLOWED: frozenset[str] = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+# C0/C1 controls and the bidirectional overrides that make a path display differently than it is.
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _lower_parts(p: Path) -> tuple[str, ...]:

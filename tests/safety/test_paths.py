@@ -111,6 +111,7 @@ CHECK_CASES = [
     ("http://example.com/x", "read", "deny", "URLs are not file paths"),  # why: URL refused
     ("a\x00b", "read", "deny", "NUL byte"),  # why: NUL truncates paths in C
     ("a\nb", "read", "deny", "control characters"),  # why: control chars confuse prompts and logs
+    ("evil\u202etxt.sh", "read", "deny", "control characters"),  # why: bidi override disguises names
     ("", "read", "deny", "empty path"),  # why: nothing to check
     ("README.md", "write", "ask", "writes inside the workspace"),  # why: writes always need approval
     ("/tmp/x.txt", "write", "ask", "writes outside the workspace"),  # why: outside write asks, names it
