@@ -31,6 +31,7 @@ from __future__ import annotations
 import glob as _glob
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,7 @@ class ParsedCommand:
     plain: bool = True
 
 
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # everything but tab and newline
 _SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})  # harmless redirect targets
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "\n"})
 _COMPOUND: dict[str, str] = {
@@ -187,8 +189,10 @@ class _Walker:
 
     def command(self, node: Any, pipeline: list[int] | None) -> None:
         words: list[Word] = []
-        for c in node.named_children:
-            if c.type == "variable_assignment":
+        for c in node.children:
+            if not c.is_named:  # a bare "$" the shell prints literally: keep it, so argv stays exact
+                words.append(self.word(c))
+            elif c.type == "variable_assignment":
                 self.problem(f"sets a variable for the command ({c.text.decode(errors='replace')})")
                 self.inner(c)
             elif c.type == "command_name":
@@ -262,8 +266,10 @@ class _Walker:
                 else:
                     literal = self.word(c).literal and literal
             return Word("".join(parts), raw, literal=literal)
+        if t == "$":
+            return Word("$", "$")
         if t == "concatenation":
-            subs = [self.word(c) for c in node.named_children]
+            subs = [self.word(c) for c in node.children]
             text = "".join(s.text for s in subs)
             w = Word(
                 text,
@@ -362,7 +368,7 @@ class CommandPolicy:
 
     def session_key(self, command: str) -> str | None:
         """JSON argv of one plain literal simple command, else ``None`` (never covers a compound)."""
-        if not command.strip() or len(command) > self.max_length or "\x00" in command:
+        if not command.strip() or len(command) > self.max_length or _CONTROL_RE.search(command):
             return None
         parsed = parse(command)
         if parsed is None or not parsed.plain or parsed.problems or len(parsed.commands) != 1:
@@ -384,6 +390,11 @@ class CommandPolicy:
             )
         if "\x00" in command:
             return Verdict.deny("command contains a NUL byte", rule="command.nul")
+        if _CONTROL_RE.search(command):
+            return Verdict.ask(
+                "contains control characters (such as a carriage return) that bash and this check may read differently",
+                rule="command.syntax",
+            )
         parsed = parse(command)
         if parsed is None:
             return Verdict.ask(

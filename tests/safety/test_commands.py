@@ -255,6 +255,8 @@ CASES = [
     ("", "deny", ["empty command"]),  # why: nothing to run
     ("   \n  ", "deny", ["empty command"]),  # why: whitespace only
     ("ls\x00rm", "deny", ["NUL byte"]),  # why: NUL bytes are never sent to a shell
+    ("ls\r", "ask", ["control characters"]),  # why: bash reads \r as part of the word, the parser does not
+    ("echo a$", "allow", []),  # why: a trailing $ is printed literally
     ("echo " + "a" * 10_001, "deny", ["too long"]),  # why: over max_length
 ]
 
@@ -361,6 +363,8 @@ SESSION_KEYS = [
     ("ls &", None),  # why: background
     ("! ls", None),  # why: negation is not one plain command
     ("ls # comment", None),  # why: exactness: extra text
+    ("ls\r", None),  # why: control characters never get a key
+    ("echo a$", '["echo", "a$"]'),  # why: the literal $ is part of the key (exact argv)
     ("", None),  # why: empty
     ("echo 'unterminated", None),  # why: parse error
 ]
