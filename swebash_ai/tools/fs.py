@@ -34,15 +34,16 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from swebash_ai.safety.paths import PathPolicy, PathRefused, is_binary, open_for_read
+from swebash_ai.safety.paths import PathRefused, is_binary, open_for_read
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
+from swebash_ai.tools.search import PolicyGate, denial_message, path_policy_of
 
-__all__ = ["TOOLS", "path_policy_of"]
+__all__ = ["TOOLS"]
 
 #: Directories ``list_dir`` shows but does not descend into when recursive (unless listed directly).
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
@@ -51,20 +52,6 @@ _STREAM_CHUNK = 1 << 16
 
 
 # --- shared plumbing -----------------------------------------------------------------------------------
-def path_policy_of(ctx: ToolContext) -> PathPolicy:
-    """The context's path policy, or a default one built from the settings (workspace = ``ctx.cwd``)."""
-    if ctx.path_policy is not None:
-        return cast(PathPolicy, ctx.path_policy)
-    roots = list(ctx.settings.workspace_roots) or [str(ctx.cwd)]
-    return PathPolicy(roots=roots, extra_deny=list(ctx.settings.path_deny))
-
-
-def denial_message(path: str, verdict: Verdict) -> str:
-    """The one denial text for a path: identical whether or not the path exists (no oracle)."""
-    reasons = "; ".join(verdict.reasons) or "blocked by policy"
-    return f"Access to '{path}' is not allowed: {reasons}. Do not retry; ask the user if you need it."
-
-
 def _verdict(ctx: ToolContext, path: str, op: str) -> Verdict:
     return path_policy_of(ctx).check(path, op, str(ctx.cwd))
 
@@ -394,7 +381,7 @@ def _list_dir(
     st = _stat_problem(path, resolved, want="dir")
     if isinstance(st, ToolResult):
         return st
-    policy = path_policy_of(ctx)
+    gate = PolicyGate(path_policy_of(ctx))
     depth_limit = max_depth if recursive else 1
     shown: list[tuple[tuple[str, ...], str]] = []
     found = 0
@@ -409,10 +396,11 @@ def _list_dir(
         except OSError:
             unreadable.append(rel or ".")
             continue
+        full = gate.full_check_below(directory)
         for entry in items:
             if not show_hidden and entry.name.startswith("."):
                 continue
-            if policy.denied_reason(Path(entry.path)) is not None:
+            if gate.denied(entry.path, entry.name, full):
                 continue  # protected names are not shown at all (no existence oracle)
             erel = rel + entry.name
             is_dir = entry.is_dir(follow_symlinks=False)

@@ -215,3 +215,45 @@ async def test_search_runs_off_the_event_loop(ctx: ToolContext, workspace: Path)
     task.cancel()
     assert r.metadata["matches"] == 300 * 200
     assert ticks > 1  # the loop kept running while the walk was in its thread
+
+
+REGEX_TEXT = "colour here\ncolor there\nfoo bar\nHELLO x\nabef\nabcdef\nzzz_bar\nnothing\n"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "case_sensitive"),
+    [
+        ("foo|zzz_bar", True),  # alternation: no literal is required, the prefilter must stay out
+        ("(?i)HELLO", True),  # an inline flag overrides case_sensitive
+        ("colou?r", True),  # optional letter inside the literal run
+        ("ab(cd)?ef", True),  # optional group between two literal runs
+        ("hello", False),  # case-insensitive literal run
+        (r"^\w+ther", True),  # no match at all
+    ],
+)
+async def test_regex_matches_python_re_line_by_line(
+    ctx: ToolContext, workspace: Path, pattern: str, case_sensitive: bool
+) -> None:
+    write(workspace, {"r.txt": REGEX_TEXT})
+    flags = 0 if case_sensitive else re.IGNORECASE
+    expected = [i for i, line in enumerate(REGEX_TEXT.splitlines(), 1) if re.search(pattern, line, flags)]
+    r = await run(ctx, pattern=pattern, regex=True, case_sensitive=case_sensitive)
+    assert [n for _, n, _ in hits(r)] == expected
+
+
+async def test_configured_deny_globs_are_respected(workspace: Path, isolated_env: Path) -> None:
+    policy = PathPolicy(roots=[workspace], home=isolated_env, extra_deny=["*.sqlite", "private"])
+    ctx = ToolContext(settings=load_settings().settings, cwd=workspace, path_policy=policy)
+    write(workspace, {"db.sqlite": "needle\n", "private/a.txt": "needle\n", "pub/b.txt": "needle\n"})
+    r = await run(ctx, pattern="needle")
+    assert [f for f, _, _ in hits(r)] == ["pub/b.txt"] and r.metadata["searched"] == 1
+    gate = search_mod.PolicyGate(policy)
+    assert gate.fast_names  # the stand-in path agrees with the real policy on the probes
+    assert gate.denied(str(workspace / "x.SQLITE"), "x.SQLITE", False)
+
+
+async def test_default_policy_from_settings(workspace: Path, isolated_env: Path) -> None:
+    ctx = ToolContext(settings=load_settings().settings, cwd=workspace)  # no path_policy given
+    write(workspace, {"a.txt": "needle\n", ".env": "needle\n"})
+    r = await run(ctx, pattern="needle")
+    assert [f for f, _, _ in hits(r)] == ["a.txt"]
