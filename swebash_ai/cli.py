@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to generate the usage in docs/cli.md)."""
     parser = argparse.ArgumentParser(
         prog="swebash-ai",
+        usage="%(prog)s [options]                open the interactive app\n"
+        "       %(prog)s [options] -c QUESTION    answer one question and exit\n"
+        "       %(prog)s config [--path]          show the settings\n"
+        "       %(prog)s doctor                   check the setup",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
         "question on stdout (tool activity and warnings go to stderr) and exits.",
@@ -85,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with -c: print one JSON object per event on stdout (see docs/cli.md)")
     parser.add_argument("--resume", nargs="?", const="", metavar="ID",
                         help="continue a saved session (the latest when no ID is given)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     config = sub.add_parser("config", help="show every setting with its value and source (secrets masked)",
                             description="Print the effective settings, each with where it came from "
                             "(default, file, profile, env, flag), secrets masked, and the chosen provider.")
