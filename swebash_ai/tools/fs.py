@@ -105,8 +105,15 @@ def _human(size: int) -> str:
     return f"{value:.1f} {unit}"
 
 
-_KINDS = {stat.S_IFREG: "file", stat.S_IFDIR: "directory", stat.S_IFLNK: "symlink", stat.S_IFIFO: "fifo",
-          stat.S_IFSOCK: "socket", stat.S_IFCHR: "device", stat.S_IFBLK: "device"}
+_KINDS = {
+    stat.S_IFREG: "file",
+    stat.S_IFDIR: "directory",
+    stat.S_IFLNK: "symlink",
+    stat.S_IFIFO: "fifo",
+    stat.S_IFSOCK: "socket",
+    stat.S_IFCHR: "device",
+    stat.S_IFBLK: "device",
+}
 
 
 def _kind(mode: int) -> str:
@@ -192,9 +199,7 @@ def _describe_read(args: Any) -> str:
     return f"read {args.path} lines {args.start_line}-{args.end_line if args.end_line else 'end'}"
 
 
-@tool(
-    "fs", policy=_path_policy("read"), describe=_describe_read, session_key=_session_key("read")
-)
+@tool("fs", policy=_path_policy("read"), describe=_describe_read, session_key=_session_key("read"))
 async def read_file(
     ctx: ToolContext,
     path: str,
@@ -267,9 +272,7 @@ def _read_file(ctx: ToolContext, path: str, start: int, end: int | None) -> Tool
     return ToolResult.success("\n".join(parts), metadata={"lines": total, "bytes": len(data)})
 
 
-def _read_range_streaming(
-    path: str, resolved: Path, start: int, end: int | None, limit: int, size: int
-) -> ToolResult:
+def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None, limit: int, size: int) -> ToolResult:
     """Lines ``start..end`` of a file over the limit, reading line by line and at most ``limit`` bytes."""
     try:
         fd = _open_regular(resolved)
@@ -310,8 +313,9 @@ def _read_range_streaming(
     text, bad = _decode(b"".join(kept))
     lines = _split_lines(text)
     last = start + len(lines) - 1
-    parts = [f"{path} (lines {start}-{last}; the file is {_human(size)}, over fs_max_size, so only this "
-             "range was read)"]
+    parts = [
+        f"{path} (lines {start}-{last}; the file is {_human(size)}, over fs_max_size, so only this range was read)"
+    ]
     if bad:
         parts.append(f"[note: {bad} byte(s) are not valid UTF-8 and are shown as \ufffd]")
     parts.append(_numbered(lines, start))
@@ -352,9 +356,7 @@ async def list_dir(
         pattern: Glob on entry names, e.g. "*.py"; directories are still walked when recursive.
         max_entries: Most entries to show.
     """
-    return await asyncio.to_thread(
-        _list_dir, ctx, path, recursive, max_depth, show_hidden, pattern, max_entries
-    )
+    return await asyncio.to_thread(_list_dir, ctx, path, recursive, max_depth, show_hidden, pattern, max_entries)
 
 
 def _entry_line(entry: os.DirEntry[str], rel: str, pruned: bool) -> str:
@@ -372,8 +374,13 @@ def _entry_line(entry: os.DirEntry[str], rel: str, pruned: bool) -> str:
 
 
 def _list_dir(
-    ctx: ToolContext, path: str, recursive: bool, max_depth: int, show_hidden: bool,
-    pattern: str | None, max_entries: int,
+    ctx: ToolContext,
+    path: str,
+    recursive: bool,
+    max_depth: int,
+    show_hidden: bool,
+    pattern: str | None,
+    max_entries: int,
 ) -> ToolResult:
     resolved = _guard(ctx, path, "list")
     if isinstance(resolved, ToolResult):
@@ -432,7 +439,9 @@ def _list_dir(
 
 # --- exists / metadata ---------------------------------------------------------------------------------
 @tool(
-    "fs", policy=_path_policy("exists"), describe=lambda a: f"check whether {a.path} exists",
+    "fs",
+    policy=_path_policy("exists"),
+    describe=lambda a: f"check whether {a.path} exists",
     session_key=_session_key("exists"),
 )
 async def exists(ctx: ToolContext, path: str) -> ToolResult | JSON:
@@ -464,7 +473,9 @@ def _exists(ctx: ToolContext, path: str) -> ToolResult | JSON:
 
 
 @tool(
-    "fs", policy=_path_policy("metadata"), describe=lambda a: f"show metadata of {a.path}",
+    "fs",
+    policy=_path_policy("metadata"),
+    describe=lambda a: f"show metadata of {a.path}",
     session_key=_session_key("metadata"),
 )
 async def metadata(ctx: ToolContext, path: str) -> ToolResult | JSON:
@@ -568,8 +579,7 @@ def _plan_write(ctx: ToolContext, path: str, content: str, mode: str) -> _Change
                 old, note = b"", f"(the current file is binary, {_human(len(got))}; it will be replaced)"
     if len(new) > limit:
         return ToolResult.error(
-            f"The result would be {len(new)} bytes, over the {limit}-byte limit (fs_max_size). "
-            "Write a smaller file."
+            f"The result would be {len(new)} bytes, over the {limit}-byte limit (fs_max_size). Write a smaller file."
         )
     return _Change(resolved, old, new, old_note=note)
 
@@ -657,7 +667,10 @@ def _describe_write(args: Any) -> str:
 
 
 @tool(
-    "fs", policy=_write_policy, describe=_describe_write, session_key=_no_session_key,
+    "fs",
+    policy=_write_policy,
+    describe=_describe_write,
+    session_key=_no_session_key,
     preview=lambda ctx, a: _render_preview(a.path, a.mode, _plan_write(ctx, a.path, a.content, a.mode)),
 )
 async def write_file(
@@ -760,7 +773,10 @@ def _describe_edit(args: Any) -> str:
 
 
 @tool(
-    "fs", policy=_write_policy, describe=_describe_edit, session_key=_no_session_key,
+    "fs",
+    policy=_write_policy,
+    describe=_describe_edit,
+    session_key=_no_session_key,
     preview=lambda ctx, a: _render_preview(a.path, "edit", _plan_edit(ctx, a.path, a.old, a.new, a.count)),
 )
 async def edit_file(

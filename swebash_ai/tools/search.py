@@ -7,24 +7,20 @@ Contract:
     Its policy is the path policy's ``list`` verdict on the root (ask outside the workspace).
 
 Safety (never an oracle for secrets):
-    Every directory and file is judged by the same :class:`~swebash_ai.safety.paths.PathPolicy` rules as
-    ``read_file``: names (``.env``, keys, histories, ``path_deny`` globs) are checked for every entry, the
-    full path rules only in the few directories that lie above a protected path, and hard-linked files
-    get the full check.  Denied files are skipped silently and never counted, so a search cannot say
-    whether ``.env`` holds a word.  Symlinks that leave the tree are skipped; symlinked files inside the
-    tree are judged by their target; symlinked directories are not followed (no loops, no duplicates).
-    The walk opens every directory relative to its parent's descriptor with ``O_NOFOLLOW``, so swapping
-    a directory for a symlink during the walk cannot lead it elsewhere; files open with
-    ``O_NOFOLLOW|O_NONBLOCK`` and must be regular (FIFOs never block it).
+    Every entry is judged by the :class:`~swebash_ai.safety.paths.PathPolicy` rules ``read_file`` uses
+    (see :class:`PolicyGate`); denied files are skipped silently and never counted, so a search cannot
+    say whether ``.env`` holds a word.  Symlinks leaving the tree are skipped, symlinked files inside it
+    are judged by their target, symlinked directories are not followed (no loops, no duplicates).
+    Directories are opened relative to their parent's descriptor with ``O_NOFOLLOW`` (a directory
+    swapped for a symlink mid-walk leads nowhere); files with ``O_NOFOLLOW|O_NONBLOCK``, regular only.
 
-Speed (a 20,000-file tree must not feel slower than ``grep -r``; see ``bench/search_speed.py``):
-    ``os.scandir`` on directory descriptors, files read whole as bytes (each at most ``fs_max_size``,
-    larger ones skipped), a NUL in the first 8 KiB marks a binary file (skipped), and the pattern is
-    found on the whole buffer with ``bytes.find`` (literal; ``bytes.lower`` first when case-insensitive)
-    or one precompiled bytes regex before any line is split.  Only files that match pay for line
-    numbers.  The walk runs in a worker thread so the event loop (and the UI) stays responsive; it stops
-    when the call is cancelled or after a time budget.  Patterns with non-ASCII letters searched
-    case-insensitively, or regexes that need ``str`` semantics, fall back to decoding each file.
+Speed (not slower than ``grep -r`` on 20,000 files; see ``bench/search_speed.py``):
+    ``os.scandir`` on descriptors; each file read whole as bytes in one read (over ``fs_max_size``:
+    skipped; a NUL in the first 8 KiB: binary, skipped); the pattern found on the whole buffer with
+    ``bytes.find`` (after ``bytes.lower`` when case-insensitive) or one precompiled bytes regex behind a
+    literal prefilter; only files that match pay for line numbers.  The walk runs in a worker thread (the
+    event loop stays responsive) and stops when the call is cancelled or after a time budget.  Non-ASCII
+    patterns searched case-insensitively, and ``str``-only regexes, decode each file instead.
 """
 
 from __future__ import annotations
@@ -76,8 +72,7 @@ def denial_message(path: str, verdict: Verdict) -> str:
 
 
 class _Name:
-    """A stand-in for a one-component ``Path`` (``name``, ``parts``): building a real one costs more
-    than the rule checks. ``PolicyGate`` uses it only after probing that it gives the same answers."""
+    """A cheap stand-in for ``Path(name)``; ``PolicyGate`` uses it only if it answers like the real one."""
 
     __slots__ = ("name", "parts")
 
@@ -141,13 +136,9 @@ class PolicyGate:
 
 
 def _required_literal(pattern: bytes, flags: int) -> tuple[bytes, bool] | None:
-    """The longest run of literal bytes every match must contain, and whether case is ignored.
-
-    Used to skip files before running the regex (Python's ``re`` scans ~60 MB/s with IGNORECASE; a
-    ``bytes.find`` is many times faster). Only top-level literals of a plain concatenation count, so
-    alternations and optional groups never produce a false "no match". Best effort: ``None`` whenever
-    the private parser is missing or says something unexpected.
-    """
+    """The longest literal every match must contain (top-level runs of a concatenation only, so
+    alternations and optional groups never cause a false "no match"), and whether case is ignored.
+    ``re`` scans ~60 MB/s with IGNORECASE; ``bytes.find`` is far faster. ``None``: no usable literal."""
     try:
         _parser = importlib.import_module("re._parser")  # private, hence the broad guard below
         parsed = _parser.parse(pattern, flags)
@@ -262,8 +253,16 @@ def _glob_hit(globs: list[str], rel: str, name: str) -> bool:
 
 class _Search:
     def __init__(
-        self, matcher: _Matcher, gate: PolicyGate, *, max_size: int, include: list[str], exclude: list[str],
-        context: int, max_results: int, stop: threading.Event,
+        self,
+        matcher: _Matcher,
+        gate: PolicyGate,
+        *,
+        max_size: int,
+        include: list[str],
+        exclude: list[str],
+        context: int,
+        max_results: int,
+        stop: threading.Event,
     ) -> None:
         self.m = matcher
         self.gate = gate
@@ -278,21 +277,19 @@ class _Search:
         self.root_real = ""
 
     # -- walking -----------------------------------------------------------------------------------------
-    def run_dir(self, root: Path) -> _Outcome:
-        self.root_real = str(root)
-        fd = os.open(root, _DIR_FLAGS)
+    def run(self, root: Path) -> _Outcome:
+        """Search the tree at ``root`` (a resolved directory, or one regular file)."""
+        st = os.stat(root)
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if not (is_dir or stat.S_ISREG(st.st_mode)):
+            raise OSError(0, "not a regular file or directory")
+        self.root_real = str(root if is_dir else root.parent)
+        fd = os.open(self.root_real, _DIR_FLAGS)
         try:
-            self._walk(fd, str(root), "", 0)
-        finally:
-            os.close(fd)
-        return self.out
-
-    def run_file(self, path: Path) -> _Outcome:
-        self.root_real = str(path.parent)
-        fd = os.open(path.parent, _DIR_FLAGS)
-        try:
-            if not self.gate.read_denied(str(path)):
-                self._file(fd, path.name, path.name, str(path))
+            if is_dir:
+                self._walk(fd, self.root_real, "", 0)
+            elif not self.gate.read_denied(str(root)):
+                self._file(fd, root.name, root.name, str(root))
         finally:
             os.close(fd)
         return self.out
@@ -576,11 +573,17 @@ async def search(
     root = policy.resolve(path, str(ctx.cwd))
     stop = threading.Event()
     job = _Search(
-        matcher, PolicyGate(policy), max_size=ctx.settings.fs_max_size, include=list(include or []),
-        exclude=list(exclude or []), context=context_lines, max_results=max_results, stop=stop,
+        matcher,
+        PolicyGate(policy),
+        max_size=ctx.settings.fs_max_size,
+        include=list(include or []),
+        exclude=list(exclude or []),
+        context=context_lines,
+        max_results=max_results,
+        stop=stop,
     )
     try:
-        out = await asyncio.to_thread(_run, job, root)
+        out = await asyncio.to_thread(job.run, root)
     except FileNotFoundError:
         return ToolResult.error(f"'{path}' not found. List the directory first (list_dir).")
     except OSError as exc:
@@ -588,15 +591,6 @@ async def search(
     finally:
         stop.set()  # a cancelled call stops the worker thread at the next file
     return _render(pattern, path, out, max_results)
-
-
-def _run(job: _Search, root: Path) -> _Outcome:
-    st = os.stat(root)
-    if stat.S_ISDIR(st.st_mode):
-        return job.run_dir(root)
-    if not stat.S_ISREG(st.st_mode):
-        raise OSError(0, "not a regular file or directory")
-    return job.run_file(root)
 
 
 TOOLS: list[Tool] = [search]

@@ -154,9 +154,7 @@ async def test_max_results_cuts_but_counts_everything(ctx: ToolContext, workspac
     assert r.metadata["matches"] == 10
 
 
-async def test_skips_large_files_and_links_leaving_the_tree(
-    ctx: ToolContext, workspace: Path, tmp_path: Path
-) -> None:
+async def test_skips_large_files_and_links_leaving_the_tree(ctx: ToolContext, workspace: Path, tmp_path: Path) -> None:
     small = dataclasses.replace(ctx, settings=ctx.settings.model_copy(update={"fs_max_size": 50}))
     outside = tmp_path / "outside.txt"
     outside.write_text("needle outside\n")
