@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container
@@ -61,6 +62,13 @@ class TuiApprover:
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         return await self._app.ask_approval(request)
+
+
+class MainArea(Container):
+    """Chat and tool panes side by side; stacked (class ``-narrow``) below :data:`NARROW_WIDTH` columns."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < NARROW_WIDTH, "-narrow")
 
 
 class SwebashApp(App[int]):
@@ -106,11 +114,10 @@ class SwebashApp(App[int]):
         self.busy = False
         self.turn_worker: Worker[None] | None = None
         self._last_ctrl_c = 0.0
-        self._narrow: bool | None = None
 
     # --- layout ---------------------------------------------------------------------------------------
     def compose(self) -> Any:
-        with Container(id="main"):
+        with MainArea(id="main"):
             yield ChatPane(id="chat")
             yield ActivityPane(id="activity")
         yield PromptBar(self.history, id="prompt-bar")
@@ -139,18 +146,8 @@ class SwebashApp(App[int]):
         self.status.set_info(settings.model or "connecting…", self.loaded.profile, self.cwd)
         self.chat.border_title = "Chat"
         self.activity.border_title = "Tools"
-        self._apply_width(self.size.width)
         self.prompt.focus()
         self.call_after_refresh(self._after_first_frame)
-
-    def on_resize(self, event: Any) -> None:
-        self._apply_width(self.size.width)
-
-    def _apply_width(self, width: int) -> None:
-        narrow = width < NARROW_WIDTH
-        if narrow != self._narrow:
-            self._narrow = narrow
-            self.query_one("#main").set_class(narrow, "-narrow")
 
     # --- themes ---------------------------------------------------------------------------------------
     def _load_themes(self) -> None:
@@ -310,6 +307,7 @@ def preload_provider(session: Session) -> None:
 
             import_litellm()
         elif session.has_provider:
-            import openai  # noqa: F401
+            import openai
+            import openai.resources.chat  # noqa: F401 - loaded lazily by the client's first request
     except Exception as exc:  # the turn will report a real problem; a preload must never crash
         log.debug("provider preload failed: %s", exc)

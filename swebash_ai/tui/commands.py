@@ -66,12 +66,12 @@ def common_prefix(names: list[str]) -> str:
     return first[:i]
 
 
-def help_markdown() -> str:
-    """The /help text (Markdown)."""
-    rows = [f"| `{name}{' ' + arg if arg else ''}` | {desc} |" for name, (arg, desc) in SLASH_COMMANDS.items()]
-    keys = [f"| {key} | {desc} |" for key, desc in KEYS_HELP]
-    return (
-        "**Commands**\n\n| Command | What it does |\n| --- | --- |\n" + "\n".join(rows)
-        + "\n\n`!command` runs a shell command yourself, through the same safety checks.\n\n"
-        "**Keys**\n\n| Key | Action |\n| --- | --- |\n" + "\n".join(keys) + "\n"
-    )
+def help_text() -> str:
+    """The /help text: commands and keys in aligned columns (plain text renders instantly)."""
+    rows = [(f"{name} {arg}".rstrip(), desc) for name, (arg, desc) in SLASH_COMMANDS.items()]
+    width = max(len(left) for left, _ in (*rows, *KEYS_HELP)) + 2
+    lines = ["Commands"]
+    lines += [f"  {left:<{width}}{desc}" for left, desc in rows]
+    lines += [f"  {'!command':<{width}}run a command yourself, through the same safety checks", "", "Keys"]
+    lines += [f"  {key:<{width}}{desc}" for key, desc in KEYS_HELP]
+    return "\n".join(lines)

@@ -53,8 +53,8 @@ class Controller:
         if not session.has_provider:
             from swebash_ai.providers import NO_PROVIDER_HELP
 
-            app.chat.add_info("**No model provider is configured.** `!command` still works.\n\n```text\n"
-                              + NO_PROVIDER_HELP + "```\n")
+            app.chat.add_info(NO_PROVIDER_HELP.rstrip(),
+                              title="No model provider is configured; !command still works.")
         elif session.choice is not None and session.choice.reason.startswith("Ollama"):
             app.chat.add_notice(
                 f"No provider was configured, so the local Ollama server is used ({session.choice.reason}; "
@@ -230,7 +230,7 @@ class Controller:
         await self.app.activity.clear()
 
     async def cmd_help(self, arg: str) -> None:
-        self.app.chat.add_info(commands.help_markdown())
+        self.app.chat.add_info(commands.help_text())
 
     async def cmd_clear(self, arg: str) -> None:
         await self.clear_screen()
@@ -264,9 +264,9 @@ class Controller:
         for name in session.registry.names():
             tool = session.registry.get(name)
             desc = (tool.description.splitlines() or [""])[0] if tool is not None else ""
-            lines.append(f"- `{name}` ({tool.category if tool else '?'}): {desc}")
+            lines.append(f"  {name} ({tool.category if tool else '?'}): {desc}")
         body = "\n".join(lines) or "No tools are enabled (see SWEBASH_AI_TOOLS_* settings)."
-        self.app.chat.add_info("**Tools the model may use**\n\n" + body)
+        self.app.chat.add_info(body, title="Tools the model may use")
 
     async def cmd_save(self, arg: str) -> None:
         session = await self._ready_session()

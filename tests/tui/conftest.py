@@ -88,3 +88,27 @@ def make_app(workspace: Path) -> AppFactory:
         return SwebashApp(load_settings(), **kw)
 
     return build
+
+
+_SSL_CONTEXTS: dict[tuple[object, ...], Any] = {}
+
+
+@pytest.fixture(autouse=True)
+def _reuse_ssl_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every app builds a fresh openai client, and each loads the CA bundle (~0.3 s of CPU here) although
+    the tests only ever talk plain HTTP to 127.0.0.1; share one context so the TUI tests stay fast."""
+    try:
+        import httpx._transports.default as transport
+    except ImportError:  # pragma: no cover - httpx changed its layout; tests are just slower
+        return
+    real = transport.create_ssl_context
+
+    def cached(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
+        if verify is not True or cert is not None:
+            return real(verify=verify, cert=cert, trust_env=trust_env)
+        key = (verify, trust_env)
+        if key not in _SSL_CONTEXTS:
+            _SSL_CONTEXTS[key] = real(verify=verify, cert=cert, trust_env=trust_env)
+        return _SSL_CONTEXTS[key]
+
+    monkeypatch.setattr(transport, "create_ssl_context", cached)

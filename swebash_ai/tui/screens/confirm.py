@@ -80,10 +80,10 @@ class ConfirmScreen(ModalScreen[Decision]):
             yield Static(Content("\n".join(f"• {r}" for r in reasons)), id="confirm-reasons")
             yield self.explanation
             with Horizontal(id="confirm-buttons"):
-                yield Button("Allow once [y]", id="allow_once", variant="warning", compact=True)
-                yield Button("Allow for session [a]", id="allow_session", compact=True)
-                yield Button("Deny [n]", id="deny", variant="primary", compact=True)
-                yield Button("Describe [d]", id="describe", compact=True)
+                yield Button("Allow once (y)", id="allow_once", variant="warning", compact=True)
+                yield Button("Allow for session (a)", id="allow_session", compact=True)
+                yield Button("Deny (n)", id="deny", variant="primary", compact=True)
+                yield Button("Describe (d)", id="describe", compact=True)
 
     def on_mount(self) -> None:
         self.explanation.display = False

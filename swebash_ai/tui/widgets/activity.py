@@ -15,9 +15,11 @@ from typing import Any, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Log, Static
+
+from swebash_ai.tui.widgets.chat import FollowingScroll
 
 #: The clock behind the elapsed time (replaced in snapshot tests so frames never depend on timing).
 clock: Callable[[], float] = time.monotonic
@@ -170,7 +172,7 @@ class ToolEntry(Vertical, can_focus=True):
             self.action_toggle_expand()
 
 
-class ActivityPane(VerticalScroll):
+class ActivityPane(FollowingScroll):
     """Every tool call of the session, newest at the bottom."""
 
     BORDER_TITLE = "Tools"
@@ -184,7 +186,6 @@ class ActivityPane(VerticalScroll):
         yield self._placeholder
 
     def on_mount(self) -> None:
-        self.anchor()
         self._ticker = self.set_interval(1.0, self._tick, pause=True)
 
     def _tick(self) -> None:
@@ -230,3 +231,4 @@ class ActivityPane(VerticalScroll):
             await entry.remove()
         self.entries.clear()
         self._placeholder.display = True
+        self.anchor(False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -29,12 +30,21 @@ class ErrorMessage(Static):
     """An error, with its title, message and hint."""
 
 
-class InfoMessage(Markdown):
-    """Help and other app-generated Markdown (/help, no-provider instructions, /tools)."""
+class InfoMessage(Static):
+    """Help and other app-generated text (/help, no-provider instructions, /tools)."""
 
 
-class ChatPane(VerticalScroll):
-    """The conversation, newest at the bottom; stays scrolled to the end unless the user scrolls up."""
+class FollowingScroll(VerticalScroll):
+    """Top-aligned while the content fits; once it overflows, stays scrolled to the end (until the user
+    scrolls up, and again when they scroll back down)."""
+
+    def watch_virtual_size(self, size: Size) -> None:
+        if not self.is_anchored and size.height > self.scrollable_content_region.height:
+            self.anchor()
+
+
+class ChatPane(FollowingScroll):
+    """The conversation, newest at the bottom."""
 
     can_focus = True
 
@@ -42,9 +52,6 @@ class ChatPane(VerticalScroll):
         super().__init__(id=id)
         self._reply: AssistantMessage | None = None
         self._stream: MarkdownStream | None = None
-
-    def on_mount(self) -> None:
-        self.anchor()
 
     # --- plain messages -------------------------------------------------------------------------------
     def add_user(self, text: str) -> UserMessage:
@@ -65,8 +72,11 @@ class ChatPane(VerticalScroll):
         self.mount(widget)
         return widget
 
-    def add_info(self, markdown: str) -> InfoMessage:
-        widget = InfoMessage(markdown)
+    def add_info(self, text: str | Content, title: str = "") -> InfoMessage:
+        body = Content(text) if isinstance(text, str) else text
+        if title:
+            body = Content.assemble((title, "bold"), "\n\n", body)
+        widget = InfoMessage(body)
         self.mount(widget)
         return widget
 
@@ -99,3 +109,4 @@ class ChatPane(VerticalScroll):
     async def clear(self) -> None:
         await self.end_reply()
         await self.remove_children()
+        self.anchor(False)
