@@ -77,10 +77,9 @@ class Word:
 
 @dataclass
 class SimpleCommand:
-    """One simple command: its words (program first) and its (allowed) redirections."""
+    """One simple command: its words (program first); ``nested``: found inside ``$(...)``, a subshell..."""
 
     words: list[Word]
-    redirects: list[str] = field(default_factory=list)
     nested: bool = False
 
     @property
@@ -374,7 +373,7 @@ class CommandPolicy:
         if parsed is None or not parsed.plain or parsed.problems or len(parsed.commands) != 1:
             return None
         cmd = parsed.commands[0]
-        if cmd.redirects or any(not w.literal or w.glob or w.tilde for w in cmd.words):
+        if any(not w.literal or w.glob or w.tilde for w in cmd.words):
             return None
         return json.dumps(cmd.argv)
 

@@ -151,6 +151,8 @@ CASES = [
     ("sed -i 's/a/b/' README.md", "ask", ["sed option -i"]),  # why: in-place edit
     ("sed 's/x/y/e' README.md", "ask", ["not a plain print"]),  # why: e flag runs commands
     ("sed -n 'w out' README.md", "ask", ["not a plain print"]),  # why: w writes files
+    ("sed '1,3p' README.md", "ask", ["sed without -n"]),  # why: only the -n print form is auto-allowed
+    ("sed -n -e '/x/p' -e '$=' README.md", "allow", []),  # why: several print-only -e scripts
     ("tail -f README.md", "ask", ["tail -f"]),  # why: never ends
     ("tail -qf README.md", "ask", ["tail -f"]),  # why: f hidden in a cluster
     ("tail --follow README.md", "ask", ["tail --follow"]),  # why: long form
