@@ -4,8 +4,11 @@ Contract:
     :func:`check_allowed` takes a bare program name and its literal arguments and returns either
     ``None`` (not on the read-only list) or a :class:`ProgramCheck`: the problems that make this
     particular use unsafe (each one makes the command ``ask``) and the path arguments to hand to the
-    path policy with the operation they perform.  :data:`DANGERS` explains what known-dangerous
-    programs do, for the text of the question put to the user.
+    path policy with the operation they perform (plus whole trees read recursively, and words taken
+    as patterns).  :func:`describe_dangers` and :func:`pipe_dangers` explain what a command may do
+    (from :data:`DANGERS`, resolved targets of ``rm``/``mv``/``chmod``..., inner commands of
+    ``bash -c``/``xargs``/``find -exec``/wrappers), for the text of the question put to the user;
+    they never make anything ``allow``.
 
 Why:
     The allowlist decides what runs without asking, so it must only contain programs whose every
@@ -13,7 +16,8 @@ Why:
     (short clusters ``-rf``, attached values ``-n5``, ``--opt=value``, unique long prefixes such as
     ``--foll`` for ``--follow``), because a rule that only looks for ``-f`` misses ``-nf``.
 
-Pure: standard library only.
+Pure: standard library and :mod:`swebash_ai.safety.paths` only; reads the file system (glob,
+realpath) but never changes it.
 """
 
 from __future__ import annotations
