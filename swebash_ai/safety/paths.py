@@ -26,6 +26,7 @@ import fnmatch
 import os
 import re
 import stat
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -263,6 +264,16 @@ class PathPolicy:
         return None
 
     def _protected_inodes(self) -> set[tuple[int, int]]:
+        # Cached for a second: a walk over a pnpm-style tree sees thousands of multiply-linked files.
+        now = time.monotonic()
+        cached: tuple[float, set[tuple[int, int]]] | None = getattr(self, "_inodes", None)
+        if cached is not None and now - cached[0] < 1.0:
+            return cached[1]
+        inodes = self._scan_protected_inodes()
+        self._inodes = (now, inodes)
+        return inodes
+
+    def _scan_protected_inodes(self) -> set[tuple[int, int]]:
         candidates: list[Path] = [Path(p) for p, r in SYSTEM_DENY if r == SYSTEM_REASON]
         candidates += [self.home / rel for rel in HOME_DENY]
         candidates += [self.home / n for n in HISTORY_NAMES]
