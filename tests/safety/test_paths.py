@@ -335,6 +335,7 @@ def test_open_for_read_detects_swapped_directory(env: Env) -> None:
         (b"a" * 8191 + "✓".encode(), False),  # why: char cut by the 8 KiB sample boundary
         (b"", False),  # why: empty is text
     ],
+    ids=["ascii", "utf8", "cut-char", "nul", "invalid", "nul-after-8k", "cut-at-8k", "empty"],
 )
 def test_is_binary(data: bytes, binary: bool) -> None:
     assert is_binary(data) is binary
