@@ -584,9 +584,15 @@ def _plan_write(ctx: ToolContext, path: str, content: str, mode: str) -> _Change
     return _Change(resolved, old, new, old_note=note)
 
 
+def _keepends(data: bytes) -> list[str]:
+    """Lines with their ``\\n`` (only ``\\n`` ends a line, as in ``read_file``)."""
+    lines = [line + "\n" for line in data.decode("utf-8", "replace").split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
 def _diff_lines(path: str, change: _Change) -> list[str]:
-    old = (change.old or b"").decode("utf-8", "replace").splitlines(keepends=True)
-    new = change.new.decode("utf-8", "replace").splitlines(keepends=True)
+    old, new = _keepends(change.old or b""), _keepends(change.new)
     src = "/dev/null" if change.old is None else f"a/{path}"
     out: list[str] = []
     for line in difflib.unified_diff(old, new, src, f"b/{path}"):
@@ -595,9 +601,8 @@ def _diff_lines(path: str, change: _Change) -> list[str]:
 
 
 def _counts(diff: list[str]) -> tuple[int, int]:
-    added = sum(1 for d in diff if d.startswith("+") and not d.startswith("+++"))
-    removed = sum(1 for d in diff if d.startswith("-") and not d.startswith("---"))
-    return added, removed
+    body = diff[2:]  # after the ---/+++ header, a line's first character says what it is
+    return sum(1 for d in body if d[:1] == "+"), sum(1 for d in body if d[:1] == "-")
 
 
 def _render_preview(path: str, action: str, plan: _Change | ToolResult) -> str:

@@ -363,3 +363,10 @@ async def test_edit_missing_and_binary(ctx: ToolContext, workspace: Path) -> Non
     r = await call(ctx, fs.edit_file, path="b.bin", old="a", new="b")
     assert not r.ok and "binary" in r.text
     assert isinstance(fs.edit_file.parse_arguments({"path": "x", "old": "", "new": "y"}), ToolResult)
+
+
+async def test_diff_counts_lines_that_look_like_headers(ctx: ToolContext, workspace: Path) -> None:
+    (workspace / "d.txt").write_text("--- keep\n-- old\n")
+    text = preview(ctx, fs.write_file, path="d.txt", content="--- keep\n+++ new\nno newline")
+    assert text.startswith("overwrite d.txt: +2 -1 lines")
+    assert "\n--- old\n" in text and "\n++++ new\n" in text and "+no newline\n\\ No newline at end of file\n" in text
