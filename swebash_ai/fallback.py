@@ -18,6 +18,7 @@ not delayed. Held text that turns out not to be a call is released unchanged.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import uuid
 from collections.abc import AsyncIterator, Collection, Sequence
@@ -27,6 +28,8 @@ from swebash_ai.errors import BadRequestError
 from swebash_ai.providers.base import Chunk, FinishChunk, Message, Provider, TextChunk, ToolCall
 
 __all__ = ["TextToolCallProvider", "describe_tools", "is_tools_unsupported", "parse_tool_calls"]
+
+log = logging.getLogger(__name__)
 
 #: A 400 answer that names tools or function calling together with one of these words means "this model or
 #: server cannot take native tool definitions" (Ollama: "... does not support tools"; vLLM: "auto tool choice
@@ -290,6 +293,7 @@ class TextToolCallProvider:
                 prose = text if not calls else ""
             if calls:
                 self.recovered += len(calls)
+                log.info("tool call(s) parsed out of the text of %s: %s", self.model, [c.name for c in calls])
                 if prose.strip():
                     yield TextChunk(prose)
                 for call in calls:

@@ -18,7 +18,6 @@ knows whether a model will be called at all.
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import json
 import os
@@ -31,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    import asyncio
+
     from swebash_ai.agent.approval import Approver
     from swebash_ai.agent.events import AgentEvent
     from swebash_ai.config import LoadedSettings
@@ -366,7 +367,11 @@ class _Shown:
         self._events: dict[str, asyncio.Event] = {}
 
     def _event(self, call_id: str) -> asyncio.Event:
-        return self._events.setdefault(call_id, asyncio.Event())
+        import asyncio
+
+        if call_id not in self._events:
+            self._events[call_id] = asyncio.Event()
+        return self._events[call_id]
 
     def mark(self, call_id: str) -> None:
         self._event(call_id).set()
@@ -409,16 +414,27 @@ def run_oneshot(
         err.write("swebash-ai: the question is empty.\n")
         return ExitCode.USAGE
     renderer = make_renderer(options.json_events, out, err)
+    import asyncio
+
     try:
         return asyncio.run(_answer(loaded, options, question, renderer, tools))
     except KeyboardInterrupt:  # before the signal handler was installed
         renderer.interrupted()
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:  # the reader went away (`| head -1`): stop quietly, like other Unix tools
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, out.fileno())  # so the interpreter's final flush does not complain
+        except (OSError, ValueError):
+            pass
+        return ExitCode.ERROR
 
 
 async def _answer(
     loaded: LoadedSettings, options: OneShotOptions, question: str, renderer: Renderer, tools: list[Tool] | None
 ) -> int:
+    import asyncio
+
     from swebash_ai.errors import ConfigError, SwebashError
     from swebash_ai.fallback import TextToolCallProvider
     from swebash_ai.providers import NO_PROVIDER_HELP

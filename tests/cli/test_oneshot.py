@@ -25,13 +25,18 @@ def _tool_messages(server: FakeLLMServer, index: int) -> list[str]:
     return [m["content"] for m in server.requests[index]["body"]["messages"] if m["role"] == "tool"]
 
 
-def test_answer_on_stdout_and_nothing_else(llm_env: FakeLLMServer, run_cli: Any) -> None:
-    llm_env.enqueue(Reply.text("The answer is **42**.\nSecond line."))
+def test_answer_on_stdout_and_nothing_else_then_resume(llm_env: FakeLLMServer, run_cli: Any) -> None:
+    llm_env.enqueue(Reply.text("The answer is **42**.\nSecond line."), Reply.text("Because."))
     res = run_cli("-c", "what is the answer?")
     assert res.returncode == 0, res.stderr
     assert res.stdout == "The answer is **42**.\nSecond line.\n"  # a pipe gets the raw text, unrendered
     assert res.stderr == ""
     assert _user_messages(llm_env) == ["what is the answer?"]
+    # --resume without an id continues the latest saved session
+    res = run_cli("--resume", "-c", "why?")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "Because.\n"
+    assert _user_messages(llm_env, 1) == ["what is the answer?", "why?"]
 
 
 def test_piped_stdin_is_sent_as_context(llm_env: FakeLLMServer, run_cli: Any) -> None:
@@ -159,14 +164,6 @@ def test_ctrl_c_mid_answer_exits_130_and_saves_the_session(llm_env: FakeLLMServe
     assert conv.is_valid()
     assert conv.messages[0] == {"role": "user", "content": "count slowly"}
     assert conv.messages[-1]["role"] == "assistant" and conv.messages[-1]["content"].startswith("one")
-
-
-def test_resume_continues_the_latest_session(llm_env: FakeLLMServer, run_cli: Any) -> None:
-    llm_env.enqueue(Reply.text("Paris."), Reply.text("About 2.1 million."))
-    assert run_cli("-c", "capital of France?").returncode == 0
-    res = run_cli("--resume", "-c", "and its population?")
-    assert res.returncode == 0, res.stderr
-    assert _user_messages(llm_env, 1) == ["capital of France?", "and its population?"]
 
 
 def test_tools_refused_falls_back_to_text_tool_calls(llm_env: FakeLLMServer, run_cli: Any) -> None:

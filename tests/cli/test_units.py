@@ -1,0 +1,88 @@
+"""Pure pieces of the command line, in process: flags to settings, piped input, the JSON event form."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from swebash_ai.agent import events as ev
+from swebash_ai.cli import UsageError, build_parser, settings_flags
+from swebash_ai.oneshot import STDIN_CAP, ExitCode, event_to_json, read_capped, with_piped_context
+from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.registry import ToolResult
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["-c", "q"], {}),
+    (["--model", "openai/x", "-c", "q"], {"model": "openai/x"}),
+    (["--no-tools", "-c", "q"], {"tools_fs": False, "tools_exec": False, "tools_web": False}),
+    # only the named categories are offered
+    (["--tools", "fs,exec", "-c", "q"], {"tools_fs": True, "tools_exec": True, "tools_web": False}),
+    (["--tools", " web ", "-c", "q"], {"tools_fs": False, "tools_exec": False, "tools_web": True}),
+    # the subcommands take --model too
+    (["config", "--model", "openai/y"], {"model": "openai/y"}),
+])
+def test_flags_become_settings(argv: list[str], expected: dict[str, object]) -> None:
+    assert settings_flags(build_parser().parse_args(argv)) == expected
+
+
+def test_unknown_tool_category_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="unknown category shell"):
+        settings_flags(build_parser().parse_args(["--tools", "fs,shell", "-c", "q"]))
+
+
+@pytest.mark.parametrize(("argv", "resume"), [
+    (["-c", "q"], None),  # a new session
+    (["--resume", "-c", "q"], ""),  # the latest
+    (["--resume", "2026", "-c", "q"], "2026"),  # that one
+])
+def test_resume_forms(argv: list[str], resume: str | None) -> None:
+    assert build_parser().parse_args(argv).resume == resume
+
+
+def test_exit_codes_are_stable() -> None:
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 130]
+
+
+def test_piped_input_is_capped_head_and_tail() -> None:
+    data = b"HEAD" + b"x" * (3 * STDIN_CAP) + b"TAIL"
+    kept, total = read_capped(io.BytesIO(data))
+    assert total == len(data)
+    assert kept.startswith(b"HEAD") and kept.endswith(b"TAIL") and b"[...]" in kept
+    assert len(kept) < STDIN_CAP + 20
+    question = with_piped_context("why?", kept, total)
+    assert f"{total} bytes, of which the middle" in question
+
+
+def test_piped_input_fence_cannot_be_closed_by_the_input() -> None:
+    text = "before\n```\nnot the end\n"
+    question = with_piped_context("q", text.encode(), len(text))
+    assert "````text\n" in question and question.endswith("\n````")
+
+
+def test_binary_input_is_not_sent() -> None:
+    question = with_piped_context("q", b"\x7fELF\x00\x01", 6)
+    assert "binary" in question and "ELF" not in question
+
+
+def test_every_event_has_a_json_form() -> None:
+    request = ev.ApprovalRequest("c1", "run_command", "$ rm x", "rm x", "/w", Verdict.ask("rm deletes files"))
+    samples = [
+        ev.TextDelta("hi"), ev.ToolCallStarted("c1", "run_command", {"command": "rm x"}, "$ rm x"),
+        ev.ApprovalRequested(request), ev.ToolOutput("c1", "out"),
+        ev.ToolCallFinished("c1", "run_command", ToolResult.denied("no"), "non-interactive"),
+        ev.Usage(3, 4, 0.01), ev.Notice("retrying", "warning"),
+        ev.TurnFinished("hi", "answered", ev.Usage(3, 4), denied=1),
+    ]
+    types = []
+    for event in samples:
+        obj = event_to_json(event)
+        assert obj is not None
+        json.dumps(obj)
+        types.append(obj["type"])
+    assert types == ["text", "tool_call", "approval", "tool_output", "tool_result", "usage", "notice", "final"]
+    assert event_to_json(samples[2]) == {"type": "approval", "id": "c1", "tool": "run_command", "summary": "$ rm x",
+                                         "detail": "rm x", "cwd": "/w", "reasons": ["rm deletes files"],
+                                         "rule": "ask"}
