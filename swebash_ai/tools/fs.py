@@ -623,13 +623,20 @@ def _render_preview(path: str, action: str, plan: _Change | ToolResult) -> str:
 
 
 def _umask() -> int:
-    mask = os.umask(0o022)  # the only portable way to read it; restored at once
+    with contextlib.suppress(OSError, ValueError, IndexError), open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)  # process-wide for an instant: only where /proc cannot tell
     os.umask(mask)
     return mask
 
 
-def _atomic_write(target: Path, data: bytes, create_dirs: bool) -> None:
-    """Write ``data`` to ``target`` through a temporary file and ``os.replace``; keep the mode bits."""
+def _atomic_write(target: Path, data: bytes, create_dirs: bool, exclusive: bool = False) -> None:
+    """Write ``data`` to ``target`` through a temporary file and ``os.replace``; keep the mode bits.
+
+    ``exclusive``: never replace an existing file (``os.link`` fails if one appeared meanwhile).
+    """
     parent = target.parent
     if not parent.is_dir():
         if not create_dirs:
@@ -646,7 +653,11 @@ def _atomic_write(target: Path, data: bytes, create_dirs: bool) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        if exclusive:
+            os.link(tmp, target)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -655,7 +666,9 @@ def _atomic_write(target: Path, data: bytes, create_dirs: bool) -> None:
 
 def _commit(path: str, change: _Change, create_dirs: bool, verb: str) -> ToolResult:
     try:
-        _atomic_write(change.resolved, change.new, create_dirs)
+        _atomic_write(change.resolved, change.new, create_dirs, exclusive=verb == "Created")
+    except FileExistsError:
+        return ToolResult.error(f"'{path}' was created by something else meanwhile; nothing was written.")
     except OSError as exc:
         return ToolResult.error(f"Could not write '{path}': {exc.strerror or exc}.")
     added, removed = _counts(_diff_lines(path, change))

@@ -370,3 +370,21 @@ async def test_diff_counts_lines_that_look_like_headers(ctx: ToolContext, worksp
     text = preview(ctx, fs.write_file, path="d.txt", content="--- keep\n+++ new\nno newline")
     assert text.startswith("overwrite d.txt: +2 -1 lines")
     assert "\n--- old\n" in text and "\n++++ new\n" in text and "+no newline\n\\ No newline at end of file\n" in text
+
+
+async def test_create_never_clobbers_a_file_that_appears_meanwhile(ctx: ToolContext, workspace: Path) -> None:
+    plan = fs._plan_write(ctx, "late.txt", "mine\n", "create")
+    assert isinstance(plan, fs._Change)
+    (workspace / "late.txt").write_text("theirs\n")  # appears between the approval and the write
+    r = fs._commit("late.txt", plan, True, "Created")
+    assert not r.ok and "meanwhile" in r.text
+    assert (workspace / "late.txt").read_text() == "theirs\n" and sorted(os.listdir(workspace)) == ["late.txt"]
+
+
+async def test_new_file_gets_the_umask_mode(ctx: ToolContext, workspace: Path) -> None:
+    mask = os.umask(0o027)
+    try:
+        r = await call(ctx, fs.write_file, path="n.txt", content="x", mode="create")
+    finally:
+        os.umask(mask)
+    assert r.ok and stat.S_IMODE((workspace / "n.txt").stat().st_mode) == 0o640
