@@ -105,6 +105,7 @@ def main() -> int:
             if llm_env is not None:
                 peer.append(_timed(llm_cmd, llm_env, cwd)[0])
         floor = [_timed([sys.executable, "-c", "pass"], base, cwd)[0] for _ in range(5)]
+        version = [_timed([*_ours(), "--version"], ours_env, cwd)[0] for _ in range(5)]
 
         print(f"swebash-ai -c hi   {_fmt(ours)}   [{' '.join(ours_cmd[:-2])}]")
         if llm_env is not None:
@@ -113,6 +114,7 @@ def main() -> int:
             print(f"ratio swebash-ai / llm (medians): {ratio:.2f}")
         else:
             print("llm is not installed (pip install llm): measured swebash-ai only")
+        print(f"swebash-ai --version {_fmt(version)}   (our start-up without a model)")
         print(f"python -c pass     {_fmt(floor)}   (interpreter start-up floor)")
         print(f"\npython -X importtime -m swebash_ai -c hi: top {args.top} by cumulative time")
         print(f"{'cumulative':>12} {'self':>10}  module")

@@ -147,7 +147,9 @@ class PromptApprover:
         session = self._prompt_session()
         while True:
             try:
-                answer = str(await session.prompt_async("Allow? [y/a/N/d] ")).strip().lower()
+                # handle_sigint=False: prompt-toolkit would otherwise remove the front end's SIGINT handler
+                # when it finishes. In raw mode Ctrl-C is a key anyway (KeyboardInterrupt below).
+                answer = str(await session.prompt_async("Allow? [y/a/N/d] ", handle_sigint=False)).strip().lower()
             except (KeyboardInterrupt, EOFError):
                 answer = "n"
             if answer in ("d", "describe"):

@@ -18,6 +18,7 @@ pexpect = pytest.importorskip("pexpect")
 @pytest.mark.parametrize(("answer", "survives", "code"), [
     ("n", True, 3),  # the user says no: nothing runs, exit 3 (a needed action was denied)
     ("y", False, 0),  # the user says yes: it runs
+    ("ctrl-c", True, 3),  # Ctrl-C at the question denies (it does not crash, and it never allows)
 ])
 def test_prompt_answer_decides(answer: str, survives: bool, code: int, llm_env: FakeLLMServer,
                                cli_env: dict[str, str], workspace: Path) -> None:
@@ -32,7 +33,10 @@ def test_prompt_answer_decides(answer: str, survives: bool, code: int, llm_env: 
         child.expect("rm canary.txt")  # the full command is shown
         child.expect("why: ")  # with the policy's reasons
         child.expect(r"Allow\? \[y/a/N/d\]")
-        child.sendline(answer)
+        if answer == "ctrl-c":
+            child.sendcontrol("c")
+        else:
+            child.sendline(answer)
         child.expect("All")  # the answer, rendered as Markdown on a terminal
         child.expect(pexpect.EOF)
     finally:
