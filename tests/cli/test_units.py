@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +87,29 @@ def test_every_event_has_a_json_form() -> None:
     assert event_to_json(samples[2]) == {"type": "approval", "id": "c1", "tool": "run_command", "summary": "$ rm x",
                                          "detail": "rm x", "cwd": "/w", "reasons": ["rm deletes files"],
                                          "rule": "ask"}
+
+
+def test_cwd_must_be_a_directory(tmp_path: Path) -> None:
+    from swebash_ai.cli import _checked_cwd
+
+    assert _checked_cwd(str(tmp_path)) == tmp_path.resolve()
+    with pytest.raises(UsageError, match="not a directory"):
+        _checked_cwd(str(tmp_path / "missing"))
+
+
+@pytest.mark.parametrize(("model", "api_base", "key", "status"), [
+    ("openai/gpt-4.1", None, "sk-abcdefghijkl", "ok"),  # a key is present
+    ("openai/gpt-4.1", None, None, "fail"),  # OpenAI needs one: say which variable
+    ("openai/llama3.1", "http://127.0.0.1:11434/v1", None, "ok"),  # a local server needs none
+    ("ollama_chat/llama3.1", None, None, "ok"),  # Ollama through litellm needs none
+    ("anthropic/claude-sonnet-4-5", None, None, "fail"),
+    ("somecloud/model-x", None, None, "warn"),  # unknown provider: maybe it needs one
+])
+def test_doctor_key_check(model: str, api_base: str | None, key: str | None, status: str) -> None:
+    from swebash_ai.doctor import _key_check
+    from swebash_ai.providers import ProviderChoice
+
+    check = _key_check(ProviderChoice(model, api_base, key, "test"))
+    assert check.status == status
+    if status == "fail":
+        assert "SWEBASH_AI_API_KEY" in check.fix
