@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     import asyncio
 
-    from swebash_ai.agent.approval import Approver
+    from swebash_ai.agent.approval import Approver, Decision
     from swebash_ai.agent.events import AgentEvent
     from swebash_ai.config import LoadedSettings
     from swebash_ai.errors import SwebashError
@@ -343,17 +343,43 @@ def make_approver(
     explain: Callable[[Any], Any] | None = None,
     before_ask: Callable[[Any], Awaitable[None]] | None = None,
 ) -> Approver:
-    """``--yes`` allows; a terminal asks (prompt-toolkit); nobody to ask denies."""
-    from swebash_ai.agent.approval import AllowApprover, DenyApprover
+    """``--yes`` allows (short of catastrophes); a terminal asks (prompt-toolkit); nobody to ask denies."""
+    from swebash_ai.agent.approval import DenyApprover
 
     if yes:
-        return AllowApprover()
+        return YesApprover()
     from swebash_ai.prompt_approver import PromptApprover, open_terminal
 
     terminal = open_terminal()
     if terminal is None:
         return DenyApprover()
     return PromptApprover(terminal, explain=explain, before_ask=before_ask)
+
+
+class YesApprover:
+    """``--yes``: allow what needs approval, except what the policy marks as a catastrophe.
+
+    A reason starting with ``DANGER`` (deleting ``/``, the home directory or the whole workspace...) needs a
+    person at a terminal even with ``--yes``: a flag typed for "clean the build dir" must not cover a model's
+    ``rm -rf ~``. What the policy denies outright never reaches an approver at all.
+    """
+
+    interactive = False
+
+    def __init__(self) -> None:
+        self.reason = "--yes"
+        """Read by the loop right after :meth:`decide`: what allowed the call, or why it was not run."""
+
+    async def decide(self, request: Any) -> Decision:
+        from swebash_ai.agent.approval import Decision
+
+        danger = [r for r in request.verdict.reasons if r.upper().startswith("DANGER")]
+        if danger:
+            self.reason = (f"--yes never covers this ({danger[0]}); the user must run it or approve it at a "
+                           "terminal")
+            return Decision.DENY
+        self.reason = "--yes"
+        return Decision.ALLOW_ONCE
 
 
 class _Shown:

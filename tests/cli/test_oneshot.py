@@ -99,15 +99,23 @@ def test_dangerous_command_without_terminal_is_denied(llm_env: FakeLLMServer, ru
 
 
 @needs_exec
-def test_yes_runs_what_needs_approval(llm_env: FakeLLMServer, run_cli: Any, workspace: Path) -> None:
+def test_yes_runs_what_needs_approval_but_not_a_catastrophe(llm_env: FakeLLMServer, run_cli: Any,
+                                                             workspace: Path) -> None:
     canary = workspace / "canary.txt"
     canary.write_text("doomed\n")
-    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "rm canary.txt"})]), Reply.text("Deleted."))
+    keep = workspace / "keep.txt"
+    keep.write_text("keep\n")
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "rm canary.txt"}, "c1"),
+                                      ("run_command", {"command": f"rm -rf {workspace}"}, "c2")]),
+                    Reply.text("Deleted."))
     res = run_cli("-c", "delete canary.txt", "--yes")
-    assert res.returncode == 0, res.stderr
-    assert not canary.exists()
+    assert not canary.exists()  # --yes ran what needed approval
+    assert keep.read_text() == "keep\n"  # but not "DANGER: rm deletes the whole workspace"
     assert res.stdout == "Deleted.\n"
-    assert "✓ " in res.stderr and "--yes" in res.stderr
+    assert res.returncode == 3, res.stderr  # a call was denied
+    assert "[--yes]" in res.stderr
+    told = _tool_messages(llm_env, 1)
+    assert "--yes never covers this (DANGER: rm deletes the whole workspace" in told[1]
 
 
 def test_bad_setting_exits_2_naming_the_variable(run_cli: Any) -> None:
