@@ -82,8 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--tools", metavar="CATEGORIES",
                        help="offer only these tool categories, comma-separated: fs, exec, web")
     parser.add_argument("-y", "--yes", action="store_true",
-                        help="allow calls that need approval without asking (what policy always denies "
-                        "still never runs); without a terminal and without --yes they are denied")
+                        help="allow calls that need approval without asking (what policy always denies, "
+                        "and catastrophes such as deleting your home directory, still never run); without a "
+                        "terminal and without --yes they are denied")
     parser.add_argument("--cwd", metavar="DIR", help="working directory for the tools (default: the current one)")
     parser.add_argument("--json", action="store_true",
                         help="with -c: print one JSON object per event on stdout (see docs/cli.md)")
