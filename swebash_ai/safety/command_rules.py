@@ -526,6 +526,72 @@ def _check_git(args: list[str]) -> ProgramCheck:
     return out
 
 
+_GIT_CONFIG_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]')
+_GIT_CONFIG_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=|$)")
+
+
+def git_config_dangers(cwd: str) -> list[str]:
+    """Settings in the repository's own config that make read-only git commands run programs.
+
+    A cloned repository cannot ship ``.git/config``, but anything that wrote into it can: an external diff
+    or textconv driver runs on ``git diff/show/log -p``, a clean filter on ``git diff`` and ``git status``,
+    ``gpg.program`` on ``git log --show-signature`` (or ``log.showSignature``), and ``include`` pulls in
+    config we do not follow. The user's own global config is trusted; the repository's is not. (The exec
+    environment separately forces ``core.fsmonitor``, ``core.pager`` and ``core.hooksPath``.)
+    """
+    config = _git_config_file(Path(cwd))
+    if config is None:
+        return []
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return [f"cannot read the repository's git config {config}"]
+    found: list[str] = []
+    section = ""
+    for line in text.splitlines():
+        head = _GIT_CONFIG_SECTION.match(line)
+        if head:
+            section = head.group(1).lower()
+            line = line[head.end() :]
+        key_match = _GIT_CONFIG_KEY.match(line)
+        if not key_match:
+            continue
+        key = key_match.group(1).lower()
+        top = section.split(".")[0]
+        if (
+            (top == "diff" and key in ("external", "textconv", "command"))
+            or (top == "filter" and key in ("clean", "smudge", "process"))
+            or (top == "gpg" and key == "program")
+            or top in ("include", "includeif")
+        ):
+            found.append(f"{top}.{key}" if top not in ("include", "includeif") else top)
+    if not found:
+        return []
+    names = ", ".join(dict.fromkeys(found))
+    return [f"this repository's git config ({config}) can make git run programs ({names})"]
+
+
+def _git_config_file(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return dot_git / "config"
+        if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            try:
+                target = dot_git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+            except OSError:
+                return None
+            gitdir = (folder / target).resolve()
+            common = gitdir / "commondir"
+            if common.is_file():
+                try:
+                    gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+                except OSError:
+                    return None
+            return gitdir / "config"
+    return None
+
+
 FIND_FORBIDDEN: dict[str, str] = {
     "-exec": "runs a command on each file",
     "-execdir": "runs a command on each file",

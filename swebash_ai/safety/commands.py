@@ -36,7 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swebash_ai.safety.command_rules import ALLOWED_PROGRAMS, check_allowed, describe_dangers, pipe_dangers
+from swebash_ai.safety.command_rules import (
+    ALLOWED_PROGRAMS,
+    check_allowed,
+    describe_dangers,
+    git_config_dangers,
+    pipe_dangers,
+)
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.verdict import Verdict
 
@@ -455,6 +461,8 @@ class CommandPolicy:
         rule = check_allowed(base, arg_texts) if base in ALLOWED_PROGRAMS and "/" not in prog else None
         if rule is not None and not name.escaped:
             verdicts += [Verdict.ask(p, rule="command.flag") for p in rule.problems]
+            if base == "git" and not rule.problems:
+                verdicts += [Verdict.ask(p, rule="command.git_config") for p in git_config_dangers(cwd)]
             for text, op in rule.paths:
                 if text in unchecked:
                     continue
