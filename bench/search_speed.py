@@ -4,14 +4,16 @@ Builds a tree in a temporary directory: 20,000 files in nested directories (3 le
 (mostly under 4 KiB, some up to 256 KiB, a few over the 1 MiB fs_max_size limit), 3% binary files.
 Needles are planted in about 1% of the text files. Then, for each pattern, times:
 
-* ours, cold: the tool function called directly after evicting the tree from the page cache
-  (``os.sync`` + ``posix_fadvise(DONTNEED)`` on every file: only this tree, nothing system-wide);
-* ours, warm: the same call with the files cached;
+* ours: the tool function called directly (``search.fn``, which runs the walk in a worker thread),
+  cold (after evicting the tree from the page cache: ``os.sync`` + ``posix_fadvise(DONTNEED)`` on every
+  file of this tree, nothing system-wide) and warm (files cached);
 * ``grep -rnI`` (``-F`` for literals, ``-E`` for the regex, ``-i`` when case-insensitive; ``LC_ALL=C``,
-  its fastest locale) cold and warm, output captured through a pipe.
+  its fastest locale; output captured through a pipe), cold and warm.
 
-Every figure is the median of 3 runs. Match counts are printed to show both searched the same lines
-(files over fs_max_size hold no needle, so the counts agree).
+Runs of ours and grep alternate, so on a shared machine both see the same load; the ``cpu`` columns
+(user + system time of the warm search alone, from ``getrusage``) are the figures least disturbed by
+other processes. Every figure is the median of 3 runs. Matching-line counts are printed to show that
+both searched the same lines (the files over fs_max_size hold no needle, so the counts agree).
 
     python bench/search_speed.py [--files 20000] [--keep]
 """
@@ -22,6 +24,7 @@ import argparse
 import asyncio
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -135,15 +138,15 @@ def evict(root: Path) -> None:
                 os.close(fd)
 
 
-def median_time(fn: Callable[[], int], runs: int, before: Callable[[], None] | None = None) -> tuple[float, int]:
-    times, count = [], 0
-    for _ in range(runs):
-        if before:
-            before()
-        t0 = time.perf_counter()
-        count = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), count
+def timed(fn: Callable[[], int]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of this process and its children, result) of one call."""
+    r0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    result = fn()
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = sum(b.ru_utime + b.ru_stime - a.ru_utime - a.ru_stime for a, b in zip(r0, r1, strict=True))
+    return wall, cpu, result
 
 
 def ours(ctx: ToolContext, pattern: str, regex: bool, case_sensitive: bool) -> int:
@@ -190,22 +193,33 @@ def main() -> None:
         )
         settings = load_settings(environ={"SWEBASH_AI_HOME": str(base / "swh")}).settings
         ctx = ToolContext(settings=settings, cwd=root, path_policy=PathPolicy(roots=[root], home=home))
-        print(f"median of {opts.runs} runs, seconds; grep: {shutil.which('grep')} with LC_ALL=C\n")
-        header = (
-            f"{'pattern':<26} {'ours cold':>9} {'ours warm':>9} {'grep cold':>9} {'grep warm':>9}  matches ours/grep"
+        print(
+            f"median of {opts.runs} runs, seconds (wall; cpu = user+sys of the search alone); runs of ours and "
+            f"grep alternate so both see the same machine load; grep: {shutil.which('grep')}, LC_ALL=C; "
+            f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n"
         )
+        cols = ("ours cold", "ours warm", "grep cold", "grep warm", "ours cpu", "grep cpu")
+        header = f"{'pattern':<26}" + "".join(f"{c:>10}" for c in cols) + "  matching lines ours/grep"
         print(header)
         print("-" * len(header))
         for label, pattern, regex, cs in PATTERNS:
-            oc, n_ours = median_time(
-                lambda p=pattern, r=regex, c=cs: ours(ctx, p, r, c), opts.runs, lambda: evict(root)
-            )
-            ow, _ = median_time(lambda p=pattern, r=regex, c=cs: ours(ctx, p, r, c), opts.runs)
-            gc, n_grep = median_time(
-                lambda p=pattern, r=regex, c=cs: grep(root, p, r, c), opts.runs, lambda: evict(root)
-            )
-            gw, _ = median_time(lambda p=pattern, r=regex, c=cs: grep(root, p, r, c), opts.runs)
-            print(f"{label:<26} {oc:>9.3f} {ow:>9.3f} {gc:>9.3f} {gw:>9.3f}  {n_ours}/{n_grep}")
+            runs: dict[str, list[float]] = {c: [] for c in cols}
+            counts = [0, 0]
+            for _ in range(opts.runs):
+                for who, fn in (
+                    ("ours", lambda p=pattern, r=regex, c=cs: ours(ctx, p, r, c)),
+                    ("grep", lambda p=pattern, r=regex, c=cs: grep(root, p, r, c)),
+                ):
+                    evict(root)
+                    wall, _cpu, _n = timed(fn)
+                    runs[f"{who} cold"].append(wall)
+                    wall, cpu, n = timed(fn)
+                    runs[f"{who} warm"].append(wall)
+                    runs[f"{who} cpu"].append(cpu)
+                    counts[who == "grep"] = n
+            cells = "".join(f"{statistics.median(runs[c]):>10.3f}" for c in cols)
+            print(f"{label:<26}{cells}  {counts[0]}/{counts[1]}", flush=True)
+        print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     finally:
         if opts.keep:
             print(f"kept {base}")

@@ -158,23 +158,6 @@ def _required_literal(pattern: bytes, flags: int) -> tuple[bytes, bool] | None:
     return (best.lower() if ignore else best), ignore
 
 
-def _anchor(literal: bytes) -> list[bytes] | None:
-    """Every case variant of the 3-byte piece of a lower-case ``literal`` with the fewest letters.
-
-    A case-insensitive match must contain one of them, and ``bytes.find`` on the raw file is many
-    times faster than ``bytes.lower()`` first; worth it up to 2 letters (4 variants), e.g. ``_77``,
-    ``d.g`` or ``f (`` in identifiers, paths and code. ``None``: no such piece.
-    """
-    k = min(3, len(literal))
-    pieces = [literal[i : i + k] for i in range(len(literal) - k + 1)]
-    best = min(pieces, key=lambda piece: sum(1 for c in piece if 97 <= c <= 122))
-    variants = [b""]
-    for c in best:
-        alts = {bytes([c]), bytes([c]).upper()}
-        variants = [v + a for v in variants for a in sorted(alts)]
-    return variants if len(variants) <= 4 else None
-
-
 class _Matcher:
     """Finds the pattern in a whole file: ``reject`` skips most files cheaply, ``find`` scans one."""
 
@@ -185,15 +168,12 @@ class _Matcher:
         self.needle: bytes | str = pattern
         self.prefilter: tuple[bytes, bool] | None = None
         self.counter: re.Pattern[bytes] | None = None
-        self.anchor: list[bytes] | None = None
         flags = re.MULTILINE | (0 if case_sensitive else re.IGNORECASE)
         if is_regex:
             if not self.text_mode:
                 try:
                     self.rx = re.compile(pattern.encode("utf-8"), flags)
                     self.prefilter = _required_literal(pattern.encode("utf-8"), flags)
-                    if self.prefilter is not None and self.prefilter[1]:
-                        self.anchor = _anchor(self.prefilter[0])
                 except re.error:
                     self.text_mode = True  # e.g. \\u escapes: only str patterns know them
             if self.rx is None:
@@ -203,8 +183,6 @@ class _Matcher:
         else:
             self.lower = not case_sensitive
             self.needle = pattern.lower().encode() if self.lower else pattern.encode("utf-8")
-            if self.lower:
-                self.anchor = _anchor(self.needle)
             if b"\n" not in self.needle:  # counts matching lines in C: the first hit, then the line's rest
                 self.counter = re.compile(re.escape(self.needle) + rb"[^\n]*")
 
@@ -212,10 +190,6 @@ class _Matcher:
         if self.text_mode:
             return data.decode("utf-8", "replace")
         return data.lower() if self.lower else data
-
-    def quick_reject(self, data: bytes) -> bool:
-        """True when the raw file lacks every case variant of the anchor (so it cannot match)."""
-        return self.anchor is not None and not any(v in data for v in self.anchor)
 
     def reject(self, data: bytes, hay: Any) -> bool:
         """True when ``hay`` (made from ``data``) surely holds no match."""
@@ -435,8 +409,6 @@ class _Search:
             return
         self.out.searched += 1
         m = self.m
-        if m.quick_reject(data):
-            return
         hay = m.haystack(data)
         if m.reject(data, hay):
             return

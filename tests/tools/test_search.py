@@ -257,9 +257,9 @@ async def test_default_policy_from_settings(workspace: Path, isolated_env: Path)
     assert [f for f, _, _ in hits(r)] == ["a.txt"]
 
 
-async def test_case_insensitive_anchor_finds_every_case(ctx: ToolContext, workspace: Path) -> None:
+async def test_case_insensitive_finds_every_case(ctx: ToolContext, workspace: Path) -> None:
     write(workspace, {"a.py": "MY_VAR = 1\nmy_var\nMy_Var_2\nmyvar\n", "b.py": "my-var\n"})
-    r = await run(ctx, pattern="my_VAR")  # anchored on "y_v": only 4 case variants to look for
+    r = await run(ctx, pattern="my_VAR")
     assert [(f, n) for f, n, _ in hits(r)] == [("a.py", 1), ("a.py", 2), ("a.py", 3)]
     r = await run(ctx, pattern=r"my_v\w+ = \d", regex=True)
     assert [(f, n) for f, n, _ in hits(r)] == [("a.py", 1)]
