@@ -485,7 +485,8 @@ async def _answer(
         renderer.error(exc, code)
         return code
     assert session.provider is not None and session.agent is not None
-    wrapper = TextToolCallProvider(session.provider, text_mode=_text_mode_wanted(loaded))
+    mode = _tool_calling(loaded)
+    wrapper = TextToolCallProvider(session.provider, text_mode=mode == "text", recover=mode != "native")
     session.provider = session.agent.provider = wrapper
 
     loop = asyncio.get_running_loop()
@@ -516,9 +517,10 @@ async def _answer(
             loop.remove_signal_handler(signal.SIGINT)
 
 
-def _text_mode_wanted(loaded: LoadedSettings) -> bool:
-    """A ``tool_calling = "text"`` setting, when the settings have it, asks for tools described in the prompt."""
-    return str(getattr(loaded.settings, "tool_calling", "auto")) == "text"
+def _tool_calling(loaded: LoadedSettings) -> str:
+    """``auto`` (native, text when refused), ``native`` or ``text``: a ``tool_calling`` setting when the core
+    settings have one, else ``auto``."""
+    return str(getattr(loaded.settings, "tool_calling", "auto"))
 
 
 async def _run_turns(session: Session, question: str, renderer: Renderer, wrapper: Any, shown: _Shown) -> int:
@@ -545,8 +547,8 @@ async def _run_turns(session: Session, question: str, renderer: Renderer, wrappe
                     renderer.interrupted()
         if failure is None:
             return code
-        retry = (attempt == 1 and not tools_ran and not wrapper.text_mode and len(session.registry) > 0
-                 and is_tools_unsupported(failure.error))
+        retry = (attempt == 1 and not tools_ran and wrapper.recover and not wrapper.text_mode
+                 and len(session.registry) > 0 and is_tools_unsupported(failure.error))
         if not retry:
             code = exit_code_for(failure.error)
             renderer.error(failure.error, ExitCode(code))
