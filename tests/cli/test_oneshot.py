@@ -185,3 +185,19 @@ def test_tools_refused_falls_back_to_text_tool_calls(llm_env: FakeLLMServer, run
     assert first.get("tools") and not second.get("tools")
     assert '{"tool": "TOOL_NAME"' in second["messages"][0]["content"]
     assert [m["content"] for m in second["messages"] if m["role"] == "user"] == ["hi"]  # not sent twice
+
+
+@needs_exec
+def test_a_call_printed_as_json_goes_through_the_same_approval(llm_env: FakeLLMServer, run_cli: Any,
+                                                              workspace: Path) -> None:
+    canary = workspace / "canary.txt"
+    canary.write_text("still here\n")
+    printed = '```json\n{"name": "run_command", "arguments": {"command": "rm canary.txt"}}\n```'
+    llm_env.enqueue(Reply.text(printed), Reply.text("It needs your approval."))
+    res = run_cli("-c", "delete canary.txt")
+    assert res.returncode == 3, res.stderr
+    assert canary.exists()
+    assert res.stdout == "It needs your approval.\n"  # the printed JSON is not shown as the answer
+    assert "rm canary.txt" in res.stderr and "denied" in res.stderr
+    assistant = next(m for m in llm_env.requests[1]["body"]["messages"] if m["role"] == "assistant")
+    assert assistant["tool_calls"][0]["function"]["name"] == "run_command"  # a real call in the history
