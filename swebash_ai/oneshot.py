@@ -6,9 +6,10 @@ only in how it renders events and how it asks:
 * **Rendering.** A pipe (or ``NO_COLOR``, or ``TERM=dumb``) gets the answer as plain text streamed as it
   arrives; a terminal gets it rendered as Markdown (rich, imported only then). ``--json`` prints one JSON
   object per event instead (see docs/cli.md). Tool activity is one line per call on stderr.
-* **Asking.** ``--yes`` allows what needs approval (what the policy always denies still never runs); else a
-  terminal gets a prompt-toolkit question (:mod:`swebash_ai.prompt_approver`, reading ``/dev/tty`` when
-  stdin is a pipe); else, nobody can answer, and anything that needs approval is denied.
+* **Asking.** ``--yes`` allows what needs approval (what the policy always denies still never runs, and a
+  ``DANGER`` still needs a person: :class:`YesApprover`); else a terminal gets a prompt-toolkit question
+  (:mod:`swebash_ai.prompt_approver`, reading ``/dev/tty`` when stdin is a pipe); else nobody can answer,
+  and anything that needs approval is denied.
 * **Exit codes** are an API (:class:`ExitCode`). Ctrl-C cancels the turn, which leaves the conversation
   valid; the session is saved and the exit code is 130.
 
@@ -89,12 +90,16 @@ def format_error(error: SwebashError) -> str:
 
 # --- stdin -------------------------------------------------------------------------------------------
 def stdin_is_data() -> bool:
-    """True when stdin is a pipe or a file (data to read), not a terminal or ``/dev/null``."""
+    """True when stdin is a pipe or a file (data to read), not a terminal, ``/dev/null`` or a socket.
+
+    Sockets are left alone: harnesses and remote shells hand them over open with nothing to send, and reading
+    would wait forever.
+    """
     try:
         mode = os.fstat(sys.stdin.fileno()).st_mode
     except (OSError, ValueError, AttributeError):
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def read_capped(stream: Any, cap: int = STDIN_CAP) -> tuple[bytes, int]:
