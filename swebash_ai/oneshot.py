@@ -338,7 +338,7 @@ def make_renderer(json_events: bool, out: TextIO, err: TextIO, environ: dict[str
     env = os.environ if environ is None else environ
     if json_events:
         return JsonRenderer(out, err)
-    plain = (not out.isatty()) or "NO_COLOR" in env or env.get("TERM") == "dumb"
+    plain = (not out.isatty()) or bool(env.get("NO_COLOR")) or env.get("TERM") == "dumb"
     return PlainRenderer(out, err) if plain else MarkdownRenderer(out, err)
 
 
