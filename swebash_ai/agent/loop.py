@@ -21,7 +21,7 @@ import dataclasses
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncGenerator, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,7 +96,7 @@ class Agent:
     def running(self) -> bool:
         return self._driver is not None and not self._driver.done()
 
-    async def run_turn(self, conversation: Conversation, user_message: str) -> AsyncIterator[AgentEvent]:
+    async def run_turn(self, conversation: Conversation, user_message: str) -> AsyncGenerator[AgentEvent, None]:
         """Run one user turn (see the module docstring)."""
         turn = _Turn(self, conversation)
         async for event in self._pump(turn, turn.drive(user_message)):
@@ -104,7 +104,7 @@ class Agent:
 
     async def run_tool(
         self, conversation: Conversation, name: str, arguments: dict[str, Any]
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         """Run one tool call the *user* asked for (``!command``), through the same policy and approval.
 
         The call and its result are added to the conversation as a user note, so the model can refer to
@@ -115,10 +115,12 @@ class Agent:
         async for event in self._pump(turn, turn.drive_tool(call)):
             yield event
 
-    async def _pump(self, turn: _Turn, work: Coroutine[Any, Any, None]) -> AsyncIterator[AgentEvent]:
+    async def _pump(self, turn: _Turn, work: Coroutine[Any, Any, None]) -> AsyncGenerator[AgentEvent, None]:
         queue = turn.queue
-        self._driver = asyncio.create_task(work)
-        self._driver.add_done_callback(lambda _t: queue.put_nowait(_DONE))
+        # This turn's own task: cleanup must never touch a later turn's driver (a generator closed late,
+        # after the consumer already started the next turn, would otherwise cancel that turn).
+        driver = self._driver = asyncio.create_task(work)
+        driver.add_done_callback(lambda _t: queue.put_nowait(_DONE))
         try:
             while True:
                 item = await queue.get()
@@ -126,7 +128,6 @@ class Agent:
                     break
                 yield item
         finally:
-            driver = self._driver
             if not driver.done():
                 driver.cancel()
                 # Let the driver put the conversation in order before the consumer goes on.
@@ -350,7 +351,7 @@ class _Turn:
             key = tool.session_key(ctx, args)
             if agent.session_approvals.covers(tool.name, key):
                 decided_by = "session"
-            elif not agent.confirm:
+            elif not agent.confirm and not verdict.severe:  # a catastrophe still needs a person
                 decided_by = "no-confirm"
             else:
                 request = ApprovalRequest(
@@ -370,6 +371,12 @@ class _Turn:
                     if agent.approver.interactive:
                         msg = f"The user denied {summary}. Do not retry it; ask the user what to do instead."
                         by = "user"
+                    elif verdict.severe:
+                        msg = (
+                            f"Not run: {summary} could be catastrophic ({reasons}); --yes never covers that. "
+                            "The user must approve it at a terminal or run it themselves."
+                        )
+                        by = "non-interactive"
                     else:
                         why = getattr(agent.approver, "reason", "no one could approve it")
                         msg = f"Not run: {summary} needs the user's approval ({reasons}), and {why}."

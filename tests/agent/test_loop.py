@@ -408,3 +408,19 @@ async def test_tool_call_started_carries_a_summary(workspace: Path) -> None:
     events = await run(make_agent(provider, workspace), Conversation())
     started = next(e for e in events if isinstance(e, ToolCallStarted))
     assert started.arguments == {"text": "hi", "times": 1} and "echo" in started.summary
+
+
+async def test_a_turn_closed_late_never_cancels_the_next_turn(workspace: Path) -> None:
+    provider = ScriptedProvider([scripted.text("first"), scripted.text("second turn text", pieces=4)], delay=0.02)
+    agent = make_agent(provider, workspace)
+    conv = Conversation()
+    first = agent.run_turn(conv, "one")
+    async for event in first:  # stop reading at the final event, leaving the generator suspended
+        if isinstance(event, TurnFinished):
+            break
+    second = agent.run_turn(conv, "two")
+    events = [await second.__anext__()]
+    await first.aclose()  # the first turn's cleanup runs while the second is streaming
+    events += [e async for e in second]
+    assert isinstance(events[-1], TurnFinished) and events[-1].reason == "answered"
+    assert events[-1].text == "second turn text"
