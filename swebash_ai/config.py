@@ -73,6 +73,11 @@ class Settings(BaseSettings):
     context_tokens: int = Field(100_000, ge=1_000)
     """Token budget for the conversation sent to the model; older whole turns are dropped beyond it."""
 
+    tool_calling: Literal["auto", "native", "text"] = "auto"
+    """How the model calls tools: ``native`` (the API's tool calls), ``text`` (tools described in the prompt and
+    JSON calls parsed from the reply, for models without tool support), ``auto`` (native; falls back to text
+    when the server refuses tools, and recovers calls a model printed as JSON)."""
+
     system_prompt: str | None = None
     """Replaces the built-in system prompt."""
 

@@ -191,9 +191,9 @@ def _tools_check(choice: ProviderChoice, loaded: LoadedSettings, timeout: float)
 
 async def _probe_tools(choice: ProviderChoice, loaded: LoadedSettings, wait: float) -> Check:
     from swebash_ai.errors import ProviderError
-    from swebash_ai.fallback import is_tools_unsupported
     from swebash_ai.providers import make_provider
     from swebash_ai.providers.base import TextChunk, ToolCall
+    from swebash_ai.providers.text_tools import is_tools_unsupported
 
     settings = loaded.settings.model_copy(update={"provider_retries": 0, "request_timeout": max(wait, 10.0)})
     provider = make_provider(choice, settings)

@@ -7,9 +7,9 @@ only in how it renders events and how it asks:
   arrives; a terminal gets it rendered as Markdown (rich, imported only then). ``--json`` prints one JSON
   object per event instead (see docs/cli.md). Tool activity is one line per call on stderr.
 * **Asking.** ``--yes`` allows what needs approval (what the policy always denies still never runs, and a
-  ``DANGER`` still needs a person: :class:`YesApprover`); else a terminal gets a prompt-toolkit question
-  (:mod:`swebash_ai.prompt_approver`, reading ``/dev/tty`` when stdin is a pipe); else nobody can answer,
-  and anything that needs approval is denied.
+  severe call still needs a person: :class:`~swebash_ai.agent.approval.AllowApprover`); else a terminal
+  gets a prompt-toolkit question (:mod:`swebash_ai.prompt_approver`, reading ``/dev/tty`` when stdin is a
+  pipe); else nobody can answer, and anything that needs approval is denied.
 * **Exit codes** are an API (:class:`ExitCode`). Ctrl-C cancels the turn, which leaves the conversation
   valid; the session is saved and the exit code is 130.
 
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     import asyncio
 
-    from swebash_ai.agent.approval import Approver, Decision
+    from swebash_ai.agent.approval import Approver
     from swebash_ai.agent.events import AgentEvent
     from swebash_ai.config import LoadedSettings
     from swebash_ai.errors import SwebashError
@@ -240,8 +240,9 @@ class MarkdownRenderer(PlainRenderer):
         self._buffer.append(piece)
         markdown = Markdown("".join(self._buffer))
         if self._live is None:
-            self._live = Live(markdown, console=self._console, transient=True, refresh_per_second=8,
-                              vertical_overflow="ellipsis")
+            self._live = Live(
+                markdown, console=self._console, transient=True, refresh_per_second=8, vertical_overflow="ellipsis"
+            )
             self._live.start()
         else:
             self._live.update(markdown)
@@ -280,8 +281,15 @@ class JsonRenderer:
         self.emit(obj)
 
     def error(self, error: SwebashError, code: ExitCode) -> None:
-        self.emit({"type": "error", "title": error.title, "message": error.message, "hint": error.hint,
-                   "exit_code": int(code)})
+        self.emit(
+            {
+                "type": "error",
+                "title": error.title,
+                "message": error.message,
+                "hint": error.hint,
+                "exit_code": int(code),
+            }
+        )
 
     def interrupted(self) -> None:
         """The ``final`` event (reason ``cancelled``) already said it."""
@@ -302,26 +310,53 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
     if isinstance(event, ev.TextDelta):
         return {"type": "text", "text": event.text}
     if isinstance(event, ev.ToolCallStarted):
-        return {"type": "tool_call", "id": event.call_id, "name": event.name, "arguments": event.arguments,
-                "summary": event.summary}
+        return {
+            "type": "tool_call",
+            "id": event.call_id,
+            "name": event.name,
+            "arguments": event.arguments,
+            "summary": event.summary,
+        }
     if isinstance(event, ev.ApprovalRequested):
         r = event.request
-        return {"type": "approval", "id": r.call_id, "tool": r.tool, "summary": r.summary, "detail": r.detail,
-                "cwd": r.cwd, "reasons": list(r.verdict.reasons), "rule": r.verdict.rule}
+        return {
+            "type": "approval",
+            "id": r.call_id,
+            "tool": r.tool,
+            "summary": r.summary,
+            "detail": r.detail,
+            "cwd": r.cwd,
+            "reasons": list(r.verdict.reasons),
+            "rule": r.verdict.rule,
+        }
     if isinstance(event, ev.ToolOutput):
         return {"type": "tool_output", "id": event.call_id, "text": event.text}
     if isinstance(event, ev.ToolCallFinished):
         res = event.result
-        return {"type": "tool_result", "id": event.call_id, "name": event.name, "ok": res.ok, "status": res.status,
-                "exit_code": res.exit_code, "duration": round(res.duration, 3), "truncated": res.truncated,
-                "decided_by": event.decided_by, "content": res.text}
+        return {
+            "type": "tool_result",
+            "id": event.call_id,
+            "name": event.name,
+            "ok": res.ok,
+            "status": res.status,
+            "exit_code": res.exit_code,
+            "duration": round(res.duration, 3),
+            "truncated": res.truncated,
+            "decided_by": event.decided_by,
+            "content": res.text,
+        }
     if isinstance(event, ev.Usage):
         return {"type": "usage", **(usage(event) or {})}
     if isinstance(event, ev.Notice):
         return {"type": "notice", "level": event.level, "text": event.text}
     if isinstance(event, ev.TurnFinished):
-        return {"type": "final", "text": event.text, "reason": event.reason, "denied": event.denied,
-                "usage": usage(event.usage)}
+        return {
+            "type": "final",
+            "text": event.text,
+            "reason": event.reason,
+            "denied": event.denied,
+            "usage": usage(event.usage),
+        }
     return None
 
 
@@ -349,42 +384,16 @@ def make_approver(
     before_ask: Callable[[Any], Awaitable[None]] | None = None,
 ) -> Approver:
     """``--yes`` allows (short of catastrophes); a terminal asks (prompt-toolkit); nobody to ask denies."""
-    from swebash_ai.agent.approval import DenyApprover
+    from swebash_ai.agent.approval import AllowApprover, DenyApprover
 
     if yes:
-        return YesApprover()
+        return AllowApprover()
     from swebash_ai.prompt_approver import PromptApprover, open_terminal
 
     terminal = open_terminal()
     if terminal is None:
         return DenyApprover()
     return PromptApprover(terminal, explain=explain, before_ask=before_ask)
-
-
-class YesApprover:
-    """``--yes``: allow what needs approval, except what the policy marks as a catastrophe.
-
-    A reason starting with ``DANGER`` (deleting ``/``, the home directory or the whole workspace...) needs a
-    person at a terminal even with ``--yes``: a flag typed for "clean the build dir" must not cover a model's
-    ``rm -rf ~``. What the policy denies outright never reaches an approver at all.
-    """
-
-    interactive = False
-
-    def __init__(self) -> None:
-        self.reason = "--yes"
-        """Read by the loop right after :meth:`decide`: what allowed the call, or why it was not run."""
-
-    async def decide(self, request: Any) -> Decision:
-        from swebash_ai.agent.approval import Decision
-
-        danger = [r for r in request.verdict.reasons if r.upper().startswith("DANGER")]
-        if danger:
-            self.reason = (f"--yes never covers this ({danger[0]}); the user must run it or approve it at a "
-                           "terminal")
-            return Decision.DENY
-        self.reason = "--yes"
-        return Decision.ALLOW_ONCE
 
 
 class _Shown:
@@ -467,7 +476,6 @@ async def _answer(
     import asyncio
 
     from swebash_ai.errors import ConfigError, SwebashError
-    from swebash_ai.fallback import TextToolCallProvider
     from swebash_ai.providers import NO_PROVIDER_HELP
     from swebash_ai.session import Session
 
@@ -490,9 +498,6 @@ async def _answer(
         renderer.error(exc, code)
         return code
     assert session.provider is not None and session.agent is not None
-    mode = _tool_calling(loaded)
-    wrapper = TextToolCallProvider(session.provider, text_mode=mode == "text", recover=mode != "native")
-    session.provider = session.agent.provider = wrapper
 
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
@@ -512,7 +517,7 @@ async def _answer(
     except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
         installed = False
     try:
-        return await _run_turns(session, question, renderer, wrapper, shown)
+        return await _run_turn(session, question, renderer, shown)
     except asyncio.CancelledError:
         session.save()
         renderer.interrupted()
@@ -522,44 +527,21 @@ async def _answer(
             loop.remove_signal_handler(signal.SIGINT)
 
 
-def _tool_calling(loaded: LoadedSettings) -> str:
-    """``auto`` (native, text when refused), ``native`` or ``text``: a ``tool_calling`` setting when the core
-    settings have one, else ``auto``."""
-    return str(getattr(loaded.settings, "tool_calling", "auto"))
-
-
-async def _run_turns(session: Session, question: str, renderer: Renderer, wrapper: Any, shown: _Shown) -> int:
-    """Run the turn; retry once with tools described in the prompt when the server refuses native tools."""
+async def _run_turn(session: Session, question: str, renderer: Renderer, shown: _Shown) -> int:
+    """Run the turn, render its events, and turn its outcome into an exit code."""
     from swebash_ai.agent import events as ev
-    from swebash_ai.fallback import is_tools_unsupported
 
-    mark = len(session.conversation.messages)
-    for attempt in (1, 2):
-        failure: ev.TurnFailed | None = None
-        tools_ran = False
-        code: int = ExitCode.ERROR
-        async for event in session.run(question):
-            if isinstance(event, ev.TurnFailed):
-                failure = event
-                continue
-            tools_ran = tools_ran or isinstance(event, ev.ToolCallStarted)
-            renderer.handle(event, session)
-            if isinstance(event, ev.ApprovalRequested):
-                shown.mark(event.request.call_id)
-            elif isinstance(event, ev.TurnFinished):
-                code = _finished_code(event)
-                if code is ExitCode.INTERRUPTED:
-                    renderer.interrupted()
-        if failure is None:
+    code: int = ExitCode.ERROR
+    async for event in session.run(question):
+        if isinstance(event, ev.TurnFailed):
+            code = exit_code_for(event.error)
+            renderer.error(event.error, ExitCode(code))
             return code
-        retry = (attempt == 1 and not tools_ran and wrapper.recover and not wrapper.text_mode
-                 and len(session.registry) > 0 and is_tools_unsupported(failure.error))
-        if not retry:
-            code = exit_code_for(failure.error)
-            renderer.error(failure.error, ExitCode(code))
-            return code
-        del session.conversation.messages[mark:]
-        wrapper.text_mode = True
-        renderer.handle(ev.Notice(f"{session.model} refused native tool calls; describing the tools in the "
-                                  "prompt instead.", "warning"), session)
-    raise AssertionError("unreachable")  # pragma: no cover
+        renderer.handle(event, session)
+        if isinstance(event, ev.ApprovalRequested):
+            shown.mark(event.request.call_id)
+        elif isinstance(event, ev.TurnFinished):
+            code = _finished_code(event)
+            if code is ExitCode.INTERRUPTED:
+                renderer.interrupted()
+    return code

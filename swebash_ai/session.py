@@ -6,22 +6,24 @@ and how they ask for approval. Nothing here imports a UI library.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.conversation import Conversation, find_session
-from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice
+from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
 from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.prompt import build_system_prompt
 from swebash_ai.config import LoadedSettings, Settings
 from swebash_ai.errors import ConfigError, ProviderError, SwebashError
 from swebash_ai.providers import ProviderChoice, choose_provider, make_provider
 from swebash_ai.providers.base import Provider, TextChunk
+from swebash_ai.providers.text_tools import TextToolCallProvider, is_tools_unsupported
 from swebash_ai.tools import builtin_tools
 from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry
 
@@ -60,6 +62,9 @@ class Session:
             self.choice = choose_provider(self.settings, environ, probe_ollama=probe_ollama)
             if self.choice is not None:
                 self.provider = make_provider(self.choice, self.settings, on_retry=self._on_retry)
+        if self.provider is not None:
+            mode = self.settings.tool_calling
+            self.provider = TextToolCallProvider(self.provider, text_mode=mode == "text", recover=mode != "native")
         self.registry = ToolRegistry.from_settings(self.settings, self._tools)
         self.context = self._make_context()
         self.agent: Agent | None = self._make_agent() if self.provider is not None else None
@@ -114,21 +119,46 @@ class Session:
         return self.loaded.locations.sessions_dir / f"{self.conversation.id}.jsonl"
 
     # --- turns ----------------------------------------------------------------------------------------
-    async def run(self, text: str) -> AsyncIterator[AgentEvent]:
+    async def run(self, text: str) -> AsyncGenerator[AgentEvent, None]:
         """Run one user turn; the conversation is saved when it ends, however it ends."""
         if self.agent is None:
             from swebash_ai.providers import NO_PROVIDER_HELP
 
             raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
         try:
-            async for event in self.agent.run_turn(self.conversation, text):
-                while self.notices:
-                    yield Notice(self.notices.pop(0), "warning")
-                yield event
+            mark = len(self.conversation.messages)
+            for attempt in (1, 2):
+                tools_ran = False
+                async with contextlib.aclosing(self.agent.run_turn(self.conversation, text)) as events:
+                    retry = False
+                    async for event in events:
+                        while self.notices:
+                            yield Notice(self.notices.pop(0), "warning")
+                        tools_ran = tools_ran or isinstance(event, ToolCallStarted)
+                        if isinstance(event, TurnFailed) and attempt == 1 and not tools_ran and self._fall_back(event):
+                            retry = True
+                            break
+                        yield event
+                if not retry:
+                    return
+                self.conversation.truncate(mark)
+                yield Notice(
+                    f"{self.model} refused native tool calls; describing the tools in the prompt instead.", "warning"
+                )
         finally:
             self.save()
 
-    async def run_shell(self, command: str) -> AsyncIterator[AgentEvent]:
+    def _fall_back(self, failed: TurnFailed) -> bool:
+        """Switch to text tool calls when the server refused native ones (``tool_calling = "auto"``)."""
+        wrapper = self.provider
+        if not isinstance(wrapper, TextToolCallProvider) or not wrapper.recover or wrapper.text_mode:
+            return False
+        if not len(self.registry) or not is_tools_unsupported(failed.error):
+            return False
+        wrapper.text_mode = True
+        return True
+
+    async def run_shell(self, command: str) -> AsyncGenerator[AgentEvent, None]:
         """``!command``: run a command the user typed through the exec tool, its policy and approval."""
         agent = self.agent or self._toolbox_agent()
         try:

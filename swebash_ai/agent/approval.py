@@ -39,13 +39,17 @@ class DenyApprover:
 
 
 class AllowApprover:
-    """``--yes``: allow what needs approval. What policy always denies never reaches an approver."""
+    """``--yes``: allow what needs approval, except a *severe* call (``rm -rf ~``...), which needs a person.
+
+    A flag typed for "clean the build directory" must not cover a model's ``rm -rf ~``. What the policy
+    always denies never reaches an approver at all.
+    """
 
     interactive = False
     reason = "--yes"
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        return Decision.ALLOW_ONCE
+        return Decision.DENY if request.verdict.severe else Decision.ALLOW_ONCE
 
 
 class SessionApprovals:

@@ -78,6 +78,11 @@ class Conversation:
     def add_tool_result(self, call_id: str, name: str, content: str) -> None:
         self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
 
+    def truncate(self, length: int) -> None:
+        """Drop every message from index ``length`` on (undo a failed attempt)."""
+        del self.messages[length:]
+        del self._costs[length:]
+
     # --- invariants -----------------------------------------------------------------------------------
     def unanswered_calls(self) -> list[tuple[str, str]]:
         """(id, name) of tool calls in the last assistant message that have no result yet."""

@@ -28,6 +28,7 @@ Pure: standard library, tree_sitter and tree_sitter_bash; judges, never runs any
 
 from __future__ import annotations
 
+import dataclasses
 import glob as _glob
 import json
 import os
@@ -367,9 +368,12 @@ class CommandPolicy:
     def assess(self, command: str, cwd: str | None = None) -> Verdict:
         """Allow, ask or deny ``command`` run in ``cwd`` (default: the first workspace root)."""
         try:
-            return self._assess(command, cwd or str(self.paths.roots[0]), 0)
+            verdict = self._assess(command, cwd or str(self.paths.roots[0]), 0)
         except Exception as e:  # a policy never raises: an unexpected failure asks
             return Verdict.ask(f"could not check this command ({type(e).__name__}: {e})", rule="command.error")
+        if any("DANGER:" in r for r in verdict.reasons):  # command_rules marks catastrophes this way
+            verdict = dataclasses.replace(verdict, severe=True)
+        return verdict
 
     def session_key(self, command: str) -> str | None:
         """JSON argv of one plain literal simple command, else ``None`` (never covers a compound)."""

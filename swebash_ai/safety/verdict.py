@@ -7,7 +7,7 @@ A verdict is a value, never an exception: the loop turns ``deny`` into a tool re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 Decision = Literal["allow", "ask", "deny"]
@@ -23,11 +23,14 @@ class Verdict:
         decision: ``"allow"`` runs without asking, ``"ask"`` needs the user's approval, ``"deny"`` never runs.
         reasons: Human-readable reasons, most important first (empty for a plain allow).
         rule: A short stable identifier of the rule that decided (for the audit log), e.g. ``"path.denied"``.
+        severe: The call could be catastrophic (deleting ``/``, the home directory, the whole workspace). An
+            ``ask`` that is severe needs a person: a blanket ``--yes`` never covers it.
     """
 
     decision: Decision
     reasons: list[str] = field(default_factory=list)
     rule: str = ""
+    severe: bool = False
 
     @classmethod
     def allow(cls, *reasons: str, rule: str = "allow") -> Verdict:
@@ -48,12 +51,12 @@ class Verdict:
     def combine(self, other: Verdict) -> Verdict:
         """The stricter of two verdicts; reasons of equal strictness are merged."""
         a, b = _RANK[self.decision], _RANK[other.decision]
-        if a > b:
-            return self
-        if b > a:
-            return other
+        severe = self.severe or other.severe
+        if a != b:
+            winner = self if a > b else other
+            return winner if winner.severe == severe else replace(winner, severe=severe)
         merged = self.reasons + [r for r in other.reasons if r not in self.reasons]
-        return Verdict(self.decision, merged, self.rule or other.rule)
+        return Verdict(self.decision, merged, self.rule or other.rule, severe)
 
     @staticmethod
     def strictest(verdicts: list[Verdict]) -> Verdict:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from swebash_ai.errors import BadRequestError, ProviderUnavailableError
-from swebash_ai.fallback import TextToolCallProvider, is_tools_unsupported, parse_tool_calls
 from swebash_ai.providers.base import Chunk, FinishChunk, TextChunk, ToolCall
 from swebash_ai.providers.scripted import ScriptedProvider, calls, text
+from swebash_ai.providers.text_tools import TextToolCallProvider, is_tools_unsupported, parse_tool_calls
 
 KNOWN = {"read_file", "run_command"}
 TOOLS: list[dict[str, Any]] = [
