@@ -424,3 +424,37 @@ async def test_a_turn_closed_late_never_cancels_the_next_turn(workspace: Path) -
     events += [e async for e in second]
     assert isinstance(events[-1], TurnFinished) and events[-1].reason == "answered"
     assert events[-1].text == "second turn text"
+
+
+@tool("exec", policy=lambda ctx, a: Verdict("ask", ["DANGER: deletes your home"], "test.severe", severe=True))
+async def wipe(ctx: ToolContext) -> ToolResult:
+    """Pretend to wipe the home directory."""
+    RAN.append("wipe")
+    return ToolResult.success("wiped")
+
+
+async def test_yes_never_covers_a_severe_call(workspace: Path) -> None:
+    provider = ScriptedProvider([scripted.calls(("wipe", {})), scripted.text("ok")])
+    agent = Agent(provider, ToolRegistry([wipe]), ToolContext(load_settings().settings, workspace), AllowApprover())
+    conv = Conversation()
+    events = await run(agent, conv)
+    assert RAN == [] and events[-1].denied == 1
+    assert "--yes never covers that" in tool_messages(conv)[0]["content"]
+
+
+async def test_confirm_off_still_asks_for_a_severe_call(workspace: Path) -> None:
+    approver = ScriptedApprover(Decision.DENY)
+    provider = ScriptedProvider([scripted.calls(("wipe", {})), scripted.text("ok")])
+    agent = Agent(
+        provider, ToolRegistry([wipe]), ToolContext(load_settings().settings, workspace), approver, confirm=False
+    )
+    RAN.clear()
+    await run(agent, Conversation())
+    assert len(approver.asked) == 1 and RAN == []
+
+
+def test_severe_survives_combining_with_a_milder_verdict() -> None:
+    severe = Verdict("ask", ["DANGER: x"], "r", severe=True)
+    assert Verdict.allow().combine(severe).severe
+    assert Verdict.strictest([severe, Verdict.ask("y")]).severe
+    assert Verdict.deny("no").combine(severe).decision == "deny"
