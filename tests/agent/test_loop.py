@@ -434,6 +434,7 @@ async def wipe(ctx: ToolContext) -> ToolResult:
 
 
 async def test_yes_never_covers_a_severe_call(workspace: Path) -> None:
+    RAN.clear()
     provider = ScriptedProvider([scripted.calls(("wipe", {})), scripted.text("ok")])
     agent = Agent(provider, ToolRegistry([wipe]), ToolContext(load_settings().settings, workspace), AllowApprover())
     conv = Conversation()
