@@ -9,7 +9,13 @@ from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry, ToolResul
 __all__ = ["Tool", "ToolContext", "ToolRegistry", "ToolResult", "builtin_tools", "tool"]
 
 #: Modules that each export ``TOOLS: list[Tool]``, in the order tools are offered to the model.
-TOOL_MODULES = ("swebash_ai.tools.fs", "swebash_ai.tools.search", "swebash_ai.tools.exec", "swebash_ai.tools.web")
+TOOL_MODULES = (
+    "swebash_ai.tools.fs",
+    "swebash_ai.tools.fs_write",
+    "swebash_ai.tools.search",
+    "swebash_ai.tools.exec",
+    "swebash_ai.tools.web",
+)
 
 
 def builtin_tools() -> list[Tool]:

@@ -14,7 +14,7 @@ import pytest
 from swebash_ai.config import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.verdict import Verdict
-from swebash_ai.tools import fs
+from swebash_ai.tools import fs, fs_write
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult
 
 
@@ -59,9 +59,9 @@ def numbered_file(ws: Path, n: int = 15, name: str = "f.txt") -> Path:
 
 
 def test_module_exports_every_tool() -> None:
-    names = [t.name for t in fs.TOOLS]
+    names = [t.name for t in fs.TOOLS + fs_write.TOOLS]
     assert names == ["read_file", "list_dir", "exists", "metadata", "write_file", "edit_file"]
-    assert all(t.category == "fs" and t.description for t in fs.TOOLS)
+    assert all(t.category == "fs" and t.description for t in fs.TOOLS + fs_write.TOOLS)
     props = fs.read_file.parameters["properties"]
     assert "First line" in props["start_line"]["description"] and props["start_line"]["minimum"] == 1
 
@@ -245,24 +245,24 @@ async def test_list_errors(ctx: ToolContext, tree: Path) -> None:
 # --- write_file ---------------------------------------------------------------------------------------
 async def test_write_new_file_preview_policy_and_content(ctx: ToolContext, workspace: Path) -> None:
     kw = {"path": "sub/new.txt", "content": "hello\nworld\n", "mode": "create"}
-    assert check(ctx, fs.write_file, **kw).decision == "ask"
-    text = preview(ctx, fs.write_file, **kw)
+    assert check(ctx, fs_write.write_file, **kw).decision == "ask"
+    text = preview(ctx, fs_write.write_file, **kw)
     assert "--- /dev/null" in text and "+++ b/sub/new.txt" in text and "+hello\n+world\n" in text
     assert "+2 -0" in text and "(new file)" in text
     assert not (workspace / "sub").exists()  # a preview changes nothing
-    r = await call(ctx, fs.write_file, **kw)
+    r = await call(ctx, fs_write.write_file, **kw)
     assert r.ok and "12 bytes" in r.text
     assert (workspace / "sub/new.txt").read_text() == "hello\nworld\n"
-    assert fs.write_file.session_key(ctx, parse(fs.write_file, kw)) is None
+    assert fs_write.write_file.session_key(ctx, parse(fs_write.write_file, kw)) is None
 
 
 async def test_overwrite_keeps_mode_and_shows_diff(ctx: ToolContext, workspace: Path) -> None:
     p = workspace / "run.sh"
     p.write_text("echo a\necho b\n")
     p.chmod(0o750)
-    text = preview(ctx, fs.write_file, path="run.sh", content="echo a\necho c\n")
+    text = preview(ctx, fs_write.write_file, path="run.sh", content="echo a\necho c\n")
     assert "-echo b\n+echo c\n" in text and " echo a\n" in text
-    r = await call(ctx, fs.write_file, path="run.sh", content="echo a\necho c\n")
+    r = await call(ctx, fs_write.write_file, path="run.sh", content="echo a\necho c\n")
     assert r.ok and "+1 -1" in r.text
     assert p.read_text() == "echo a\necho c\n" and stat.S_IMODE(p.stat().st_mode) == 0o750
     assert sorted(os.listdir(workspace)) == ["run.sh"]  # no temporary file left behind
@@ -270,14 +270,14 @@ async def test_overwrite_keeps_mode_and_shows_diff(ctx: ToolContext, workspace: 
 
 async def test_append_and_create_on_existing(ctx: ToolContext, workspace: Path) -> None:
     p = numbered_file(workspace, 1)
-    r = await call(ctx, fs.write_file, path="f.txt", content="more\n", mode="append")
+    r = await call(ctx, fs_write.write_file, path="f.txt", content="more\n", mode="append")
     assert r.ok and p.read_text() == "line1\nmore\n"
-    r = await call(ctx, fs.write_file, path="f.txt", content="x", mode="create")
+    r = await call(ctx, fs_write.write_file, path="f.txt", content="x", mode="create")
     assert not r.ok and "already exists" in r.text and p.read_text() == "line1\nmore\n"
 
 
 async def test_write_size_limit(ctx: ToolContext, workspace: Path) -> None:
-    r = await call(limited(ctx, 10), fs.write_file, path="big.txt", content="x" * 11)
+    r = await call(limited(ctx, 10), fs_write.write_file, path="big.txt", content="x" * 11)
     assert not r.ok and "limit" in r.text and not (workspace / "big.txt").exists()
 
 
@@ -290,7 +290,7 @@ async def test_write_is_atomic_when_replace_fails(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(fs.os, "replace", boom)
-    r = await call(ctx, fs.write_file, path="f.txt", content="new")
+    r = await call(ctx, fs_write.write_file, path="f.txt", content="new")
     assert not r.ok and "No space left" in r.text
     assert p.read_text() == "line1\nline2\nline3\n" and sorted(os.listdir(workspace)) == ["f.txt"]
 
@@ -299,16 +299,16 @@ async def test_write_is_atomic_when_replace_fails(
 async def test_writes_into_git_are_denied(ctx: ToolContext, workspace: Path, target: str) -> None:
     (workspace / ".git/hooks").mkdir(parents=True)
     (workspace / ".git/config").write_text("[core]\n")
-    assert check(ctx, fs.write_file, path=target, content="x").decision == "deny"
-    assert check(ctx, fs.edit_file, path=target, old="[core]", new="x").decision == "deny"
-    r = await call(ctx, fs.write_file, path=target, content="#!/bin/sh\nrm -rf ~\n")
+    assert check(ctx, fs_write.write_file, path=target, content="x").decision == "deny"
+    assert check(ctx, fs_write.edit_file, path=target, old="[core]", new="x").decision == "deny"
+    r = await call(ctx, fs_write.write_file, path=target, content="#!/bin/sh\nrm -rf ~\n")
     assert r.status == "denied"
     assert (workspace / ".git/config").read_text() == "[core]\n"
     assert not (workspace / ".git/hooks/pre-commit").exists()
 
 
 async def test_write_outside_workspace_asks(ctx: ToolContext, tmp_path: Path) -> None:
-    v = check(ctx, fs.write_file, path=str(tmp_path / "elsewhere.txt"), content="x")
+    v = check(ctx, fs_write.write_file, path=str(tmp_path / "elsewhere.txt"), content="x")
     assert v.decision == "ask" and "outside the workspace" in v.reasons[0]
 
 
@@ -317,10 +317,10 @@ async def test_edit_replaces_exactly_and_previews(ctx: ToolContext, workspace: P
     p = workspace / "app.py"
     p.write_text("def f():\n    return 1\n\nprint(f())\n")
     kw = {"path": "app.py", "old": "    return 1\n", "new": "    return 2\n"}
-    assert check(ctx, fs.edit_file, **kw).decision == "ask"
-    text = preview(ctx, fs.edit_file, **kw)
+    assert check(ctx, fs_write.edit_file, **kw).decision == "ask"
+    text = preview(ctx, fs_write.edit_file, **kw)
     assert "--- a/app.py" in text and "-    return 1\n+    return 2\n" in text
-    r = await call(ctx, fs.edit_file, **kw)
+    r = await call(ctx, fs_write.edit_file, **kw)
     assert r.ok and "replaced 1 occurrence" in r.text and "+1 -1" in r.text
     assert p.read_text() == "def f():\n    return 2\n\nprint(f())\n"
 
@@ -329,54 +329,54 @@ async def test_edit_no_match_shows_near_match(ctx: ToolContext, workspace: Path)
     p = workspace / "app.py"
     original = "class A:\n    def run(self):\n        return 1\n"
     p.write_text(original)
-    r = await call(ctx, fs.edit_file, path="app.py", old="def run(self):\n    return 1", new="x")
+    r = await call(ctx, fs_write.edit_file, path="app.py", old="def run(self):\n    return 1", new="x")
     assert not r.ok and "not found" in r.text
     assert "near line 2" in r.text and "   2|     def run(self):" in r.text
-    assert "This call will fail" in preview(ctx, fs.edit_file, path="app.py", old="zzz", new="y")
+    assert "This call will fail" in preview(ctx, fs_write.edit_file, path="app.py", old="zzz", new="y")
     assert p.read_text() == original
 
 
 async def test_edit_count_mismatch_and_replace_all(ctx: ToolContext, workspace: Path) -> None:
     p = workspace / "c.txt"
     p.write_text("x = 1\ny = 2\nx = 1\n")
-    r = await call(ctx, fs.edit_file, path="c.txt", old="x = 1", new="x = 3")
+    r = await call(ctx, fs_write.edit_file, path="c.txt", old="x = 1", new="x = 3")
     assert not r.ok and "matches 2 times" in r.text and "lines 1, 3" in r.text and "count=1" in r.text
     assert p.read_text() == "x = 1\ny = 2\nx = 1\n"
-    r = await call(ctx, fs.edit_file, path="c.txt", old="x = 1", new="x = 3", count=3)
+    r = await call(ctx, fs_write.edit_file, path="c.txt", old="x = 1", new="x = 3", count=3)
     assert not r.ok and "matches 2 times" in r.text
-    r = await call(ctx, fs.edit_file, path="c.txt", old="x = 1", new="x = 3", count=0)
+    r = await call(ctx, fs_write.edit_file, path="c.txt", old="x = 1", new="x = 3", count=0)
     assert r.ok and p.read_text() == "x = 3\ny = 2\nx = 3\n" and "replaced 2 occurrences" in r.text
 
 
 async def test_edit_keeps_bytes_that_are_not_utf8_and_handles_crlf(ctx: ToolContext, workspace: Path) -> None:
     p = workspace / "w.txt"
     p.write_bytes(b"caf\xe9\r\nold line\r\nend\r\n")
-    r = await call(ctx, fs.edit_file, path="w.txt", old="old line\nend", new="new line\nend")
+    r = await call(ctx, fs_write.edit_file, path="w.txt", old="old line\nend", new="new line\nend")
     assert r.ok, r.text
     assert p.read_bytes() == b"caf\xe9\r\nnew line\r\nend\r\n"
 
 
 async def test_edit_missing_and_binary(ctx: ToolContext, workspace: Path) -> None:
-    r = await call(ctx, fs.edit_file, path="none.txt", old="a", new="b")
+    r = await call(ctx, fs_write.edit_file, path="none.txt", old="a", new="b")
     assert not r.ok and "write_file" in r.text
     (workspace / "b.bin").write_bytes(b"\x00\x01a")
-    r = await call(ctx, fs.edit_file, path="b.bin", old="a", new="b")
+    r = await call(ctx, fs_write.edit_file, path="b.bin", old="a", new="b")
     assert not r.ok and "binary" in r.text
-    assert isinstance(fs.edit_file.parse_arguments({"path": "x", "old": "", "new": "y"}), ToolResult)
+    assert isinstance(fs_write.edit_file.parse_arguments({"path": "x", "old": "", "new": "y"}), ToolResult)
 
 
 async def test_diff_counts_lines_that_look_like_headers(ctx: ToolContext, workspace: Path) -> None:
     (workspace / "d.txt").write_text("--- keep\n-- old\n")
-    text = preview(ctx, fs.write_file, path="d.txt", content="--- keep\n+++ new\nno newline")
+    text = preview(ctx, fs_write.write_file, path="d.txt", content="--- keep\n+++ new\nno newline")
     assert text.startswith("overwrite d.txt: +2 -1 lines")
     assert "\n--- old\n" in text and "\n++++ new\n" in text and "+no newline\n\\ No newline at end of file\n" in text
 
 
 async def test_create_never_clobbers_a_file_that_appears_meanwhile(ctx: ToolContext, workspace: Path) -> None:
-    plan = fs._plan_write(ctx, "late.txt", "mine\n", "create")
-    assert isinstance(plan, fs._Change)
+    plan = fs_write._plan_write(ctx, "late.txt", "mine\n", "create")
+    assert isinstance(plan, fs_write._Change)
     (workspace / "late.txt").write_text("theirs\n")  # appears between the approval and the write
-    r = fs._commit("late.txt", plan, True, "Created")
+    r = fs_write._commit("late.txt", plan, True, "Created")
     assert not r.ok and "meanwhile" in r.text
     assert (workspace / "late.txt").read_text() == "theirs\n" and sorted(os.listdir(workspace)) == ["late.txt"]
 
@@ -384,7 +384,7 @@ async def test_create_never_clobbers_a_file_that_appears_meanwhile(ctx: ToolCont
 async def test_new_file_gets_the_umask_mode(ctx: ToolContext, workspace: Path) -> None:
     mask = os.umask(0o027)
     try:
-        r = await call(ctx, fs.write_file, path="n.txt", content="x", mode="create")
+        r = await call(ctx, fs_write.write_file, path="n.txt", content="x", mode="create")
     finally:
         os.umask(mask)
     assert r.ok and stat.S_IMODE((workspace / "n.txt").stat().st_mode) == 0o640
