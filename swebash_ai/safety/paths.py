@@ -284,6 +284,7 @@ class PathPolicy:
                     candidates += [Path(e.path) for e in it]
             except OSError:
                 pass
+        candidates += self._workspace_secret_files()
         out: set[tuple[int, int]] = set()
         for c in candidates:
             try:
@@ -293,6 +294,27 @@ class PathPolicy:
             if stat.S_ISREG(st.st_mode):
                 out.add((st.st_dev, st.st_ino))
         return out
+
+    def _workspace_secret_files(self, limit: int = 20_000) -> list[Path]:
+        """Files in the workspace with a protected name (``.env``, ``*.pem``, ``id_rsa``...), so that a hard link
+        elsewhere to one of them is caught too. Bounded: at most ``limit`` entries, VCS and dependency folders
+        skipped; only walked when a multiply-linked file is checked, and cached with the other inodes."""
+        found: list[Path] = []
+        seen = 0
+        stack = [str(r) for r in self.roots]
+        while stack and seen < limit:
+            try:
+                with os.scandir(stack.pop()) as it:
+                    for entry in it:
+                        seen += 1
+                        if entry.is_dir(follow_symlinks=False):
+                            if entry.name not in (".git", ".hg", ".svn", "node_modules"):
+                                stack.append(entry.path)
+                        elif _name_denied(entry.name):
+                            found.append(Path(entry.path))
+            except OSError:
+                continue
+        return found
 
     def _hardlink_denied(self, resolved: Path) -> bool:
         try:

@@ -202,6 +202,14 @@ def test_hard_link_to_protected_app_config(env: Env) -> None:
     assert env.policy.check("settings.txt", "read").decision == "deny"
 
 
+def test_hard_link_to_a_workspace_secret(env: Env) -> None:
+    # why: a .env inside the project is protected by name; a second name for it must not be a way around that
+    (env.ws / "sub").mkdir()
+    (env.ws / "sub" / ".env").write_text("API_KEY=sk-secret\n")
+    os.link(env.ws / "sub" / ".env", env.ws / "notes.txt")
+    assert env.policy.check("notes.txt", "read").decision == "deny"
+
+
 def test_plain_hard_link_between_harmless_files_is_allowed(env: Env) -> None:
     # why: nlink > 1 alone is not a reason to deny
     os.link(env.ws / "README.md", env.ws / "README2.md")
