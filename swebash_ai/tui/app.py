@@ -16,7 +16,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from swebash_ai.config import LoadedSettings
     from swebash_ai.session import Session
     from swebash_ai.tools.registry import Tool
+    from swebash_ai.tui.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,17 @@ class TuiApprover:
         self._app = app
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        return await self._app.ask_approval(request)
+        """Called on the engine loop: ask on the UI loop and wait (a cancelled turn closes the modal)."""
+        ui_loop = self._app.ui_loop
+        ask = self._app.ask_approval(request)
+        if ui_loop is None or ui_loop is asyncio.get_running_loop():
+            return await ask
+        future = asyncio.run_coroutine_threadsafe(ask, ui_loop)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
 
 
 class MainArea(Container):
@@ -113,6 +124,8 @@ class SwebashApp(App[int]):
         self.history = PromptHistory(loaded.locations.prompt_history)
         self.busy = False
         self.turn_worker: Worker[None] | None = None
+        self.ui_loop: asyncio.AbstractEventLoop | None = None
+        self._engine: Engine | None = None
         self._last_ctrl_c = 0.0
 
     # --- layout ---------------------------------------------------------------------------------------
@@ -140,7 +153,21 @@ class SwebashApp(App[int]):
     def prompt(self) -> PromptInput:
         return self.query_one("#prompt", PromptInput)
 
+    @property
+    def engine(self) -> Engine:
+        """The thread the session's turns run on (started on first use)."""
+        if self._engine is None:
+            from swebash_ai.tui.engine import Engine
+
+            self._engine = Engine()
+        return self._engine
+
+    def on_unmount(self) -> None:
+        if self._engine is not None:
+            self._engine.stop()
+
     def on_mount(self) -> None:
+        self.ui_loop = asyncio.get_running_loop()
         self._load_themes()
         settings = self.loaded.settings
         self.status.set_info(settings.model or "connecting…", self.loaded.profile, self.cwd)
@@ -222,7 +249,15 @@ class SwebashApp(App[int]):
                 future.set_result(decision if decision is not None else Decision.DENY)
 
         session = self.session
-        screen = ConfirmScreen(request, explain=session.explain if session and session.has_provider else None)
+        explain: Callable[[ApprovalRequest], Awaitable[str]] | None = None
+        if session is not None and session.has_provider:
+            engine = self.engine
+
+            async def explain(req: ApprovalRequest) -> str:
+                assert session is not None
+                return await engine.call(session.explain(req))
+
+        screen = ConfirmScreen(request, explain=explain)
         self.status.set_busy("waiting for your approval")
         await self.push_screen(screen, callback=answered)
         try:

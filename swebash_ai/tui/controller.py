@@ -8,7 +8,9 @@ clear message in the chat pane; nothing escapes as a traceback.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from swebash_ai.tui import commands
@@ -24,11 +26,29 @@ log = logging.getLogger(__name__)
 BUSY_COMMANDS = frozenset({"/new", "/model", "/profile", "/sessions"})
 
 
+def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
+    """Merge runs of text deltas into one (a batch from a fast stream holds hundreds)."""
+    from swebash_ai.agent.events import TextDelta
+
+    text: list[str] = []
+    for event in events:
+        if isinstance(event, TextDelta):
+            text.append(event.text)
+            continue
+        if text:
+            yield TextDelta("".join(text))
+            text = []
+        yield event
+    if text:
+        yield TextDelta("".join(text))
+
+
 class Controller:
     """Turns user input into session calls and session events into widgets."""
 
     def __init__(self, app: SwebashApp) -> None:
         self.app = app
+        self._future: concurrent.futures.Future[None] | None = None
 
     @property
     def session(self) -> Session | None:
@@ -114,10 +134,12 @@ class Controller:
                                          exit_on_error=False)
 
     async def run_turn(self, text: str, *, shell: bool) -> None:
-        """Worker: consume the session's events until the turn ends, however it ends."""
+        """Worker: run the turn on the engine thread and render its events as they arrive in batches."""
         from swebash_ai.errors import SwebashError
+        from swebash_ai.tui.engine import EventPipe, pump
 
         app = self.app
+        future: concurrent.futures.Future[None] | None = None
         try:
             await app.session_ready.wait()
             session = app.session
@@ -129,32 +151,43 @@ class Controller:
 
                 app.chat.add_error("No provider", NO_PROVIDER_HELP.strip())
                 return
+            pipe = EventPipe(asyncio.get_running_loop())
             events = session.run_shell(text) if shell else session.run(text)
-            async for event in events:
-                await self.handle(event)
+            future = self._future = app.engine.submit(pump(events, pipe))
+            async for batch in pipe.batches():
+                for event in coalesce(batch):
+                    await self.handle(event)
+            await asyncio.wrap_future(future)  # raises what the turn raised (a ConfigError...)
         except SwebashError as exc:
             app.chat.add_error(exc.title, exc.message, exc.hint)
         except asyncio.CancelledError:
+            if future is not None:
+                future.cancel()
             app.chat.add_notice("Cancelled.", "warning")
             raise
+        except concurrent.futures.CancelledError:
+            app.chat.add_notice("Cancelled.", "warning")
         except Exception as exc:
             log.exception("turn failed")
             app.chat.add_error("Internal error", f"{type(exc).__name__}: {exc}",
                                "The conversation is kept; please report this.")
         finally:
+            self._future = None
             await app.chat.end_reply()
             app.busy = False
             app.status.set_busy("")
 
     def cancel(self) -> None:
-        """Ask the loop to stop; if the worker is still running two seconds later, cancel it outright."""
+        """Ask the loop to stop; if the turn still runs two seconds later, cancel it outright."""
         app = self.app
         app.status.set_busy("cancelling")
         if app.session is not None:
-            app.session.cancel()
-        worker = app.turn_worker
+            app.engine.call_soon(app.session.cancel)
+        future, worker = self._future, app.turn_worker
 
         def force() -> None:
+            if future is not None and not future.done():
+                future.cancel()
             if worker is not None and not worker.is_finished:
                 worker.cancel()
 

@@ -1,6 +1,7 @@
-"""SVG snapshots of the main screen per theme, the narrow layout, the confirmation modal and the tool
-pane's states. Deterministic: fixed size and working directory, a scripted provider (no network), events
-fed straight to the renderer, a frozen clock for elapsed times, no cursor blink.
+"""SVG snapshots of the main screen per theme, the confirmation modal and the tool pane's states (the
+narrow layout and diff colouring are checked by Pilot and unit tests). Deterministic: fixed size and
+working directory, a scripted provider (no network), events fed straight to the renderer, a frozen clock
+for elapsed times, no cursor blink.
 
 Update the baselines with ``pytest tests/tui/test_snapshots.py --snapshot-update``.
 """
@@ -111,16 +112,6 @@ def test_main_screen(snap_compare: Any, monkeypatch: pytest.MonkeyPatch, theme: 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-def test_narrow_layout(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = build_app(monkeypatch)
-
-    async def run_before(pilot: Any) -> None:
-        await feed(app, CONVERSATION, "Which files are the biggest here?")
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=(80, 40), run_before=run_before)
-
-
 def test_tool_pane_states(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     app = build_app(monkeypatch)
 
@@ -142,21 +133,6 @@ def test_confirmation_modal(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) 
     async def run_before(pilot: Any) -> None:
         await feed(app, [ev.ToolCallStarted("m1", "run_command", {"command": "rm -rf build dist"},
                                             "$ rm -rf build dist")], "Clean the build output.")
-        app.push_screen(ConfirmScreen(request))
-        await pilot.pause()
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
-
-
-def test_confirmation_modal_with_a_diff(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = build_app(monkeypatch, "light")
-    diff = "--- a/config.py\n+++ b/config.py\n@@ -1,3 +1,3 @@\n import os\n-DEBUG = True\n+DEBUG = False\n"
-    request = ApprovalRequest("m2", "edit_file", "edit config.py", diff, str(PROJECT),
-                              Verdict.ask("writes a file"))
-
-    async def run_before(pilot: Any) -> None:
-        await feed(app, [])
         app.push_screen(ConfirmScreen(request))
         await pilot.pause()
         await pilot.pause()

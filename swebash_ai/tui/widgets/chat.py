@@ -1,17 +1,34 @@
 """The chat pane: user messages, streamed assistant Markdown, notices and errors, each visually distinct.
 
-Assistant replies stream through :class:`textual.widgets.markdown.MarkdownStream`, which coalesces the
-fragments that arrive while the previous append is still rendering, so a fast stream costs a handful of
-re-renders per second instead of one per token.
+A streamed reply is buffered and flushed to the screen at most every :data:`FLUSH_INTERVAL` seconds (and
+never while the previous flush is still rendering), so a fast stream costs about a dozen re-layouts a
+second instead of one per token. Long replies are cut into several Markdown widgets at blank lines
+outside code fences (every :data:`SEGMENT_CHARS` characters or so): each flush then re-parses and
+re-renders only the last, short segment, and the cost of a token does not grow with the reply.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
+
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
+from textual.timer import Timer
 from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+
+FLUSH_INTERVAL = 0.2
+"""Seconds between two flushes of a streamed reply to the screen."""
+SEGMENT_CHARS = 1500
+"""A streamed reply starts a new Markdown widget at the first paragraph break after this many characters."""
+
+_FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
+
+
+def _open_fence(text: str) -> bool:
+    """True when ``text`` ends inside a fenced code block."""
+    return len(_FENCE.findall(text)) % 2 == 1
 
 
 class UserMessage(Static):
@@ -50,8 +67,8 @@ class ChatPane(FollowingScroll):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._reply: AssistantMessage | None = None
-        self._stream: MarkdownStream | None = None
+        self._stream: ReplyStream | None = None
+        self._last_reply: list[AssistantMessage] = []
 
     # --- plain messages -------------------------------------------------------------------------------
     def add_user(self, text: str) -> UserMessage:
@@ -92,21 +109,125 @@ class ChatPane(FollowingScroll):
         return self._stream is not None
 
     async def write_reply(self, fragment: str) -> None:
-        """Append a fragment to the reply being streamed (starting one when needed)."""
+        """Append a fragment to the reply being streamed (starting one when needed). Returns at once:
+        the text reaches the screen at the next flush."""
         if self._stream is None:
-            self._reply = AssistantMessage()
-            await self.mount(self._reply)
-            self._stream = Markdown.get_stream(self._reply)
-        await self._stream.write(fragment)
+            self._stream = ReplyStream(self)
+        self._stream.write(fragment)
 
     async def end_reply(self) -> None:
         """Flush and close the reply being streamed (text after a tool call starts a new one)."""
         stream, self._stream = self._stream, None
-        self._reply = None
         if stream is not None:
-            await stream.stop()
+            await stream.close()
+            self._last_reply = stream.segments
+
+    def last_reply_text(self) -> str:
+        """The Markdown of the reply being streamed, or of the last one (everything received so far)."""
+        if self._stream is not None:
+            return self._stream.text
+        return "".join(seg.source for seg in self._last_reply)
 
     async def clear(self) -> None:
         await self.end_reply()
         await self.remove_children()
         self.anchor(False)
+
+
+class ReplyTail(Static):
+    """The unfinished last block of a reply being streamed, shown as plain text until it is complete."""
+
+
+_LIST_OR_TABLE = re.compile(r"^ {0,3}([-*+]|\d{1,9}[.)]|\|)( |$)")
+
+
+def _ends_with_list_or_table(markdown: str) -> bool:
+    """True when the last block of ``markdown`` is a list or a table (Textual rebuilds those whole)."""
+    lines = [line for line in markdown.rstrip("\n").split("\n\n")[-1].splitlines() if line.strip()]
+    return bool(lines) and _LIST_OR_TABLE.match(lines[-1]) is not None
+
+
+class ReplyStream:
+    """One assistant reply being streamed.
+
+    Fragments are buffered and flushed on a timer. Only *complete* blocks (up to the last blank line
+    outside a code fence) go to the Markdown widgets, each block parsed and mounted once; the unfinished
+    block is shown as plain text in a :class:`ReplyTail` below them. Textual rebuilds a list or table
+    block whole whenever text is appended after it, so the next block after one starts a new segment.
+    """
+
+    def __init__(self, pane: ChatPane) -> None:
+        self.pane = pane
+        self.segments: list[AssistantMessage] = []
+        self._buffer: list[str] = []
+        self._tail = ""  # text after the last complete block
+        self._text = ""  # Markdown committed to the current segment
+        self._tail_widget: ReplyTail | None = None
+        self._lock = asyncio.Lock()
+        self._timer: Timer | None = None
+
+    def write(self, fragment: str) -> None:
+        self._buffer.append(fragment)
+        if self._timer is None:
+            self._timer = self.pane.set_timer(FLUSH_INTERVAL, self._tick)
+
+    @property
+    def text(self) -> str:
+        """Everything received so far, shown or not."""
+        return "".join(seg.source for seg in self.segments) + self._tail + "".join(self._buffer)
+
+    async def _tick(self) -> None:
+        self._timer = None
+        await self.flush()
+
+    async def close(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        await self.flush(final=True)
+
+    async def flush(self, final: bool = False) -> None:
+        async with self._lock:
+            self._tail += "".join(self._buffer)
+            self._buffer.clear()
+            cut = len(self._tail) if final else self._last_boundary(self._tail)
+            if cut:
+                done, self._tail = self._tail[:cut], self._tail[cut:]
+                await self._commit(done)
+            await self._show_tail(final)
+
+    @staticmethod
+    def _last_boundary(text: str) -> int:
+        """Index just after the last blank line of ``text`` outside a code fence (0: none)."""
+        end = len(text)
+        while True:
+            found = text.rfind("\n\n", 0, end)
+            if found < 0:
+                return 0
+            cut = found + 2
+            if not _open_fence(text[:cut]):
+                return cut
+            end = found
+
+    async def _commit(self, markdown: str) -> None:
+        if not markdown.strip() and not self.segments:
+            return
+        if not self.segments or len(self._text) >= SEGMENT_CHARS or _ends_with_list_or_table(self._text):
+            segment = AssistantMessage(classes="-continued" if self.segments else "")
+            self.segments.append(segment)
+            self._text = ""
+            await self.pane.mount(segment, before=self._tail_widget)
+        self._text += markdown
+        await self.segments[-1].append(markdown)
+
+    async def _show_tail(self, final: bool) -> None:
+        if final or not self._tail.strip():
+            if self._tail_widget is not None:
+                widget, self._tail_widget = self._tail_widget, None
+                await widget.remove()
+            return
+        if self._tail_widget is None:
+            self._tail_widget = ReplyTail(Content(self._tail.rstrip("\n")))
+            await self.pane.mount(self._tail_widget)
+        else:
+            self._tail_widget.update(Content(self._tail.rstrip("\n")))

@@ -1,0 +1,122 @@
+"""Benchmark: the headless TUI absorbing 20,000 streamed tokens from the loopback server at full speed.
+
+Prints the total time of the turn (question sent -> answer fully rendered) and how long keypresses typed
+during the stream waited before the prompt handled them (goal: worst under 50 ms).
+
+    python bench/tui_stream.py [--tokens 20000] [--probe-interval 0.02]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from textual import events
+
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+
+def make_answer(tokens: int) -> str:
+    """Markdown of about ``tokens`` 4-character tokens: paragraphs, lists and code blocks."""
+    words = [f"w{i % 100:02d}" for i in range(tokens)]  # "w42" + space = 4 characters a token
+    parts: list[str] = []
+    for start in range(0, tokens, 400):
+        block = " ".join(words[start:start + 400])
+        kind = (start // 400) % 4 if not os.environ.get("PLAIN") else 0
+        if kind == 3:
+            parts.append("```python\n" + "\n".join(block[i:i + 60] for i in range(0, len(block), 60)) + "\n```")
+        elif kind == 2:
+            parts.append("\n".join(f"- {block[i:i + 70]}" for i in range(0, len(block), 70)))
+        else:
+            parts.append(block)
+    return "\n\n".join(parts) + "\n"
+
+
+async def run(tokens: int, probe_interval: float) -> None:
+    from swebash_ai.config import load_settings
+    from swebash_ai.tui.app import SwebashApp
+    from swebash_ai.tui.widgets.prompt import PromptBar
+
+    answer = make_answer(tokens)
+    with FakeLLMServer("openai") as server, tempfile.TemporaryDirectory() as home:
+        os.environ.update(
+            SWEBASH_AI_HOME=home, SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
+            SWEBASH_AI_API_KEY="sk-bench", SWEBASH_AI_AUDIT="false", OLLAMA_HOST="http://127.0.0.1:9",
+        )
+        # chunk_size=4: one SSE event per token; a warm-up turn first so imports are not measured.
+        server.enqueue(Reply.text("warm-up"), Reply.text(answer, chunk_size=4))
+        app = SwebashApp(load_settings(), cwd=Path(home), tools=[], probe_ollama=False)
+
+        handled: list[tuple[float, int]] = []  # (when, prompt length) each time the prompt changed
+        original = PromptBar.on_text_area_changed
+
+        def spy(self: PromptBar, event: object) -> None:
+            handled.append((time.perf_counter(), len(self.input.text)))
+            original(self, event)  # type: ignore[arg-type]
+
+        PromptBar.on_text_area_changed = spy  # type: ignore[method-assign]
+        async with app.run_test(size=(160, 50)) as pilot:
+            while not (app.session_ready.is_set() and not app.busy):
+                await asyncio.sleep(0.01)
+            for text in ("warm up", "write a lot"):
+                app.prompt.load_text(text)
+                await pilot.press("enter")
+                await asyncio.sleep(0.05)
+                while app.busy:
+                    await asyncio.sleep(0.01)
+            # The measured turn.
+            server.enqueue(Reply.text(answer, chunk_size=4))
+            app.prompt.load_text("stream it")
+            delays: list[float] = []
+            driver = app._driver
+            assert driver is not None
+            start = time.perf_counter()
+            driver.send_message(events.Key("enter", "\r"))
+            while not app.busy:
+                await asyncio.sleep(0.001)
+            while app.busy:
+                # Type one key the way the terminal driver delivers it; wait until the prompt shows it.
+                target = len(app.prompt.text) + 1
+                handled.clear()
+                sent = time.perf_counter()
+                driver.send_message(events.Key("x", "x"))
+                while not any(length >= target for _, length in handled):
+                    await asyncio.sleep(0.0005)
+                when = next(t for t, length in handled if length >= target)
+                delays.append((when - sent) * 1000)
+                await asyncio.sleep(probe_interval)
+            total = time.perf_counter() - start
+            rendered = app.chat.last_reply_text()
+        PromptBar.on_text_area_changed = original  # type: ignore[method-assign]
+
+    print(f"streamed tokens          {tokens} ({len(answer)} characters, one SSE event each)")
+    print(f"turn total               {total:.2f} s  ({tokens / total:,.0f} tokens/s rendered)")
+    print(f"answer complete          {rendered.strip() == answer.strip()}")
+    if delays:
+        print(f"keypresses during stream {len(delays)}")
+        print(f"keypress delay           median {statistics.median(delays):.1f} ms, "
+              f"p95 {sorted(delays)[int(len(delays) * 0.95) - 1]:.1f} ms, worst {max(delays):.1f} ms "
+              f"(goal < 50 ms)")
+        quarter = max(1, len(delays) // 4)
+        worst = [f"{max(delays[i:i + quarter]):.0f}" for i in range(0, quarter * 4, quarter)]
+        print(f"worst delay per quarter  {' / '.join(worst)} ms (does it grow with the reply?)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tokens", type=int, default=20_000)
+    parser.add_argument("--probe-interval", type=float, default=0.02)
+    args = parser.parse_args()
+    asyncio.run(run(args.tokens, args.probe_interval))
+
+
+if __name__ == "__main__":
+    main()

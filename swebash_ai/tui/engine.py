@@ -1,0 +1,127 @@
+"""The engine thread: the session's turns run on their own event loop, away from the UI's.
+
+Why: the provider client parses a fast stream chunk after chunk without yielding to the event loop while
+its socket buffer holds data, and the loop hands each event over without suspending either. On the UI's
+loop that starves key handling for hundreds of milliseconds. On a second loop in a background thread,
+the interpreter's thread switching (every 5 ms) keeps the UI responsive whatever the core does.
+
+Events cross back in batches: the engine appends to a locked list and schedules at most one drain on the
+UI loop at a time, so a 20,000-token stream costs a few hundred wake-ups of the UI, not 20,000.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, TypeVar
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DONE = object()
+"""Marks the end of a stream of events."""
+
+
+class Engine:
+    """A background thread running an asyncio loop; coroutines are submitted to it from the UI loop."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="swebash-engine", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            try:
+                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            finally:
+                self.loop.close()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Run ``coro`` on the engine loop; cancel the returned future to cancel it."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    async def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro`` run on the engine loop (from another loop); cancelling this cancels it."""
+        future = self.submit(coro)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+
+    def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Call ``fn(*args)`` on the engine loop (thread-safe)."""
+        if not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(fn, *args)
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Cancel what still runs and stop the thread."""
+        if self.loop.is_closed():
+            return
+
+        async def shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks(self.loop) if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self.loop.stop()
+
+        try:
+            asyncio.run_coroutine_threadsafe(shutdown(), self.loop)
+        except RuntimeError:  # already closed
+            return
+        self._thread.join(timeout)
+
+
+class EventPipe:
+    """Carries items from the engine thread to a consumer on the UI loop, in batches."""
+
+    def __init__(self, ui_loop: asyncio.AbstractEventLoop) -> None:
+        self._ui_loop = ui_loop
+        self._lock = threading.Lock()
+        self._pending: list[Any] = []
+        self._scheduled = False
+        self._queue: asyncio.Queue[list[Any]] = asyncio.Queue()
+
+    def push(self, item: Any) -> None:
+        """Thread-safe; wakes the UI loop at most once per batch."""
+        with self._lock:
+            self._pending.append(item)
+            if self._scheduled:
+                return
+            self._scheduled = True
+        with contextlib.suppress(RuntimeError):  # the UI loop is gone (the app is exiting)
+            self._ui_loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            batch, self._pending = self._pending, []
+            self._scheduled = False
+        self._queue.put_nowait(batch)
+
+    async def batches(self) -> AsyncIterator[list[Any]]:
+        """Batches of items until :data:`DONE` (not included)."""
+        while True:
+            batch = await self._queue.get()
+            if DONE in batch:
+                yield batch[: batch.index(DONE)]
+                return
+            yield batch
+
+
+async def pump(events: AsyncIterator[Any], pipe: EventPipe) -> None:
+    """Engine side: forward every event into ``pipe``, then :data:`DONE`, however the stream ends."""
+    try:
+        async for event in events:
+            pipe.push(event)
+    finally:
+        pipe.push(DONE)
