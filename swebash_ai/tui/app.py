@@ -126,6 +126,8 @@ class SwebashApp(App[int]):
         self.turn_worker: Worker[None] | None = None
         self.ui_loop: asyncio.AbstractEventLoop | None = None
         self._engine: Engine | None = None
+        # Before the first frame, so the stylesheet is computed once, for the right theme.
+        self._theme_problems = self._load_themes()
         self._last_ctrl_c = 0.0
 
     # --- layout ---------------------------------------------------------------------------------------
@@ -168,7 +170,8 @@ class SwebashApp(App[int]):
 
     def on_mount(self) -> None:
         self.ui_loop = asyncio.get_running_loop()
-        self._load_themes()
+        for problem in self._theme_problems:
+            self.notify(problem, title="Themes", severity="warning", timeout=8)
         settings = self.loaded.settings
         self.status.set_info(settings.model or "connecting…", self.loaded.profile, self.cwd)
         self.chat.border_title = "Chat"
@@ -177,17 +180,17 @@ class SwebashApp(App[int]):
         self.call_after_refresh(self._after_first_frame)
 
     # --- themes ---------------------------------------------------------------------------------------
-    def _load_themes(self) -> None:
+    def _load_themes(self) -> list[str]:
+        """Register the theme files and select the configured theme; returns problems to report."""
         found = load_themes(self.loaded.locations.themes_dir)
         for theme in found.themes.values():
             self.register_theme(theme)
-        for _path, reason in found.failed:
-            self.notify(f"Theme file skipped: {reason}", title="Bad theme", severity="warning", timeout=8)
+        problems = [f"Theme file skipped: {reason}" for _path, reason in found.failed]
         wanted = self.loaded.settings.theme or DEFAULT_THEME
         if not self.set_theme(wanted):
-            self.notify(f"Unknown theme '{wanted}'; using '{DEFAULT_THEME}'. Themes: {self.theme_names()}",
-                        severity="warning", timeout=8)
+            problems.append(f"Unknown theme '{wanted}'; using '{DEFAULT_THEME}'. Themes: {self.theme_names()}")
             self.set_theme(DEFAULT_THEME)
+        return problems
 
     def theme_names(self) -> str:
         return ", ".join(sorted(self.available_themes))

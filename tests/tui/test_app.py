@@ -12,7 +12,8 @@ from swebash_ai.testing.fake_server import Reply
 from swebash_ai.tui import commands
 from swebash_ai.tui.screens.sessions import SessionsScreen
 from swebash_ai.tui.widgets.activity import ToolEntry
-from swebash_ai.tui.widgets.chat import AssistantMessage, InfoMessage, NoticeMessage, UserMessage
+from swebash_ai.tui.widgets.chat import InfoMessage, NoticeMessage, UserMessage
+from swebash_ai.tui.widgets.reply import AssistantMessage
 
 
 async def test_no_provider_opens_shows_help_and_bang_commands_work(make_app):

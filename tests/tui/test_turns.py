@@ -9,7 +9,8 @@ from tui_helpers import idle, type_and_send, wait_for
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tui.screens.confirm import ConfirmScreen
 from swebash_ai.tui.widgets.activity import ToolEntry
-from swebash_ai.tui.widgets.chat import AssistantMessage, ErrorMessage, NoticeMessage, UserMessage
+from swebash_ai.tui.widgets.chat import ErrorMessage, NoticeMessage, UserMessage
+from swebash_ai.tui.widgets.reply import AssistantMessage
 
 RM = [("run_command", {"command": "rm -rf canary"})]
 
@@ -220,3 +221,16 @@ async def test_bang_command_runs_through_the_tool(llm_env, make_app):
         entry = app.query_one(ToolEntry)
         assert entry.state == "done" and "from the user" in entry.output_text
     assert llm_env.requests == []  # no model involved
+
+
+async def test_ctrl_c_while_the_modal_is_open_cancels_and_denies(llm_env, make_app, workspace: Path):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _start_dangerous(pilot, app, llm_env)
+        await pilot.press("ctrl+c")
+        await idle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert not (workspace / "canary").exists()
+        assert app.query_one(ToolEntry).state == "cancelled"
+        assert app.session is not None and app.session.conversation.is_valid()
+        assert app.is_running

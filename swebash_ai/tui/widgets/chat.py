@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
 from textual.timer import Timer
-from textual.widgets import Markdown, Static
+
+if TYPE_CHECKING:
+    from swebash_ai.tui.widgets.reply import AssistantMessage
+from textual.widgets import Static
 
 FLUSH_INTERVAL = 0.2
 """Seconds between two flushes of a streamed reply to the screen."""
@@ -33,10 +37,6 @@ def _open_fence(text: str) -> bool:
 
 class UserMessage(Static):
     """What the user typed."""
-
-
-class AssistantMessage(Markdown):
-    """One assistant reply (rendered Markdown, code blocks highlighted)."""
 
 
 class NoticeMessage(Static):
@@ -99,6 +99,8 @@ class ChatPane(FollowingScroll):
 
     def add_assistant(self, markdown: str) -> AssistantMessage:
         """A finished assistant message (a resumed conversation)."""
+        from swebash_ai.tui.widgets.reply import AssistantMessage
+
         widget = AssistantMessage(markdown)
         self.mount(widget)
         return widget
@@ -213,6 +215,8 @@ class ReplyStream:
         if not markdown.strip() and not self.segments:
             return
         if not self.segments or len(self._text) >= SEGMENT_CHARS or _ends_with_list_or_table(self._text):
+            from swebash_ai.tui.widgets.reply import AssistantMessage
+
             segment = AssistantMessage(classes="-continued" if self.segments else "")
             self.segments.append(segment)
             self._text = ""

@@ -1,0 +1,97 @@
+"""Benchmark: time from launching the TUI to its first frame (goal under 0.4 s).
+
+Each run starts a fresh interpreter on a pseudo-terminal, the way a user's shell would, running the same
+code as ``swebash-ai`` (load the settings, ``run_tui``). The app writes the wall-clock time of its first
+frame to the file named by ``SWEBASH_TUI_FIRST_FRAME_FILE`` and exits. The session, the provider and the
+HTTP client are built after that frame, so they are not part of the figure; their import happens in the
+background. Also printed: a bare interpreter start, for reference.
+
+    python bench/tui_startup.py [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import pty
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+APP_CODE = (
+    "import time; t0 = time.time(); from pathlib import Path; from swebash_ai.config import load_settings; "
+    "from swebash_ai.tui import run_tui; import os; "
+    "open(os.environ['STARTUP_MARK'], 'w').write(repr(t0)); raise SystemExit(run_tui(load_settings(), cwd=Path.cwd()))"
+)
+
+
+def run_on_pty(argv: list[str], env: dict[str, str]) -> float:
+    """Run ``argv`` on a fresh 120x40 pseudo-terminal; return the seconds until it exits."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+
+    def drain() -> None:
+        try:
+            while os.read(master, 65536):
+                pass
+        except OSError:
+            pass
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    start = time.time()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT,
+                            start_new_session=True)
+    os.close(slave)
+    proc.wait(timeout=30)
+    elapsed = time.time() - start
+    os.close(master)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    first_frames: list[float] = []
+    in_process: list[float] = []
+    bare: list[float] = []
+    with tempfile.TemporaryDirectory() as home:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SWEBASH_AI_")}
+        env.update(SWEBASH_AI_HOME=home, TERM="xterm-256color", OLLAMA_HOST="http://127.0.0.1:9",
+                   PYTHONPATH=str(ROOT))
+        frame_file = Path(home) / "first-frame"
+        mark_file = Path(home) / "started"
+        env["SWEBASH_TUI_FIRST_FRAME_FILE"] = str(frame_file)
+        env["STARTUP_MARK"] = str(mark_file)
+        run_on_pty([sys.executable, "-c", APP_CODE], env)  # warm the OS file cache and .pyc files
+        for _ in range(args.runs):
+            frame_file.unlink(missing_ok=True)
+            launched = time.time()
+            run_on_pty([sys.executable, "-c", APP_CODE], env)
+            frame = float(frame_file.read_text())
+            first_frames.append(frame - launched)
+            in_process.append(frame - float(mark_file.read_text()))
+            bare.append(run_on_pty([sys.executable, "-c", "pass"], env))
+
+    def show(label: str, values: list[float]) -> None:
+        print(f"{label:<38} median {statistics.median(values) * 1000:6.0f} ms   "
+              f"best {min(values) * 1000:6.0f} ms   worst {max(values) * 1000:6.0f} ms")
+
+    print(f"runs: {args.runs}, terminal 120x40 (pty)")
+    show("launch -> first frame (goal < 400 ms)", first_frames)
+    show("  of which in Python code", in_process)
+    show("bare interpreter start and exit", bare)
+
+
+if __name__ == "__main__":
+    main()
