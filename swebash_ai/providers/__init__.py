@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from swebash_ai.providers.base import (
     Chunk,
+    EndpointProvider,
     FinishChunk,
     Provider,
     RetryCallback,
@@ -125,18 +126,17 @@ def choose_provider(
 
 def make_provider(choice: ProviderChoice, settings: Settings, on_retry: RetryCallback | None = None) -> Provider:
     """Build the provider for ``choice``; no network traffic and no heavy import happen here."""
-    common = {
-        "api_base": choice.api_base,
-        "api_key": choice.api_key,
-        "timeout": settings.request_timeout,
-        "retries": settings.provider_retries,
-        "base_delay": settings.retry_base_delay,
-        "on_retry": on_retry,
-    }
+    cls: type[EndpointProvider]
     if choice.via_litellm:
-        from swebash_ai.providers.litellm_provider import LiteLLMProvider
-
-        return LiteLLMProvider(choice.model, **common)  # type: ignore[arg-type]
-    from swebash_ai.providers.openai_provider import OpenAIProvider
-
-    return OpenAIProvider(choice.model, **common)  # type: ignore[arg-type]
+        from swebash_ai.providers.litellm_provider import LiteLLMProvider as cls
+    else:
+        from swebash_ai.providers.openai_provider import OpenAIProvider as cls
+    return cls(
+        choice.model,
+        api_base=choice.api_base,
+        api_key=choice.api_key,
+        timeout=settings.request_timeout,
+        retries=settings.provider_retries,
+        base_delay=settings.retry_base_delay,
+        on_retry=on_retry,
+    )

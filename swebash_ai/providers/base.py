@@ -185,6 +185,58 @@ class RetryingProvider:
             await asyncio.sleep(delay)
 
 
+class EndpointProvider(RetryingProvider):
+    """A provider reached over HTTP with a model name, an optional endpoint and key, and a timeout."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        retries: int = 3,
+        base_delay: float = 1.0,
+        on_retry: RetryCallback | None = None,
+    ) -> None:
+        super().__init__(retries=retries, base_delay=base_delay, on_retry=on_retry)
+        self.model = model
+        self.api_base = api_base
+        self.api_key = api_key
+        self.timeout = timeout
+
+
+async def openai_format_chunks(
+    stream: AsyncIterator[Any], cost: Callable[[int, int], float | None]
+) -> AsyncIterator[Chunk]:
+    """Typed chunks from a stream of OpenAI-format ``chat.completion.chunk`` objects (both clients give those).
+
+    Text is yielded as it arrives; tool-call deltas are assembled and yielded, complete, at the end; usage
+    once (some servers repeat it); then the finish reason.
+    """
+    calls = ToolCallAccumulator()
+    finish: str | None = None
+    usage_seen = False
+    async for chunk in stream:
+        usage = getattr(chunk, "usage", None)
+        if usage is not None and not usage_seen and (usage.prompt_tokens or usage.completion_tokens):
+            usage_seen = True
+            prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
+            yield UsageChunk(prompt, completion, cost(prompt, completion))
+        for choice in getattr(chunk, "choices", None) or ():
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                if getattr(delta, "content", None):
+                    yield TextChunk(delta.content)
+                if getattr(delta, "tool_calls", None):
+                    calls.add(delta.tool_calls)
+            if getattr(choice, "finish_reason", None):
+                finish = choice.finish_reason
+    for call in calls.complete():
+        yield call
+    yield FinishChunk(finish or ("tool_calls" if calls else "stop"))
+
+
 def _retry_after(exc: BaseException) -> float | None:
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)

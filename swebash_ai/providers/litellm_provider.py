@@ -13,16 +13,7 @@ import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from swebash_ai.providers.base import (
-    Chunk,
-    FinishChunk,
-    Message,
-    RetryCallback,
-    RetryingProvider,
-    TextChunk,
-    ToolCallAccumulator,
-    UsageChunk,
-)
+from swebash_ai.providers.base import Chunk, EndpointProvider, Message, openai_format_chunks
 
 _lock = threading.Lock()
 
@@ -41,25 +32,8 @@ def import_litellm() -> Any:
         return litellm
 
 
-class LiteLLMProvider(RetryingProvider):
+class LiteLLMProvider(EndpointProvider):
     """Streaming completions through ``litellm.acompletion``."""
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        timeout: float = 120.0,
-        retries: int = 3,
-        base_delay: float = 1.0,
-        on_retry: RetryCallback | None = None,
-    ) -> None:
-        super().__init__(retries=retries, base_delay=base_delay, on_retry=on_retry)
-        self.model = model
-        self.api_base = api_base
-        self.api_key = api_key
-        self.timeout = timeout
 
     async def _stream_once(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, tool_choice: str
@@ -82,33 +56,13 @@ class LiteLLMProvider(RetryingProvider):
             kwargs["tools"] = list(tools)
             kwargs["tool_choice"] = tool_choice
         stream = await litellm.acompletion(**kwargs)
-        calls = ToolCallAccumulator()
-        finish: str | None = None
-        usage_seen = False
-        async for chunk in stream:
-            usage = getattr(chunk, "usage", None)
-            if usage is not None and not usage_seen and (usage.prompt_tokens or usage.completion_tokens):
-                usage_seen = True
-                yield UsageChunk(usage.prompt_tokens or 0, usage.completion_tokens or 0, self._cost(litellm, usage))
-            for choice in getattr(chunk, "choices", None) or ():
-                delta = getattr(choice, "delta", None)
-                if delta is not None:
-                    if getattr(delta, "content", None):
-                        yield TextChunk(delta.content)
-                    if getattr(delta, "tool_calls", None):
-                        calls.add(delta.tool_calls)
-                if getattr(choice, "finish_reason", None):
-                    finish = choice.finish_reason
-        for call in calls.complete():
-            yield call
-        yield FinishChunk(finish or ("tool_calls" if calls else "stop"))
+        async for chunk in openai_format_chunks(stream, lambda p, c: self._cost(litellm, p, c)):
+            yield chunk
 
-    def _cost(self, litellm: Any, usage: Any) -> float | None:
+    def _cost(self, litellm: Any, prompt_tokens: int, completion_tokens: int) -> float | None:
         try:
             prompt, completion = litellm.cost_per_token(
-                model=self.model,
-                prompt_tokens=usage.prompt_tokens or 0,
-                completion_tokens=usage.completion_tokens or 0,
+                model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
             )
             return float(prompt + completion)
         except Exception:  # unknown price: no cost, not an error

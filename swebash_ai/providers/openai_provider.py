@@ -10,39 +10,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from swebash_ai.providers.base import (
-    Chunk,
-    FinishChunk,
-    Message,
-    RetryCallback,
-    RetryingProvider,
-    TextChunk,
-    ToolCallAccumulator,
-    UsageChunk,
-)
+from swebash_ai.providers.base import Chunk, EndpointProvider, Message, openai_format_chunks
 from swebash_ai.providers.pricing import cost_of
 
 
-class OpenAIProvider(RetryingProvider):
+class OpenAIProvider(EndpointProvider):
     """Chat Completions streaming over the official client."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        timeout: float = 120.0,
-        retries: int = 3,
-        base_delay: float = 1.0,
-        on_retry: RetryCallback | None = None,
-    ) -> None:
-        super().__init__(retries=retries, base_delay=base_delay, on_retry=on_retry)
-        self.model = model
+    def __init__(self, model: str, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        # litellm's "openai/gpt-4.1" names the provider; the API itself wants "gpt-4.1".
         self.wire_model = model.split("/", 1)[1] if model.startswith("openai/") else model
-        self.api_base = api_base
-        self.api_key = api_key
-        self.timeout = timeout
         self._client: Any = None
 
     def _get_client(self) -> Any:
@@ -84,28 +62,8 @@ class OpenAIProvider(RetryingProvider):
             stream=True,
             stream_cls=AsyncStream[ChatCompletionChunk],
         )
-        calls = ToolCallAccumulator()
-        finish: str | None = None
         try:
-            async for chunk in stream:
-                usage = getattr(chunk, "usage", None)
-                if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
-                    yield UsageChunk(
-                        usage.prompt_tokens or 0,
-                        usage.completion_tokens or 0,
-                        cost_of(self.wire_model, usage.prompt_tokens or 0, usage.completion_tokens or 0),
-                    )
-                for choice in chunk.choices or ():
-                    delta = choice.delta
-                    if delta is not None:
-                        if delta.content:
-                            yield TextChunk(delta.content)
-                        if delta.tool_calls:
-                            calls.add(delta.tool_calls)
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
+            async for chunk in openai_format_chunks(stream, lambda p, c: cost_of(self.wire_model, p, c)):
+                yield chunk
         finally:
             await stream.close()
-        for call in calls.complete():
-            yield call
-        yield FinishChunk(finish or ("tool_calls" if calls else "stop"))

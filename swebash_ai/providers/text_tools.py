@@ -184,10 +184,12 @@ def _as_text_history(messages: Sequence[Message]) -> list[Message]:
                 parts.append(f"```json\n{block}\n```")
             out.append({"role": "assistant", "content": "\n".join(p for p in parts if p)})
         elif role == "tool":
-            out.append({
-                "role": "user",
-                "content": f"[Result of the {msg.get('name', 'tool')} call]\n{msg.get('content', '')}",
-            })
+            out.append(
+                {
+                    "role": "user",
+                    "content": f"[Result of the {msg.get('name', 'tool')} call]\n{msg.get('content', '')}",
+                }
+            )
         else:
             out.append(dict(msg))
     return out
@@ -203,8 +205,22 @@ def _could_start_call(held: str) -> bool:
     if s.startswith("```"):
         tag = s[3:].split("\n", 1)
         if len(tag) == 1:  # the info string is still arriving
-            return tag[0].strip().lower() in {"", "j", "js", "jso", "json", "t", "to", "too", "tool", "tool_",
-                                              "tool_c", "tool_ca", "tool_cal", "tool_call"}
+            return tag[0].strip().lower() in {
+                "",
+                "j",
+                "js",
+                "jso",
+                "json",
+                "t",
+                "to",
+                "too",
+                "tool",
+                "tool_",
+                "tool_c",
+                "tool_ca",
+                "tool_cal",
+                "tool_call",
+            }
         return tag[0].strip().lower() in {"", "json", "tool", "tool_call"} and (
             not tag[1].lstrip() or tag[1].lstrip()[0] in "{["
         )
