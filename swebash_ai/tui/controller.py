@@ -372,9 +372,13 @@ class Controller:
         assert old is not None
 
         def build() -> Session:
+            from swebash_ai.tui.app import preload_provider
+
             loaded = load_settings(flags, profile=profile)
-            return Session(loaded, approver=app.approver, cwd=app.cwd, tools=app.tools, services=app.services,
-                           conversation=old.conversation, probe_ollama=app.probe_ollama)
+            session = Session(loaded, approver=app.approver, cwd=app.cwd, tools=app.tools, services=app.services,
+                              conversation=old.conversation, probe_ollama=app.probe_ollama)
+            preload_provider(session)  # e.g. litellm for a non-OpenAI model, before the next question
+            return session
 
         new = await asyncio.to_thread(build)  # ConfigError propagates to command(), shown in the chat
         app.session = new
