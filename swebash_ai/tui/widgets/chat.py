@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
 from textual.widgets import Static
 
 FLUSH_INTERVAL = 0.2
-"""Seconds between two flushes of a streamed reply to the screen."""
+"""Seconds between two flushes of a streamed reply to the screen (when the UI keeps up)."""
+MAX_BACKOFF = 0.8
+"""Most seconds added to the flush interval while the UI is lagging."""
 SEGMENT_CHARS = 1500
 """A streamed reply starts a new Markdown widget at the first paragraph break after this many characters."""
 
@@ -167,11 +170,16 @@ class ReplyStream:
         self._tail_widget: ReplyTail | None = None
         self._lock = asyncio.Lock()
         self._timer: Timer | None = None
+        self._due = 0.0
+        self._lag = 0.0
 
     def write(self, fragment: str) -> None:
         self._buffer.append(fragment)
         if self._timer is None:
-            self._timer = self.pane.set_timer(FLUSH_INTERVAL, self._tick)
+            # Back off while the UI is busy (the last tick came late): input goes before fresh text.
+            interval = FLUSH_INTERVAL + min(MAX_BACKOFF, 4 * self._lag)
+            self._due = time.monotonic() + interval
+            self._timer = self.pane.set_timer(interval, self._tick)
 
     @property
     def text(self) -> str:
@@ -180,6 +188,7 @@ class ReplyStream:
 
     async def _tick(self) -> None:
         self._timer = None
+        self._lag = max(0.0, time.monotonic() - self._due)
         await self.flush()
 
     async def close(self) -> None:
