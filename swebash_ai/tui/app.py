@@ -13,6 +13,7 @@ itself and leaves the conversation valid.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import time
@@ -237,6 +238,7 @@ class SwebashApp(App[int]):
         self.call_from_thread(self.controller.session_ready, session, error)
         if session is not None:
             preload_provider(session)
+        settle_memory()
 
     # --- approval -------------------------------------------------------------------------------------
     async def ask_approval(self, request: ApprovalRequest) -> Decision:
@@ -334,6 +336,17 @@ class SwebashApp(App[int]):
 
     def _slash(self, command: str) -> None:
         self.run_worker(self.controller.command(command), group="slash")
+
+
+def settle_memory() -> None:
+    """Move every object alive now out of the collector's sight (``gc.freeze``).
+
+    The app holds hundreds of thousands of long-lived objects (the provider library, pydantic models,
+    widgets of past answers); a full collection that scans them all stalls the UI for a few hundred
+    milliseconds in the middle of a stream. Called after start-up and after each turn, it keeps full
+    collections down to what the current turn created.
+    """
+    gc.freeze()
 
 
 def preload_provider(session: Session) -> None:

@@ -136,6 +136,7 @@ class Controller:
     async def run_turn(self, text: str, *, shell: bool) -> None:
         """Worker: run the turn on the engine thread and render its events as they arrive in batches."""
         from swebash_ai.errors import SwebashError
+        from swebash_ai.tui.app import settle_memory
         from swebash_ai.tui.engine import EventPipe, pump
 
         app = self.app
@@ -176,6 +177,7 @@ class Controller:
             await app.chat.end_reply()
             app.busy = False
             app.status.set_busy("")
+            settle_memory()
 
     def cancel(self) -> None:
         """Ask the loop to stop; if the turn still runs two seconds later, cancel it outright."""
