@@ -48,8 +48,16 @@ from swebash_ai.safety.redact import looks_secret_env
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
 
-__all__ = ["MAX_COMMAND_CHARS", "TOOLS", "ProcessResult", "build_argv", "child_environment", "clean_output",
-           "run_command", "run_process"]
+__all__ = [
+    "MAX_COMMAND_CHARS",
+    "TOOLS",
+    "ProcessResult",
+    "build_argv",
+    "child_environment",
+    "clean_output",
+    "run_command",
+    "run_process",
+]
 
 log = logging.getLogger(__name__)
 
@@ -67,15 +75,23 @@ _DRAIN_TIMEOUT = 2.0
 # ``diff.external=`` (an empty value makes git try to run "" and every ``git diff`` fails) and
 # ``core.sshCommand`` (an empty value breaks ssh remotes, ``false`` breaks every approved push/fetch).
 GIT_HARDENING: tuple[tuple[str, str], ...] = (
-    ("core.fsmonitor", "false"), ("core.pager", "cat"), ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("core.pager", "cat"),
+    ("core.hooksPath", "/dev/null"),
     ("protocol.ext.allow", "never"),
 )
-_ENV_DROP = {"BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GIT_CONFIG_PARAMETERS",
-             "GIT_EXTERNAL_DIFF"}
+_ENV_DROP = {"BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF"}
 # GIT_EDITOR=true: `git commit` without -m fails at once instead of waiting for an editor that cannot start.
 _ENV_SET: dict[str, str] = {
-    "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "SYSTEMD_PAGER": "", "GIT_TERMINAL_PROMPT": "0",
-    "GIT_EDITOR": "true", "SSH_ASKPASS_REQUIRE": "never", "TERM": "dumb", "NO_COLOR": "1",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_EDITOR": "true",
+    "SSH_ASKPASS_REQUIRE": "never",
+    "TERM": "dumb",
+    "NO_COLOR": "1",
     "PYTHONUNBUFFERED": "1",
 }
 
@@ -102,8 +118,9 @@ def clean_output(text: str) -> str:
 def child_environment(base: Mapping[str, str]) -> dict[str, str]:
     """The environment a command gets: ``base`` minus secrets and shell start-up hooks, plus safe defaults."""
     dropped = ("BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_COUNT")
-    env = {k: v for k, v in base.items() if k not in _ENV_DROP and not k.startswith(dropped)
-           and not looks_secret_env(k)}
+    env = {
+        k: v for k, v in base.items() if k not in _ENV_DROP and not k.startswith(dropped) and not looks_secret_env(k)
+    }
     env.update(_ENV_SET)
     env["GIT_CONFIG_COUNT"] = str(len(GIT_HARDENING))
     for n, (key, value) in enumerate(GIT_HARDENING):
@@ -119,8 +136,14 @@ BWRAP_MISSING = (
 )
 
 
-def build_argv(command: str, *, cwd: Path, sandbox: Literal["none", "bwrap"] = "none", network: bool = False,
-               writable_roots: Iterable[Path] = ()) -> list[str]:
+def build_argv(
+    command: str,
+    *,
+    cwd: Path,
+    sandbox: Literal["none", "bwrap"] = "none",
+    network: bool = False,
+    writable_roots: Iterable[Path] = (),
+) -> list[str]:
     """The argv that runs ``command``.
 
     Raises:
@@ -429,11 +452,16 @@ async def _stop(tree: _Tree) -> int:
 
 
 async def run_process(
-    command: str, *, cwd: Path | str,
+    command: str,
+    *,
+    cwd: Path | str,
     timeout: float,  # noqa: ASYNC109 - the deadline covers the kill, not just a wait
-    max_output: int = 100_000, on_output: Callable[[str], None] | None = None,
-    sandbox: Literal["none", "bwrap"] = "none", sandbox_network: bool = False,
-    writable_roots: Sequence[Path | str] = (), environ: Mapping[str, str] | None = None,
+    max_output: int = 100_000,
+    on_output: Callable[[str], None] | None = None,
+    sandbox: Literal["none", "bwrap"] = "none",
+    sandbox_network: bool = False,
+    writable_roots: Sequence[Path | str] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> ProcessResult:
     """Run ``command`` with bash and return its (bounded, cleaned) output; see the module docstring.
 
@@ -452,16 +480,22 @@ async def run_process(
         asyncio.CancelledError: re-raised once the whole tree is killed.
     """
     workdir = Path(cwd)
-    argv = build_argv(command, cwd=workdir, sandbox=sandbox, network=sandbox_network,
-                      writable_roots=[Path(r) for r in writable_roots])
+    argv = build_argv(
+        command, cwd=workdir, sandbox=sandbox, network=sandbox_network, writable_roots=[Path(r) for r in writable_roots]
+    )
     _become_subreaper()
     env = child_environment(os.environ if environ is None else environ)
     env[MARKER_VAR] = marker = uuid.uuid4().hex
     start = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=workdir, env=env, start_new_session=True,
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=workdir,
+            env=env,
+            start_new_session=True,
         )
     except OSError as exc:
         raise ToolError(f"Cannot start the command: {exc}") from exc
@@ -469,8 +503,10 @@ async def run_process(
     tree = _Tree(proc.pid, marker)
     out, err = _Capture(max_output), _Capture(max_output)
     live = _Live(on_output, asyncio.get_running_loop()) if on_output is not None else None
-    readers = [asyncio.create_task(_pump(proc.stdout, out, live, "out")),
-               asyncio.create_task(_pump(proc.stderr, err, live, "err"))]
+    readers = [
+        asyncio.create_task(_pump(proc.stdout, out, live, "out")),
+        asyncio.create_task(_pump(proc.stderr, err, live, "err")),
+    ]
     helpers = [asyncio.create_task(_track(tree)), asyncio.create_task(proc.wait())]
     try:
         done, _ = await asyncio.wait({helpers[1]}, timeout=timeout)
@@ -500,9 +536,17 @@ async def run_process(
     out_text, out_cut = out.text(out_limit)
     err_text, err_cut = err.text(err_limit)
     return ProcessResult(
-        exit_code=rc, signal=sig_name, stdout=out_text, stderr=err_text, timed_out=timed_out,
-        timeout=timeout, truncated=bool(out_cut or err_cut), stdout_bytes=out.seen, stderr_bytes=err.seen,
-        duration=time.monotonic() - start, stopped=stopped if not timed_out else 0,
+        exit_code=rc,
+        signal=sig_name,
+        stdout=out_text,
+        stderr=err_text,
+        timed_out=timed_out,
+        timeout=timeout,
+        truncated=bool(out_cut or err_cut),
+        stdout_bytes=out.seen,
+        stderr_bytes=err.seen,
+        duration=time.monotonic() - start,
+        stopped=stopped if not timed_out else 0,
     )
 
 
@@ -550,9 +594,20 @@ def _writable_roots(ctx: ToolContext) -> list[Path]:
     return [Path(r) for r in roots] or [Path(ctx.cwd)]
 
 
-@tool("exec", policy=_policy, describe=_describe, session_key=_session_key)
+def _preview(ctx: ToolContext, args: Any) -> str:
+    """The full command as the approver shows it (not the arguments as JSON)."""
+    lines = [f"$ {args.command}"]
+    if args.cwd:
+        lines.append(f"(in {args.cwd})")
+    if args.timeout:
+        lines.append(f"(timeout {args.timeout} s)")
+    return "\n".join(lines)
+
+
+@tool("exec", policy=_policy, describe=_describe, session_key=_session_key, preview=_preview)
 async def run_command(
-    ctx: ToolContext, command: str,
+    ctx: ToolContext,
+    command: str,
     timeout: Annotated[int | None, Field(ge=1, le=300)] = None,  # noqa: ASYNC109 - a tool argument
     cwd: str | None = None,
 ) -> ToolResult:
@@ -571,8 +626,10 @@ async def run_command(
     if not command.strip():
         return ToolResult.error("The command is empty.")
     if len(command) > MAX_COMMAND_CHARS:
-        return ToolResult.error(f"The command is {len(command)} characters long; the limit is "
-                                f"{MAX_COMMAND_CHARS}. Write a script file and run it instead.")
+        return ToolResult.error(
+            f"The command is {len(command)} characters long; the limit is "
+            f"{MAX_COMMAND_CHARS}. Write a script file and run it instead."
+        )
     where = _cwd_verdict(ctx, cwd)
     if where.decision == "deny":
         return ToolResult.denied(f"cannot run in {cwd}: {'; '.join(where.reasons)}")
@@ -583,17 +640,30 @@ async def run_command(
     settings, seconds = ctx.settings, timeout or ctx.settings.exec_timeout
     try:
         res = await run_process(
-            command, cwd=workdir, timeout=seconds, max_output=settings.exec_max_output,
-            on_output=ctx.on_output, sandbox=settings.exec_sandbox,
-            sandbox_network=settings.exec_sandbox_network, writable_roots=_writable_roots(ctx),
+            command,
+            cwd=workdir,
+            timeout=seconds,
+            max_output=settings.exec_max_output,
+            on_output=ctx.on_output,
+            sandbox=settings.exec_sandbox,
+            sandbox_network=settings.exec_sandbox_network,
+            writable_roots=_writable_roots(ctx),
         )
     except ToolError as exc:
         return ToolResult.error(exc.message)
-    metadata = {"cwd": str(workdir), "signal": res.signal, "timed_out": res.timed_out, "timeout": seconds,
-                "stdout_bytes": res.stdout_bytes, "stderr_bytes": res.stderr_bytes,
-                "stopped_background": res.stopped, "sandbox": settings.exec_sandbox}
-    return ToolResult(res.status == "ok", res.render(), res.status, res.exit_code, truncated=res.truncated,
-                      metadata=metadata)
+    metadata = {
+        "cwd": str(workdir),
+        "signal": res.signal,
+        "timed_out": res.timed_out,
+        "timeout": seconds,
+        "stdout_bytes": res.stdout_bytes,
+        "stderr_bytes": res.stderr_bytes,
+        "stopped_background": res.stopped,
+        "sandbox": settings.exec_sandbox,
+    }
+    return ToolResult(
+        res.status == "ok", res.render(), res.status, res.exit_code, truncated=res.truncated, metadata=metadata
+    )
 
 
 TOOLS: list[Tool] = [run_command]

@@ -342,3 +342,10 @@ async def test_run_process_api(workspace: Path) -> None:
     res = await run_process("printf abc; printf def >&2; exit 1", cwd=workspace, timeout=5, max_output=1_000)
     assert (res.exit_code, res.stdout, res.stderr, res.status) == (1, "abc", "def", "error")
     assert res.stdout_bytes == 3 and not res.truncated and not res.timed_out
+
+
+def test_approval_preview_is_the_command_line_not_json(tmp_path: Path) -> None:
+    args = run_command.parse_arguments({"command": "rm -rf build", "cwd": "sub", "timeout": 60})
+    assert not isinstance(args, ToolResult)
+    ctx = ToolContext(load_settings().settings, cwd=tmp_path)
+    assert run_command.preview(ctx, args) == "$ rm -rf build\n(in sub)\n(timeout 60 s)"
