@@ -90,7 +90,7 @@ class Session:
     def _make_agent(self) -> Agent:
         assert self.provider is not None
         s = self.settings
-        audit = AuditLog(self.loaded.locations.audit_log, self.conversation.id) if s.audit else None
+        audit = self._audit_log()
         return Agent(
             self.provider,
             self.registry,
@@ -102,6 +102,11 @@ class Session:
             audit=audit,
             session_approvals=self.session_approvals,
         )
+
+    def _audit_log(self) -> AuditLog | None:
+        if not self.settings.audit:
+            return None
+        return AuditLog(self.loaded.locations.audit_log, self.conversation.id)
 
     def _on_retry(self, err: ProviderError, delay: float, attempt: int) -> None:
         self.notices.append(f"{err.title}: retrying in {delay:.1f}s (attempt {attempt + 1})")
@@ -179,6 +184,7 @@ class Session:
                 self.context,
                 self.approver,
                 confirm=self.settings.tools_confirm,
+                audit=self._audit_log(),
                 session_approvals=self.session_approvals,
             )
         return self._toolbox

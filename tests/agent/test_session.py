@@ -92,3 +92,21 @@ def test_provider_key_in_environment_selects_a_default_model(monkeypatch: pytest
     session = Session(load_settings(), tools=[shout], probe_ollama=False)
     assert session.model.startswith("anthropic/")
     assert session.choice is not None and session.choice.reason == "ANTHROPIC_API_KEY is set"
+
+
+async def test_user_command_without_provider_is_audited(workspace: Path) -> None:
+    @tool("exec")
+    async def run_command(ctx: ToolContext, command: str) -> ToolResult:
+        """Pretend to run a command.
+
+        Args:
+            command: The command.
+        """
+        return ToolResult.success(f"ran {command}", exit_code=0)
+
+    session = Session(load_settings(), tools=[run_command], probe_ollama=False)
+    assert not session.has_provider
+    events = [e async for e in session.run_shell("echo hi")]
+    assert isinstance(events[-1], TurnFinished) and events[-1].text == "ran echo hi"
+    line = json.loads(session.loaded.locations.audit_log.read_text().splitlines()[-1])
+    assert line["tool"] == "run_command" and line["arguments"] == {"command": "echo hi"}
