@@ -19,3 +19,10 @@ def test_a_diff_is_coloured_by_theme_variables():
     assert content.plain == DIFF.rstrip("\n")
     styles = {str(span.style) for span in content.spans}
     assert {"$text-success", "$text-error", "$text-accent"} <= styles
+
+
+def test_argument_display_leaves_out_unset_optionals() -> None:
+    from swebash_ai.tui.widgets.activity import format_arguments
+
+    assert format_arguments({"command": "ls", "timeout": None, "cwd": None}) == '{\n  "command": "ls"\n}'
+    assert format_arguments("{bad json") == "{bad json"

@@ -73,7 +73,8 @@ class ConfirmScreen(ModalScreen[Decision]):
         reasons = req.verdict.reasons or ["a safety rule asks for confirmation"]
         with Vertical(id="confirm-dialog"):
             yield Static(Content.assemble(("Allow ", ""), (req.tool, "bold"), ("?", "")), id="confirm-title")
-            yield Static(Content(req.summary), id="confirm-summary")
+            if req.summary.strip() != req.detail.strip():  # a plain command is its own summary: say it once
+                yield Static(Content(req.summary), id="confirm-summary")
             with VerticalScroll(id="confirm-detail"):
                 yield Static(render_detail(req.detail), id="confirm-detail-text")
             yield Static(Content.assemble(("in ", "dim"), req.cwd), id="confirm-cwd")

@@ -36,8 +36,7 @@ STATES: dict[str, tuple[str, str]] = {
     "cancelled": ("■", "cancelled"),
 }
 FINAL_STATES = frozenset({"done", "failed", "timeout", "denied", "cancelled"})
-_STATUS_TO_STATE = {"ok": "done", "error": "failed", "denied": "denied", "cancelled": "cancelled",
-                     "timeout": "timeout"}
+_STATUS_TO_STATE = {"ok": "done", "error": "failed", "denied": "denied", "cancelled": "cancelled", "timeout": "timeout"}
 
 
 def state_for_status(status: str) -> str:
@@ -56,7 +55,8 @@ def format_seconds(seconds: float) -> str:
 def format_arguments(arguments: dict[str, Any] | str) -> str:
     if isinstance(arguments, str):
         return arguments
-    return json.dumps(arguments, indent=2, ensure_ascii=False)
+    given = {k: v for k, v in arguments.items() if v is not None}  # unset optional arguments are noise
+    return json.dumps(given, indent=2, ensure_ascii=False)
 
 
 class ToolEntry(Vertical, can_focus=True):
@@ -198,8 +198,9 @@ class ActivityPane(FollowingScroll):
     def entry(self, call_id: str) -> ToolEntry | None:
         return self.entries.get(call_id)
 
-    def start(self, call_id: str, name: str, summary: str, arguments: dict[str, Any] | str,
-              state: str = "running") -> ToolEntry:
+    def start(
+        self, call_id: str, name: str, summary: str, arguments: dict[str, Any] | str, state: str = "running"
+    ) -> ToolEntry:
         self._placeholder.display = False
         entry = ToolEntry(call_id, name, summary, arguments)
         self.entries[call_id] = entry
@@ -221,8 +222,9 @@ class ActivityPane(FollowingScroll):
         if entry is not None:
             entry.append_output(text)
 
-    def finish(self, call_id: str, name: str, status: str, content: str, exit_code: int | None,
-               duration: float) -> None:
+    def finish(
+        self, call_id: str, name: str, status: str, content: str, exit_code: int | None, duration: float
+    ) -> None:
         entry = self.entries.get(call_id) or self.start(call_id, name, name, {})
         entry.finish(status, content, exit_code, duration)
 
