@@ -9,7 +9,9 @@ message on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -148,6 +150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("swebash-ai: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:  # `swebash-ai config | head`: the reader left; stop quietly like other tools
+        with contextlib.suppress(OSError, ValueError):  # keep the interpreter's final flush quiet
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.OK
     except Exception as exc:
         from swebash_ai.errors import SwebashError
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +64,14 @@ def test_doctor_says_what_to_fix_when_broken(run_cli: Any) -> None:
     assert "✗ server: cannot reach http://127.0.0.1:9/v1" in res.stdout
     assert "✗ sandbox: exec_sandbox is bwrap, but bwrap is not on PATH" in res.stdout
     assert "→ " in res.stdout
+
+
+def test_config_into_a_closed_pipe_exits_quietly(cli_env: dict[str, str], workspace: Any) -> None:
+    # `swebash-ai config | head -0`: the reader is gone before the first write; no traceback, no error exit
+    proc = subprocess.Popen([sys.executable, "-m", "swebash_ai", "config"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=cli_env, cwd=workspace)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the interpreter needs far longer to start than this takes
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=30) == 0
+    assert "Traceback" not in err
