@@ -41,9 +41,9 @@ from swebash_ai.safety.command_rules import (
     ALLOWED_PROGRAMS,
     check_allowed,
     describe_dangers,
-    git_config_dangers,
     pipe_dangers,
 )
+from swebash_ai.safety.git_rules import git_config_dangers
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.verdict import Verdict
 
