@@ -180,9 +180,12 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             if flag:
                 raise UsageError(f"{name} applies to one-shot answers: add -c QUESTION.")
     cwd = _checked_cwd(args.cwd)
+    flags, profile = settings_flags(args), getattr(args, "profile", None)
+    if args.command is None and args.question is None:
+        return _interactive(args, flags, profile, cwd)
     from swebash_ai.config import load_settings
 
-    loaded = load_settings(settings_flags(args), profile=getattr(args, "profile", None))
+    loaded = load_settings(flags, profile=profile)
     if args.command == "config":
         print_config(loaded)
         return ExitCode.OK
@@ -191,12 +194,30 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         options = OneShotOptions(args.question, json_events=args.json, yes=args.yes, resume=args.resume, cwd=cwd)
         return run_oneshot(loaded, options)
+    raise AssertionError("unreachable: every command returns above")  # pragma: no cover
+
+
+def _interactive(args: argparse.Namespace, flags: dict[str, Any], profile: str | None, cwd: Path | None) -> int:
+    """Open the TUI. Settings are validated after its first frame (pydantic-settings is slow to import); the
+    file, the profile and the theme are read before it, so those errors still stop here, exit code 2."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the interactive app needs a terminal; for scripts and pipes use -c QUESTION.")
+    from swebash_ai.config_file import StartInfo
     from swebash_ai.tui import run_tui
 
+    start = StartInfo.peek(flags, profile)
+
+    def load() -> LoadedSettings:
+        from swebash_ai.config import load_settings
+
+        return load_settings(flags, profile=profile)
+
     result = run_tui(
-        loaded, cwd=cwd or Path.cwd().resolve(), resume=args.resume or None, resume_latest=args.resume == ""
+        load,
+        cwd=cwd or Path.cwd().resolve(),
+        resume=args.resume or None,
+        resume_latest=args.resume == "",
+        start=start,
     )
     return int(result or 0)
 

@@ -11,7 +11,6 @@ per problem naming the variable (or file key) as the user wrote it and what is a
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -27,10 +26,9 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from swebash_ai.config_file import ENV_PREFIX, StartInfo, read_config_file
 from swebash_ai.errors import ConfigError
-from swebash_ai.locations import Locations, locations
-
-ENV_PREFIX = "SWEBASH_AI_"
+from swebash_ai.locations import Locations
 
 Origin = Literal["default", "file", "profile", "env", "flag"]
 
@@ -220,21 +218,14 @@ class LoadedSettings:
     def config_file(self) -> Path:
         return self.locations.config_file
 
+    @property
+    def start_info(self) -> StartInfo:
+        """What the interactive app shows before its session is built."""
+        return StartInfo(self.locations, self.settings.theme, self.settings.model, self.profile)
+
 
 def env_name(field_name: str) -> str:
     return ENV_PREFIX + field_name.upper()
-
-
-def _read_config_file(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror}") from exc
 
 
 def _check_keys(table: Mapping[str, Any], where: str) -> None:
@@ -263,24 +254,10 @@ def load_settings(
         ConfigError: a bad value, an unknown key or profile, an unreadable config file.
     """
     env = dict(os.environ if environ is None else environ)
-    locs = locations(env)
-    raw = _read_config_file(locs.config_file)
-    raw_profiles = raw.pop("profiles", {})
-    if not isinstance(raw_profiles, dict):
-        raise ConfigError(f"{locs.config_file}: 'profiles' must be a table of [profiles.NAME] tables.")
-    file_profile = raw.pop("profile", None)
+    config = read_config_file(profile, env)
+    locs, raw, chosen, profile_table = config.locations, config.top, config.profile, config.profile_table
     _check_keys(raw, str(locs.config_file))
-
-    chosen = profile or env.get(ENV_PREFIX + "PROFILE") or file_profile or None
-    profile_table: dict[str, Any] = {}
     if chosen:
-        if chosen not in raw_profiles:
-            available = ", ".join(sorted(raw_profiles)) or "none defined"
-            raise ConfigError(
-                f"Unknown profile '{chosen}' (profiles in {locs.config_file}: {available}).",
-                hint="Define it as a [profiles.NAME] table in the config file, or pick another with --profile.",
-            )
-        profile_table = dict(raw_profiles[chosen])
         _check_keys(profile_table, f"[profiles.{chosen}] in {locs.config_file}")
 
     cli = {k: v for k, v in (flags or {}).items() if v is not None}
@@ -314,7 +291,7 @@ def load_settings(
         if saved_environ is not None:
             os.environ.clear()
             os.environ.update(saved_environ)
-    return LoadedSettings(settings, origins, chosen, sorted(raw_profiles), locs)
+    return LoadedSettings(settings, origins, chosen, sorted(config.profiles), locs)
 
 
 def _explain(

@@ -6,23 +6,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from swebash_ai.config import LoadedSettings
+    from swebash_ai.config_file import StartInfo
 
 __all__ = ["run_tui"]
 
 
-def run_tui(loaded: LoadedSettings, *, cwd: Path, resume: str | None = None, resume_latest: bool = False) -> int:
+def run_tui(
+    loaded: LoadedSettings | Callable[[], LoadedSettings],
+    *,
+    cwd: Path,
+    resume: str | None = None,
+    resume_latest: bool = False,
+    start: StartInfo | None = None,
+) -> int:
     """Open the interactive app and run it until the user quits; returns the process exit code.
 
     Args:
-        loaded: The settings (``swebash_ai.config.load_settings``).
+        loaded: The settings (``swebash_ai.config.load_settings``), or a function that loads them: it then
+            runs after the first frame, which ``start`` (required then) describes.
+        start: Theme, model, profile and locations for the first frame (``StartInfo.peek``).
         cwd: Working directory for the tools.
         resume: Resume this saved session id (a unique prefix is enough).
         resume_latest: Resume the newest saved session.
     """
     from swebash_ai.tui.app import SwebashApp
 
-    app = SwebashApp(loaded, cwd=cwd, resume=resume, resume_latest=resume_latest)
+    app = SwebashApp(loaded, cwd=cwd, resume=resume, resume_latest=resume_latest, start=start)
     result = app.run()
     if app.return_code not in (None, 0):
         return app.return_code

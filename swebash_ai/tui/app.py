@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from swebash_ai.agent.approval import Decision
     from swebash_ai.agent.events import ApprovalRequest
     from swebash_ai.config import LoadedSettings
+    from swebash_ai.config_file import StartInfo
     from swebash_ai.session import Session
     from swebash_ai.tools.registry import Tool
     from swebash_ai.tui.engine import Engine
@@ -100,7 +101,7 @@ class SwebashApp(App[int]):
 
     def __init__(
         self,
-        loaded: LoadedSettings,
+        loaded: LoadedSettings | Callable[[], LoadedSettings],
         *,
         cwd: Path,
         resume: str | None = None,
@@ -109,9 +110,18 @@ class SwebashApp(App[int]):
         services: dict[str, Any] | None = None,
         probe_ollama: bool = True,
         session: Session | None = None,
+        start: StartInfo | None = None,
     ) -> None:
         super().__init__()
-        self.loaded = loaded
+        # ``loaded`` may be a loader: validating the settings imports pydantic-settings (~0.3 s), so the
+        # command line hands over a loader and what the first frame needs (``start``), read cheaply.
+        self._load_settings: Callable[[], LoadedSettings] | None = loaded if callable(loaded) else None
+        self.loaded: LoadedSettings | None = None if callable(loaded) else loaded
+        if start is None:
+            if self.loaded is None:
+                raise TypeError("SwebashApp needs start= when given a settings loader")
+            start = self.loaded.start_info
+        self.start = start
         self.cwd = cwd
         self.resume_id = resume
         self.resume_latest = resume_latest
@@ -122,7 +132,7 @@ class SwebashApp(App[int]):
         self.session_ready = asyncio.Event()
         self.approver = TuiApprover(self)
         self.controller = Controller(self)
-        self.history = PromptHistory(loaded.locations.prompt_history)
+        self.history = PromptHistory(start.locations.prompt_history)
         self.busy = False
         self.turn_worker: Worker[None] | None = None
         self.ui_loop: asyncio.AbstractEventLoop | None = None
@@ -173,8 +183,7 @@ class SwebashApp(App[int]):
         self.ui_loop = asyncio.get_running_loop()
         for problem in self._theme_problems:
             self.notify(problem, title="Themes", severity="warning", timeout=8)
-        settings = self.loaded.settings
-        self.status.set_info(settings.model or "connecting…", self.loaded.profile, self.cwd)
+        self.status.set_info(self.start.model or "connecting…", self.start.profile, self.cwd)
         self.chat.border_title = "Chat"
         self.activity.border_title = "Tools"
         self.prompt.focus()
@@ -183,11 +192,11 @@ class SwebashApp(App[int]):
     # --- themes ---------------------------------------------------------------------------------------
     def _load_themes(self) -> list[str]:
         """Register the theme files and select the configured theme; returns problems to report."""
-        found = load_themes(self.loaded.locations.themes_dir)
+        found = load_themes(self.start.locations.themes_dir)
         for theme in found.themes.values():
             self.register_theme(theme)
         problems = [f"Theme file skipped: {reason}" for _path, reason in found.failed]
-        wanted = self.loaded.settings.theme or DEFAULT_THEME
+        wanted = self.start.theme or DEFAULT_THEME
         if not self.set_theme(wanted):
             problems.append(f"Unknown theme '{wanted}'; using '{DEFAULT_THEME}'. Themes: {self.theme_names()}")
             self.set_theme(DEFAULT_THEME)
@@ -222,6 +231,13 @@ class SwebashApp(App[int]):
 
         error: SwebashError | None = None
         session: Session | None = None
+        if self.loaded is None and self._load_settings is not None:
+            try:
+                self.loaded = self._load_settings()
+            except SwebashError as exc:  # a bad setting: leave the way one-shot does, exit code 2
+                self.call_from_thread(self.exit, return_code=2, message=f"swebash-ai: {exc}")
+                return
+        assert self.loaded is not None
         try:
             session = Session(self.loaded, approver=self.approver, cwd=self.cwd, tools=self.tools,
                               services=self.services, probe_ollama=self.probe_ollama)
