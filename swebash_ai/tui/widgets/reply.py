@@ -75,43 +75,34 @@ class _CompactList:
         self._wrapped = (width, lines)
         return lines
 
-
-class CompactBulletList(_CompactList, MarkdownBulletList):
-    """A bullet list drawn by one widget when its items are plain paragraphs."""
+    # The widget methods: ``super()`` is the Markdown list class this mixin is combined with.
+    _blocks: list[MarkdownBlock]
+    content_size: Size
 
     def compose(self) -> Any:
         if not self._compact_compose(self._blocks):
-            yield from super().compose()
+            yield from super().compose()  # type: ignore[misc]
 
     def render(self) -> Any:
         if self._items is None:
-            return super().render()
+            return super().render()  # type: ignore[misc]
         return Content("\n").join(self._lines(self.content_size.width))
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self._items is None:
-            return super().get_content_height(container, viewport, width)
+            height: int = super().get_content_height(container, viewport, width)  # type: ignore[misc]
+            return height
         return len(self._lines(width))
+
+
+class CompactBulletList(_CompactList, MarkdownBulletList):
+    """A bullet list drawn by one widget when its items are plain paragraphs."""
 
 
 class CompactOrderedList(_CompactList, MarkdownOrderedList):
     """An ordered list drawn by one widget when its items are plain paragraphs."""
 
     _ordered = True
-
-    def compose(self) -> Any:
-        if not self._compact_compose(self._blocks):
-            yield from super().compose()
-
-    def render(self) -> Any:
-        if self._items is None:
-            return super().render()
-        return Content("\n").join(self._lines(self.content_size.width))
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        if self._items is None:
-            return super().get_content_height(container, viewport, width)
-        return len(self._lines(width))
 
 
 class AssistantMessage(Markdown):
