@@ -30,3 +30,14 @@ async def test_plain_lists_are_one_widget_with_a_hanging_indent():
         assert [line.plain for line in ordered._lines(30)] == ["3. three", "4. four"]
         assert nested._items is None  # a list holding a list keeps Textual's rendering...
         assert nested.query_one(CompactBulletList)._items is not None  # ...and the inner one is compact
+
+
+def test_code_highlighting_is_computed_once_per_code_and_theme() -> None:
+    from swebash_ai.tui.widgets.reply import CachedFence, _highlight
+
+    _highlight.cache_clear()
+    first = CachedFence.highlight("x = 1\n", "python", dark=True)
+    again = CachedFence.highlight("x = 1\n", "python", dark=True)
+    other = CachedFence.highlight("x = 1\n", "python", dark=False)
+    assert again is first and other is not first
+    assert _highlight.cache_info().hits == 1 and _highlight.cache_info().misses == 2
