@@ -534,8 +534,9 @@ def _is_catastrophic(p: str, paths: PathPolicy) -> str | None:
     return None
 
 
-def _targets(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> list[str]:
-    """What a file-changing command acts on, resolved, for the question put to the user."""
+def _targets(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> tuple[list[str], bool]:
+    """What a file-changing command acts on, resolved, for the question put to the user; and whether that
+    is a catastrophe (the root, the home directory, a whole workspace, or what contains them)."""
     operands: list[str] = []
     i, only = 0, False
     while i < len(args):
@@ -559,7 +560,7 @@ def _targets(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> list[st
             except ValueError:
                 reasons.append(f"{prog} acts on {m!r}, which cannot be resolved")
     if not resolved:
-        return reasons
+        return reasons, False
     verb = _TARGET_VERBS[prog]
     outside = [p for p in resolved if not paths.in_workspace(Path(os.path.realpath(p)))]
     noun = "path" if len(resolved) == 1 else "paths"
@@ -569,23 +570,27 @@ def _targets(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> list[st
     else:
         text += f" in the workspace: {', '.join(resolved[:5])}"
     reasons.append(text)
+    severe = False
     for p in resolved:
         what = _is_catastrophic(p, paths)
         if what:
+            severe = True
             reasons.insert(0, f"DANGER: {prog} {verb} {what}")
-    return reasons
+    return reasons, severe
 
 
-def describe_dangers(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> tuple[list[str], list[str]]:
-    """(inner command strings to judge too, reasons naming what ``prog args`` may do)."""
+def describe_dangers(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> tuple[list[str], list[str], bool]:
+    """(inner command strings to judge too, reasons naming what ``prog args`` may do, whether it is severe)."""
     reasons: list[str] = []
+    severe = False
     inner: list[str] = []
     if prog in DANGERS:
         reasons.append(f"{prog} {DANGERS[prog]}")
     if prog.startswith("mkfs"):
         reasons.append(f"{prog} formats a disk (erases it)")
     if prog in _TARGET_VERBS:
-        reasons += _targets(prog, args, cwd, paths)
+        target_reasons, severe = _targets(prog, args, cwd, paths)
+        reasons += target_reasons
     if prog == "dd":
         for a in args:
             if a.startswith("of="):
@@ -639,7 +644,7 @@ def describe_dangers(prog: str, args: list[str], cwd: str, paths: PathPolicy) ->
         from swebash_ai.safety.git_rules import git_danger_reasons  # git's rules build on this module
 
         reasons += git_danger_reasons(args)
-    return inner, reasons
+    return inner, reasons, severe
 
 
 _NETWORK = frozenset({"curl", "wget", "nc", "ncat", "ssh"})

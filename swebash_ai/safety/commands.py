@@ -28,7 +28,6 @@ Pure: standard library, tree_sitter and tree_sitter_bash; judges, never runs any
 
 from __future__ import annotations
 
-import dataclasses
 import glob as _glob
 import json
 import os
@@ -368,12 +367,9 @@ class CommandPolicy:
     def assess(self, command: str, cwd: str | None = None) -> Verdict:
         """Allow, ask or deny ``command`` run in ``cwd`` (default: the first workspace root)."""
         try:
-            verdict = self._assess(command, cwd or str(self.paths.roots[0]), 0)
+            return self._assess(command, cwd or str(self.paths.roots[0]), 0)
         except Exception as e:  # a policy never raises: an unexpected failure asks
             return Verdict.ask(f"could not check this command ({type(e).__name__}: {e})", rule="command.error")
-        if any("DANGER:" in r for r in verdict.reasons):  # command_rules marks catastrophes this way
-            verdict = dataclasses.replace(verdict, severe=True)
-        return verdict
 
     def session_key(self, command: str) -> str | None:
         """JSON argv of one plain literal simple command, else ``None`` (never covers a compound)."""
@@ -451,10 +447,11 @@ class CommandPolicy:
         globs = {t for w, t in zip(args, arg_texts, strict=True) if w.glob}
         unchecked = {t for w, t in zip(args, arg_texts, strict=True) if not w.literal}  # already asked
         verdicts: list[Verdict] = []
-        inner_cmds, reasons = describe_dangers(base, arg_texts, cwd, self.paths)
+        inner_cmds, reasons, severe = describe_dangers(base, arg_texts, cwd, self.paths)
         for inner in inner_cmds[:5]:
             if depth < 4:
                 iv = self._assess(inner, cwd, depth + 1)
+                severe = severe or iv.severe
                 if iv.decision == "deny":
                     verdicts.append(iv)
                 reasons += [f"the inner command {r}" for r in iv.reasons[:3]]
@@ -491,7 +488,7 @@ class CommandPolicy:
                             rule="command.path",
                         )
                     )
-            verdicts.append(Verdict.ask(*reasons, rule="command.dangerous") if reasons else Verdict.allow())
+            verdicts.append(Verdict("ask", reasons, "command.dangerous", severe) if reasons else Verdict.allow())
             return Verdict.strictest(verdicts)
         # Not allowlisted: ask, explaining the danger; deny only when an argument is a protected path.
         for text in arg_texts:
@@ -505,7 +502,7 @@ class CommandPolicy:
                 if pv.decision == "deny" and pv.rule != "path.denied.pseudo_fs":
                     verdicts.append(pv)
         if reasons:
-            verdicts.append(Verdict.ask(*reasons, rule="command.dangerous"))
+            verdicts.append(Verdict("ask", reasons, "command.dangerous", severe))
         else:
             verdicts.append(Verdict.ask(f"not on the read-only list: {base}", rule="command.not_allowlisted"))
         return Verdict.strictest(verdicts)
