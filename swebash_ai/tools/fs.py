@@ -36,8 +36,8 @@ from pydantic import Field
 
 from swebash_ai.safety.paths import PathRefused, is_binary, open_for_read
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.guard import PolicyGate, denial_message, path_policy_of
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
-from swebash_ai.tools.search import PolicyGate, denial_message, path_policy_of
 
 __all__ = ["TOOLS"]
 
