@@ -14,6 +14,7 @@ import pytest
 from swebash_ai.config import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools import search as search_mod
+from swebash_ai.tools.guard import PolicyGate
 from swebash_ai.tools.registry import ToolContext, ToolResult
 
 search = search_mod.search
@@ -245,7 +246,7 @@ async def test_configured_deny_globs_are_respected(workspace: Path, isolated_env
     write(workspace, {"db.sqlite": "needle\n", "private/a.txt": "needle\n", "pub/b.txt": "needle\n"})
     r = await run(ctx, pattern="needle")
     assert [f for f, _, _ in hits(r)] == ["pub/b.txt"] and r.metadata["searched"] == 1
-    gate = search_mod.PolicyGate(policy)
+    gate = PolicyGate(policy)
     assert gate.fast_names  # the stand-in path agrees with the real policy on the probes
     assert gate.denied(str(workspace / "x.SQLITE"), "x.SQLITE", False)
 
