@@ -189,12 +189,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "config":
         print_config(loaded)
         return ExitCode.OK
-    if args.question is not None:
-        from swebash_ai.oneshot import run_oneshot
+    from swebash_ai.oneshot import run_oneshot  # what is left: -c QUESTION
 
-        options = OneShotOptions(args.question, json_events=args.json, yes=args.yes, resume=args.resume, cwd=cwd)
-        return run_oneshot(loaded, options)
-    raise AssertionError("unreachable: every command returns above")  # pragma: no cover
+    options = OneShotOptions(args.question, json_events=args.json, yes=args.yes, resume=args.resume, cwd=cwd)
+    return run_oneshot(loaded, options)
 
 
 def _interactive(args: argparse.Namespace, flags: dict[str, Any], profile: str | None, cwd: Path | None) -> int:
