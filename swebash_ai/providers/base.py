@@ -209,7 +209,7 @@ class EndpointProvider(RetryingProvider):
 async def openai_format_chunks(
     stream: AsyncIterator[Any], cost: Callable[[int, int], float | None]
 ) -> AsyncIterator[Chunk]:
-    """Typed chunks from a stream of OpenAI-format ``chat.completion.chunk`` objects (both clients give those).
+    """Typed chunks from a stream of OpenAI-format ``chat.completion.chunk`` objects or plain JSON dicts.
 
     Text is yielded as it arrives; tool-call deltas are assembled and yielded, complete, at the end; usage
     once (some servers repeat it); then the finish reason.
@@ -218,20 +218,24 @@ async def openai_format_chunks(
     finish: str | None = None
     usage_seen = False
     async for chunk in stream:
-        usage = getattr(chunk, "usage", None)
-        if usage is not None and not usage_seen and (usage.prompt_tokens or usage.completion_tokens):
-            usage_seen = True
-            prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
-            yield UsageChunk(prompt, completion, cost(prompt, completion))
-        for choice in getattr(chunk, "choices", None) or ():
-            delta = getattr(choice, "delta", None)
+        usage = _get(chunk, "usage")
+        if usage is not None and not usage_seen:
+            prompt, completion = _get(usage, "prompt_tokens") or 0, _get(usage, "completion_tokens") or 0
+            if prompt or completion:
+                usage_seen = True
+                yield UsageChunk(prompt, completion, cost(prompt, completion))
+        for choice in _get(chunk, "choices") or ():
+            delta = _get(choice, "delta")
             if delta is not None:
-                if getattr(delta, "content", None):
-                    yield TextChunk(delta.content)
-                if getattr(delta, "tool_calls", None):
-                    calls.add(delta.tool_calls)
-            if getattr(choice, "finish_reason", None):
-                finish = choice.finish_reason
+                content = _get(delta, "content")
+                if content:
+                    yield TextChunk(content)
+                tool_calls = _get(delta, "tool_calls")
+                if tool_calls:
+                    calls.add(tool_calls)
+            reason = _get(choice, "finish_reason")
+            if reason:
+                finish = reason
     for call in calls.complete():
         yield call
     yield FinishChunk(finish or ("tool_calls" if calls else "stop"))

@@ -325,9 +325,10 @@ class TextToolCallProvider:
         """Split a new text piece into (what can be released now, what must be held from a hold point)."""
         if not self.text_mode:
             # Recovery: only an answer that starts like a call is held.
-            return ("", piece) if not "".join(emitted).strip() and _could_start_call(piece) else (piece, "")
-        before = "".join(emitted)
-        at_line_start = not before or before.endswith("\n")
+            # (Not ``"".join(emitted)``: that would make a long answer quadratic, one join per chunk.)
+            started = any(part.strip() for part in emitted)
+            return ("", piece) if not started and _could_start_call(piece) else (piece, "")
+        at_line_start = not emitted or emitted[-1].endswith("\n")  # emitted pieces are never empty
         offset = 0
         for line in piece.splitlines(keepends=True):
             if at_line_start and _could_start_call(line):
