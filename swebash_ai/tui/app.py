@@ -13,11 +13,12 @@ itself and leaves the conversation valid.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -363,6 +364,40 @@ def settle_memory() -> None:
     collections down to what the current turn created.
     """
     gc.freeze()
+
+
+FULL_COLLECTION_HOLD = 1_000_000
+"""The collector's third threshold during a turn: no automatic full collection while a reply streams."""
+_held = [0, 10]  # turns holding full collections, and the threshold to restore after the last one
+
+
+@contextlib.contextmanager
+def full_collections_held() -> Iterator[None]:
+    """No automatic full garbage collection inside the block (see :func:`collect_garbage`).
+
+    Even with start-up frozen, a long streamed reply creates enough long-lived objects (its widgets,
+    their render caches) that the collector's full passes come back every few seconds and each stops
+    both threads for 50-90 ms (measured): the worst keypress delays of a fast stream. Held off, that work
+    is done once the turn has ended and the user is reading.
+    """
+    first, second, third = gc.get_threshold()
+    if _held[0] == 0:
+        _held[1] = third
+    _held[0] += 1
+    gc.set_threshold(first, second, FULL_COLLECTION_HOLD)
+    try:
+        yield
+    finally:
+        _held[0] -= 1
+        if _held[0] == 0:
+            gc.set_threshold(first, second, _held[1])
+
+
+def collect_garbage() -> None:
+    """One full collection, then :func:`settle_memory`; skipped while a turn holds collections."""
+    if _held[0] == 0:
+        gc.collect()
+        settle_memory()
 
 
 def preload_provider(session: Session) -> None:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+IDLE_COLLECT_AFTER = 1.0
+"""Seconds after a turn before the garbage it made is collected (see ``full_collections_held``)."""
+
 BUSY_COMMANDS = frozenset({"/new", "/model", "/profile", "/sessions"})
 
 
@@ -135,8 +138,17 @@ class Controller:
 
     async def run_turn(self, text: str, *, shell: bool) -> None:
         """Worker: run the turn on the engine thread and render its events as they arrive in batches."""
+        from swebash_ai.tui.app import collect_garbage, full_collections_held
+
+        try:
+            with full_collections_held():
+                await self._run_turn(text, shell=shell)
+        finally:
+            # The collection the turn held off, when the user is most likely reading the answer.
+            self.app.set_timer(IDLE_COLLECT_AFTER, collect_garbage)
+
+    async def _run_turn(self, text: str, *, shell: bool) -> None:
         from swebash_ai.errors import SwebashError
-        from swebash_ai.tui.app import settle_memory
         from swebash_ai.tui.engine import EventPipe, pump
 
         app = self.app
@@ -177,7 +189,6 @@ class Controller:
             await app.chat.end_reply()
             app.busy = False
             app.status.set_busy("")
-            settle_memory()
 
     def cancel(self) -> None:
         """Ask the loop to stop; if the turn still runs two seconds later, cancel it outright."""
