@@ -157,7 +157,8 @@ class ToolEntry(Vertical, can_focus=True):
         return " · ".join(parts)
 
     def refresh_status(self) -> None:
-        self._status.update(self.status_text())
+        # One line (see the stylesheet): the per-second tick of a running call needs no re-layout.
+        self._status.update(self.status_text(), layout=False)
 
     # --- expanding ------------------------------------------------------------------------------------
     def action_toggle_expand(self) -> None:

@@ -94,4 +94,5 @@ class StatusBar(Static):
         content = Content.assemble(*pieces)
         if content != self._last:
             self._last = content
-            self.update(content)
+            # One line, always (the stylesheet says so): no re-layout of the screen for a spinner frame.
+            self.update(content, layout=False)
