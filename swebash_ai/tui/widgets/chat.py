@@ -29,6 +29,12 @@ MAX_BACKOFF = 0.8
 """Most seconds added to the flush interval while the UI is lagging."""
 SEGMENT_CHARS = 1500
 """A streamed reply starts a new Markdown widget at the first paragraph break after this many characters."""
+COMMIT_CHARS = 1500
+"""Most Markdown parsed and mounted by one flush (more when one block is longer). A stream faster than the
+screen (a local model, a resumed burst) is shown in steps of this size, :data:`CATCH_UP_INTERVAL` apart,
+so no single step keeps the UI from a keypress for long."""
+CATCH_UP_INTERVAL = 0.05
+"""Seconds between two flushes while complete blocks are still waiting to be shown."""
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
@@ -177,9 +183,11 @@ class ReplyStream:
         self._buffer.append(fragment)
         if self._timer is None:
             # Back off while the UI is busy (the last tick came late): input goes before fresh text.
-            interval = FLUSH_INTERVAL + min(MAX_BACKOFF, 4 * self._lag)
-            self._due = time.monotonic() + interval
-            self._timer = self.pane.set_timer(interval, self._tick)
+            self._schedule(FLUSH_INTERVAL + min(MAX_BACKOFF, 4 * self._lag))
+
+    def _schedule(self, interval: float) -> None:
+        self._due = time.monotonic() + interval
+        self._timer = self.pane.set_timer(interval, self._tick)
 
     @property
     def text(self) -> str:
@@ -190,22 +198,51 @@ class ReplyStream:
         self._timer = None
         self._lag = max(0.0, time.monotonic() - self._due)
         await self.flush()
+        if self._timer is None and self._last_boundary(self._tail):
+            self._schedule(CATCH_UP_INTERVAL)  # behind the stream: the next step soon
 
     async def close(self) -> None:
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        await self.flush(final=True)
+        left = True
+        while left:
+            left = await self.flush(final=True)
+            if left:
+                await asyncio.sleep(CATCH_UP_INTERVAL / 2)  # let a keypress through between two steps
 
-    async def flush(self, final: bool = False) -> None:
+    async def flush(self, final: bool = False) -> bool:
+        """Show the next complete blocks, at most about :data:`COMMIT_CHARS`; True if text is left over."""
         async with self._lock:
             self._tail += "".join(self._buffer)
             self._buffer.clear()
-            cut = len(self._tail) if final else self._last_boundary(self._tail)
+            cut = self._next_cut(self._tail, final)
             if cut:
                 done, self._tail = self._tail[:cut], self._tail[cut:]
                 await self._commit(done)
-            await self._show_tail(final)
+            left = bool(self._tail) if final else False
+            await self._show_tail(final and not left)
+            return left
+
+    @classmethod
+    def _next_cut(cls, text: str, final: bool) -> int:
+        """Where the next commit ends: the last block boundary within :data:`COMMIT_CHARS`, else the first
+        one after it; at the end of the reply, the end of the text."""
+        if len(text) <= COMMIT_CHARS:
+            return len(text) if final else cls._last_boundary(text)
+        cut = cls._last_boundary(text[:COMMIT_CHARS]) or cls._first_boundary(text, COMMIT_CHARS)
+        return cut or (len(text) if final else 0)
+
+    @staticmethod
+    def _first_boundary(text: str, start: int) -> int:
+        """Index just after the first blank line of ``text`` after ``start``, outside a code fence (0: none)."""
+        found = text.find("\n\n", start)
+        while found >= 0:
+            cut = found + 2
+            if not _open_fence(text[:cut]):
+                return cut
+            found = text.find("\n\n", cut)
+        return 0
 
     @staticmethod
     def _last_boundary(text: str) -> int:
@@ -239,8 +276,10 @@ class ReplyStream:
                 widget, self._tail_widget = self._tail_widget, None
                 await widget.remove()
             return
+        # Behind the stream, the tail is what comes next: its start is enough (the rest is off screen).
+        shown = Content(self._tail[:COMMIT_CHARS].rstrip("\n"))
         if self._tail_widget is None:
-            self._tail_widget = ReplyTail(Content(self._tail.rstrip("\n")))
+            self._tail_widget = ReplyTail(shown)
             await self.pane.mount(self._tail_widget)
         else:
-            self._tail_widget.update(Content(self._tail.rstrip("\n")))
+            self._tail_widget.update(shown)

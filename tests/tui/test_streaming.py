@@ -1,0 +1,157 @@
+"""What keeps the UI responsive under a fast stream: bounded commits, the engine yielding to a busy UI,
+and full garbage collections held off during a turn."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import time
+
+import pytest
+from textual.app import App
+
+from swebash_ai.tui import engine
+from swebash_ai.tui.app import FULL_COLLECTION_HOLD, collect_garbage, full_collections_held
+from swebash_ai.tui.engine import DONE, EventPipe
+from swebash_ai.tui.widgets.chat import COMMIT_CHARS, ChatPane, ReplyStream
+
+PARAGRAPH = "word " * 60 + "\n\n"  # 302 characters
+
+
+# --- where a commit ends ------------------------------------------------------------------------------
+def test_a_commit_ends_at_the_last_block_boundary_within_the_budget() -> None:
+    text = PARAGRAPH * 20  # far more than one commit
+    cut = ReplyStream._next_cut(text, final=False)
+    assert 0 < cut <= COMMIT_CHARS and text[:cut].endswith("\n\n")
+    assert cut == (COMMIT_CHARS // len(PARAGRAPH)) * len(PARAGRAPH)
+
+
+def test_a_short_text_commits_its_complete_blocks_and_all_of_it_at_the_end() -> None:
+    text = PARAGRAPH + "unfinished par"
+    assert ReplyStream._next_cut(text, final=False) == len(PARAGRAPH)
+    assert ReplyStream._next_cut(text, final=True) == len(text)
+    assert ReplyStream._next_cut("no boundary yet", final=False) == 0
+
+
+def test_a_block_longer_than_the_budget_is_committed_whole_and_fences_are_not_split() -> None:
+    code = "```python\n" + "x = 1\n\n" * 400 + "```\n\n"  # blank lines inside the fence are not boundaries
+    text = code + PARAGRAPH
+    cut = ReplyStream._next_cut(text, final=False)
+    assert cut == len(code)
+    assert ReplyStream._next_cut(code[:-2], final=False) == 0  # the fence is still open: nothing yet
+
+
+# --- the stream in a real chat pane -------------------------------------------------------------------
+class _Host(App[None]):
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield ChatPane(id="chat")
+
+
+async def test_a_burst_is_shown_in_bounded_steps_and_completely_at_the_end() -> None:
+    app = _Host()
+    text = "".join(f"Paragraph {i}: " + PARAGRAPH for i in range(30))  # ~9,500 characters at once
+    async with app.run_test(size=(100, 40)) as pilot:
+        chat = app.query_one(ChatPane)
+        await chat.write_reply(text)
+        stream = chat._stream
+        assert stream is not None
+        await stream.flush()
+        shown = "".join(seg.source for seg in stream.segments)
+        assert 0 < len(shown) <= COMMIT_CHARS  # one step, not the whole burst
+        assert stream._tail_widget is not None  # what comes next is visible as plain text meanwhile
+        assert len(stream._tail_widget.visual.plain) <= COMMIT_CHARS  # type: ignore[union-attr]
+        for _ in range(200):  # the catch-up timer shows the rest while the stream is still open
+            await pilot.pause(0.02)
+            if not ReplyStream._last_boundary(stream._tail):
+                break
+        assert "".join(seg.source for seg in stream.segments) == text
+        await chat.end_reply()
+        assert chat.last_reply_text() == text
+        assert not chat.streaming
+
+
+async def test_closing_a_reply_shows_the_rest_even_when_it_is_far_behind() -> None:
+    app = _Host()
+    text = "".join(f"Item {i}: " + PARAGRAPH for i in range(25)) + "last words without a break"
+    async with app.run_test(size=(100, 40)):
+        chat = app.query_one(ChatPane)
+        await chat.write_reply(text)
+        await chat.end_reply()
+        assert chat.last_reply_text() == text
+        assert not chat.query("ReplyTail")  # nothing left as plain text
+
+
+# --- the engine gives way to a busy UI ----------------------------------------------------------------
+async def test_the_engine_waits_while_the_ui_loop_is_busy_and_loses_nothing() -> None:
+    loop = asyncio.get_running_loop()
+    pipe = EventPipe(loop)
+    waited: list[float] = []
+
+    def produce() -> None:
+        for i in range(50):
+            start = time.monotonic()
+            pipe.push(i)
+            waited.append(time.monotonic() - start)
+            time.sleep(0.001)
+        pipe.push(DONE)
+
+    producer = threading.Thread(target=produce)
+    producer.start()
+    time.sleep(0.06)  # the UI loop is busy (a long layout): nothing can drain meanwhile
+    received: list[int] = []
+    async for batch in pipe.batches():
+        received.extend(batch)
+    await asyncio.to_thread(producer.join)
+    assert received == list(range(50))
+    assert pipe.yields >= 1  # the producer noticed the busy UI and waited...
+    assert max(waited) >= 0.02  # ...for real (with the interpreter lock released)
+    assert max(waited) < engine.MAX_YIELD + 0.05  # and never longer than the bound
+
+
+async def test_the_engine_does_not_wait_for_an_idle_ui() -> None:
+    pipe = EventPipe(asyncio.get_running_loop())
+
+    def produce() -> None:
+        for i in range(20):
+            pipe.push(i)
+            time.sleep(0.003)
+        pipe.push(DONE)
+
+    producer = threading.Thread(target=produce)
+    producer.start()
+    received: list[int] = []
+    async for batch in pipe.batches():
+        received.extend(batch)
+    await asyncio.to_thread(producer.join)
+    assert received == list(range(20))
+    assert pipe.yields == 0
+
+
+# --- garbage collection during a turn -----------------------------------------------------------------
+@pytest.fixture
+def thresholds():  # type: ignore[no-untyped-def]
+    saved = gc.get_threshold()
+    yield saved
+    gc.set_threshold(*saved)
+
+
+def test_full_collections_are_held_during_a_turn_and_restored_after(thresholds) -> None:  # type: ignore[no-untyped-def]
+    first, second, third = thresholds
+    with full_collections_held():
+        assert gc.get_threshold() == (first, second, FULL_COLLECTION_HOLD)
+        with full_collections_held():  # a second turn starting before the first has finished
+            pass
+        assert gc.get_threshold()[2] == FULL_COLLECTION_HOLD  # still held: the first turn runs
+    assert gc.get_threshold() == (first, second, third)
+
+
+def test_the_held_collection_runs_when_idle_but_not_during_a_turn(thresholds, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    calls: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda generation=2: calls.append(generation) or 0)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(-1))
+    with full_collections_held():
+        collect_garbage()
+    assert calls == []
+    collect_garbage()
+    assert calls == [2, -1]
