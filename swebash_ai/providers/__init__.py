@@ -34,6 +34,7 @@ __all__ = [
     "NO_PROVIDER_HELP",
     "Chunk",
     "FinishChunk",
+    "OllamaOffer",
     "Provider",
     "ProviderChoice",
     "TextChunk",
@@ -42,6 +43,7 @@ __all__ = [
     "UsageChunk",
     "choose_provider",
     "make_provider",
+    "ollama_offer",
     "uses_litellm",
 ]
 
@@ -89,11 +91,16 @@ def uses_litellm(model: str, api_base: str | None) -> bool:
     return not ("/" not in model and api_base)
 
 
+def ollama_host(environ: Mapping[str, str] | None = None) -> str:
+    """Where a local Ollama server listens: ``OLLAMA_HOST`` or its usual address, as a URL."""
+    env = os.environ if environ is None else environ
+    base = (env.get("OLLAMA_HOST") or "http://127.0.0.1:11434").rstrip("/")
+    return base if "://" in base else "http://" + base
+
+
 def ollama_models(host: str | None = None, timeout: float = 0.3) -> list[str]:
     """Names of the models a local Ollama server has, or [] when none answers quickly."""
-    base = (host or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434").rstrip("/")
-    if "://" not in base:
-        base = "http://" + base
+    base = host or ollama_host()
     if not base.startswith(("http://127.", "http://localhost", "http://[::1]")):
         return []  # only ever probe this machine
     try:
@@ -116,12 +123,30 @@ def choose_provider(
         if env.get(var):
             return ProviderChoice(model, settings.api_base, key or env[var], f"{var} is set")
     if probe_ollama:
-        models = ollama_models()
-        if models:
-            host = (env.get("OLLAMA_HOST") or "http://127.0.0.1:11434").rstrip("/")
-            host = host if "://" in host else "http://" + host
-            return ProviderChoice(f"openai/{models[0]}", host + "/v1", None, f"Ollama answers at {host}")
+        offer = ollama_offer(env)
+        if offer is not None:
+            return offer.choice()
     return None
+
+
+@dataclass(frozen=True)
+class OllamaOffer:
+    """A local Ollama server that answers, and its models (the first is the default)."""
+
+    host: str
+    models: tuple[str, ...]
+
+    def choice(self, model: str | None = None) -> ProviderChoice:
+        """Talk to ``model`` (default: the first) through Ollama's OpenAI-compatible ``/v1``."""
+        return ProviderChoice(f"openai/{model or self.models[0]}", self.host + "/v1", None,
+                              f"Ollama answers at {self.host}")
+
+
+def ollama_offer(environ: Mapping[str, str] | None = None) -> OllamaOffer | None:
+    """The local Ollama server, when one answers quickly and has at least one model."""
+    host = ollama_host(environ)
+    models = ollama_models(host)
+    return OllamaOffer(host, tuple(models)) if models else None
 
 
 def make_provider(choice: ProviderChoice, settings: Settings, on_retry: RetryCallback | None = None) -> Provider:

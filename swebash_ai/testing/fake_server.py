@@ -426,6 +426,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"object": "list", "data": [model], "has_more": False,
                                   "first_id": MODEL_ID, "last_id": MODEL_ID})
             return
+        if self.path.split("?")[0] == "/api/tags":  # Ollama's own model list (it also serves /v1)
+            self._send_json(200, {"models": [{"name": MODEL_ID, "model": MODEL_ID}]})
+            return
         owner._violate(f"unexpected request GET {self.path}")
         self._send_json(404, _error_body(owner.dialect, 404, f"fake server: no route GET {self.path}"))
 

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from swebash_ai.agent.events import ApprovalRequest
     from swebash_ai.config import LoadedSettings
     from swebash_ai.config_file import StartInfo
+    from swebash_ai.providers import OllamaOffer
     from swebash_ai.session import Session
     from swebash_ai.tools.registry import Tool
     from swebash_ai.tui.engine import Engine
@@ -232,6 +233,7 @@ class SwebashApp(App[int]):
 
         error: SwebashError | None = None
         session: Session | None = None
+        offer: OllamaOffer | None = None
         if self.loaded is None and self._load_settings is not None:
             try:
                 self.loaded = self._load_settings()
@@ -240,8 +242,13 @@ class SwebashApp(App[int]):
                 return
         assert self.loaded is not None
         try:
+            # A local Ollama server is offered (see Controller.session_ready), not used unasked.
             session = Session(self.loaded, approver=self.approver, cwd=self.cwd, tools=self.tools,
-                              services=self.services, probe_ollama=self.probe_ollama)
+                              services=self.services, probe_ollama=False)
+            if not session.has_provider and self.probe_ollama:
+                from swebash_ai.providers import ollama_offer
+
+                offer = ollama_offer()
             if self.resume_id or self.resume_latest:
                 try:
                     session.resume(self.resume_id)
@@ -252,7 +259,7 @@ class SwebashApp(App[int]):
         except Exception as exc:
             log.exception("cannot build the session")
             error = SwebashError(f"{type(exc).__name__}: {exc}", title="Cannot start the session")
-        self.call_from_thread(self.controller.session_ready, session, error)
+        self.call_from_thread(self.controller.session_ready, session, error, offer)
         if session is not None:
             preload_provider(session)
         settle_memory()

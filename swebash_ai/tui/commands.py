@@ -10,6 +10,7 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/clear": ("", "clear the screen (the conversation is kept)"),
     "/new": ("", "start a new conversation (the current one stays saved)"),
     "/model": ("[NAME]", "show the model, or switch to another (e.g. openai/gpt-4.1)"),
+    "/ollama": ("[MODEL]", "use the local Ollama server (its first model, or MODEL)"),
     "/profile": ("[NAME]", "show the profiles, or switch to one from the config file"),
     "/tools": ("", "list the tools the model may use"),
     "/theme": ("[NAME]", "list the themes, or switch to one"),

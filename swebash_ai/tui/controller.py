@@ -18,6 +18,7 @@ from swebash_ai.tui import commands
 if TYPE_CHECKING:
     from swebash_ai.agent.events import AgentEvent
     from swebash_ai.errors import SwebashError
+    from swebash_ai.providers import OllamaOffer
     from swebash_ai.session import Session
     from swebash_ai.tui.app import SwebashApp
 
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 IDLE_COLLECT_AFTER = 1.0
 """Seconds after a turn before the garbage it made is collected (see ``full_collections_held``)."""
 
-BUSY_COMMANDS = frozenset({"/new", "/model", "/profile", "/sessions"})
+BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions"})
 
 
 def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
@@ -58,30 +59,33 @@ class Controller:
         return self.app.session
 
     # --- start-up -------------------------------------------------------------------------------------
-    def session_ready(self, session: Session | None, error: SwebashError | None) -> None:
+    def session_ready(
+        self, session: Session | None, error: SwebashError | None, offer: OllamaOffer | None = None
+    ) -> None:
         app = self.app
         app.session = session
         if error is not None:
             app.chat.add_error(error.title, error.message, error.hint)
         if session is not None:
-            self._show_provider(session)
+            self._show_provider(session, offer)
             if session.conversation.messages:
                 self.render_conversation(session)
         app.session_ready.set()
 
-    def _show_provider(self, session: Session) -> None:
+    def _show_provider(self, session: Session, offer: OllamaOffer | None = None) -> None:
         app = self.app
         app.status.set_info(session.model if session.has_provider else "no provider",
                             session.loaded.profile, session.cwd)
-        if not session.has_provider:
-            from swebash_ai.providers import NO_PROVIDER_HELP
+        if session.has_provider:
+            return
+        from swebash_ai.providers import NO_PROVIDER_HELP
 
-            app.chat.add_info(NO_PROVIDER_HELP.rstrip(),
-                              title="No model provider is configured; !command still works.")
-        elif session.choice is not None and session.choice.reason.startswith("Ollama"):
+        app.chat.add_info(NO_PROVIDER_HELP.rstrip(), title="No model provider is configured; !command still works.")
+        if offer is not None:
+            others = f" (also: {', '.join(offer.models[1:])})" if len(offer.models) > 1 else ""
             app.chat.add_notice(
-                f"No provider was configured, so the local Ollama server is used ({session.choice.reason}; "
-                f"model {session.model}). Set SWEBASH_AI_MODEL or a profile to choose another.")
+                f"A local Ollama server answers at {offer.host} with {offer.models[0]}{others}. "
+                f"Type /ollama to use {offer.models[0]}, or /ollama MODEL for another.")
 
     def render_conversation(self, session: Session) -> None:
         """Show a resumed conversation: user and assistant text in the chat, tool calls in the tool pane."""
@@ -364,6 +368,27 @@ class Controller:
             return
         await self._rebuild({"model": arg}, session.loaded.profile)
 
+    async def cmd_ollama(self, arg: str) -> None:
+        from swebash_ai.providers import ollama_offer
+
+        session = await self._ready_session()
+        if session is None:
+            return
+        offer = await asyncio.to_thread(ollama_offer)
+        if offer is None:
+            from swebash_ai.providers import ollama_host
+
+            self.app.chat.add_error("No Ollama server", f"Nothing answers at {ollama_host()} with a model.",
+                                    "Start Ollama (ollama serve), pull a model (ollama pull llama3.1), or set "
+                                    "OLLAMA_HOST.")
+            return
+        if arg and arg not in offer.models:
+            self.app.chat.add_error("Unknown Ollama model", f"{offer.host} has no model '{arg}'.",
+                                    f"Its models: {', '.join(offer.models)}.")
+            return
+        choice = offer.choice(arg or None)
+        await self._rebuild({"model": choice.model, "api_base": choice.api_base}, session.loaded.profile)
+
     async def cmd_profile(self, arg: str) -> None:
         session = await self._ready_session()
         if session is None:
@@ -389,7 +414,7 @@ class Controller:
 
             loaded = load_settings(flags, profile=profile)
             session = Session(loaded, approver=app.approver, cwd=app.cwd, tools=app.tools, services=app.services,
-                              conversation=old.conversation, probe_ollama=app.probe_ollama)
+                              conversation=old.conversation, probe_ollama=False)  # offered, never implied
             preload_provider(session)  # e.g. litellm for a non-OpenAI model, before the next question
             return session
 

@@ -33,6 +33,41 @@ async def test_no_provider_opens_shows_help_and_bang_commands_work(make_app):
         assert "No provider" in str(app.query("ErrorMessage").last().render())
 
 
+async def test_a_local_ollama_is_offered_and_used_only_when_asked(make_app, fake_llm, monkeypatch):
+    host = fake_llm.base_url.removesuffix("/v1")  # the fake server also answers Ollama's /api/tags
+    monkeypatch.setenv("OLLAMA_HOST", host)
+    fake_llm.enqueue(Reply.text("Hello from the local model."))
+    app = make_app(probe_ollama=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        assert app.session is not None and not app.session.has_provider  # offered, not used
+        offer = str(app.query(NoticeMessage).last().render())
+        assert host in offer and "fake-model" in offer and "/ollama" in offer
+        await type_and_send(pilot, "/ollama llama-nope")
+        await wait_for(pilot, lambda: "Unknown Ollama model" in str(app.query("ErrorMessage").last().render())
+                       if app.query("ErrorMessage") else False, what="unknown-model error")
+        assert not app.session.has_provider
+        await type_and_send(pilot, "/ollama")
+        await wait_for(pilot, lambda: app.session is not None and app.session.has_provider, what="ollama session")
+        assert app.session.model == "openai/fake-model" and "fake-model" in str(app.status.render())
+        await type_and_send(pilot, "hi")
+        await wait_for(pilot, lambda: "local model" in app.chat.last_reply_text(), what="answer")
+    chats = [r for r in fake_llm.requests if r["path"].endswith("/chat/completions")]
+    assert len(chats) == 1 and chats[0]["path"] == "/v1/chat/completions"
+
+
+async def test_ollama_command_without_a_server_says_how_to_start_one(make_app):
+    app = make_app(probe_ollama=True)  # OLLAMA_HOST points at a closed port in the tests
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        assert not app.query(NoticeMessage)  # nothing to offer
+        await type_and_send(pilot, "/ollama")
+        await wait_for(pilot, lambda: bool(app.query("ErrorMessage")), what="error")
+        error = str(app.query("ErrorMessage").last().render())
+        assert "No Ollama server" in error and "127.0.0.1:9" in error and "ollama serve" in error
+        assert app.session is not None and not app.session.has_provider
+
+
 @pytest.mark.parametrize(("width", "narrow"), [(140, False), (80, True)])
 async def test_layout_stacks_the_panes_on_narrow_terminals(make_app, width, narrow):
     app = make_app()
@@ -222,8 +257,8 @@ async def test_ctrl_l_clears_the_screen(make_app):
 
 
 def test_command_table_matches_the_issue():
-    assert list(commands.SLASH_COMMANDS) == [
-        "/help", "/clear", "/new", "/model", "/profile", "/tools", "/theme", "/save", "/sessions", "/exit",
+    assert list(commands.SLASH_COMMANDS) == [  # the issue's commands, and /ollama to accept the offer
+        "/help", "/clear", "/new", "/model", "/ollama", "/profile", "/tools", "/theme", "/save", "/sessions", "/exit",
     ]
     assert commands.parse("/theme  light ") == commands.SlashCommand("/theme", "light")
     assert commands.parse("not a command") is None
