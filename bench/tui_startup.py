@@ -33,6 +33,27 @@ APP_CODE = (
     "open(os.environ['STARTUP_MARK'], 'w').write(repr(t0)); raise SystemExit(main([]))"
 )
 
+# The floor: Textual's own smallest app (one Static), first frame marked the same way.
+FLOOR_CODE = """\
+import time, os
+t0 = time.time()
+from textual.app import App
+from textual.widgets import Static
+
+class Hello(App):
+    def compose(self):
+        yield Static("hello")
+
+    def on_mount(self):
+        self.call_after_refresh(self.done)
+
+    def done(self):
+        open(os.environ["SWEBASH_TUI_FIRST_FRAME_FILE"], "w").write(repr(time.time()))
+        self.exit()
+
+Hello().run()
+"""
+
 
 def run_on_pty(argv: list[str], env: dict[str, str]) -> float:
     """Run ``argv`` on a fresh 120x40 pseudo-terminal; return the seconds until it exits."""
@@ -65,6 +86,7 @@ def main() -> None:
     first_frames: list[float] = []
     in_process: list[float] = []
     bare: list[float] = []
+    floor: list[float] = []
     with tempfile.TemporaryDirectory() as home:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SWEBASH_AI_")}
         env.update(SWEBASH_AI_HOME=home, TERM="xterm-256color", OLLAMA_HOST="http://127.0.0.1:9",
@@ -82,6 +104,10 @@ def main() -> None:
             first_frames.append(frame - launched)
             in_process.append(frame - float(mark_file.read_text()))
             bare.append(run_on_pty([sys.executable, "-c", "pass"], env))
+            frame_file.unlink(missing_ok=True)
+            launched = time.time()
+            run_on_pty([sys.executable, "-c", FLOOR_CODE], env)
+            floor.append(float(frame_file.read_text()) - launched)
 
     def show(label: str, values: list[float]) -> None:
         print(f"{label:<38} median {statistics.median(values) * 1000:6.0f} ms   "
@@ -91,6 +117,7 @@ def main() -> None:
     show("launch -> first frame (goal < 400 ms)", first_frames)
     show("  of which in Python code", in_process)
     show("bare interpreter start and exit", bare)
+    show("Textual's one-Static app, first frame", floor)
 
 
 if __name__ == "__main__":
