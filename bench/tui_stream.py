@@ -3,7 +3,10 @@
 Prints the total time of the turn (question sent -> answer fully rendered) and how long keypresses typed
 during the stream waited before the prompt handled them (goal: worst under 50 ms).
 
-    python bench/tui_stream.py [--tokens 20000] [--probe-interval 0.02]
+    python bench/tui_stream.py [--tokens 20000] [--probe-interval 0.02] [--rate TOKENS_PER_SECOND]
+
+``--rate`` paces the server (one token per 1/rate seconds) to see a realistic stream, e.g. 300 for a
+fast hosted model; without it the server sends as fast as it can.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def make_answer(tokens: int) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-async def run(tokens: int, probe_interval: float) -> None:
+async def run(tokens: int, probe_interval: float, rate: float = 0.0) -> None:
     from swebash_ai.config import load_settings
     from swebash_ai.tui.app import SwebashApp
     from swebash_ai.tui.widgets.prompt import PromptBar
@@ -73,7 +76,7 @@ async def run(tokens: int, probe_interval: float) -> None:
                 while app.busy:
                     await asyncio.sleep(0.01)
             # The measured turn.
-            server.enqueue(Reply.text(answer, chunk_size=4))
+            server.enqueue(Reply.text(answer, chunk_size=4, delay=1 / rate if rate else 0.0))
             app.prompt.load_text("stream it")
             delays: list[float] = []
             driver = app._driver
@@ -97,7 +100,8 @@ async def run(tokens: int, probe_interval: float) -> None:
             rendered = app.chat.last_reply_text()
         PromptBar.on_text_area_changed = original  # type: ignore[method-assign]
 
-    print(f"streamed tokens          {tokens} ({len(answer)} characters, one SSE event each)")
+    pace = f"{rate:,.0f} tokens/s" if rate else "full speed"
+    print(f"streamed tokens          {tokens} ({len(answer)} characters, one SSE event each, {pace})")
     print(f"turn total               {total:.2f} s  ({tokens / total:,.0f} tokens/s rendered)")
     print(f"answer complete          {rendered.strip() == answer.strip()}")
     if delays:
@@ -114,8 +118,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--probe-interval", type=float, default=0.02)
+    parser.add_argument("--rate", type=float, default=0.0, help="tokens per second from the server (0: full speed)")
     args = parser.parse_args()
-    asyncio.run(run(args.tokens, args.probe_interval))
+    asyncio.run(run(args.tokens, args.probe_interval, args.rate))
 
 
 if __name__ == "__main__":
