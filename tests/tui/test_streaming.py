@@ -35,7 +35,7 @@ def test_a_short_text_commits_its_complete_blocks_and_all_of_it_at_the_end() -> 
 
 
 def test_a_block_longer_than_the_budget_is_committed_whole_and_fences_are_not_split() -> None:
-    code = "```python\n" + "x = 1\n\n" * 400 + "```\n\n"  # blank lines inside the fence are not boundaries
+    code = "```python\n" + "x = 1\n\n" * (COMMIT_CHARS // 7 + 50) + "```\n\n"  # blank lines inside: no boundary
     text = code + PARAGRAPH
     cut = ReplyStream._next_cut(text, final=False)
     assert cut == len(code)
