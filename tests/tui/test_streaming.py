@@ -61,9 +61,9 @@ async def test_a_burst_is_shown_in_bounded_steps_and_completely_at_the_end() -> 
         assert 0 < len(shown) <= COMMIT_CHARS  # one step, not the whole burst
         assert stream._tail_widget is not None  # what comes next is visible as plain text meanwhile
         assert len(stream._tail_widget.visual.plain) <= COMMIT_CHARS  # type: ignore[union-attr]
-        for _ in range(200):  # the catch-up timer shows the rest while the stream is still open
+        for _ in range(250):  # the catch-up timer shows the rest while the stream is still open
             await pilot.pause(0.02)
-            if not ReplyStream._last_boundary(stream._tail):
+            if "".join(seg.source for seg in stream.segments) == text:
                 break
         assert "".join(seg.source for seg in stream.segments) == text
         await chat.end_reply()
@@ -111,10 +111,13 @@ async def test_the_engine_waits_while_the_ui_loop_is_busy_and_loses_nothing() ->
 
 async def test_the_engine_does_not_wait_for_an_idle_ui() -> None:
     pipe = EventPipe(asyncio.get_running_loop())
+    waited: list[float] = []
 
     def produce() -> None:
         for i in range(20):
+            start = time.monotonic()
             pipe.push(i)
+            waited.append(time.monotonic() - start)
             time.sleep(0.003)
         pipe.push(DONE)
 
@@ -125,7 +128,9 @@ async def test_the_engine_does_not_wait_for_an_idle_ui() -> None:
         received.extend(batch)
     await asyncio.to_thread(producer.join)
     assert received == list(range(20))
-    assert pipe.yields == 0
+    # An idle loop drains within a fraction of a millisecond; on a loaded machine a wake-up may be late
+    # now and then, but waiting on every push (up to 0.1 s each) would be a bug.
+    assert pipe.yields <= 5 and sum(waited) < 0.2
 
 
 # --- garbage collection during a turn -----------------------------------------------------------------
