@@ -382,6 +382,18 @@ class _Turn:
                         msg = f"Not run: {summary} needs the user's approval ({reasons}), and {why}."
                         by = "non-interactive"
                     return ToolResult.denied(msg), "ask", by
+                if _detail(tool, ctx, args) != request.detail:
+                    # What was shown (a diff, a command) is no longer what would run: the file changed while
+                    # the user was deciding. Approval covers what was seen, so nothing runs.
+                    return (
+                        ToolResult.error(
+                            f"Not run: {summary} changed while the user was deciding (the target was modified "
+                            "meanwhile), so what was approved is no longer what would happen. Nothing was done; "
+                            "read the target again and call the tool again if it is still needed."
+                        ),
+                        "ask",
+                        "stale-approval",
+                    )
                 if answer is Decision.ALLOW_SESSION:
                     agent.session_approvals.remember(tool.name, key)
                 decided_by = "user" if agent.approver.interactive else getattr(agent.approver, "reason", "approver")

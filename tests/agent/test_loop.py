@@ -459,3 +459,51 @@ def test_severe_survives_combining_with_a_milder_verdict() -> None:
     assert Verdict.allow().combine(severe).severe
     assert Verdict.strictest([severe, Verdict.ask("y")]).severe
     assert Verdict.deny("no").combine(severe).decision == "deny"
+
+
+class ChangingApprover(ScriptedApprover):
+    """Allows, but the file is edited by someone else while the question is on screen."""
+
+    def __init__(self, target: Path) -> None:
+        super().__init__(Decision.ALLOW_ONCE)
+        self.target = target
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.target.write_text("alpha\nGAMMA\n")
+        return await super().decide(request)
+
+
+async def test_an_approval_covers_what_was_shown_not_a_change_made_meanwhile(workspace: Path) -> None:
+    from swebash_ai.tools.fs_write import edit_file
+
+    target = workspace / "notes.txt"
+    target.write_text("alpha\nbeta\n")
+    provider = ScriptedProvider([
+        scripted.calls(("edit_file", {"path": "notes.txt", "old": "alpha", "new": "ALPHA"})),
+        scripted.text("ok"),
+    ])
+    approver = ChangingApprover(target)
+    agent = Agent(provider, ToolRegistry([edit_file]), ToolContext(load_settings().settings, workspace), approver)
+    conv = Conversation()
+    events = await run(agent, conv)
+    shown = approver.asked[0].detail
+    assert "\n beta" in shown and "GAMMA" not in shown  # the user saw the diff against the old content...
+    assert target.read_text() == "alpha\nGAMMA\n"  # ...so the edit of the new content did not run
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert finished[0].decided_by == "stale-approval" and finished[0].result.status == "error"
+    assert "changed while the user was deciding" in tool_messages(conv)[0]["content"]
+
+
+async def test_an_unchanged_target_runs_once_approved(workspace: Path) -> None:
+    from swebash_ai.tools.fs_write import edit_file
+
+    target = workspace / "notes.txt"
+    target.write_text("alpha\nbeta\n")
+    provider = ScriptedProvider([
+        scripted.calls(("edit_file", {"path": "notes.txt", "old": "alpha", "new": "ALPHA"})),
+        scripted.text("ok"),
+    ])
+    approver = ScriptedApprover(Decision.ALLOW_ONCE)
+    agent = Agent(provider, ToolRegistry([edit_file]), ToolContext(load_settings().settings, workspace), approver)
+    await run(agent, Conversation())
+    assert target.read_text() == "ALPHA\nbeta\n"
