@@ -473,7 +473,8 @@ class ChangingApprover(ScriptedApprover):
         return await super().decide(request)
 
 
-async def test_an_approval_covers_what_was_shown_not_a_change_made_meanwhile(workspace: Path) -> None:
+def edit_agent(workspace: Path, approver: Any) -> tuple[Agent, Path]:
+    """An agent whose model asks to edit notes.txt ("alpha" -> "ALPHA") with the real edit_file tool."""
     from swebash_ai.tools.fs_write import edit_file
 
     target = workspace / "notes.txt"
@@ -482,8 +483,13 @@ async def test_an_approval_covers_what_was_shown_not_a_change_made_meanwhile(wor
         scripted.calls(("edit_file", {"path": "notes.txt", "old": "alpha", "new": "ALPHA"})),
         scripted.text("ok"),
     ])
-    approver = ChangingApprover(target)
-    agent = Agent(provider, ToolRegistry([edit_file]), ToolContext(load_settings().settings, workspace), approver)
+    ctx = ToolContext(load_settings().settings, workspace)
+    return Agent(provider, ToolRegistry([edit_file]), ctx, approver), target
+
+
+async def test_an_approval_covers_what_was_shown_not_a_change_made_meanwhile(workspace: Path) -> None:
+    approver = ChangingApprover(workspace / "notes.txt")
+    agent, target = edit_agent(workspace, approver)
     conv = Conversation()
     events = await run(agent, conv)
     shown = approver.asked[0].detail
@@ -495,15 +501,6 @@ async def test_an_approval_covers_what_was_shown_not_a_change_made_meanwhile(wor
 
 
 async def test_an_unchanged_target_runs_once_approved(workspace: Path) -> None:
-    from swebash_ai.tools.fs_write import edit_file
-
-    target = workspace / "notes.txt"
-    target.write_text("alpha\nbeta\n")
-    provider = ScriptedProvider([
-        scripted.calls(("edit_file", {"path": "notes.txt", "old": "alpha", "new": "ALPHA"})),
-        scripted.text("ok"),
-    ])
-    approver = ScriptedApprover(Decision.ALLOW_ONCE)
-    agent = Agent(provider, ToolRegistry([edit_file]), ToolContext(load_settings().settings, workspace), approver)
+    agent, target = edit_agent(workspace, ScriptedApprover(Decision.ALLOW_ONCE))
     await run(agent, Conversation())
     assert target.read_text() == "ALPHA\nbeta\n"

@@ -83,27 +83,36 @@ async def test_closing_a_reply_shows_the_rest_even_when_it_is_far_behind() -> No
 
 
 # --- the engine gives way to a busy UI ----------------------------------------------------------------
-async def test_the_engine_waits_while_the_ui_loop_is_busy_and_loses_nothing() -> None:
-    loop = asyncio.get_running_loop()
-    pipe = EventPipe(loop)
-    waited: list[float] = []
+def start_producer(pipe: EventPipe, count: int, pause: float, waited: list[float]) -> threading.Thread:
+    """A thread pushing ``0..count-1`` then DONE, ``pause`` apart, recording how long each push took."""
 
     def produce() -> None:
-        for i in range(50):
+        for i in range(count):
             start = time.monotonic()
             pipe.push(i)
             waited.append(time.monotonic() - start)
-            time.sleep(0.001)
+            time.sleep(pause)
         pipe.push(DONE)
 
     producer = threading.Thread(target=produce)
     producer.start()
-    time.sleep(0.06)  # the UI loop is busy (a long layout): nothing can drain meanwhile
+    return producer
+
+
+async def receive_all(pipe: EventPipe, producer: threading.Thread) -> list[int]:
     received: list[int] = []
     async for batch in pipe.batches():
         received.extend(batch)
     await asyncio.to_thread(producer.join)
-    assert received == list(range(50))
+    return received
+
+
+async def test_the_engine_waits_while_the_ui_loop_is_busy_and_loses_nothing() -> None:
+    pipe = EventPipe(asyncio.get_running_loop())
+    waited: list[float] = []
+    producer = start_producer(pipe, 50, 0.001, waited)
+    time.sleep(0.06)  # the UI loop is busy (a long layout): nothing can drain meanwhile
+    assert await receive_all(pipe, producer) == list(range(50))
     assert pipe.yields >= 1  # the producer noticed the busy UI and waited...
     assert max(waited) >= 0.02  # ...for real (with the interpreter lock released)
     assert max(waited) < engine.MAX_YIELD + 0.05  # and never longer than the bound
@@ -112,22 +121,8 @@ async def test_the_engine_waits_while_the_ui_loop_is_busy_and_loses_nothing() ->
 async def test_the_engine_does_not_wait_for_an_idle_ui() -> None:
     pipe = EventPipe(asyncio.get_running_loop())
     waited: list[float] = []
-
-    def produce() -> None:
-        for i in range(20):
-            start = time.monotonic()
-            pipe.push(i)
-            waited.append(time.monotonic() - start)
-            time.sleep(0.003)
-        pipe.push(DONE)
-
-    producer = threading.Thread(target=produce)
-    producer.start()
-    received: list[int] = []
-    async for batch in pipe.batches():
-        received.extend(batch)
-    await asyncio.to_thread(producer.join)
-    assert received == list(range(20))
+    producer = start_producer(pipe, 20, 0.003, waited)
+    assert await receive_all(pipe, producer) == list(range(20))
     # An idle loop drains within a fraction of a millisecond; on a loaded machine a wake-up may be late
     # now and then, but waiting on every push (up to 0.1 s each) would be a bug.
     assert pipe.yields <= 5 and sum(waited) < 0.2
