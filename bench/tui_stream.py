@@ -3,7 +3,7 @@
 Prints the total time of the turn (question sent -> answer fully rendered) and how long keypresses typed
 during the stream waited before the prompt handled them (goal: worst under 50 ms).
 
-    python bench/tui_stream.py [--tokens 20000] [--probe-interval 0.02] [--rate TOKENS_PER_SECOND]
+    python bench/tui_stream.py [--tokens 20000] [--probe-interval 0.02] [--rate TOKENS_PER_SECOND] [--plain-loop]
 
 ``--rate`` paces the server (one token per 1/rate seconds) to see a realistic stream, e.g. 300 for a
 fast hosted model; without it the server sends as fast as it can.
@@ -119,8 +119,14 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--probe-interval", type=float, default=0.02)
     parser.add_argument("--rate", type=float, default=0.0, help="tokens per second from the server (0: full speed)")
+    parser.add_argument("--plain-loop", action="store_true",
+                        help="run the UI on a plain asyncio loop, which the engine thread cannot watch")
     args = parser.parse_args()
-    asyncio.run(run(args.tokens, args.probe_interval, args.rate))
+    from swebash_ai.tui.engine import watched_loop
+
+    # The loop swebash-ai runs its UI on (see run_tui), unless asked otherwise.
+    with asyncio.Runner(loop_factory=None if args.plain_loop else watched_loop) as runner:
+        runner.run(run(args.tokens, args.probe_interval, args.rate))
 
 
 if __name__ == "__main__":

@@ -32,10 +32,15 @@ def run_tui(
         resume: Resume this saved session id (a unique prefix is enough).
         resume_latest: Resume the newest saved session.
     """
+    import asyncio
+
     from swebash_ai.tui.app import SwebashApp
+    from swebash_ai.tui.engine import watched_loop
 
     app = SwebashApp(loaded, cwd=cwd, resume=resume, resume_latest=resume_latest, start=start)
-    result = app.run()
+    # What ``app.run()`` does, on a loop the engine thread can watch (it gives way while the UI works).
+    with asyncio.Runner(loop_factory=watched_loop) as runner:
+        result = runner.run(app.run_async())
     if app.return_code not in (None, 0):
         return app.return_code
     return result if isinstance(result, int) else 0

@@ -15,10 +15,12 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import selectors
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -84,9 +86,70 @@ class Engine:
 
 
 BUSY_AFTER = 0.002
-"""Seconds a scheduled drain may wait on the UI loop before the engine takes the UI to be busy."""
+"""Seconds the UI loop may work without a break before the engine takes it to be busy and waits."""
 MAX_YIELD = 0.1
 """Longest the engine waits for a busy UI before going on anyway (no deadlock, whatever the UI does)."""
+
+
+class LoopWatch:
+    """Tells other threads whether an event loop is running callbacks, and since when.
+
+    The loop's selector reports each wait for I/O (:class:`WatchedSelector`): between two waits the loop
+    is working, holding the interpreter lock most of the time.
+    """
+
+    _watches: ClassVar[weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopWatch]] = (
+        weakref.WeakKeyDictionary())
+
+    def __init__(self) -> None:
+        self._busy_since: float | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> LoopWatch | None:
+        """The watch of a loop made by :func:`watched_loop`; ``None`` for any other loop."""
+        return cls._watches.get(loop)
+
+    def busy_for(self) -> float:
+        """Seconds the loop has been working since it last waited (0 while it waits)."""
+        since = self._busy_since
+        return 0.0 if since is None else time.monotonic() - since
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block (with the interpreter lock released) until the loop waits again; False on timeout."""
+        return self._idle.wait(timeout)
+
+    def waiting(self) -> None:
+        self._busy_since = None
+        self._idle.set()
+
+    def working(self) -> None:
+        self._idle.clear()
+        self._busy_since = time.monotonic()
+
+
+class WatchedSelector(selectors.DefaultSelector):
+    """The platform's selector, reporting each wait to a :class:`LoopWatch`."""
+
+    def __init__(self, watch: LoopWatch) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        self.watch.waiting()
+        try:
+            return super().select(timeout)
+        finally:
+            self.watch.working()
+
+
+def watched_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop for the UI whose business the engine can see (:meth:`LoopWatch.of`)."""
+    watch = LoopWatch()
+    loop = asyncio.SelectorEventLoop(WatchedSelector(watch))
+    LoopWatch._watches[loop] = watch
+    return loop
 
 
 class EventPipe:
@@ -94,12 +157,15 @@ class EventPipe:
 
     It also gives the UI priority. Both threads share one interpreter lock, which the interpreter hands
     over every 5 ms: a UI re-layout of 30 ms takes 60 ms or more while the engine parses a fast stream. So
-    when a drain has been waiting on the UI loop for :data:`BUSY_AFTER` (the UI is in the middle of some
-    work), :meth:`push` waits for that drain with the lock released; the stream catches up a moment later.
+    when the UI loop has been working for :data:`BUSY_AFTER` without a break (it is in the middle of a
+    layout, say), :meth:`push` waits for the break with the lock released; the stream catches up a moment
+    later. The UI loop's business is read from its :class:`LoopWatch`; a loop without one (tests run on
+    plain loops) counts as busy when a drain scheduled on it has waited :data:`BUSY_AFTER`.
     """
 
     def __init__(self, ui_loop: asyncio.AbstractEventLoop) -> None:
         self._ui_loop = ui_loop
+        self._watch = LoopWatch.of(ui_loop)
         self._lock = threading.Lock()
         self._pending: list[Any] = []
         self._scheduled_at: float | None = None  # when the pending drain was scheduled
@@ -120,7 +186,13 @@ class EventPipe:
         if scheduled_at is None:
             with contextlib.suppress(RuntimeError):  # the UI loop is gone (the app is exiting)
                 self._ui_loop.call_soon_threadsafe(self._drain)
-        elif now - scheduled_at > BUSY_AFTER and not self._ui_loop.is_closed():
+        if self._ui_loop.is_closed():
+            return
+        if self._watch is not None:
+            if self._watch.busy_for() > BUSY_AFTER:
+                self.yields += 1
+                self._watch.wait_idle(MAX_YIELD)
+        elif scheduled_at is not None and now - scheduled_at > BUSY_AFTER:
             self.yields += 1
             self._drained.wait(MAX_YIELD)
 
