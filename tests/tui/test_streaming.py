@@ -7,16 +7,19 @@ import asyncio
 import gc
 import threading
 import time
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 import pytest
 from textual.app import App
 
 from swebash_ai.tui import engine
 from swebash_ai.tui.app import FULL_COLLECTION_HOLD, collect_garbage, full_collections_held
-from swebash_ai.tui.engine import DONE, EventPipe
+from swebash_ai.tui.engine import DONE, EventPipe, LoopWatch, watched_loop
 from swebash_ai.tui.widgets.chat import COMMIT_CHARS, ChatPane, ReplyStream
 
 PARAGRAPH = "word " * 60 + "\n\n"  # 302 characters
+T = TypeVar("T")
 
 
 # --- where a commit ends ------------------------------------------------------------------------------
@@ -126,6 +129,55 @@ async def test_the_engine_does_not_wait_for_an_idle_ui() -> None:
     # An idle loop drains within a fraction of a millisecond; on a loaded machine a wake-up may be late
     # now and then, but waiting on every push (up to 0.1 s each) would be a bug.
     assert pipe.yields <= 5 and sum(waited) < 0.2
+
+
+def run_on_watched_loop(scenario: Callable[[LoopWatch], Coroutine[Any, Any, T]]) -> T:
+    """Run ``scenario(watch)`` on a loop made by :func:`watched_loop`, as the app's UI runs."""
+    loop = watched_loop()
+    watch = LoopWatch.of(loop)
+    assert watch is not None
+    try:
+        return loop.run_until_complete(scenario(watch))
+    finally:
+        loop.close()
+
+
+def test_a_watched_loop_tells_other_threads_when_it_works_and_when_it_waits() -> None:
+    plain = asyncio.new_event_loop()
+    assert LoopWatch.of(plain) is None
+    plain.close()
+
+    async def scenario(watch: LoopWatch) -> tuple[float, bool, float]:
+        seen: list[tuple[float, bool]] = []
+        sampler = threading.Thread(target=lambda: (time.sleep(0.05), seen.append((watch.busy_for(),
+                                                                                   watch.wait_idle(0)))))
+        sampler.start()
+        await asyncio.sleep(0.2)  # the loop waits for I/O meanwhile
+        sampler.join()
+        time.sleep(0.05)  # a long callback
+        return seen[0][0], seen[0][1], watch.busy_for()
+
+    waiting_for, idle, working_for = run_on_watched_loop(scenario)
+    assert waiting_for == 0.0 and idle  # seen waiting
+    assert working_for >= 0.05  # seen working, for as long as it did
+
+
+def test_the_engine_waits_while_a_watched_ui_loop_works_and_not_while_it_waits() -> None:
+    async def scenario(watch: LoopWatch) -> tuple[list[int], EventPipe, list[float], list[int], EventPipe]:
+        busy_pipe = EventPipe(asyncio.get_running_loop())
+        waited: list[float] = []
+        producer = start_producer(busy_pipe, 50, 0.001, waited)
+        time.sleep(0.06)  # a long layout: the producer sees the loop working and waits for its break
+        received = await receive_all(busy_pipe, producer)
+        idle_pipe = EventPipe(asyncio.get_running_loop())
+        producer = start_producer(idle_pipe, 20, 0.003, [])
+        return received, busy_pipe, waited, await receive_all(idle_pipe, producer), idle_pipe
+
+    received, busy_pipe, waited, received_idle, idle_pipe = run_on_watched_loop(scenario)
+    assert received == list(range(50)) and received_idle == list(range(20))  # nothing lost either way
+    assert busy_pipe.yields >= 1 and max(waited) >= 0.02  # it waited, with the interpreter lock released
+    assert max(waited) < engine.MAX_YIELD + 0.05
+    assert idle_pipe.yields <= 5  # an idle loop is not waited for (a late wake-up now and then)
 
 
 # --- garbage collection during a turn -----------------------------------------------------------------
