@@ -21,9 +21,8 @@ def tool_messages(server: FakeLLMServer) -> list[dict[str, object]]:
 
 
 def chat_text(app: object) -> str:
-    widgets = app.query("#chat > *")  # type: ignore[attr-defined]
     out = []
-    for w in widgets:
+    for w in app.chat.messages():  # type: ignore[attr-defined]
         out.append(w.source if isinstance(w, AssistantMessage) else str(w.render()))
     return "\n".join(out)
 

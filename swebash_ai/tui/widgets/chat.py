@@ -5,6 +5,9 @@ never while the previous flush is still rendering), so a fast stream costs about
 second instead of one per token. Long replies are cut into several Markdown widgets at blank lines
 outside code fences (every :data:`SEGMENT_CHARS` characters or so): each flush then re-parses and
 re-renders only the last, short segment, and the cost of a token does not grow with the reply.
+
+Messages and segments are kept in :class:`Chapter` containers of at most :data:`CHAPTER_SIZE`, so the work
+of a re-layout does not grow with the conversation either (see :class:`Chapter`).
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
 from textual.timer import Timer
+from textual.widget import AwaitMount, Widget
+from textual.widgets import Static
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from swebash_ai.tui.widgets.reply import AssistantMessage
-from textual.widgets import Static
 
 FLUSH_INTERVAL = 0.2
 """Seconds between two flushes of a streamed reply to the screen (when the UI keeps up)."""
@@ -35,6 +41,14 @@ screen (a local model, a resumed burst) is shown in steps of this size, :data:`C
 so no single step keeps the UI from a keypress for long."""
 CATCH_UP_INTERVAL = 0.05
 """Seconds between two flushes while complete blocks are still waiting to be shown."""
+TAIL_CHARS = 4000
+"""Most characters of plain text shown below the rendered blocks."""
+CHAPTER_SIZE = 12
+"""Most messages (or reply segments) in one :class:`Chapter`."""
+FOLD_BEYOND = 3
+"""A chapter this many view heights away from the view is folded (see :class:`Chapter`)..."""
+UNFOLD_WITHIN = 2
+"""...and unfolded again once it comes this close (a margin, so it is drawn before it shows)."""
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
@@ -60,6 +74,42 @@ class InfoMessage(Static):
     """Help and other app-generated text (/help, no-provider instructions, /tools)."""
 
 
+class Chapter(Widget):
+    """Up to :data:`CHAPTER_SIZE` consecutive messages of the chat, folded while far from the view.
+
+    Every re-layout walks every displayed widget of the screen (Textual arranges the whole tree, not just
+    what shows). A conversation of 400 messages made each flush of a streamed reply cost 75-85 ms (median;
+    over 300 ms at the 90th percentile), and it grew with every message. A folded chapter keeps its height
+    (the scroll bar and position do not move) but its messages are not displayed, so re-layouts skip them.
+    """
+
+    DEFAULT_CSS = """
+    Chapter {
+        height: auto;
+        layout: vertical;
+    }
+    Chapter.-folded > * {
+        display: none;
+    }
+    """
+
+    @property
+    def folded(self) -> bool:
+        return self.has_class("-folded")
+
+    def fold(self) -> None:
+        """Keep the current height, stop displaying the messages."""
+        height = self.outer_size.height
+        if not self.folded and height:
+            self.styles.height = height
+            self.add_class("-folded")
+
+    def unfold(self) -> None:
+        if self.folded:
+            self.remove_class("-folded")
+            self.styles.height = "auto"
+
+
 class FollowingScroll(VerticalScroll):
     """Top-aligned while the content fits; once it overflows, stays scrolled to the end (until the user
     scrolls up, and again when they scroll back down)."""
@@ -78,16 +128,77 @@ class ChatPane(FollowingScroll):
         super().__init__(id=id)
         self._stream: ReplyStream | None = None
         self._last_reply: list[AssistantMessage] = []
+        self._folds_scheduled = False
+        self._folded_at_width = 0
+
+    # --- folding chapters far from the view -----------------------------------------------------------
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        """The user scrolls: unfold what comes near before it is drawn (the heights are unchanged)."""
+        super().watch_scroll_y(old, new)
+        self.update_folds()
+
+    def watch_virtual_size(self, size: Size) -> None:  # the content grows (following it does not call the above)
+        super().watch_virtual_size(size)
+        self._folds_due()
+
+    def on_resize(self) -> None:
+        width = self.scrollable_content_region.width
+        if width != self._folded_at_width:  # wrapped at another width, the kept heights are wrong
+            self._folded_at_width = width
+            for chapter in self.query_children(Chapter):
+                chapter.unfold()
+        self._folds_due()
+
+    def _folds_due(self) -> None:
+        if not self._folds_scheduled:
+            self._folds_scheduled = True
+            self.call_after_refresh(self.update_folds)
+
+    def update_folds(self) -> None:
+        """Fold the chapters far from the view, unfold those near it; the last one always stays open (it
+        may be growing)."""
+        self._folds_scheduled = False
+        if not self.is_mounted:
+            return
+        view = self.scrollable_content_region.height
+        if not view:
+            return
+        top, bottom = self.scroll_y, self.scroll_y + view
+        chapters = list(self.query_children(Chapter))
+        for chapter in chapters[:-1]:
+            region = chapter.virtual_region
+            if region.bottom >= top - UNFOLD_WITHIN * view and region.y <= bottom + UNFOLD_WITHIN * view:
+                chapter.unfold()
+            elif region.bottom < top - FOLD_BEYOND * view or region.y > bottom + FOLD_BEYOND * view:
+                chapter.fold()
+        if chapters:
+            chapters[-1].unfold()
+
+    # --- the list of messages -------------------------------------------------------------------------
+    def append(self, widget: Widget) -> AwaitMount:
+        """Add a message (or a reply segment) at the end of the conversation, above a streamed reply's
+        unfinished tail; await the result to wait until it is mounted."""
+        chapters = self.query_children(Chapter)
+        chapter = chapters.last() if chapters else None
+        if chapter is None or len(chapter.children) >= CHAPTER_SIZE:
+            chapter = Chapter()
+            self.mount(chapter, before=self._stream.tail_widget if self._stream is not None else None)
+        return chapter.mount(widget)
+
+    def messages(self) -> Iterator[Widget]:
+        """Every message and reply segment, oldest first (the unfinished tail of a stream excluded)."""
+        for chapter in self.query_children(Chapter):
+            yield from chapter.children
 
     # --- plain messages -------------------------------------------------------------------------------
     def add_user(self, text: str) -> UserMessage:
         widget = UserMessage(Content(text))
-        self.mount(widget)
+        self.append(widget)
         return widget
 
     def add_notice(self, text: str, level: str = "info") -> NoticeMessage:
         widget = NoticeMessage(Content(text), classes=f"-{level}")
-        self.mount(widget)
+        self.append(widget)
         return widget
 
     def add_error(self, title: str, message: str, hint: str | None = None) -> ErrorMessage:
@@ -95,7 +206,7 @@ class ChatPane(FollowingScroll):
         if hint:
             body = Content.assemble(body, "\n", (hint, "italic"))
         widget = ErrorMessage(body)
-        self.mount(widget)
+        self.append(widget)
         return widget
 
     def add_info(self, text: str | Content, title: str = "") -> InfoMessage:
@@ -103,7 +214,7 @@ class ChatPane(FollowingScroll):
         if title:
             body = Content.assemble((title, "bold"), "\n\n", body)
         widget = InfoMessage(body)
-        self.mount(widget)
+        self.append(widget)
         return widget
 
     def add_assistant(self, markdown: str) -> AssistantMessage:
@@ -111,7 +222,7 @@ class ChatPane(FollowingScroll):
         from swebash_ai.tui.widgets.reply import AssistantMessage
 
         widget = AssistantMessage(markdown)
-        self.mount(widget)
+        self.append(widget)
         return widget
 
     # --- streaming ------------------------------------------------------------------------------------
@@ -190,6 +301,11 @@ class ReplyStream:
         self._timer = self.pane.set_timer(interval, self._tick)
 
     @property
+    def tail_widget(self) -> ReplyTail | None:
+        """The plain-text tail below the rendered blocks, while there is one."""
+        return self._tail_widget
+
+    @property
     def text(self) -> str:
         """Everything received so far, shown or not."""
         return "".join(seg.source for seg in self.segments) + self._tail + "".join(self._buffer)
@@ -221,7 +337,10 @@ class ReplyStream:
                 done, self._tail = self._tail[:cut], self._tail[cut:]
                 await self._commit(done)
             left = bool(self._tail) if final else False
-            await self._show_tail(final and not left)
+            if final and not left:
+                await self._drop_tail()
+            else:
+                await self._show_tail(behind=left or bool(self._last_boundary(self._tail)))
             return left
 
     @classmethod
@@ -266,20 +385,44 @@ class ReplyStream:
             segment = AssistantMessage(classes="-continued" if self.segments else "")
             self.segments.append(segment)
             self._text = ""
-            await self.pane.mount(segment, before=self._tail_widget)
+            await self.pane.append(segment)
         self._text += markdown
         await self.segments[-1].append(markdown)
 
-    async def _show_tail(self, final: bool) -> None:
-        if final or not self._tail.strip():
+    async def _show_tail(self, *, behind: bool) -> None:
+        """Show what is not rendered yet as plain text below the rendered blocks.
+
+        Behind the stream, that is the start of what comes next: it fills the view, and the blocks the
+        next steps render are mostly above it, off screen (rendering them where they show costs far more:
+        measured 20 ms for one highlighted code block). Caught up, it is the unfinished block, of which
+        the end shows when it is long (a long code block still shows its newest lines).
+        """
+        if not self._tail.strip():
             if self._tail_widget is not None:
-                widget, self._tail_widget = self._tail_widget, None
-                await widget.remove()
+                self._tail_widget.display = False
             return
-        # Behind the stream, the tail is what comes next: its start is enough (the rest is off screen).
-        shown = Content(self._tail[:COMMIT_CHARS].rstrip("\n"))
+        shown = Content(self._tail[:TAIL_CHARS].rstrip("\n") if behind else tail_excerpt(self._tail))
         if self._tail_widget is None:
             self._tail_widget = ReplyTail(shown)
             await self.pane.mount(self._tail_widget)
         else:
             self._tail_widget.update(shown)
+            self._tail_widget.display = True
+
+    async def _drop_tail(self) -> None:
+        if self._tail_widget is not None:
+            widget, self._tail_widget = self._tail_widget, None
+            await widget.remove()
+
+
+def tail_excerpt(text: str) -> str:
+    """``text`` without its final newlines; when longer than :data:`TAIL_CHARS`, an ellipsis line and its
+    last whole lines within that many characters (a long code block still shows its newest lines)."""
+    text = text.rstrip("\n")
+    if len(text) <= TAIL_CHARS:
+        return text
+    start = len(text) - TAIL_CHARS
+    newline = text.find("\n", start)
+    if newline >= 0:
+        start = newline + 1
+    return "…\n" + text[start:]

@@ -1,0 +1,134 @@
+"""The chat pane's structure: messages in chapters, chapters far from the view folded, and the plain-text
+tail of a streamed reply."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App
+
+from swebash_ai.tui.widgets.chat import CHAPTER_SIZE, TAIL_CHARS, Chapter, ChatPane, tail_excerpt
+from tests.tui.tui_helpers import wait_for
+
+
+class _Host(App[None]):
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield ChatPane(id="chat")
+
+
+def fill(chat: ChatPane, count: int) -> None:
+    for i in range(count):
+        chat.add_user(f"question {i}")
+        chat.add_notice(f"notice {i}: " + "word " * 40)
+
+
+def chapters(chat: ChatPane) -> list[Chapter]:
+    return list(chat.query_children(Chapter))
+
+
+async def settle(pilot: Any) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+
+
+# --- chapters -----------------------------------------------------------------------------------------
+async def test_messages_are_kept_in_order_in_chapters_of_bounded_size() -> None:
+    app = _Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        fill(chat, 15)  # 30 messages
+        await settle(pilot)
+        sizes = [len(chapter.children) for chapter in chapters(chat)]
+        assert sizes == [CHAPTER_SIZE, CHAPTER_SIZE, 30 - 2 * CHAPTER_SIZE]
+        texts = [str(widget.render()) for widget in chat.messages()]
+        assert texts[0] == "question 0" and texts[-2] == "question 14" and len(texts) == 30
+
+
+async def test_a_streamed_reply_goes_into_chapters_above_its_tail() -> None:
+    app = _Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        fill(chat, 5)
+        paragraphs = "".join(f"Paragraph {i}: " + "word " * 80 + "\n\n" for i in range(60))
+        await chat.write_reply(paragraphs + "an unfinished line")
+        stream = chat._stream
+        assert stream is not None
+        for _ in range(100):
+            await stream.flush()
+            if "".join(seg.source for seg in stream.segments) == paragraphs:
+                break
+            await pilot.pause(0.01)
+        assert len({segment.parent for segment in stream.segments}) > 1  # it went on in a new chapter
+        assert chat.children[-1] is stream.tail_widget  # the tail stays last, below every chapter
+        await chat.end_reply()
+        assert chat.last_reply_text() == paragraphs + "an unfinished line"
+        assert all(isinstance(child, Chapter) for child in chat.children)
+
+
+# --- folding ------------------------------------------------------------------------------------------
+async def test_chapters_far_from_the_view_fold_and_unfold_when_scrolled_to_without_moving_anything() -> None:
+    app = _Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        fill(chat, 120)
+        await settle(pilot)
+        first, *_, last = chapters(chat)
+        assert first.folded and not first.children[0].display  # far above the view: not displayed
+        assert not last.folded  # the newest stays open
+        assert chat.scroll_y == chat.max_scroll_y  # following the end
+        height = chat.virtual_size.height
+
+        chat.scroll_home(animate=False)
+        await settle(pilot)
+        assert not first.folded and first.children[0].region.height > 0  # drawn where the user looks
+        assert chapters(chat)[-2].folded  # now the end is far away
+        assert chat.virtual_size.height == height  # folded chapters kept their height: nothing jumped
+
+        chat.scroll_end(animate=False)
+        await settle(pilot)
+        assert first.folded and not chapters(chat)[-2].folded
+
+
+async def test_a_width_change_unfolds_everything_and_the_new_heights_are_kept() -> None:
+    app = _Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        fill(chat, 60)
+        await settle(pilot)
+        assert chapters(chat)[0].folded
+        await pilot.resize_terminal(60, 30)  # narrower: every message wraps to more lines
+        await settle(pilot)
+        await wait_for(pilot, lambda: chapters(chat)[0].folded, what="folded again at the new width")
+        folded_height = chat.virtual_size.height
+        for chapter in chapters(chat):
+            chapter.unfold()
+        await settle(pilot)
+        assert chat.virtual_size.height == folded_height  # the folded heights were measured at 60 columns
+
+
+# --- the plain-text tail ------------------------------------------------------------------------------
+def test_a_short_tail_is_shown_whole_and_a_long_one_by_its_last_lines() -> None:
+    assert tail_excerpt("a line\nanother\n\n") == "a line\nanother"
+    code = "```python\n" + "".join(f"line_{i} = {i}\n" for i in range(2000))
+    shown = tail_excerpt(code)
+    assert shown.startswith("…\nline_") and shown.endswith("line_1999 = 1999")
+    assert len(shown) <= TAIL_CHARS + 2
+    assert code.rstrip("\n").endswith(shown[2:])  # whole lines: it starts just after a newline
+
+
+async def test_a_long_code_block_still_streaming_shows_its_newest_lines() -> None:
+    app = _Host()
+    async with app.run_test(size=(100, 30)):
+        chat = app.query_one(ChatPane)
+        await chat.write_reply("Here it is:\n\n```python\n")
+        for i in range(600):  # no blank line, the fence stays open: nothing can be rendered yet
+            await chat.write_reply(f"value_{i} = {i}\n")
+        stream = chat._stream
+        assert stream is not None
+        await stream.flush()
+        tail = stream.tail_widget
+        assert tail is not None and tail.display
+        assert str(tail.visual).endswith("value_599 = 599")  # the newest line, not the first 4,000 characters
+        await chat.end_reply()
+        assert chat.last_reply_text().endswith("value_599 = 599\n")
