@@ -48,7 +48,7 @@ class Hello(App):
         self.call_after_refresh(self.done)
 
     def done(self):
-        open(os.environ["SWEBASH_TUI_FIRST_FRAME_FILE"], "w").write(repr(time.time()))
+        open(os.environ["SWEBASH_TUI_FIRST_FRAME_FILE"], "w").write(f"{time.time()} {time.process_time()}")
         self.exit()
 
 Hello().run()
@@ -85,8 +85,10 @@ def main() -> None:
     args = parser.parse_args()
     first_frames: list[float] = []
     in_process: list[float] = []
+    cpu: list[float] = []
     bare: list[float] = []
     floor: list[float] = []
+    floor_cpu: list[float] = []
     with tempfile.TemporaryDirectory() as home:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SWEBASH_AI_")}
         env.update(SWEBASH_AI_HOME=home, TERM="xterm-256color", OLLAMA_HOST="http://127.0.0.1:9",
@@ -95,29 +97,38 @@ def main() -> None:
         mark_file = Path(home) / "started"
         env["SWEBASH_TUI_FIRST_FRAME_FILE"] = str(frame_file)
         env["STARTUP_MARK"] = str(mark_file)
+
+        def first_frame(code: str) -> tuple[float, float, float]:
+            """Launch ``code``; return the wall-clock times of its launch and first frame, and the CPU
+            seconds it had used by then."""
+            frame_file.unlink(missing_ok=True)
+            launched = time.time()
+            run_on_pty([sys.executable, "-c", code], env)
+            frame, used = (float(field) for field in frame_file.read_text().split())
+            return launched, frame, used
+
         run_on_pty([sys.executable, "-c", APP_CODE], env)  # warm the OS file cache and .pyc files
         for _ in range(args.runs):
-            frame_file.unlink(missing_ok=True)
-            launched = time.time()
-            run_on_pty([sys.executable, "-c", APP_CODE], env)
-            frame = float(frame_file.read_text())
+            launched, frame, used = first_frame(APP_CODE)
             first_frames.append(frame - launched)
             in_process.append(frame - float(mark_file.read_text()))
+            cpu.append(used)
             bare.append(run_on_pty([sys.executable, "-c", "pass"], env))
-            frame_file.unlink(missing_ok=True)
-            launched = time.time()
-            run_on_pty([sys.executable, "-c", FLOOR_CODE], env)
-            floor.append(float(frame_file.read_text()) - launched)
+            launched, frame, used = first_frame(FLOOR_CODE)
+            floor.append(frame - launched)
+            floor_cpu.append(used)
 
     def show(label: str, values: list[float]) -> None:
-        print(f"{label:<38} median {statistics.median(values) * 1000:6.0f} ms   "
+        print(f"{label:<40} median {statistics.median(values) * 1000:6.0f} ms   "
               f"best {min(values) * 1000:6.0f} ms   worst {max(values) * 1000:6.0f} ms")
 
     print(f"runs: {args.runs}, terminal 120x40 (pty)")
     show("launch -> first frame (goal < 400 ms)", first_frames)
     show("  of which in Python code", in_process)
+    show("  CPU used by then", cpu)
     show("bare interpreter start and exit", bare)
     show("Textual's one-Static app, first frame", floor)
+    show("  CPU used by then", floor_cpu)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,8 @@ NARROW_WIDTH = 100
 
 DEFAULT_THEME = "dark"
 FIRST_FRAME_ENV = "SWEBASH_TUI_FIRST_FRAME_FILE"
-"""Benchmark hook: write the wall-clock time of the first frame to this file, then exit."""
+"""Benchmark hook: write the wall-clock time of the first frame and the CPU seconds used so far to this file,
+then exit."""
 
 
 class TuiApprover:
@@ -218,7 +219,7 @@ class SwebashApp(App[int]):
     def _after_first_frame(self) -> None:
         marker = os.environ.get(FIRST_FRAME_ENV)
         if marker:
-            Path(marker).write_text(f"{time.time():.6f}\n", encoding="utf-8")
+            Path(marker).write_text(f"{time.time():.6f} {time.process_time():.6f}\n", encoding="utf-8")
             self.exit(0)
             return
         if self.session is not None:
