@@ -3,23 +3,25 @@ tail of a streamed reply."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
-from textual.app import App
-
 from swebash_ai.tui.widgets.chat import CHAPTER_SIZE, TAIL_CHARS, Chapter, ChatPane, tail_excerpt
-from tests.tui.tui_helpers import wait_for
+from tests.tui.tui_helpers import ChatHost, wait_for
 
 
-class _Host(App[None]):
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield ChatPane(id="chat")
-
-
-def fill(chat: ChatPane, count: int) -> None:
-    for i in range(count):
-        chat.add_user(f"question {i}")
-        chat.add_notice(f"notice {i}: " + "word " * 40)
+@contextlib.asynccontextmanager
+async def chat_with(pairs: int) -> AsyncIterator[tuple[Any, ChatPane]]:
+    """A running 100x30 app whose chat holds ``pairs`` questions, each followed by a long notice."""
+    app = ChatHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        for i in range(pairs):
+            chat.add_user(f"question {i}")
+            chat.add_notice(f"notice {i}: " + "word " * 40)
+        await settle(pilot)
+        yield pilot, chat
 
 
 def chapters(chat: ChatPane) -> list[Chapter]:
@@ -34,11 +36,7 @@ async def settle(pilot: Any) -> None:
 
 # --- chapters -----------------------------------------------------------------------------------------
 async def test_messages_are_kept_in_order_in_chapters_of_bounded_size() -> None:
-    app = _Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        chat = app.query_one(ChatPane)
-        fill(chat, 15)  # 30 messages
-        await settle(pilot)
+    async with chat_with(15) as (_pilot, chat):  # 30 messages
         sizes = [len(chapter.children) for chapter in chapters(chat)]
         assert sizes == [CHAPTER_SIZE, CHAPTER_SIZE, 30 - 2 * CHAPTER_SIZE]
         texts = [str(widget.render()) for widget in chat.messages()]
@@ -46,10 +44,7 @@ async def test_messages_are_kept_in_order_in_chapters_of_bounded_size() -> None:
 
 
 async def test_a_streamed_reply_goes_into_chapters_above_its_tail() -> None:
-    app = _Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        chat = app.query_one(ChatPane)
-        fill(chat, 5)
+    async with chat_with(5) as (pilot, chat):
         paragraphs = "".join(f"Paragraph {i}: " + "word " * 80 + "\n\n" for i in range(60))
         await chat.write_reply(paragraphs + "an unfinished line")
         stream = chat._stream
@@ -68,11 +63,7 @@ async def test_a_streamed_reply_goes_into_chapters_above_its_tail() -> None:
 
 # --- folding ------------------------------------------------------------------------------------------
 async def test_chapters_far_from_the_view_fold_and_unfold_when_scrolled_to_without_moving_anything() -> None:
-    app = _Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        chat = app.query_one(ChatPane)
-        fill(chat, 120)
-        await settle(pilot)
+    async with chat_with(120) as (pilot, chat):
         first, *_, last = chapters(chat)
         assert first.folded and not first.children[0].display  # far above the view: not displayed
         assert not last.folded  # the newest stays open
@@ -91,11 +82,7 @@ async def test_chapters_far_from_the_view_fold_and_unfold_when_scrolled_to_witho
 
 
 async def test_a_width_change_unfolds_everything_and_the_new_heights_are_kept() -> None:
-    app = _Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        chat = app.query_one(ChatPane)
-        fill(chat, 60)
-        await settle(pilot)
+    async with chat_with(60) as (pilot, chat):
         assert chapters(chat)[0].folded
         await pilot.resize_terminal(60, 30)  # narrower: every message wraps to more lines
         await settle(pilot)
@@ -118,9 +105,7 @@ def test_a_short_tail_is_shown_whole_and_a_long_one_by_its_last_lines() -> None:
 
 
 async def test_a_long_code_block_still_streaming_shows_its_newest_lines() -> None:
-    app = _Host()
-    async with app.run_test(size=(100, 30)):
-        chat = app.query_one(ChatPane)
+    async with chat_with(0) as (_pilot, chat):
         await chat.write_reply("Here it is:\n\n```python\n")
         for i in range(600):  # no blank line, the fence stays open: nothing can be rendered yet
             await chat.write_reply(f"value_{i} = {i}\n")

@@ -11,12 +11,12 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import pytest
-from textual.app import App
 
 from swebash_ai.tui import engine
 from swebash_ai.tui.app import FULL_COLLECTION_HOLD, collect_garbage, full_collections_held
 from swebash_ai.tui.engine import DONE, EventPipe, LoopWatch, watched_loop
 from swebash_ai.tui.widgets.chat import COMMIT_CHARS, ChatPane, ReplyStream
+from tests.tui.tui_helpers import ChatHost
 
 PARAGRAPH = "word " * 60 + "\n\n"  # 302 characters
 T = TypeVar("T")
@@ -46,13 +46,8 @@ def test_a_block_longer_than_the_budget_is_committed_whole_and_fences_are_not_sp
 
 
 # --- the stream in a real chat pane -------------------------------------------------------------------
-class _Host(App[None]):
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield ChatPane(id="chat")
-
-
 async def test_a_burst_is_shown_in_bounded_steps_and_completely_at_the_end() -> None:
-    app = _Host()
+    app = ChatHost()
     text = "".join(f"Paragraph {i}: " + PARAGRAPH for i in range(30))  # ~9,500 characters at once
     async with app.run_test(size=(100, 40)) as pilot:
         chat = app.query_one(ChatPane)
@@ -75,7 +70,7 @@ async def test_a_burst_is_shown_in_bounded_steps_and_completely_at_the_end() -> 
 
 
 async def test_closing_a_reply_shows_the_rest_even_when_it_is_far_behind() -> None:
-    app = _Host()
+    app = ChatHost()
     text = "".join(f"Item {i}: " + PARAGRAPH for i in range(25)) + "last words without a break"
     async with app.run_test(size=(100, 40)):
         chat = app.query_one(ChatPane)

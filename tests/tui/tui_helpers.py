@@ -6,6 +6,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from textual.app import App
+
+from swebash_ai.tui.widgets.chat import ChatPane
+
+
+class ChatHost(App[None]):
+    """An app holding just a chat pane (``#chat``)."""
+
+    def compose(self) -> Any:
+        yield ChatPane(id="chat")
+
 
 async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
     """Let the app run until ``predicate()`` holds (fails the test after ``timeout`` seconds)."""
