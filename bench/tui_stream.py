@@ -7,17 +7,25 @@ during the stream waited before the prompt handled them (goal: worst under 50 ms
 
 ``--rate`` paces the server (one token per 1/rate seconds) to see a realistic stream, e.g. 300 for a
 fast hosted model; without it the server sends as fast as it can.
+
+The server runs in its own process, as a provider does. ``--in-process-server`` runs it on a thread of
+the benchmark's process instead: its Python then competes with the UI for the interpreter lock, which no
+real provider does.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -43,19 +51,44 @@ def make_answer(tokens: int) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-async def run(tokens: int, probe_interval: float, rate: float = 0.0) -> None:
+@contextlib.contextmanager
+def llm_server(replies: list[Reply], script: list[dict[str, object]], in_process: bool) -> Iterator[str]:
+    """The loopback server playing ``replies`` (in this process) or ``script`` (in its own); its URL."""
+    if in_process:
+        with FakeLLMServer("openai") as server:
+            server.enqueue(*replies)
+            yield server.base_url
+        return
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(script, fh)
+    proc = subprocess.Popen([sys.executable, "-m", "swebash_ai.testing.fake_server", "--script", fh.name],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        os.unlink(fh.name)
+
+
+async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_server: bool = False) -> None:
     from swebash_ai.config import load_settings
     from swebash_ai.tui.app import SwebashApp
     from swebash_ai.tui.widgets.prompt import PromptBar
 
     answer = make_answer(tokens)
-    with FakeLLMServer("openai") as server, tempfile.TemporaryDirectory() as home:
+    delay = 1 / rate if rate else 0.0
+    # chunk_size=4: one SSE event per token; two warm-up turns first so imports are not measured.
+    replies = [Reply.text("warm-up"), Reply.text(answer, chunk_size=4),
+               Reply.text(answer, chunk_size=4, delay=delay)]
+    script: list[dict[str, object]] = [{"text": "warm-up"}, {"text": answer, "chunk_size": 4},
+                                       {"text": answer, "chunk_size": 4, "delay": delay}]
+    with llm_server(replies, script, in_process_server) as base_url, tempfile.TemporaryDirectory() as home:
         os.environ.update(
-            SWEBASH_AI_HOME=home, SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
+            SWEBASH_AI_HOME=home, SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=base_url,
             SWEBASH_AI_API_KEY="sk-bench", SWEBASH_AI_AUDIT="false", OLLAMA_HOST="http://127.0.0.1:9",
         )
-        # chunk_size=4: one SSE event per token; a warm-up turn first so imports are not measured.
-        server.enqueue(Reply.text("warm-up"), Reply.text(answer, chunk_size=4))
         app = SwebashApp(load_settings(), cwd=Path(home), tools=[], probe_ollama=False)
 
         handled: list[tuple[float, int]] = []  # (when, prompt length) each time the prompt changed
@@ -76,7 +109,6 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0) -> None:
                 while app.busy:
                     await asyncio.sleep(0.01)
             # The measured turn.
-            server.enqueue(Reply.text(answer, chunk_size=4, delay=1 / rate if rate else 0.0))
             app.prompt.load_text("stream it")
             delays: list[float] = []
             driver = app._driver
@@ -119,6 +151,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--probe-interval", type=float, default=0.02)
     parser.add_argument("--rate", type=float, default=0.0, help="tokens per second from the server (0: full speed)")
+    parser.add_argument("--in-process-server", action="store_true",
+                        help="run the loopback server on a thread of this process (it then competes with the UI)")
     parser.add_argument("--plain-loop", action="store_true",
                         help="run the UI on a plain asyncio loop, which the engine thread cannot watch")
     args = parser.parse_args()
@@ -126,7 +160,7 @@ def main() -> None:
 
     # The loop swebash-ai runs its UI on (see run_tui), unless asked otherwise.
     with asyncio.Runner(loop_factory=None if args.plain_loop else watched_loop) as runner:
-        runner.run(run(args.tokens, args.probe_interval, args.rate))
+        runner.run(run(args.tokens, args.probe_interval, args.rate, args.in_process_server))
 
 
 if __name__ == "__main__":
