@@ -114,6 +114,17 @@ async def test_a_long_code_block_still_streaming_shows_its_newest_lines() -> Non
         await stream.flush()
         tail = stream.tail_widget
         assert tail is not None and tail.display
-        assert str(tail.visual).endswith("value_599 = 599")  # the newest line, not the first 4,000 characters
+        assert tail.text.endswith("value_599 = 599")  # the newest line, not the first 4,000 characters
         await chat.end_reply()
         assert chat.last_reply_text().endswith("value_599 = 599\n")
+
+
+def test_the_tail_is_word_wrapped_cheaply_and_keeps_its_blank_lines() -> None:
+    from swebash_ai.tui.widgets.chat import wrap_plain
+
+    assert wrap_plain("alpha beta gamma delta", 11) == ["alpha beta", "gamma delta"]
+    assert wrap_plain("abcdefghijkl mn", 5) == ["abcde", "fghij", "kl mn"]  # a long word is cut
+    assert wrap_plain("one\n\ntwo   \n", 10) == ["one", "", "two   ", ""]
+    assert wrap_plain("word   ", 4) == ["word"]  # the spaces at a break go
+    assert wrap_plain("日本語のテキスト", 6) == ["日本語", "のテキ", "スト"]  # wide characters by cells
+    assert wrap_plain("\tx", 8) == ["    x"]

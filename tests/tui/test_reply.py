@@ -1,43 +1,142 @@
-"""Assistant Markdown: plain lists are drawn by one widget each, with a hanging indent."""
+"""Assistant Markdown drawn line by line: blocks, rendering, theme colours, growth, width, selection."""
 
 from __future__ import annotations
 
-from textual.app import App
+import itertools
+from typing import Any
 
-from swebash_ai.tui.widgets.reply import AssistantMessage, CompactBulletList, CompactOrderedList
+from textual.app import App
+from textual.color import Color
+
+from swebash_ai.tui.themes import load_themes
+from swebash_ai.tui.widgets.reply import AssistantMessage, highlight_code, split_blocks
 
 MARKDOWN = (
-    "Intro.\n\n- first item, long enough to wrap around at this narrow width for sure\n- second\n\n"
-    "3. three\n4. four\n\n- nested\n  - inner\n"
+    "# Title\n\nSome **bold** text and `code`.\n\n"
+    "1. first step, long enough to wrap around at this narrow width for sure\n2. second\n\n"
+    "- bullet\n  - nested\n\n"
+    "```python\ndef f(x):\n\n    return x + 1  # one\n```\n\n"
+    "| key | value |\n|-----|-------|\n| a   | 1     |\n\n---\n\nThe end.\n"
 )
 
 
 class _Host(App[None]):
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield AssistantMessage(MARKDOWN)
+    def __init__(self, markdown: str) -> None:
+        super().__init__()
+        self.markdown = markdown
+        for theme in load_themes().themes.values():
+            self.register_theme(theme)
+        self.theme = "dark"
+
+    def compose(self) -> Any:
+        yield AssistantMessage(self.markdown)
 
 
-async def test_plain_lists_are_one_widget_with_a_hanging_indent():
-    app = _Host()
-    async with app.run_test(size=(40, 30)) as pilot:
+def texts(message: AssistantMessage) -> list[str]:
+    return message.text_lines()
+
+
+def test_blocks_are_cut_at_blank_lines_outside_code_and_before_the_margin() -> None:
+    blocks = split_blocks(MARKDOWN)
+    assert blocks[0] == "# Title\n\n"
+    assert blocks[2].startswith("1. first") and blocks[2].endswith("2. second\n\n")
+    assert blocks[3] == "- bullet\n  - nested\n\n"
+    # a blank line inside a fence does not cut it, and its closing line does not open a new one
+    assert blocks[4] == "```python\ndef f(x):\n\n    return x + 1  # one\n```\n\n"
+    assert blocks[5].startswith("| key") and blocks[6] == "---\n\n" and blocks[7] == "The end.\n"
+    assert split_blocks("- item\n\n  more of the item\n\nnext\n") == ["- item\n\n  more of the item\n\n", "next\n"]
+    assert "".join(split_blocks(MARKDOWN)) == MARKDOWN
+
+
+async def test_markdown_is_rendered_with_one_blank_line_between_blocks() -> None:
+    app = _Host(MARKDOWN)
+    async with app.run_test(size=(50, 40)) as pilot:
         await pilot.pause()
-        bullets = app.query(CompactBulletList).first()
-        ordered = app.query_one(CompactOrderedList)
-        (nested,) = [w for w in app.query(CompactBulletList) if w.query(CompactBulletList)]
-        assert not bullets.children and bullets.size.height >= 3  # wrapped, no child widgets
-        lines = [line.plain for line in bullets._lines(bullets.content_size.width)]
-        assert lines[0].startswith("• first") and lines[1].startswith("  ") and lines[-1] == "• second"
-        assert [line.plain for line in ordered._lines(30)] == ["3. three", "4. four"]
-        assert nested._items is None  # a list holding a list keeps Textual's rendering...
-        assert nested.query_one(CompactBulletList)._items is not None  # ...and the inner one is compact
+        message = app.query_one(AssistantMessage)
+        lines = texts(message)
+        assert lines[0] == "Title" and lines[1] == "" and lines[2] == "Some bold text and code."
+        assert lines[4].startswith(" 1. first step") and lines[5].startswith("    ")  # hanging indent
+        assert lines[6].startswith(" 2. second")
+        assert lines[8].startswith(" • bullet") and "• nested" in lines[9]
+        assert lines[11].strip() == "def f(x):" and lines[13].strip() == "return x + 1  # one"
+        assert lines[15].split() == ["key", "value"] and lines[17].split() == ["a", "1"]
+        assert set(lines[19]) == {"─"} and lines[-1] == "The end."
+        assert "" not in (lines[0], lines[-1])
+        assert all(not (a == "" and b == "") for a, b in itertools.pairwise(lines)), lines
+        assert message.size.height == len(lines)
+
+
+async def test_colours_come_from_the_theme_and_follow_a_theme_switch() -> None:
+    app = _Host(MARKDOWN)
+    async with app.run_test(size=(50, 40)) as pilot:
+        await pilot.pause()
+        message = app.query_one(AssistantMessage)
+
+        def heading_colour() -> Any:
+            segment = next(s for s in message._all_lines(message.size.width)[0] if s.text.strip())
+            return segment.style.color  # type: ignore[union-attr]
+
+        def expected(variable: str) -> Any:
+            return Color.parse(app.theme_variables[variable]).rich_color
+
+        assert heading_colour() == expected("text-primary")
+        code = message._all_lines(message.size.width)[11]
+        backgrounds = {s.style.bgcolor for s in code if s.style}
+        assert backgrounds == {expected("panel")}  # the code block sits on the theme's panel colour
+        assert len({s.style.color for s in code if s.text.strip() and s.style}) >= 2  # highlighted
+        app.theme = "light"
+        await pilot.pause()
+        assert heading_colour() == expected("text-primary") != Color.parse("#5FA8D3").rich_color
+
+
+async def test_appended_blocks_are_rendered_once_and_earlier_ones_kept() -> None:
+    app = _Host("First paragraph.\n\n")
+    async with app.run_test(size=(50, 20)) as pilot:
+        await pilot.pause()
+        message = app.query_one(AssistantMessage)
+        first = message._rendered[0]
+        await message.append("Second paragraph.\n\n```sh\nls -l\n```\n\n")
+        await pilot.pause()
+        assert message._rendered[0] is first  # not rendered again
+        assert len(message._rendered) == 3
+        assert texts(message) == ["First paragraph.", "", "Second paragraph.", "", " ls -l"]
+        assert message.source.endswith("ls -l\n```\n\n")
+        assert message.size.height == 5
+
+
+async def test_a_new_width_wraps_again() -> None:
+    app = _Host("word " * 30)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        message = app.query_one(AssistantMessage)
+        wide = len(texts(message))
+        await pilot.resize_terminal(30, 20)
+        await pilot.pause()
+        assert len(texts(message)) > wide
+        assert message.size.height == len(texts(message))
+        assert max(len(line) for line in texts(message)) <= 30
+
+
+async def test_a_selection_copies_the_rendered_text() -> None:
+    from textual.geometry import Offset
+    from textual.selection import Selection
+
+    app = _Host("alpha beta\n\ngamma\n")
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        message = app.query_one(AssistantMessage)
+        picked = message.get_selection(Selection(Offset(6, 0), Offset(5, 2)))
+        assert picked == ("beta\n\ngamma", "\n")
 
 
 def test_code_highlighting_is_computed_once_per_code_and_theme() -> None:
-    from swebash_ai.tui.widgets.reply import CachedFence, _highlight
+    from rich.style import Style
 
-    _highlight.cache_clear()
-    first = CachedFence.highlight("x = 1\n", "python", dark=True)
-    again = CachedFence.highlight("x = 1\n", "python", dark=True)
-    other = CachedFence.highlight("x = 1\n", "python", dark=False)
-    assert again is first and other is not first
-    assert _highlight.cache_info().hits == 1 and _highlight.cache_info().misses == 2
+    highlight_code.cache_clear()
+    background = Style(bgcolor="#222222")
+    first = highlight_code("x = 1\n", "python", "monokai", background)
+    assert highlight_code("x = 1\n", "python", "monokai", background) is first
+    assert highlight_code("x = 1\n", "python", "friendly", background) is not first
+    assert highlight_code.cache_info().hits == 1
+    assert [segment.text for segment in first[0]] == ["x", " ", "=", " ", "1"]
+    assert highlight_code("x", "no-such-language", "monokai", background)[0][0].text == "x"  # plain text

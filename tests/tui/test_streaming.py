@@ -58,7 +58,7 @@ async def test_a_burst_is_shown_in_bounded_steps_and_completely_at_the_end() -> 
         shown = "".join(seg.source for seg in stream.segments)
         assert 0 < len(shown) <= COMMIT_CHARS  # one step, not the whole burst
         assert stream._tail_widget is not None  # what comes next is visible as plain text meanwhile
-        assert len(stream._tail_widget.visual.plain) <= COMMIT_CHARS  # type: ignore[union-attr]
+        assert len(stream._tail_widget.text) <= COMMIT_CHARS
         for _ in range(250):  # the catch-up timer shows the rest while the stream is still open
             await pilot.pause(0.02)
             if "".join(seg.source for seg in stream.segments) == text:

@@ -2,9 +2,11 @@
 
 A streamed reply is buffered and flushed to the screen at most every :data:`FLUSH_INTERVAL` seconds (and
 never while the previous flush is still rendering), so a fast stream costs about a dozen re-layouts a
-second instead of one per token. Long replies are cut into several Markdown widgets at blank lines
-outside code fences (every :data:`SEGMENT_CHARS` characters or so): each flush then re-parses and
-re-renders only the last, short segment, and the cost of a token does not grow with the reply.
+second instead of one per token. Only complete blocks are rendered (each once, by the reply's
+:class:`~swebash_ai.tui.widgets.reply.AssistantMessage`, which draws lines rather than mounting a widget
+per block); the unfinished block shows as plain text. Long replies are cut into several messages at
+blank lines outside code fences (every :data:`SEGMENT_CHARS` characters or so), so they fold by chapter
+like the rest of the conversation.
 
 Messages and segments are kept in :class:`Chapter` containers of at most :data:`CHAPTER_SIZE`, so the work
 of a re-layout does not grow with the conversation either (see :class:`Chapter`).
@@ -17,9 +19,13 @@ import re
 import time
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len, chop_cells
+from rich.segment import Segment
+from rich.style import Style
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
@@ -34,7 +40,7 @@ FLUSH_INTERVAL = 0.2
 MAX_BACKOFF = 0.8
 """Most seconds added to the flush interval while the UI is lagging."""
 SEGMENT_CHARS = 1500
-"""A streamed reply starts a new Markdown widget at the first paragraph break after this many characters."""
+"""A streamed reply starts a new message widget at the first paragraph break after this many characters."""
 COMMIT_CHARS = 4000
 """Most Markdown parsed and mounted by one flush (more when one block is longer). A stream faster than the
 screen (a local model, a resumed burst) is shown in steps of this size, :data:`CATCH_UP_INTERVAL` apart,
@@ -256,26 +262,84 @@ class ChatPane(FollowingScroll):
         self.anchor(False)
 
 
-class ReplyTail(Static):
-    """The unfinished last block of a reply being streamed, shown as plain text until it is complete."""
+class ReplyTail(Widget):
+    """The unfinished last block of a reply being streamed, shown as plain text until it is complete.
+
+    It changes at every flush: wrapped here by a greedy word wrap and drawn line by line (as a Static its
+    re-wrap cost 5-13 ms of every re-layout)."""
+
+    DEFAULT_CSS = """
+    ReplyTail {
+        height: auto;
+    }
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self._text = text
+        self._wrapped: tuple[int, list[str]] | None = None
+        self._style: Style | None = None
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    def update(self, text: str) -> None:
+        if text != self._text:
+            self._text = text
+            self._wrapped = None
+            self.refresh(layout=True)
+
+    def _lines(self, width: int) -> list[str]:
+        if self._wrapped is None or self._wrapped[0] != width:
+            self._wrapped = (width, wrap_plain(self._text, width))
+        return self._wrapped[1]
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines(width))
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._style = None
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        lines = self._lines(width)
+        if self._style is None:
+            self._style = self.rich_style
+        style = self._style
+        if y >= len(lines):
+            return Strip.blank(width, style)
+        return Strip([Segment(lines[y], style)]).extend_cell_length(width, style)
 
 
-_LIST_OR_TABLE = re.compile(r"^ {0,3}([-*+]|\d{1,9}[.)]|\|)( |$)")
-
-
-def _ends_with_list_or_table(markdown: str) -> bool:
-    """True when the last block of ``markdown`` is a list or a table (Textual rebuilds those whole)."""
-    lines = [line for line in markdown.rstrip("\n").split("\n\n")[-1].splitlines() if line.strip()]
-    return bool(lines) and _LIST_OR_TABLE.match(lines[-1]) is not None
+def wrap_plain(text: str, width: int) -> list[str]:
+    """``text`` word-wrapped at ``width`` cells; a word longer than a line is cut, blank lines are kept."""
+    width = max(1, width)
+    lines: list[str] = []
+    for line in text.expandtabs(4).split("\n"):
+        while cell_len(line) > width:
+            if line.isascii():
+                cut = line.rfind(" ", 0, width + 1)
+                head, line = (line[:cut], line[cut + 1:]) if cut > 0 else (line[:width], line[width:])
+            else:
+                head, *rest = chop_cells(line, width)
+                line = "".join(rest)
+            lines.append(head.rstrip(" "))
+            line = line.lstrip(" ")
+            if not line:
+                break
+        else:
+            lines.append(line)
+    return lines
 
 
 class ReplyStream:
     """One assistant reply being streamed.
 
     Fragments are buffered and flushed on a timer. Only *complete* blocks (up to the last blank line
-    outside a code fence) go to the Markdown widgets, each block parsed and mounted once; the unfinished
-    block is shown as plain text in a :class:`ReplyTail` below them. Textual rebuilds a list or table
-    block whole whenever text is appended after it, so the next block after one starts a new segment.
+    outside a code fence) go to the reply's segments, each block rendered once; the unfinished
+    block is shown as plain text in a :class:`ReplyTail` below them.
     """
 
     def __init__(self, pane: ChatPane) -> None:
@@ -379,7 +443,7 @@ class ReplyStream:
     async def _commit(self, markdown: str) -> None:
         if not markdown.strip() and not self.segments:
             return
-        if not self.segments or len(self._text) >= SEGMENT_CHARS or _ends_with_list_or_table(self._text):
+        if not self.segments or len(self._text) >= SEGMENT_CHARS:
             from swebash_ai.tui.widgets.reply import AssistantMessage
 
             segment = AssistantMessage(classes="-continued" if self.segments else "")
@@ -401,7 +465,7 @@ class ReplyStream:
             if self._tail_widget is not None:
                 self._tail_widget.display = False
             return
-        shown = Content(self._tail[:TAIL_CHARS].rstrip("\n") if behind else tail_excerpt(self._tail))
+        shown = self._tail[:TAIL_CHARS].rstrip("\n") if behind else tail_excerpt(self._tail)
         if self._tail_widget is None:
             self._tail_widget = ReplyTail(shown)
             await self.pane.mount(self._tail_widget)

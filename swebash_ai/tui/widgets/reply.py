@@ -1,151 +1,367 @@
-"""The assistant's Markdown widget, in its own module so the Markdown machinery (markdown-it, the block
-widgets) is imported on the first reply rather than before the first frame.
+"""The assistant's Markdown, drawn line by line. In its own module so the Markdown machinery (rich.markdown,
+markdown-it, Pygments) is imported on the first reply rather than before the first frame.
 
-Lists whose items are plain paragraphs (what models write most) render as one widget each, wrapped with a
-hanging indent, instead of Textual's four widgets per item: a long answer full of lists would otherwise
-mount thousands of widgets, and every re-layout of the chat walks all of them. Lists holding anything else
-(nested lists, code blocks) keep Textual's rendering.
+Textual's Markdown widget mounts a widget per block (four per list item, three per code block). Every
+re-layout of the screen arranges, measures and renders them inside one step of the UI loop: with a reply
+streaming on screen, a re-layout cost 25-60 ms (up to 150) and a keypress waited behind it. An
+:class:`AssistantMessage` is one widget. Rich renders its Markdown into lines a block at a time, each
+block once per width and theme, and a streamed chunk is rendered block by block with a pause for input
+between two blocks, before the re-layout that shows it. The re-layout then only counts lines, and
+Textual asks the widget for the lines on screen.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
-from typing import Any, ClassVar
+import re
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual.content import Content
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import CodeBlock, Heading, HorizontalRule, ListItem, Markdown
+from rich.rule import Rule
+from rich.segment import Segment
+from rich.style import Style
+from rich.syntax import PygmentsSyntaxTheme
+from rich.theme import Theme as RichTheme
+from textual.color import Color, ColorParseError
 from textual.geometry import Size
-from textual.widgets import Markdown
-from textual.widgets._markdown import (
-    MarkdownBlock,
-    MarkdownBulletList,
-    MarkdownFence,
-    MarkdownListItem,
-    MarkdownOrderedList,
-    MarkdownParagraph,
-)
+from textual.strip import Strip
+from textual.widget import Widget
 
-BULLET_STYLE = "$text-primary"
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+    from textual.selection import Selection
+
+#: Rich's Markdown style names -> (the app theme's variable for the colour, text style).
+MARKDOWN_STYLES: dict[str, tuple[str | None, str]] = {
+    "markdown.h1": ("text-primary", "bold underline"),
+    "markdown.h1.border": ("text-primary", ""),
+    "markdown.h2": ("text-primary", "bold"),
+    "markdown.h3": ("text-secondary", "bold"),
+    "markdown.h4": ("text-secondary", "italic"),
+    "markdown.h5": (None, "italic"),
+    "markdown.h6": (None, "dim"),
+    "markdown.code": ("text-accent", "bold"),
+    "markdown.block_quote": ("foreground-muted", "italic"),
+    "markdown.list": (None, ""),
+    "markdown.item.bullet": ("text-primary", "bold"),
+    "markdown.item.number": ("text-primary", ""),
+    "markdown.hr": ("foreground-muted", ""),
+    "markdown.link": ("text-primary", ""),
+    "markdown.link_url": ("text-primary", "underline"),
+    "markdown.table.border": ("foreground-muted", ""),
+    "markdown.table.header": ("text-primary", "bold"),
+    "markdown.kbd": ("text-accent", "bold"),
+}
+CODE_BACKGROUND = "panel"
+"""The theme variable code blocks are drawn on."""
+CODE_THEMES = {True: "monokai", False: "friendly"}
+"""Pygments styles for code blocks, on a dark and on a light theme."""
 
 
-def flat_items(blocks: list[MarkdownBlock], ordered: bool) -> list[tuple[str, Content]] | None:
-    """(symbol, text) per item when every item is only paragraphs; ``None`` otherwise."""
-    items: list[tuple[str, Content]] = []
-    start = 1
-    for index, block in enumerate(blocks):
-        if not isinstance(block, MarkdownListItem):
+@functools.lru_cache(maxsize=8)
+def rich_theme(variables: tuple[tuple[str, str], ...]) -> RichTheme:
+    """Rich's Markdown styles, coloured from the app theme's variables (given as sorted pairs)."""
+    colors = dict(variables)
+
+    def color(name: str | None) -> Any:
+        try:
+            return Color.parse(colors[name]).rich_color if name in colors else None
+        except ColorParseError:
             return None
-        if not all(isinstance(sub, MarkdownParagraph) for sub in block._blocks):
-            return None
-        if ordered and index == 0:
-            try:
-                start = int(block.bullet)
-            except ValueError:
-                start = 1
-        symbol = f"{start + index}." if ordered else block.bullet.strip()
-        items.append((symbol, Content("\n").join(sub._content for sub in block._blocks)))
-    if ordered:
-        width = max((len(symbol) for symbol, _ in items), default=2)
-        items = [(symbol.rjust(width), text) for symbol, text in items]
-    return items
+
+    return RichTheme({
+        name: Style.parse(text_style or "none") + Style(color=color(variable))
+        for name, (variable, text_style) in MARKDOWN_STYLES.items()
+    })
 
 
-class _CompactList:
-    """Mixin for the list blocks: one widget, lines wrapped with a hanging indent."""
-
-    _ordered: ClassVar[bool] = False
-    _items: list[tuple[str, Content]] | None = None
-    _wrapped: tuple[int, list[Content]] | None = None
-
-    def _compact_compose(self, blocks: list[MarkdownBlock]) -> bool:
-        self._items = flat_items(blocks, self._ordered)
-        self._wrapped = None
-        if self._items is None:
-            return False
-        blocks.clear()
-        return True
-
-    def _lines(self, width: int) -> list[Content]:
-        if self._wrapped is not None and self._wrapped[0] == width:
-            return self._wrapped[1]
-        lines: list[Content] = []
-        for symbol, text in self._items or ():
-            indent = len(symbol) + 1
-            wrapped = text.wrap(max(1, width - indent)) or [Content("")]
-            for i, line in enumerate(wrapped):
-                prefix = Content.styled(symbol + " ", BULLET_STYLE) if i == 0 else Content(" " * indent)
-                lines.append(prefix + line)
-        self._wrapped = (width, lines)
-        return lines
-
-    # The widget methods: ``super()`` is the Markdown list class this mixin is combined with.
-    _blocks: list[MarkdownBlock]
-    content_size: Size
-
-    def compose(self) -> Any:
-        if not self._compact_compose(self._blocks):
-            yield from super().compose()  # type: ignore[misc]
-
-    def render(self) -> Any:
-        if self._items is None:
-            return super().render()  # type: ignore[misc]
-        return Content("\n").join(self._lines(self.content_size.width))
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        if self._items is None:
-            height: int = super().get_content_height(container, viewport, width)  # type: ignore[misc]
-            return height
-        return len(self._lines(width))
+# --- blocks -------------------------------------------------------------------------------------------
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
-class CompactBulletList(_CompactList, MarkdownBulletList):
-    """A bullet list drawn by one widget when its items are plain paragraphs."""
+def split_blocks(markdown: str) -> list[str]:
+    """``markdown`` cut at the blank lines that start a new top-level block: outside code fences, and
+    before a line that starts at the margin (an indented line continues a list item or a code block)."""
+    blocks: list[str] = []
+    current: list[str] = []
+    fence = ""
+    blank = False
+    for line in markdown.splitlines(keepends=True):
+        stripped = line.strip()
+        if fence:
+            if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
+                fence = ""  # the closing line
+        else:
+            if stripped and blank and not line[0].isspace() and current:
+                blocks.append("".join(current))
+                current = []
+            if match := _FENCE.match(line):
+                fence = match.group(1)
+        current.append(line)
+        blank = not stripped
+    if current and "".join(current).strip():
+        blocks.append("".join(current))
+    return blocks
 
 
-class CompactOrderedList(_CompactList, MarkdownOrderedList):
-    """An ordered list drawn by one widget when its items are plain paragraphs."""
+# --- code blocks --------------------------------------------------------------------------------------
+@functools.cache
+def _lexer(name: str) -> Lexer:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.lexers.special import TextLexer
+    from pygments.util import ClassNotFound
 
-    _ordered = True
+    try:
+        return get_lexer_by_name(name or "text", stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return TextLexer()
+
+
+@functools.cache
+def _code_theme(name: str) -> PygmentsSyntaxTheme:
+    return PygmentsSyntaxTheme(name)
 
 
 @functools.lru_cache(maxsize=256)
-def _highlight(code: str, language: str, ansi: bool, dark: bool) -> Content:
-    return MarkdownFence.highlight(code, language, ansi=ansi, dark=dark)
+def highlight_code(code: str, language: str, theme: str, background: Style) -> list[list[Segment]]:
+    """``code`` highlighted by Pygments: a list of segments per line, on ``background``."""
+    styles = _code_theme(theme)
+    lines: list[list[Segment]] = [[]]
+    for token_type, value in _lexer(language).get_tokens(code):
+        style = background + styles.get_style_for_token(token_type) + background.background_style
+        first = True
+        for part in value.split("\n"):
+            if not first:
+                lines.append([])
+            first = False
+            if part:
+                lines[-1].append(Segment(part.expandtabs(4), style))
+    return lines
 
 
-class CachedFence(MarkdownFence):
-    """A code block that highlights again only when the highlight theme really changes.
+class _CodeBlock(CodeBlock):
+    """A fenced block: highlighted straight into segments (Rich's Syntax costs three times as much),
+    wrapped at the width, on the theme's code background, one cell of margin each side."""
 
-    Textual's fence re-runs Pygments when it is built and on every style update; both happen to every code
-    block of a streamed reply again and again (measured: ~40,000 lexer calls, 2.6 s of the UI thread for
-    one 20,000-token reply).
-    """
-
-    _highlight_key: tuple[bool, bool] | None = None
+    background = Style()
 
     @classmethod
-    def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False) -> Content:
-        # Markdown.update() builds fresh blocks from the whole document and then diffs them, so the same
-        # code block is constructed (and highlighted) again on every update; Content is immutable.
-        return _highlight(code, language, ansi, dark)
+    def create(cls, markdown: Markdown, token: Any) -> CodeBlock:
+        block = super().create(markdown, token)
+        if isinstance(markdown, ReplyMarkdown) and isinstance(block, _CodeBlock):
+            block.background = markdown.code_background
+        return block
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text).rstrip()
+        lines = highlight_code(code, self.lexer_name, self.theme, self.background)
+        inner = max(1, options.max_width - 2)
+        margin = Segment(" ", self.background)
+        for line in lines:
+            length = Segment.get_line_length(line)
+            cuts = [*range(inner, length, inner), max(length, 1)]
+            for part in Segment.divide(line, cuts) if length > inner else [line]:
+                used = Segment.get_line_length(part)
+                yield margin
+                yield from part
+                yield Segment(" " * (inner - used + 1), self.background)
+                yield Segment.line()
+
+
+class _ListItem(ListItem):
+    """List items numbered "1." (Rich writes "1")."""
+
+    def render_number(self, console: Console, options: ConsoleOptions, number: int,
+                      last_number: int) -> RenderResult:
+        width = len(str(last_number)) + 3
+        lines = console.render_lines(self.elements, options.update(width=options.max_width - width),
+                                     style=self.style)
+        style = console.get_style("markdown.item.number", default="none")
+        numeral, padding = Segment(f"{number}.".rjust(width - 1) + " ", style), Segment(" " * width, style)
+        for index, line in enumerate(lines):
+            yield numeral if index == 0 else padding
+            yield from line
+            yield Segment.line()
+
+
+class _Rule(HorizontalRule):
+    """A rule drawn as a line (Rich draws dashes)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Rule(style=console.get_style("markdown.hr", default="none"))
+
+
+class _LeftHeading(Heading):
+    """Headings aligned left (Rich centres the first level): a chat reads down its left edge."""
+
+    LEVEL_ALIGN: ClassVar[dict[str, Any]] = dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), "left")
+
+
+class ReplyMarkdown(Markdown):
+    """Rich's Markdown with our code blocks, list numbers, rules and headings."""
+
+    elements: ClassVar[dict[str, Any]] = {
+        **Markdown.elements, "heading_open": _LeftHeading, "fence": _CodeBlock, "code_block": _CodeBlock,
+        "list_item_open": _ListItem, "hr": _Rule,
+    }
+
+    def __init__(self, markup: str, *, dark: bool, code_background: Style) -> None:
+        super().__init__(markup, code_theme=CODE_THEMES[dark], hyperlinks=True)
+        self.code_background = code_background
+
+
+# --- the widget ---------------------------------------------------------------------------------------
+class AssistantMessage(Widget):
+    """One assistant reply, or one segment of a long one: rendered Markdown, code blocks highlighted."""
+
+    DEFAULT_CSS = """
+    AssistantMessage {
+        height: auto;
+    }
+    """
+
+    ALLOW_SELECT = True
+
+    def __init__(self, markdown: str = "", *, classes: str = "") -> None:
+        super().__init__(classes=classes)
+        self._blocks: list[str] = split_blocks(markdown)
+        self._source = markdown
+        self._rendered: list[list[Strip]] = []  # of the first blocks, for _render_key
+        self._render_key: tuple[object, ...] | None = None
+        self._lines: list[Strip] | None = None  # every rendered block, a blank line between two
+        self._plain: list[str] | None = None
+
+    @property
+    def source(self) -> str:
+        """The Markdown of this message."""
+        return self._source
+
+    async def append(self, markdown: str) -> None:
+        """Add complete blocks of Markdown. Each block is rendered in its own step of the UI loop (a
+        keypress goes between two), then the message grows by all of them at once."""
+        self._source += markdown
+        self._blocks.extend(split_blocks(markdown))
+        width = self._expected_width()
+        if width:
+            while len(self._rendered) < len(self._blocks):
+                self._render_next(width)
+                if len(self._rendered) < len(self._blocks):
+                    await asyncio.sleep(0)
+        self._lines = self._plain = None
+        self.refresh(layout=True)
+
+    def _expected_width(self) -> int:
+        """The width of the lines: the widget's, or before its first layout, what its nearest laid-out
+        container leaves it (the chat pane's width less the gutters in between)."""
+        if self.size.width:
+            return self.size.width
+        gutter = self.styles.gutter.width
+        for node in self.ancestors:
+            if not isinstance(node, Widget):
+                break
+            if node.size.width:
+                return max(1, node.size.width - gutter)
+            gutter += node.styles.gutter.width
+        return 0
+
+    def _key(self, width: int) -> tuple[object, ...]:
+        return (width, self.app.theme)
+
+    def _render_next(self, width: int) -> None:
+        """Render the next block not rendered yet (all again first if the width or the theme changed)."""
+        key = self._key(width)
+        if key != self._render_key:
+            self._render_key, self._rendered, self._lines, self._plain = key, [], None, None
+        app = self.app
+        variables = app.theme_variables
+        code_background = Style.from_color(None, _parse(variables.get(CODE_BACKGROUND)))
+        console = app.console
+        console.push_theme(rich_theme(tuple(sorted(variables.items()))))
+        try:
+            options = console.options.update(width=width, height=None, highlight=False, markup=False)
+            markdown = ReplyMarkdown(self._blocks[len(self._rendered)], dark=app.current_theme.dark,
+                                     code_background=code_background)
+            lines = console.render_lines(markdown, options, style=self.rich_style, pad=True)
+        finally:
+            console.pop_theme()
+        # Rich puts blank lines around some blocks; the message puts exactly one between two blocks.
+        while lines and _blank(lines[-1], code_background):
+            lines.pop()
+        start = 0
+        while start < len(lines) and _blank(lines[start], code_background):
+            start += 1
+        self._rendered.append([Strip(line, width) for line in lines[start:]])
+        self._lines = self._plain = None
+
+    def _all_lines(self, width: int) -> list[Strip]:
+        if self._lines is not None and self._render_key is not None and self._render_key[0] == width:
+            return self._lines  # the theme and the styles are checked when they change
+        if self._render_key != self._key(width):
+            self._render_next(width)  # resets
+        while len(self._rendered) < len(self._blocks):
+            self._render_next(width)
+        if self._lines is None:
+            lines: list[Strip] = []
+            blank = Strip.blank(width, self.rich_style)
+            for block in self._rendered:
+                if lines and block:
+                    lines.append(blank)
+                lines.extend(block)
+            self._lines = lines
+        return self._lines
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return container.width
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._all_lines(width)) if self._blocks else 0
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        lines = self._all_lines(width)
+        if y >= len(lines):
+            return Strip.blank(width, self.rich_style)
+        line = lines[y]
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(y)) is not None:
+            start, end = span
+            end = line.cell_length if end == -1 else end
+            style = self.screen.get_component_rich_style("screen--selection")
+            line = Strip.join([line.crop(0, start), line.crop(start, end).apply_style(style), line.crop(end)])
+        return line.apply_offsets(0, y)
 
     def notify_style_update(self) -> None:
-        key = (self.app.native_ansi_color, self.app.current_theme.dark)
-        if self._highlight_key is None:
-            self._highlight_key = key  # __init__ just highlighted for the current theme
-        if key != self._highlight_key:
-            self._highlight_key = key
-            super().notify_style_update()  # re-highlights for the new theme
-            return
-        MarkdownBlock.notify_style_update(self)  # the usual style refresh, without re-highlighting
+        super().notify_style_update()
+        self._render_key = None  # the theme or the widget's colours changed: render again
+        self._lines = None
+
+    # --- selection ------------------------------------------------------------------------------------
+    def text_lines(self) -> list[str]:
+        """The rendered lines as plain text (what a selection copies)."""
+        if self._plain is None:
+            self._plain = [line.text.rstrip() for line in self._all_lines(self.size.width or 80)]
+        return self._plain
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract("\n".join(self.text_lines())), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
 
 
-class AssistantMessage(Markdown):
-    """One assistant reply, or one segment of a long one (rendered Markdown, code blocks highlighted)."""
+def _blank(line: list[Segment], code_background: Style) -> bool:
+    """A line of spaces that is not part of a code block (those have their own background)."""
+    code = code_background.bgcolor
+    return all(not segment.text.strip() and (code is None or segment.style is None or segment.style.bgcolor != code)
+               for segment in line)
 
-    BLOCKS: dict[str, type[MarkdownBlock]] = {  # noqa: RUF012 - Textual declares it so
-        **Markdown.BLOCKS,
-        "bullet_list_open": CompactBulletList,
-        "ordered_list_open": CompactOrderedList,
-        "fence": CachedFence,
-        "code_block": CachedFence,
-    }
+
+def _parse(value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return Color.parse(value).rich_color
+    except ColorParseError:
+        return None
