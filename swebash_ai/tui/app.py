@@ -140,6 +140,7 @@ class SwebashApp(App[int]):
         self.turn_worker: Worker[None] | None = None
         self.ui_loop: asyncio.AbstractEventLoop | None = None
         self._engine: Engine | None = None
+        self._collections_held = contextlib.ExitStack()
         # Before the first frame, so the stylesheet is computed once, for the right theme.
         self._theme_problems = self._load_themes()
         self._last_ctrl_c = 0.0
@@ -181,9 +182,11 @@ class SwebashApp(App[int]):
     def on_unmount(self) -> None:
         if self._engine is not None:
             self._engine.stop()
+        self._collections_held.close()
 
     def on_mount(self) -> None:
         self.ui_loop = asyncio.get_running_loop()
+        self._collections_held.enter_context(full_collections_held())
         for problem in self._theme_problems:
             self.notify(problem, title="Themes", severity="warning", timeout=8)
         self.status.set_info(self.start.model or "connecting…", self.start.profile, self.cwd)
@@ -381,12 +384,14 @@ _held = [0, 10]  # turns holding full collections, and the threshold to restore 
 
 @contextlib.contextmanager
 def full_collections_held() -> Iterator[None]:
-    """No automatic full garbage collection inside the block (see :func:`collect_garbage`).
+    """No automatic full garbage collection inside the block (see :func:`collect_garbage`); the app holds
+    them while it runs.
 
     Even with start-up frozen, a long streamed reply creates enough long-lived objects (its widgets,
     their render caches) that the collector's full passes come back every few seconds and each stops
-    both threads for 50-90 ms (measured): the worst keypress delays of a fast stream. Held off, that work
-    is done once the turn has ended and the user is reading.
+    both threads for 50-170 ms (measured): the worst keypress delays of a fast stream. Held only during
+    turns, one still fell at the start of the next turn. Held off, that work is done once a turn has
+    ended and the user is reading (see ``Controller.collect_when_idle``).
     """
     first, second, third = gc.get_threshold()
     if _held[0] == 0:
@@ -402,10 +407,9 @@ def full_collections_held() -> Iterator[None]:
 
 
 def collect_garbage() -> None:
-    """One full collection, then :func:`settle_memory`; skipped while a turn holds collections."""
-    if _held[0] == 0:
-        gc.collect()
-        settle_memory()
+    """One full collection, then :func:`settle_memory`."""
+    gc.collect()
+    settle_memory()
 
 
 def preload_provider(session: Session) -> None:

@@ -142,14 +142,19 @@ class Controller:
 
     async def run_turn(self, text: str, *, shell: bool) -> None:
         """Worker: run the turn on the engine thread and render its events as they arrive in batches."""
-        from swebash_ai.tui.app import collect_garbage, full_collections_held
-
         try:
-            with full_collections_held():
-                await self._run_turn(text, shell=shell)
+            await self._run_turn(text, shell=shell)
         finally:
-            # The collection the turn held off, when the user is most likely reading the answer.
-            self.app.set_timer(IDLE_COLLECT_AFTER, collect_garbage)
+            # The collection the app holds off, when the user is most likely reading the answer.
+            self.app.set_timer(IDLE_COLLECT_AFTER, self.collect_when_idle)
+
+    def collect_when_idle(self) -> None:
+        """The full garbage collection held off while the app runs (see ``full_collections_held``), unless
+        a new turn has started meanwhile (its end schedules another)."""
+        from swebash_ai.tui.app import collect_garbage
+
+        if not self.app.busy:
+            collect_garbage()
 
     async def _run_turn(self, text: str, *, shell: bool) -> None:
         from swebash_ai.errors import SwebashError
