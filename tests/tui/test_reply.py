@@ -21,6 +21,8 @@ MARKDOWN = (
 
 
 class _Host(App[None]):
+    CSS = "AssistantMessage.-alert { background: red; }"
+
     def __init__(self, markdown: str) -> None:
         super().__init__()
         self.markdown = markdown
@@ -140,3 +142,35 @@ def test_code_highlighting_is_computed_once_per_code_and_theme() -> None:
     assert highlight_code.cache_info().hits == 1
     assert [segment.text for segment in first[0]] == ["x", " ", "=", " ", "1"]
     assert highlight_code("x", "no-such-language", "monokai", background)[0][0].text == "x"  # plain text
+
+
+async def test_a_restyle_that_changes_no_colour_does_not_render_again(monkeypatch) -> None:
+    app = _Host(MARKDOWN)
+    async with app.run_test(size=(50, 40)) as pilot:
+        await pilot.pause()
+        message = app.query_one(AssistantMessage)
+        rendered: list[int] = []
+        original = AssistantMessage._render_next
+        monkeypatch.setattr(AssistantMessage, "_render_next",
+                            lambda self, width: rendered.append(width) or original(self, width))
+        app.update_styles(message)  # what Textual does to every widget of the chat when it gains focus
+        message.refresh(layout=True)
+        await pilot.pause()
+        assert rendered == [] and texts(message)[0] == "Title"
+        message.add_class("-alert")  # a real change of colours: rendered again, once per block
+        await pilot.pause()
+        assert len(rendered) == len(message._blocks)
+        first = next(iter(message._all_lines(message.size.width)[0]))
+        assert first.style is not None and first.style.bgcolor is not None
+        assert first.style.bgcolor.triplet == (255, 0, 0)
+
+
+async def test_an_empty_message_has_no_lines() -> None:
+    from textual.selection import Selection
+
+    app = _Host("")
+    async with app.run_test(size=(50, 10)) as pilot:
+        await pilot.pause()
+        message = app.query_one(AssistantMessage)
+        assert message.size.height == 0 and message.text_lines() == []
+        assert message.get_selection(Selection(None, None)) == ("", "\n")

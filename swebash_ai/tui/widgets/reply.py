@@ -232,6 +232,7 @@ class AssistantMessage(Widget):
         self._render_key: tuple[object, ...] | None = None
         self._lines: list[Strip] | None = None  # every rendered block, a blank line between two
         self._plain: list[str] | None = None
+        self._style_key: tuple[object, ...] | None = None  # (theme, the widget's colours) rendered with
 
     @property
     def source(self) -> str:
@@ -266,14 +267,17 @@ class AssistantMessage(Widget):
             gutter += node.styles.gutter.width
         return 0
 
-    def _key(self, width: int) -> tuple[object, ...]:
-        return (width, self.app.theme)
-
-    def _render_next(self, width: int) -> None:
-        """Render the next block not rendered yet (all again first if the width or the theme changed)."""
-        key = self._key(width)
+    def _check_key(self, width: int) -> None:
+        """Forget the rendered blocks if the width, the theme or the widget's colours changed."""
+        if self._style_key is None:
+            self._style_key = (self.app.theme, self.rich_style)
+        key = (width, *self._style_key)
         if key != self._render_key:
             self._render_key, self._rendered, self._lines, self._plain = key, [], None, None
+
+    def _render_next(self, width: int) -> None:
+        """Render the next block not rendered yet (all of them again if the width or the style changed)."""
+        self._check_key(width)
         app = self.app
         variables = app.theme_variables
         code_background = Style.from_color(None, _parse(variables.get(CODE_BACKGROUND)))
@@ -297,9 +301,8 @@ class AssistantMessage(Widget):
 
     def _all_lines(self, width: int) -> list[Strip]:
         if self._lines is not None and self._render_key is not None and self._render_key[0] == width:
-            return self._lines  # the theme and the styles are checked when they change
-        if self._render_key != self._key(width):
-            self._render_next(width)  # resets
+            return self._lines  # the theme and the colours are checked when they change
+        self._check_key(width)
         while len(self._rendered) < len(self._blocks):
             self._render_next(width)
         if self._lines is None:
@@ -333,8 +336,10 @@ class AssistantMessage(Widget):
         return line.apply_offsets(0, y)
 
     def notify_style_update(self) -> None:
+        """Textual calls this on every restyle (of all the chat when it gains focus, say): look at the
+        theme and colours again; the blocks are rendered again only if they changed (see _check_key)."""
         super().notify_style_update()
-        self._render_key = None  # the theme or the widget's colours changed: render again
+        self._style_key = None
         self._lines = None
 
     # --- selection ------------------------------------------------------------------------------------
