@@ -18,10 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual import events
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+from swebash_ai.testing.server_process import fake_server_process
 
 
 def make_answer(tokens: int) -> str:
@@ -59,17 +58,8 @@ def llm_server(replies: list[Reply], script: list[dict[str, object]], in_process
             server.enqueue(*replies)
             yield server.base_url
         return
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump(script, fh)
-    proc = subprocess.Popen([sys.executable, "-m", "swebash_ai.testing.fake_server", "--script", fh.name],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        os.unlink(fh.name)
+    with fake_server_process(script) as url:
+        yield url
 
 
 async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_server: bool = False) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -12,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from swebash_ai.testing.server_process import fake_server_process
 
 pytestmark = [
     pytest.mark.tmux,
@@ -31,19 +32,9 @@ def app_command() -> list[str]:
 
 
 @pytest.fixture
-def fake_server_process(tmp_path: Path) -> Iterator[str]:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"text": "The answer is **forty-two**.", "chunk_size": 3}]))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "swebash_ai.testing.fake_server", "--echo", "--script", str(script)],
-        stdout=subprocess.PIPE, text=True, cwd=ROOT,
-    )
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+def server_url() -> Iterator[str]:
+    with fake_server_process([{"text": "The answer is **forty-two**.", "chunk_size": 3}], echo=True) as url:
+        yield url
 
 
 def capture(socket: str) -> str:
@@ -62,11 +53,11 @@ def wait_for_text(socket: str, text: str, timeout: float = 20.0) -> str:
     raise AssertionError(f"{text!r} did not appear; the screen was:\n{screen}")
 
 
-def test_real_app_answers_in_tmux(fake_server_process: str, tmp_path: Path, workspace: Path) -> None:
+def test_real_app_answers_in_tmux(server_url: str, tmp_path: Path, workspace: Path) -> None:
     socket = f"swebash-test-{os.getpid()}"
     env = {
         "HOME": str(tmp_path), "SWEBASH_AI_HOME": str(tmp_path / "swh"), "TERM": "xterm-256color",
-        "SWEBASH_AI_MODEL": "openai/fake-model", "SWEBASH_AI_API_BASE": fake_server_process,
+        "SWEBASH_AI_MODEL": "openai/fake-model", "SWEBASH_AI_API_BASE": server_url,
         "SWEBASH_AI_API_KEY": "sk-test", "OLLAMA_HOST": "http://127.0.0.1:9", "PATH": os.environ["PATH"],
         "PYTHONPATH": str(ROOT), "LANG": "C.UTF-8",
     }
