@@ -174,3 +174,15 @@ async def test_an_empty_message_has_no_lines() -> None:
         message = app.query_one(AssistantMessage)
         assert message.size.height == 0 and message.text_lines() == []
         assert message.get_selection(Selection(None, None)) == ("", "\n")
+
+
+async def test_a_click_on_a_link_opens_it(monkeypatch) -> None:
+    app = _Host("See [the docs](https://example.com/docs) here.\n")
+    opened: list[str] = []
+    monkeypatch.setattr(app, "open_url", lambda url, **_: opened.append(url))
+    async with app.run_test(size=(50, 10)) as pilot:
+        await pilot.pause()
+        await pilot.click(AssistantMessage, offset=(1, 0))  # on "See"
+        assert opened == []
+        await pilot.click(AssistantMessage, offset=(6, 0))  # on "the docs"
+        assert opened == ["https://example.com/docs"]

@@ -24,6 +24,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import PygmentsSyntaxTheme
 from rich.theme import Theme as RichTheme
+from textual import events
 from textual.color import Color, ColorParseError
 from textual.geometry import Size
 from textual.strip import Strip
@@ -341,6 +342,13 @@ class AssistantMessage(Widget):
         super().notify_style_update()
         self._style_key = None
         self._lines = None
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a link opens it (in the browser, or as the terminal opens links)."""
+        link = event.style.link
+        if link:
+            event.stop()
+            self.app.open_url(link)
 
     # --- selection ------------------------------------------------------------------------------------
     def text_lines(self) -> list[str]:
