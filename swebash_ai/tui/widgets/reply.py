@@ -65,15 +65,8 @@ CODE_THEMES = {True: "monokai", False: "friendly"}
 def rich_theme(variables: tuple[tuple[str, str], ...]) -> RichTheme:
     """Rich's Markdown styles, coloured from the app theme's variables (given as sorted pairs)."""
     colors = dict(variables)
-
-    def color(name: str | None) -> Any:
-        try:
-            return Color.parse(colors[name]).rich_color if name in colors else None
-        except ColorParseError:
-            return None
-
     return RichTheme({
-        name: Style.parse(text_style or "none") + Style(color=color(variable))
+        name: Style.parse(text_style or "none") + Style(color=_parse(colors.get(variable or "")))
         for name, (variable, text_style) in MARKDOWN_STYLES.items()
     })
 
@@ -372,6 +365,7 @@ def _blank(line: list[Segment], code_background: Style) -> bool:
 
 
 def _parse(value: str | None) -> Any:
+    """The Rich colour of a theme value; ``None`` for none or one that is not a colour ("auto 87%")."""
     if value is None:
         return None
     try:
