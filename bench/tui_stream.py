@@ -51,11 +51,11 @@ def make_answer(tokens: int) -> str:
 
 
 @contextlib.contextmanager
-def llm_server(replies: list[Reply], script: list[dict[str, object]], in_process: bool) -> Iterator[str]:
-    """The loopback server playing ``replies`` (in this process) or ``script`` (in its own); its URL."""
+def llm_server(script: list[dict[str, object]], in_process: bool) -> Iterator[str]:
+    """The loopback server playing ``script`` (see ``Reply.from_json``), in this process or its own; its URL."""
     if in_process:
         with FakeLLMServer("openai") as server:
-            server.enqueue(*replies)
+            server.enqueue(*(Reply.from_json(entry) for entry in script))
             yield server.base_url
         return
     with fake_server_process(script) as url:
@@ -70,11 +70,9 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_
     answer = make_answer(tokens)
     delay = 1 / rate if rate else 0.0
     # chunk_size=4: one SSE event per token; two warm-up turns first so imports are not measured.
-    replies = [Reply.text("warm-up"), Reply.text(answer, chunk_size=4),
-               Reply.text(answer, chunk_size=4, delay=delay)]
     script: list[dict[str, object]] = [{"text": "warm-up"}, {"text": answer, "chunk_size": 4},
                                        {"text": answer, "chunk_size": 4, "delay": delay}]
-    with llm_server(replies, script, in_process_server) as base_url, tempfile.TemporaryDirectory() as home:
+    with llm_server(script, in_process_server) as base_url, tempfile.TemporaryDirectory() as home:
         os.environ.update(
             SWEBASH_AI_HOME=home, SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=base_url,
             SWEBASH_AI_API_KEY="sk-bench", SWEBASH_AI_AUDIT="false", OLLAMA_HOST="http://127.0.0.1:9",

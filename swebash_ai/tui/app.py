@@ -378,14 +378,13 @@ def settle_memory() -> None:
 
 
 FULL_COLLECTION_HOLD = 1_000_000
-"""The collector's third threshold during a turn: no automatic full collection while a reply streams."""
-_held = [0, 10]  # turns holding full collections, and the threshold to restore after the last one
+"""The collector's third threshold while the app runs: no automatic full collection (see below)."""
 
 
 @contextlib.contextmanager
 def full_collections_held() -> Iterator[None]:
     """No automatic full garbage collection inside the block (see :func:`collect_garbage`); the app holds
-    them while it runs.
+    them while it runs. Holds nest: each restores the threshold it found.
 
     Even with start-up frozen, a long streamed reply creates enough long-lived objects (its widgets,
     their render caches) that the collector's full passes come back every few seconds and each stops
@@ -394,16 +393,11 @@ def full_collections_held() -> Iterator[None]:
     ended and the user is reading (see ``Controller.collect_when_idle``).
     """
     first, second, third = gc.get_threshold()
-    if _held[0] == 0:
-        _held[1] = third
-    _held[0] += 1
     gc.set_threshold(first, second, FULL_COLLECTION_HOLD)
     try:
         yield
     finally:
-        _held[0] -= 1
-        if _held[0] == 0:
-            gc.set_threshold(first, second, _held[1])
+        gc.set_threshold(*gc.get_threshold()[:2], third)
 
 
 def collect_garbage() -> None:

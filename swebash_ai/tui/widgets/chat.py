@@ -42,7 +42,7 @@ MAX_BACKOFF = 0.8
 SEGMENT_CHARS = 1500
 """A streamed reply starts a new message widget at the first paragraph break after this many characters."""
 COMMIT_CHARS = 4000
-"""Most Markdown parsed and mounted by one flush (more when one block is longer). A stream faster than the
+"""Most Markdown rendered by one flush (more when one block is longer). A stream faster than the
 screen (a local model, a resumed burst) is shown in steps of this size, :data:`CATCH_UP_INTERVAL` apart,
 so no single step keeps the UI from a keypress for long."""
 CATCH_UP_INTERVAL = 0.05
