@@ -31,6 +31,7 @@ from textual.widgets import Footer
 from textual.worker import Worker
 
 from swebash_ai.tui.controller import Controller
+from swebash_ai.tui.input_first import InputFirst
 from swebash_ai.tui.themes import load_themes
 from swebash_ai.tui.widgets.activity import ActivityPane
 from swebash_ai.tui.widgets.chat import ChatPane
@@ -141,6 +142,7 @@ class SwebashApp(App[int]):
         self.ui_loop: asyncio.AbstractEventLoop | None = None
         self._engine: Engine | None = None
         self._collections_held = contextlib.ExitStack()
+        self.input_first = InputFirst(self)
         # Before the first frame, so the stylesheet is computed once, for the right theme.
         self._theme_problems = self._load_themes()
         self._last_ctrl_c = 0.0
@@ -180,9 +182,17 @@ class SwebashApp(App[int]):
         return self._engine
 
     def on_unmount(self) -> None:
+        self.input_first.release()
         if self._engine is not None:
             self._engine.stop()
         self._collections_held.close()
+
+    def post_message(self, message: Any) -> bool:
+        """A key or a paste from the terminal holds repaints until it is handled (see input_first)."""
+        if (isinstance(message, (events.Key, events.Paste)) and not message.is_forwarded
+                and self.ui_loop is not None and _running_loop() is self.ui_loop):
+            self.input_first.hold()
+        return super().post_message(message)
 
     def on_mount(self) -> None:
         self.ui_loop = asyncio.get_running_loop()
@@ -364,6 +374,13 @@ class SwebashApp(App[int]):
 
     def _slash(self, command: str) -> None:
         self.run_worker(self.controller.command(command), group="slash")
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def settle_memory() -> None:

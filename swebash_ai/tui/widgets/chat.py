@@ -30,6 +30,8 @@ from textual.timer import Timer
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
+from swebash_ai.tui.input_first import yield_to_input
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -393,6 +395,7 @@ class ReplyStream:
 
     async def flush(self, final: bool = False) -> bool:
         """Show the next complete blocks, at most about :data:`COMMIT_CHARS`; True if text is left over."""
+        await yield_to_input(self.pane.app)  # a key being handled goes first
         async with self._lock:
             self._tail += "".join(self._buffer)
             self._buffer.clear()

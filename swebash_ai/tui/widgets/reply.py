@@ -12,7 +12,6 @@ Textual asks the widget for the lines on screen.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -29,6 +28,8 @@ from textual.color import Color, ColorParseError
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
+
+from swebash_ai.tui.input_first import yield_to_input
 
 if TYPE_CHECKING:
     from pygments.lexer import Lexer
@@ -243,7 +244,7 @@ class AssistantMessage(Widget):
             while len(self._rendered) < len(self._blocks):
                 self._render_next(width)
                 if len(self._rendered) < len(self._blocks):
-                    await asyncio.sleep(0)
+                    await yield_to_input(self.app)
         self._lines = self._plain = None
         self.refresh(layout=True)
 

@@ -1,0 +1,101 @@
+"""Input before output: while a keypress is on its way to the widget that handles it, the screen waits.
+
+A key travels through several message queues: the app's, the focused widget's, then those of the widgets
+its messages bubble up to (the prompt's text area tells the prompt bar it changed). Each hop is a step of
+the event loop. While a fast stream keeps the screen busy, a repaint gets scheduled between two hops (one
+costs 20-30 ms while the chat follows a long reply) and the key waits behind it. That repaint does not
+even show the key: the next one does.
+
+So from the moment a key (or a paste) reaches the app until every queue on its way is empty, repaints are
+held (Textual's batch update) and a streamed reply commits no new text (:func:`yield_to_input`). The hold
+never lasts more than :data:`HOLD_MAX`, so a user typing without pause still sees the screen repainted;
+the repaint after it shows the key. Measured with ``bench/tui_stream.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+from textual.app import App
+from textual.message_pump import MessagePump
+from textual.widget import Widget
+
+HOLD_MAX = 0.03
+"""Most seconds repaints wait for a keypress to be handled."""
+POLL = 0.001
+"""Seconds between two looks at the queues a keypress goes through."""
+
+
+class InputFirst:
+    """Holds repaints from a key's arrival until it is handled (see the module's docstring)."""
+
+    def __init__(self, app: App[Any]) -> None:
+        self._app = app
+        self._batch = contextlib.ExitStack()
+        self._deadline = 0.0
+        self._check: asyncio.TimerHandle | asyncio.Handle | None = None
+        self._released = asyncio.Event()
+        self._released.set()
+        self.holds = 0
+        """How many keys started a hold (for tests and benchmarks)."""
+
+    @property
+    def holding(self) -> bool:
+        return self._check is not None
+
+    def hold(self) -> None:
+        """A key or a paste has just reached the app (call on the app's loop)."""
+        if self._check is not None:
+            return  # the hold that is on covers it; its deadline stands, so typing cannot starve the screen
+        self.holds += 1
+        self._batch.enter_context(self._app.batch_update())
+        self._released.clear()
+        self._deadline = time.monotonic() + HOLD_MAX
+        self._check = asyncio.get_running_loop().call_soon(self._look)
+
+    def _look(self) -> None:
+        if time.monotonic() >= self._deadline or self._handled():
+            self.release()
+        else:
+            self._check = asyncio.get_running_loop().call_later(POLL, self._look)
+
+    def _handled(self) -> bool:
+        """Every queue a key goes through is empty: the app's, the screen's, the focused widget's and its
+        ancestors' (where its messages bubble)."""
+        app = self._app
+        pumps: list[MessagePump] = [app]
+        with contextlib.suppress(Exception):  # no screen yet, or the app is closing
+            pumps.append(app.screen)
+        node: Any = app.focused
+        while isinstance(node, Widget):
+            pumps.append(node)
+            node = node.parent
+        return all(pump.message_queue_size == 0 for pump in pumps)
+
+    def release(self) -> None:
+        """End the hold now (also when the app closes)."""
+        if self._check is not None:
+            self._check.cancel()
+            self._check = None
+        self._batch.close()
+        self._released.set()
+
+    async def wait(self) -> None:
+        """Return once no key is being handled (at once when none is)."""
+        await self._released.wait()
+
+
+async def yield_to_input(app: App[Any]) -> None:
+    """A pause between two steps of long work on the UI loop: a key gets through, and if one is being
+    handled, the work waits until it is (the screen waits then too).
+
+    Two steps of the loop: the terminal's input thread hands a key over with ``run_coroutine_threadsafe``,
+    whose first step creates the task that posts it; only the second posts it (and starts the hold)."""
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    gate = getattr(app, "input_first", None)
+    if isinstance(gate, InputFirst):
+        await gate.wait()

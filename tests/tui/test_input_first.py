@@ -1,0 +1,84 @@
+"""Input before output: a keypress on its way to the prompt holds repaints and streamed commits."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from textual import events
+
+from swebash_ai.tui import input_first
+from swebash_ai.tui.input_first import yield_to_input
+from tests.tui.tui_helpers import idle, wait_for
+
+
+async def test_a_key_holds_repaints_until_the_prompt_has_handled_it(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        gate = app.input_first
+        assert not gate.holding and app._batch_count == 0
+        app.post_message(events.Key("x", "x"))
+        assert gate.holding and app._batch_count == 1  # from the moment the key arrives
+        await wait_for(pilot, lambda: not gate.holding, timeout=2, what="the hold to end")
+        assert app.prompt.text == "x"
+        assert app._batch_count == 0
+        assert gate.holds == 1
+
+
+async def test_a_layout_waits_for_a_key_stuck_behind_other_work(make_app, monkeypatch) -> None:
+    """The app's queue holds slow work, then a key; the first layout pass after that already shows it."""
+    monkeypatch.setattr(input_first, "HOLD_MAX", 2.0)  # longer than the work, to see the order
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        prompts_seen: list[str] = []  # what the prompt held at each layout pass
+        screen = app.screen
+        real_layout = screen._refresh_layout
+
+        def layout(*args, **kwargs):
+            prompts_seen.append(app.prompt.text)
+            return real_layout(*args, **kwargs)
+
+        monkeypatch.setattr(screen, "_refresh_layout", layout)
+
+        async def work() -> None:  # yields to the loop: the screen could repaint in between
+            await asyncio.sleep(0.002)
+
+        for _ in range(40):  # ~80 ms of work, far more than a screen update period (1/60 s)
+            app.call_later(work)
+        app.post_message(events.Key("x", "x"))
+        app.chat.add_notice("a layout is due")  # mounts a widget: a layout pass is requested
+        await wait_for(pilot, lambda: bool(prompts_seen), timeout=5, what="a layout pass")
+        assert prompts_seen[0] == "x"
+
+
+async def test_a_hold_ends_after_hold_max_even_if_the_queues_never_empty(make_app, monkeypatch) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        gate = app.input_first
+        monkeypatch.setattr(gate, "_handled", lambda: False)
+        start = time.monotonic()
+        gate.hold()
+        while gate.holding:
+            await asyncio.sleep(0.002)
+        assert time.monotonic() - start < input_first.HOLD_MAX + 0.5
+        assert app._batch_count == 0
+        await pilot.pause()
+
+
+async def test_streamed_work_waits_while_a_key_is_handled(make_app, monkeypatch) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        gate = app.input_first
+        monkeypatch.setattr(gate, "_handled", lambda: False)
+        monkeypatch.setattr(input_first, "HOLD_MAX", 5.0)
+        gate.hold()
+        waiting = asyncio.ensure_future(yield_to_input(app))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()  # a flush or a block render would wait here
+        gate.release()
+        await asyncio.wait_for(waiting, 1)
+        assert not gate.holding and app._batch_count == 0
