@@ -7,8 +7,10 @@ from typing import Any
 
 from textual.app import App
 from textual.color import Color
+from textual.geometry import Size
 
 from swebash_ai.tui.themes import load_themes
+from swebash_ai.tui.widgets import reply
 from swebash_ai.tui.widgets.reply import AssistantMessage, highlight_code, split_blocks
 
 MARKDOWN = (
@@ -104,6 +106,36 @@ async def test_appended_blocks_are_rendered_once_and_earlier_ones_kept() -> None
         assert texts(message) == ["First paragraph.", "", "Second paragraph.", "", " ls -l"]
         assert message.source.endswith("ls -l\n```\n\n")
         assert message.size.height == 5
+
+
+async def test_a_layout_during_an_append_draws_the_blocks_shown_before_and_renders_none(monkeypatch) -> None:
+    """Blocks are rendered one per step of the UI loop; a layout pass in between must not render the rest
+    (inside one pass, where a keypress would wait for it) nor show half of the append."""
+    app = _Host("First.\n\n")
+    async with app.run_test(size=(50, 20)) as pilot:
+        await pilot.pause()
+        message = app.query_one(AssistantMessage)
+        rendered: list[int] = []
+        real_render = AssistantMessage._render_next
+
+        def render_next(self: AssistantMessage, width: int) -> None:
+            rendered.append(width)
+            real_render(self, width)
+
+        monkeypatch.setattr(AssistantMessage, "_render_next", render_next)
+        seen: list[tuple[int, int]] = []  # (height a layout pass would get, blocks rendered so far)
+
+        async def pause(_app: Any) -> None:
+            height = message.get_content_height(Size(50, 20), Size(50, 20), message.size.width)
+            seen.append((height, len(rendered)))
+
+        monkeypatch.setattr(reply, "yield_to_input", pause)
+        await message.append("Second.\n\nThird.\n\nFourth.\n\n")
+        assert seen == [(1, 1), (1, 2)]  # a pause after each block but the last: still "First." alone
+        assert len(rendered) == 3  # each new block once, none by get_content_height
+        await pilot.pause()
+        assert texts(message) == ["First.", "", "Second.", "", "Third.", "", "Fourth."]
+        assert len(rendered) == 3
 
 
 async def test_a_new_width_wraps_again() -> None:

@@ -222,6 +222,7 @@ class AssistantMessage(Widget):
     def __init__(self, markdown: str = "", *, classes: str = "") -> None:
         super().__init__(classes=classes)
         self._blocks: list[str] = split_blocks(markdown)
+        self._shown = len(self._blocks)  # blocks drawn: those being appended wait until all are rendered
         self._source = markdown
         self._rendered: list[list[Strip]] = []  # of the first blocks, for _render_key
         self._render_key: tuple[object, ...] | None = None
@@ -241,10 +242,12 @@ class AssistantMessage(Widget):
         self._blocks.extend(split_blocks(markdown))
         width = self._expected_width()
         if width:
+            # A layout pass may come during a pause; it draws the blocks shown before, rendering none.
             while len(self._rendered) < len(self._blocks):
                 self._render_next(width)
                 if len(self._rendered) < len(self._blocks):
                     await yield_to_input(self.app)
+        self._shown = len(self._blocks)
         self._lines = self._plain = None
         self.refresh(layout=True)
 
@@ -298,12 +301,12 @@ class AssistantMessage(Widget):
         if self._lines is not None and self._render_key is not None and self._render_key[0] == width:
             return self._lines  # the theme and the colours are checked when they change
         self._check_key(width)
-        while len(self._rendered) < len(self._blocks):
+        while len(self._rendered) < self._shown:
             self._render_next(width)
         if self._lines is None:
             lines: list[Strip] = []
             blank = Strip.blank(width, self.rich_style)
-            for block in self._rendered:
+            for block in self._rendered[: self._shown]:
                 if lines and block:
                     lines.append(blank)
                 lines.extend(block)
@@ -314,7 +317,7 @@ class AssistantMessage(Widget):
         return container.width
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self._all_lines(width)) if self._blocks else 0
+        return len(self._all_lines(width)) if self._shown else 0
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
