@@ -4,18 +4,22 @@ and full garbage collections held off while the app runs."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import gc
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
+import swebash_ai.tui
 from swebash_ai.tui import engine
 from swebash_ai.tui.app import FULL_COLLECTION_HOLD, full_collections_held
 from swebash_ai.tui.engine import DONE, EventPipe, LoopWatch, watched_loop
 from swebash_ai.tui.widgets.chat import COMMIT_CHARS, ChatPane, ReplyStream
+from swebash_ai.tui.widgets.reply import AssistantMessage
 from tests.tui.tui_helpers import ChatHost, idle
 
 PARAGRAPH = "word " * 60 + "\n\n"  # 302 characters
@@ -67,6 +71,39 @@ async def test_a_burst_is_shown_in_bounded_steps_and_completely_at_the_end() -> 
         await chat.end_reply()
         assert chat.last_reply_text() == text
         assert not chat.streaming
+
+
+class _StyledChat(ChatHost):
+    """The chat pane with the app's stylesheet (its gutters and scroll bar)."""
+
+    CSS_PATH = str(Path(swebash_ai.tui.__file__).parent / "app.tcss")
+
+
+async def test_a_reply_that_starts_the_chat_scrolling_renders_each_block_once(monkeypatch) -> None:
+    """The chat keeps its scroll bar's column from the start: when the first long reply makes it scroll,
+    no message gets narrower, so none is rendered again (inside a layout pass, where keys wait)."""
+    renders: collections.Counter[int] = collections.Counter()
+    real_render = AssistantMessage._render_next
+
+    def render_next(self: AssistantMessage, width: int) -> None:
+        renders[width] += 1
+        real_render(self, width)
+
+    monkeypatch.setattr(AssistantMessage, "_render_next", render_next)
+    app = _StyledChat()
+    async with app.run_test(size=(80, 20)) as pilot:
+        chat = app.query_one(ChatPane)
+        for i in range(12):
+            await chat.write_reply(f"Paragraph {i}: " + PARAGRAPH)
+            await pilot.pause(0.25)  # longer than the flush interval: one commit each
+        await chat.end_reply()
+        await pilot.pause()
+        assert chat.max_scroll_y > 0  # it does scroll now
+        segments = [widget for widget in chat.messages() if isinstance(widget, AssistantMessage)]
+        assert sum(len(segment._blocks) for segment in segments) == 12
+        assert sum(renders.values()) == 12, renders
+        assert len(renders) == 1  # all at one width
+
 
 
 async def test_closing_a_reply_shows_the_rest_even_when_it_is_far_behind() -> None:

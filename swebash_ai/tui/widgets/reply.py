@@ -253,7 +253,7 @@ class AssistantMessage(Widget):
 
     def _expected_width(self) -> int:
         """The width of the lines: the widget's, or before its first layout, what its nearest laid-out
-        container leaves it (the chat pane's width less the gutters in between)."""
+        container leaves it (the chat pane's width less its scroll bar and the gutters in between)."""
         if self.size.width:
             return self.size.width
         gutter = self.styles.gutter.width
@@ -261,7 +261,7 @@ class AssistantMessage(Widget):
             if not isinstance(node, Widget):
                 break
             if node.size.width:
-                return max(1, node.size.width - gutter)
+                return max(1, node.scrollable_content_region.width - gutter)
             gutter += node.styles.gutter.width
         return 0
 
