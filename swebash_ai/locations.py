@@ -60,3 +60,11 @@ def locations(environ: dict[str, str] | None = None) -> Locations:
         Path(env["SWEBASH_AI_CONFIG"]).expanduser() if env.get("SWEBASH_AI_CONFIG") else (config_dir / "config.toml")
     )
     return Locations(config_dir, data_dir, state_dir, config_file)
+
+
+def short_path(path: Path) -> str:
+    """``path`` with the home directory shown as ``~``."""
+    try:
+        return "~/" + str(path.relative_to(Path.home())) if path != Path.home() else "~"
+    except ValueError:
+        return str(path)

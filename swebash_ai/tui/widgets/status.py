@@ -11,15 +11,9 @@ from pathlib import Path
 from textual.content import Content
 from textual.widgets import Static
 
+from swebash_ai.locations import short_path
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-
-
-def short_path(path: Path) -> str:
-    """``path`` with the home directory shown as ``~``."""
-    try:
-        return "~/" + str(path.relative_to(Path.home())) if path != Path.home() else "~"
-    except ValueError:
-        return str(path)
 
 
 def format_tokens(count: int) -> str:
