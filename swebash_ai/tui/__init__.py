@@ -32,15 +32,24 @@ def run_tui(
         resume: Resume this saved session id (a unique prefix is enough).
         resume_latest: Resume the newest saved session.
     """
-    import asyncio
+    from swebash_ai.tui.early_frame import EarlyFrame, driver_class
 
-    from swebash_ai.tui.app import SwebashApp
-    from swebash_ai.tui.engine import watched_loop
+    # Before Textual loads (~0.3 s): the outline of the screen, so the terminal answers at once.
+    early = EarlyFrame.draw(start, cwd) if start is not None else None
+    try:
+        import asyncio
 
-    app = SwebashApp(loaded, cwd=cwd, resume=resume, resume_latest=resume_latest, start=start)
-    # What ``app.run()`` does, on a loop the engine thread can watch (it gives way while the UI works).
-    with asyncio.Runner(loop_factory=watched_loop) as runner:
-        result = runner.run(app.run_async())
+        from swebash_ai.tui.app import SwebashApp
+        from swebash_ai.tui.engine import watched_loop
+
+        app = SwebashApp(loaded, cwd=cwd, resume=resume, resume_latest=resume_latest, start=start,
+                         driver_class=driver_class(early) if early is not None else None)
+        # What ``app.run()`` does, on a loop the engine thread can watch (it gives way while the UI works).
+        with asyncio.Runner(loop_factory=watched_loop) as runner:
+            result = runner.run(app.run_async())
+    finally:
+        if early is not None:
+            early.close()  # puts the terminal back if Textual never took it over
     if app.return_code not in (None, 0):
         return app.return_code
     return result if isinstance(result, int) else 0

@@ -31,6 +31,7 @@ from textual.widgets import Footer
 from textual.worker import Worker
 
 from swebash_ai.tui.controller import Controller
+from swebash_ai.tui.early_frame import NARROW_WIDTH, save_colours
 from swebash_ai.tui.input_first import InputFirst
 from swebash_ai.tui.themes import load_themes
 from swebash_ai.tui.widgets.activity import ActivityPane
@@ -39,6 +40,8 @@ from swebash_ai.tui.widgets.prompt import PromptBar, PromptHistory, PromptInput
 from swebash_ai.tui.widgets.status import StatusBar
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from swebash_ai.agent.approval import Decision
     from swebash_ai.agent.events import ApprovalRequest
     from swebash_ai.config import LoadedSettings
@@ -49,9 +52,6 @@ if TYPE_CHECKING:
     from swebash_ai.tui.engine import Engine
 
 log = logging.getLogger(__name__)
-
-NARROW_WIDTH = 100
-"""Below this many columns the tool pane goes under the chat instead of beside it."""
 
 DEFAULT_THEME = "dark"
 FIRST_FRAME_ENV = "SWEBASH_TUI_FIRST_FRAME_FILE"
@@ -115,8 +115,9 @@ class SwebashApp(App[int]):
         probe_ollama: bool = True,
         session: Session | None = None,
         start: StartInfo | None = None,
+        driver_class: type[Driver] | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(driver_class=driver_class)
         # ``loaded`` may be a loader: validating the settings imports pydantic-settings (~0.3 s), so the
         # command line hands over a loader and what the first frame needs (``start``), read cheaply.
         self._load_settings: Callable[[], LoadedSettings] | None = loaded if callable(loaded) else None
@@ -143,6 +144,7 @@ class SwebashApp(App[int]):
         self._engine: Engine | None = None
         self._collections_held = contextlib.ExitStack()
         self.input_first = InputFirst(self)
+        self._typed_ahead: list[events.Event] | None = []  # keys that came before the prompt (see on_mount)
         # Before the first frame, so the stylesheet is computed once, for the right theme.
         self._theme_problems = self._load_themes()
         self._last_ctrl_c = 0.0
@@ -188,10 +190,14 @@ class SwebashApp(App[int]):
         self._collections_held.close()
 
     def post_message(self, message: Any) -> bool:
-        """A key or a paste from the terminal holds repaints until it is handled (see input_first)."""
-        if (isinstance(message, (events.Key, events.Paste)) and not message.is_forwarded
-                and self.ui_loop is not None and _running_loop() is self.ui_loop):
-            self.input_first.hold()
+        """Keys and pastes from the terminal: kept until the prompt can take them (typed while the app
+        starts); then each holds repaints until it is handled (see input_first)."""
+        if isinstance(message, (events.Key, events.Paste)) and not message.is_forwarded:
+            if self._typed_ahead is not None:
+                self._typed_ahead.append(message)
+                return True
+            if self.ui_loop is not None and _running_loop() is self.ui_loop:
+                self.input_first.hold()
         return super().post_message(message)
 
     def on_mount(self) -> None:
@@ -203,6 +209,9 @@ class SwebashApp(App[int]):
         self.chat.border_title = "Chat"
         self.activity.border_title = "Tools"
         self.prompt.focus()
+        typed, self._typed_ahead = self._typed_ahead or [], None
+        for message in typed:
+            self.post_message(message)
         self.call_after_refresh(self._after_first_frame)
 
     # --- themes ---------------------------------------------------------------------------------------
@@ -235,6 +244,14 @@ class SwebashApp(App[int]):
             Path(marker).write_text(f"{time.time():.6f} {time.process_time():.6f}\n", encoding="utf-8")
             self.exit(0)
             return
+        colours = dict(self.theme_variables)
+        # Text colours are blends ("auto 60%") that Textual resolves against the background: take them as drawn.
+        for name, widget in (("text", self.status), ("text-muted", self.activity.query_one(".placeholder"))):
+            color = widget.rich_style.color
+            if color is not None and color.triplet is not None:
+                colours[name] = color.triplet.hex
+        self.run_worker(lambda: save_colours(self.start.locations.state_dir, self.theme, colours), thread=True,
+                        group="setup", exit_on_error=False)
         if self.session is not None:
             self.controller.session_ready(self.session, None)
         else:

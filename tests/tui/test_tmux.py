@@ -66,6 +66,7 @@ def test_real_app_answers_in_tmux(server_url: str, tmp_path: Path, workspace: Pa
     subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "app", "-x", "120",
                     "-y", "36", "-c", str(workspace), *command], check=True)
     try:
+        # The early frame shows the prompt before Textual has loaded: what is typed then is kept for it.
         wait_for_text(socket, "Ask anything")
         subprocess.run(["tmux", "-L", socket, "send-keys", "-t", "app", "-l", "what is the answer?"], check=True)
         subprocess.run(["tmux", "-L", socket, "send-keys", "-t", "app", "Enter"], check=True)

@@ -19,6 +19,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Log, Static
 
+from swebash_ai.tui.early_frame import NO_TOOL_CALLS
 from swebash_ai.tui.widgets.chat import FollowingScroll
 
 #: The clock behind the elapsed time (replaced in snapshot tests so frames never depend on timing).
@@ -181,7 +182,7 @@ class ActivityPane(FollowingScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.entries: dict[str, ToolEntry] = {}
-        self._placeholder = Static("No tool calls yet.", classes="placeholder")
+        self._placeholder = Static(NO_TOOL_CALLS, classes="placeholder")
 
     def compose(self) -> Any:
         yield self._placeholder

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Static, TextArea
 
 from swebash_ai.tui import commands
+from swebash_ai.tui.early_frame import PROMPT_PLACEHOLDER
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class PromptInput(TextArea):
     def __init__(self, history: PromptHistory, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
                          compact=True, highlight_cursor_line=False,
-                         placeholder="Ask anything · /help for commands · !command runs a command")
+                         placeholder=PROMPT_PLACEHOLDER)
         self.prompt_history = history
         self._index: int | None = None  # position in history while browsing
         self._draft = ""
