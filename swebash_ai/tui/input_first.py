@@ -27,6 +27,9 @@ HOLD_MAX = 0.03
 """Most seconds repaints wait for a keypress to be handled."""
 POLL = 0.001
 """Seconds between two looks at the queues a keypress goes through."""
+REPAINT_WITHIN = 0.1
+"""After a hold, the next key holds nothing until the screen has been repainted, or this many seconds have
+passed: keys typed without pause cannot keep the screen from repainting."""
 
 
 class InputFirst:
@@ -39,6 +42,8 @@ class InputFirst:
         self._check: asyncio.TimerHandle | asyncio.Handle | None = None
         self._released = asyncio.Event()
         self._released.set()
+        self._released_at = 0.0
+        self._repainted = True  # since the last hold ended
         self.holds = 0
         """How many keys started a hold (for tests and benchmarks)."""
 
@@ -49,7 +54,9 @@ class InputFirst:
     def hold(self) -> None:
         """A key or a paste has just reached the app (call on the app's loop)."""
         if self._check is not None:
-            return  # the hold that is on covers it; its deadline stands, so typing cannot starve the screen
+            return  # the hold that is on covers it; its deadline stands
+        if not self._repainted and time.monotonic() - self._released_at < REPAINT_WITHIN:
+            return  # the screen has not had its turn since the last hold
         self.holds += 1
         self._batch.enter_context(self._app.batch_update())
         self._released.clear()
@@ -77,11 +84,18 @@ class InputFirst:
 
     def release(self) -> None:
         """End the hold now (also when the app closes)."""
-        if self._check is not None:
-            self._check.cancel()
-            self._check = None
+        if self._check is None:
+            return
+        self._check.cancel()
+        self._check = None
         self._batch.close()
         self._released.set()
+        self._released_at = time.monotonic()
+        self._repainted = False
+        self._app.call_after_refresh(self._repaint_done)
+
+    def _repaint_done(self) -> None:
+        self._repainted = True
 
     async def wait(self) -> None:
         """Return once no key is being handled (at once when none is)."""

@@ -8,7 +8,7 @@ import time
 from textual import events
 
 from swebash_ai.tui import input_first
-from swebash_ai.tui.input_first import yield_to_input
+from swebash_ai.tui.input_first import InputFirst, yield_to_input
 from tests.tui.tui_helpers import idle, wait_for
 
 
@@ -53,12 +53,18 @@ async def test_a_layout_waits_for_a_key_stuck_behind_other_work(make_app, monkey
         assert prompts_seen[0] == "x"
 
 
+async def a_key_never_handled(pilot, monkeypatch) -> InputFirst:
+    """The app's gate, made to believe a key is always on its way (only the time limit ends a hold)."""
+    await idle(pilot)
+    gate = pilot.app.input_first
+    monkeypatch.setattr(gate, "_handled", lambda: False)
+    return gate
+
+
 async def test_a_hold_ends_after_hold_max_even_if_the_queues_never_empty(make_app, monkeypatch) -> None:
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await idle(pilot)
-        gate = app.input_first
-        monkeypatch.setattr(gate, "_handled", lambda: False)
+        gate = await a_key_never_handled(pilot, monkeypatch)
         start = time.monotonic()
         gate.hold()
         while gate.holding:
@@ -71,9 +77,7 @@ async def test_a_hold_ends_after_hold_max_even_if_the_queues_never_empty(make_ap
 async def test_streamed_work_waits_while_a_key_is_handled(make_app, monkeypatch) -> None:
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await idle(pilot)
-        gate = app.input_first
-        monkeypatch.setattr(gate, "_handled", lambda: False)
+        gate = await a_key_never_handled(pilot, monkeypatch)
         monkeypatch.setattr(input_first, "HOLD_MAX", 5.0)
         gate.hold()
         waiting = asyncio.ensure_future(yield_to_input(app))
@@ -82,3 +86,18 @@ async def test_streamed_work_waits_while_a_key_is_handled(make_app, monkeypatch)
         gate.release()
         await asyncio.wait_for(waiting, 1)
         assert not gate.holding and app._batch_count == 0
+
+
+async def test_keys_typed_without_pause_leave_the_screen_its_turn(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        gate = app.input_first
+        gate.hold()
+        gate.release()
+        gate.hold()  # a key right after a hold, before the screen was repainted: no hold
+        assert not gate.holding and app._batch_count == 0
+        await wait_for(pilot, lambda: gate._repainted, timeout=2, what="a repaint")
+        gate.hold()
+        assert gate.holding
+        gate.release()
