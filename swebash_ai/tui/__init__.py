@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,12 @@ def run_tui(
     from swebash_ai.tui.early_frame import EarlyFrame, driver_class
 
     # Before Textual loads (~0.3 s): the outline of the screen, so the terminal answers at once.
-    early = EarlyFrame.draw(start, cwd) if start is not None else None
+    early: EarlyFrame | None = None
+    if start is not None:
+        try:
+            early = EarlyFrame.draw(start, cwd)
+        except Exception as exc:  # a nicety: never a reason not to start
+            logging.getLogger(__name__).debug("no early frame: %s", exc)
     try:
         import asyncio
 

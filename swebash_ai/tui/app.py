@@ -246,8 +246,9 @@ class SwebashApp(App[int]):
             return
         colours = dict(self.theme_variables)
         # Text colours are blends ("auto 60%") that Textual resolves against the background: take them as drawn.
-        for name, widget in (("text", self.status), ("text-muted", self.activity.query_one(".placeholder"))):
-            color = widget.rich_style.color
+        for name, widget in (("text", self.status), ("text-muted", next(iter(self.activity.query(".placeholder")),
+                                                                          None))):
+            color = widget.rich_style.color if widget is not None else None
             if color is not None and color.triplet is not None:
                 colours[name] = color.triplet.hex
         self.run_worker(lambda: save_colours(self.start.locations.state_dir, self.theme, colours), thread=True,
