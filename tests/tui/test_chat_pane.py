@@ -3,9 +3,12 @@ tail of a streamed reply."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
+
+from textual import events
 
 from swebash_ai.tui.widgets.chat import CHAPTER_SIZE, TAIL_CHARS, Chapter, ChatPane, tail_excerpt
 from tests.tui.tui_helpers import ChatHost, wait_for
@@ -79,6 +82,21 @@ async def test_chapters_far_from_the_view_fold_and_unfold_when_scrolled_to_witho
         chat.scroll_end(animate=False)
         await settle(pilot)
         assert first.folded and not chapters(chat)[-2].folded
+
+
+async def test_home_and_end_jump_without_an_animation() -> None:
+    async with chat_with(120) as (pilot, chat):
+        pilot.app.animation_level = "full"  # as in a terminal
+        chat.focus()
+        await pilot.pause()
+        pilot.app.post_message(events.Key("home", None))  # not pilot.press: it waits for animations to end
+        await asyncio.sleep(0.1)
+        assert chat.scroll_y == 0  # at once, not after a second of animation
+        await settle(pilot)
+        assert not chapters(chat)[0].folded
+        pilot.app.post_message(events.Key("end", None))
+        await asyncio.sleep(0.1)
+        assert chat.scroll_y == chat.max_scroll_y
 
 
 async def test_a_width_change_unfolds_everything_and_the_new_heights_are_kept() -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
 from rich.style import Style
+from textual.actions import SkipAction
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
@@ -125,6 +126,18 @@ class FollowingScroll(VerticalScroll):
     def watch_virtual_size(self, size: Size) -> None:
         if not self.is_anchored and size.height > self.scrollable_content_region.height:
             self.anchor()
+
+    # Home and End jump, as in a pager: an animated scroll over a long session took about a second, every
+    # step of it a layout pass (and chapters unfolding on the way).
+    def action_scroll_home(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction
+        self.scroll_home(animate=False)
+
+    def action_scroll_end(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction
+        self.scroll_end(animate=False)
 
 
 class ChatPane(FollowingScroll):
