@@ -163,6 +163,19 @@ async def test_a_selection_copies_the_rendered_text() -> None:
         assert picked == ("beta\n\ngamma", "\n")
 
 
+async def test_a_mouse_drag_selects_the_text_as_drawn() -> None:
+    app = _Host("First paragraph here.\n\nSecond **bold** words.\n")
+    async with app.run_test(size=(50, 20)) as pilot:
+        await pilot.pause()
+        await pilot.mouse_down(AssistantMessage, offset=(0, 0))
+        await pilot.hover(AssistantMessage, offset=(10, 2))
+        await pilot.mouse_up(AssistantMessage, offset=(10, 2))
+        await pilot.pause()
+        selected = app.screen.get_selected_text()
+        assert selected is not None and selected.startswith("First paragraph here.\n\nSecond bold")
+        assert "*" not in selected  # the rendered words, not the Markdown
+
+
 def test_code_highlighting_is_computed_once_per_code_and_theme() -> None:
     from rich.style import Style
 
