@@ -34,6 +34,16 @@ from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.testing.server_process import fake_server_process
 
 
+def host_steal() -> tuple[int, int] | None:
+    """(steal, total) CPU ticks of the machine so far, from /proc/stat; ``None`` where there is none."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except (OSError, IndexError):
+        return None
+    ticks = [int(field) for field in fields[:8]]
+    return (ticks[7], sum(ticks)) if len(ticks) == 8 else None
+
+
 def make_answer(tokens: int) -> str:
     """Markdown of about ``tokens`` 4-character tokens: paragraphs, lists and code blocks."""
     words = [f"w{i % 100:02d}" for i in range(tokens)]  # "w42" + space = 4 characters a token
@@ -101,6 +111,7 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_
             delays: list[float] = []
             driver = app._driver
             assert driver is not None
+            stolen_before = host_steal()
             start = time.perf_counter()
             driver.send_message(events.Key("enter", "\r"))
             while not app.busy:
@@ -117,6 +128,7 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_
                 delays.append((when - sent) * 1000)
                 await asyncio.sleep(probe_interval)
             total = time.perf_counter() - start
+            stolen_after = host_steal()
             rendered = app.chat.last_reply_text()
         PromptBar.on_text_area_changed = original  # type: ignore[method-assign]
 
@@ -132,6 +144,10 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_
         quarter = max(1, len(delays) // 4)
         worst = [f"{max(delays[i:i + quarter]):.0f}" for i in range(0, quarter * 4, quarter)]
         print(f"worst delay per quarter  {' / '.join(worst)} ms (does it grow with the reply?)")
+    if stolen_before is not None and stolen_after is not None:
+        stolen, elapsed = (after - before for after, before in zip(stolen_after, stolen_before, strict=True))
+        print(f"CPU taken by the host    {100 * stolen / max(1, elapsed):.0f}% during the turn "
+              "(steal time: a virtual machine waiting for its CPUs; 0% is a fair run)")
 
 
 def main() -> None:
