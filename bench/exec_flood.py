@@ -15,7 +15,7 @@ import tempfile
 
 import psutil
 
-from swebash_ai.tools.exec import run_process
+from swebash_ai.tools.process import run_process
 
 COMMANDS = ("yes", "cat /dev/urandom | base64")
 

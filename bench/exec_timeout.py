@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 
-from swebash_ai.tools.exec import run_process
+from swebash_ai.tools.process import run_process
 
 
 def tree(pids: Path) -> str:
