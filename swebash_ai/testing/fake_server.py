@@ -40,121 +40,28 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
-from typing import Any, Literal, Self, cast
+from typing import Any, Self, cast
 
-Dialect = Literal["openai", "anthropic"]
-JSON = dict[str, Any]
-ToolCallSpec = tuple[str, dict[str, Any] | str] | tuple[str, dict[str, Any] | str, str]
-Responder = Callable[[JSON], "Reply"]
-
-MODEL_ID = "fake-model"
-EXHAUSTED = "fake server: script exhausted"
-
-_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
-                529: "overloaded_error"}
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One scripted tool call: ``arguments`` is sent verbatim (it may be invalid JSON on purpose)."""
-
-    name: str
-    arguments: str
-    id: str | None = None
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One scripted answer. Build it with the class methods, not the constructor."""
-
-    kind: Literal["text", "tool_calls", "error", "broken"]
-    content: str = ""
-    calls: tuple[ToolCall, ...] = ()
-    chunk_size: int = 4
-    split: int = 0
-    interleave: bool = False
-    status: int = 200
-    message: str = ""
-    retry_after: float | None = None
-    after_chunks: int = 0
-    delay: float = 0.0
-    usage: tuple[int, int] | None = None
-
-    @classmethod
-    def text(cls, text: str, *, chunk_size: int = 4, delay: float = 0.0,
-             usage: tuple[int, int] | None = None) -> Reply:
-        """Plain text, streamed in ``chunk_size``-character deltas (0: one delta)."""
-        return cls("text", content=text, chunk_size=chunk_size, delay=delay, usage=usage)
-
-    @classmethod
-    def tool_calls(cls, calls: Sequence[ToolCallSpec], *, text: str = "", split: int = 0, chunk_size: int = 4,
-                   interleave: bool = False, delay: float = 0.0,
-                   usage: tuple[int, int] | None = None) -> Reply:
-        """Tool calls ``(name, arguments[, id])``; a dict is JSON-dumped, a string is sent verbatim.
-
-        ``split=N`` sends id, name and arguments in N-character fragments (anthropic: arguments only,
-        its protocol sends id and name whole); ``interleave=True`` alternates fragments of different
-        calls round-robin (the real API sends them one call after another, which is the default).
-        """
-        parsed: list[ToolCall] = []
-        for spec in calls:
-            name, args = spec[0], spec[1]
-            call_id = spec[2] if len(spec) > 2 else None
-            parsed.append(ToolCall(name, args if isinstance(args, str) else json.dumps(args), call_id))
-        return cls("tool_calls", content=text, calls=tuple(parsed), split=split, chunk_size=chunk_size,
-                   interleave=interleave, delay=delay, usage=usage)
-
-    @classmethod
-    def error(cls, status: int, message: str, *, retry_after: float | None = None,
-              delay: float = 0.0) -> Reply:
-        """An HTTP error in the dialect's error JSON (``Retry-After`` header when ``retry_after`` is set)."""
-        return cls("error", status=status, message=message, retry_after=retry_after, delay=delay)
-
-    @classmethod
-    def broken(cls, text: str, *, after_chunks: int = 2, chunk_size: int = 4, delay: float = 0.0) -> Reply:
-        """A stream that sends ``after_chunks`` text deltas of ``text`` and then drops the connection."""
-        return cls("broken", content=text, after_chunks=after_chunks, chunk_size=chunk_size, delay=delay)
-
-    @classmethod
-    def from_json(cls, obj: Any) -> Reply:
-        """Build a reply from a script entry: ``{"text": …}``, ``{"tool_calls": [[name, args, id?], …]}``
-        (optionally with ``"text"``), ``{"error": 429, "message": …, "retry_after": 0}`` or
-        ``{"broken": "partial text", "after_chunks": 2}``; optional ``chunk_size``, ``split``,
-        ``interleave``, ``delay``, ``usage: [prompt, completion]``."""
-        if not isinstance(obj, dict):
-            raise ValueError(f"a script entry must be a JSON object, got {obj!r}")
-        delay = float(obj.get("delay", 0.0))
-        chunk = int(obj.get("chunk_size", 4))
-        usage_raw = obj.get("usage")
-        usage = (int(usage_raw[0]), int(usage_raw[1])) if usage_raw is not None else None
-        if "error" in obj:
-            retry = obj.get("retry_after")
-            return cls.error(int(obj["error"]), str(obj.get("message", "error")),
-                             retry_after=None if retry is None else float(retry), delay=delay)
-        if "broken" in obj:
-            return cls.broken(str(obj["broken"]), after_chunks=int(obj.get("after_chunks", 2)),
-                              chunk_size=chunk, delay=delay)
-        if "tool_calls" in obj:
-            specs: list[ToolCallSpec] = []
-            for entry in obj["tool_calls"]:
-                if isinstance(entry, dict):
-                    extra = [entry["id"]] if "id" in entry else []
-                    entry = [entry["name"], entry.get("arguments", {}), *extra]
-                if not isinstance(entry, list) or len(entry) not in (2, 3):
-                    raise ValueError(f"a tool call must be [name, arguments(, id)]: {entry!r}")
-                specs.append(cast(ToolCallSpec, tuple(entry)))
-            return cls.tool_calls(specs, text=str(obj.get("text", "")), split=int(obj.get("split", 0)),
-                                  chunk_size=chunk, interleave=bool(obj.get("interleave", False)),
-                                  delay=delay, usage=usage)
-        if "text" in obj:
-            return cls.text(str(obj["text"]), chunk_size=chunk, delay=delay, usage=usage)
-        raise ValueError(f"unknown script entry (needs text, tool_calls, error or broken): {obj!r}")
-
+from swebash_ai.testing.replies import (  # noqa: F401 - re-exported for scripts and tests
+    EXHAUSTED,
+    JSON,
+    MODEL_ID,
+    Dialect,
+    Reply,
+    Responder,
+    ToolCall,
+    ToolCallSpec,
+    Turn,
+    anthropic_message,
+    anthropic_stream,
+    error_body,
+    openai_completion,
+    openai_stream,
+    pieces,
+)
 
 # ---------------------------------------------------------------------------------------------------
 # Request checks
@@ -233,160 +140,6 @@ def check_anthropic_messages(messages: Any) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Rendering replies
-
-
-def _pieces(text: str, size: int) -> list[str]:
-    if not text:
-        return []
-    if size <= 0:
-        return [text]
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def _round_robin(groups: list[list[JSON]]) -> Iterator[JSON]:
-    for row in itertools.zip_longest(*groups):
-        yield from (item for item in row if item is not None)
-
-
-@dataclass
-class _Turn:
-    """A reply resolved against one request: ids assigned, usage decided."""
-
-    reply: Reply
-    model: str
-    ids: list[str]
-    prompt_tokens: int
-    completion_tokens: int
-    serial: int
-
-    @property
-    def finish_reason(self) -> str:
-        return "tool_calls" if self.reply.calls else "stop"
-
-
-def _openai_usage(turn: _Turn) -> JSON:
-    return {"prompt_tokens": turn.prompt_tokens, "completion_tokens": turn.completion_tokens,
-            "total_tokens": turn.prompt_tokens + turn.completion_tokens}
-
-
-def _openai_stream(turn: _Turn, include_usage: bool) -> tuple[list[bytes], int]:
-    """SSE frames for an OpenAI stream, and how many frames precede the first text delta."""
-    reply = turn.reply
-    base: JSON = {"id": f"chatcmpl-fake{turn.serial}", "object": "chat.completion.chunk",
-                  "created": int(time.time()), "model": turn.model, "system_fingerprint": None}
-
-    def chunk(delta: JSON, finish: str | None = None) -> JSON:
-        return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
-
-    events = [chunk({"role": "assistant", "content": ""})]
-    events += [chunk({"content": piece}) for piece in _pieces(reply.content, reply.chunk_size)]
-    groups: list[list[JSON]] = []
-    for index, (call, cid) in enumerate(zip(reply.calls, turn.ids, strict=True)):
-        n = reply.split
-        if n <= 0:
-            group: list[JSON] = [{"index": index, "id": cid, "type": "function",
-                                  "function": {"name": call.name, "arguments": ""}}]
-            if call.arguments:
-                group.append({"index": index, "function": {"arguments": call.arguments}})
-        else:
-            # Every delta keeps a "function" object: litellm drops tool-call deltas without one.
-            group = [{"index": index, "id": piece, "function": {"arguments": ""}}
-                     for piece in _pieces(cid, n)]
-            group[0]["type"] = "function"
-            group += [{"index": index, "function": {"name": piece}} for piece in _pieces(call.name, n)]
-            group += [{"index": index, "function": {"arguments": p}} for p in _pieces(call.arguments, n)]
-        groups.append(group)
-    deltas = _round_robin(groups) if reply.interleave else itertools.chain.from_iterable(groups)
-    events += [chunk({"tool_calls": [delta]}) for delta in deltas]
-    final = chunk({}, turn.finish_reason)
-    if not include_usage:
-        final["usage"] = _openai_usage(turn)
-    events.append(final)
-    if include_usage:
-        events.append({**base, "choices": [], "usage": _openai_usage(turn)})
-    frames = [f"data: {json.dumps(e)}\n\n".encode() for e in events]
-    frames.append(b"data: [DONE]\n\n")
-    return frames, 1
-
-
-def _openai_completion(turn: _Turn) -> JSON:
-    reply = turn.reply
-    message: JSON = {"role": "assistant", "content": reply.content or None, "refusal": None}
-    if reply.calls:
-        message["tool_calls"] = [
-            {"id": cid, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c, cid in zip(reply.calls, turn.ids, strict=True)
-        ]
-    return {"id": f"chatcmpl-fake{turn.serial}", "object": "chat.completion", "created": int(time.time()),
-            "model": turn.model, "system_fingerprint": None,
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": turn.finish_reason}],
-            "usage": _openai_usage(turn)}
-
-
-def _anthropic_input(arguments: str) -> Any:
-    try:
-        return json.loads(arguments) if arguments else {}
-    except ValueError:
-        return arguments  # invalid on purpose: hand it over raw
-
-
-def _anthropic_stream(turn: _Turn) -> tuple[list[bytes], int]:
-    """SSE frames for an Anthropic Messages stream, and how many frames precede the first text delta."""
-    reply = turn.reply
-    events: list[JSON] = [
-        {"type": "message_start", "message": {
-            "id": f"msg_fake{turn.serial}", "type": "message", "role": "assistant", "model": turn.model,
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": turn.prompt_tokens, "output_tokens": 1}}},
-    ]
-    index = 0
-    if reply.content or not reply.calls:
-        events.append({"type": "content_block_start", "index": 0,
-                       "content_block": {"type": "text", "text": ""}})
-        events.append({"type": "ping"})
-        events += [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
-                   for piece in _pieces(reply.content, reply.chunk_size)]
-        events.append({"type": "content_block_stop", "index": 0})
-        index = 1
-    for call, cid in zip(reply.calls, turn.ids, strict=True):
-        events.append({"type": "content_block_start", "index": index,
-                       "content_block": {"type": "tool_use", "id": cid, "name": call.name, "input": {}}})
-        events += [{"type": "content_block_delta", "index": index,
-                    "delta": {"type": "input_json_delta", "partial_json": piece}}
-                   for piece in _pieces(call.arguments, reply.split)]
-        events.append({"type": "content_block_stop", "index": index})
-        index += 1
-    events.append({"type": "message_delta",
-                   "delta": {"stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None},
-                   "usage": {"output_tokens": turn.completion_tokens}})
-    events.append({"type": "message_stop"})
-    frames = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events]
-    return frames, 3
-
-
-def _anthropic_message(turn: _Turn) -> JSON:
-    reply = turn.reply
-    with_text = bool(reply.content) or not reply.calls
-    content: list[JSON] = [{"type": "text", "text": reply.content}] if with_text else []
-    content += [{"type": "tool_use", "id": cid, "name": c.name, "input": _anthropic_input(c.arguments)}
-                for c, cid in zip(reply.calls, turn.ids, strict=True)]
-    return {"id": f"msg_fake{turn.serial}", "type": "message", "role": "assistant", "model": turn.model,
-            "content": content, "stop_reason": "tool_use" if reply.calls else "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": turn.prompt_tokens, "output_tokens": turn.completion_tokens}}
-
-
-def _error_body(dialect: Dialect, status: int, message: str) -> JSON:
-    kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-    if dialect == "anthropic":
-        return {"type": "error", "error": {"type": kind, "message": message}}
-    code = "rate_limit_exceeded" if status == 429 else None
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-
-# ---------------------------------------------------------------------------------------------------
 # HTTP plumbing
 
 
@@ -430,7 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"models": [{"name": MODEL_ID, "model": MODEL_ID}]})
             return
         owner._violate(f"unexpected request GET {self.path}")
-        self._send_json(404, _error_body(owner.dialect, 404, f"fake server: no route GET {self.path}"))
+        self._send_json(404, error_body(owner.dialect, 404, f"fake server: no route GET {self.path}"))
 
     def do_POST(self) -> None:
         owner = self.owner
@@ -442,13 +195,13 @@ class _Handler(BaseHTTPRequestHandler):
         number = owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         if not isinstance(body, dict):
             owner._violate(f"POST {self.path}: body is not a JSON object")
-            self._send_json(400, _error_body(owner.dialect, 400, "fake server: body is not a JSON object"))
+            self._send_json(400, error_body(owner.dialect, 400, "fake server: body is not a JSON object"))
             return
         route = self.path.split("?")[0].rstrip("/")
         suffix = "/chat/completions" if owner.dialect == "openai" else "/messages"
         if not route.endswith(suffix):
             owner._violate(f"unexpected request POST {self.path} for the {owner.dialect} dialect")
-            self._send_json(404, _error_body(owner.dialect, 404, f"fake server: no route POST {self.path}"))
+            self._send_json(404, error_body(owner.dialect, 404, f"fake server: no route POST {self.path}"))
             return
         if route not in (suffix, "/v1" + suffix):  # answered, but e.g. /v1/v1/messages is a config bug
             owner._violate(f"unusual path POST {self.path} (a real server would answer 404)")
@@ -459,7 +212,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.kind == "error":
             time.sleep(reply.delay)
             headers = {} if reply.retry_after is None else {"Retry-After": f"{reply.retry_after:g}"}
-            self._send_json(reply.status, _error_body(owner.dialect, reply.status, reply.message), headers)
+            self._send_json(reply.status, error_body(owner.dialect, reply.status, reply.message), headers)
             return
         turn = owner._turn(reply, body)
         abort_after = None
@@ -467,14 +220,14 @@ class _Handler(BaseHTTPRequestHandler):
             if owner.dialect == "openai":
                 options = body.get("stream_options")
                 include = isinstance(options, dict) and bool(options.get("include_usage"))
-                frames, prefix = _openai_stream(turn, include)
+                frames, prefix = openai_stream(turn, include)
             else:
-                frames, prefix = _anthropic_stream(turn)
+                frames, prefix = anthropic_stream(turn)
             if reply.kind == "broken":  # never reach the closing events, whatever after_chunks says
-                abort_after = prefix + min(reply.after_chunks, len(_pieces(reply.content, reply.chunk_size)))
+                abort_after = prefix + min(reply.after_chunks, len(pieces(reply.content, reply.chunk_size)))
             self._send_stream(frames, abort_after, reply.delay)
             return
-        payload = _openai_completion(turn) if owner.dialect == "openai" else _anthropic_message(turn)
+        payload = openai_completion(turn) if owner.dialect == "openai" else anthropic_message(turn)
         if reply.kind == "broken":  # promise the whole body, deliver half of it, hang up
             data = json.dumps(payload).encode()
             self._start(200, "application/json", {"Content-Length": str(len(data))})
@@ -615,7 +368,7 @@ class FakeLLMServer:
             self._violate(f"responder raised {exc!r}")
             return Reply.error(500, f"fake server: responder raised {exc!r}")
 
-    def _turn(self, reply: Reply, body: JSON) -> _Turn:
+    def _turn(self, reply: Reply, body: JSON) -> Turn:
         with self._lock:
             ids = [c.id if c.id is not None else f"call_{next(self._ids)}" for c in reply.calls]
             serial = next(self._serials)
@@ -626,7 +379,7 @@ class FakeLLMServer:
             produced = len(reply.content) + sum(len(c.name) + len(c.arguments) for c in reply.calls)
             completion = max(1, produced // 4)
         model = body.get("model")
-        return _Turn(reply, model if isinstance(model, str) else MODEL_ID, ids, prompt, completion, serial)
+        return Turn(reply, model if isinstance(model, str) else MODEL_ID, ids, prompt, completion, serial)
 
 
 # ---------------------------------------------------------------------------------------------------
