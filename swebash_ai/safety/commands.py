@@ -36,12 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swebash_ai.safety.command_rules import (
-    ALLOWED_PROGRAMS,
-    check_allowed,
-    describe_dangers,
-    pipe_dangers,
-)
+from swebash_ai.safety.command_rules import ALLOWED_PROGRAMS, check_allowed
+from swebash_ai.safety.dangers import describe_dangers, pipe_dangers
 from swebash_ai.safety.git_rules import git_config_dangers
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.verdict import Verdict
