@@ -100,8 +100,9 @@ class Painter:
             return f"{ground};2;{rgb[0]};{rgb[1]};{rgb[2]}"
         return f"{ground};5;{_xterm_256(rgb)}"
 
-    def at(self, row: int, col: int, text: str, fg: str, bg: str, bold: bool = False) -> str:
-        return f"\x1b[{row + 1};{col + 1}H\x1b[0;{'1;' if bold else ''}{self._code(fg, 38)};{self._code(bg, 48)}m{text}"
+    def at(self, row: int, col: int, text: str, fg: str, bg: str) -> str:
+        """``text`` at (``row``, ``col``), both from 0, in the theme colours named ``fg`` and ``bg``."""
+        return f"\x1b[{row + 1};{col + 1}H\x1b[0;{self._code(fg, 38)};{self._code(bg, 48)}m{text}"
 
 
 def _box(paint: Painter, top: int, left: int, height: int, width: int, title: str, bg: str) -> list[str]:
@@ -140,7 +141,7 @@ def render(width: int, height: int, *, status: str, paint: Painter) -> str:
         out += _box(paint, chat_height, 0, main_height - chat_height, width, "Tools", "surface")
         tools_top, tools_left, tools_width = chat_height, 0, width
     else:
-        chat_width = max(width - max(30, width // 3), width * 2 // 3)
+        chat_width = width * 2 // 3  # 2fr and 1fr (the tool pane's min-width of 30 never binds here)
         out += _box(paint, 0, 0, main_height, chat_width, "Chat", "background")
         out += _box(paint, 0, chat_width, main_height, width - chat_width, "Tools", "surface")
         tools_top, tools_left, tools_width = 0, chat_width, width - chat_width

@@ -59,7 +59,7 @@ def a_frame(width: int, height: int, status: str = "openai/x  ~/w  0 tokens") ->
     return screen_text(render(width, height, status=status, paint=Painter(colours, "truecolor")), width, height)
 
 
-@pytest.mark.parametrize(("width", "height"), [(120, 40), (80, 30)])
+@pytest.mark.parametrize(("width", "height"), [(120, 40), (100, 30), (101, 31), (133, 45), (160, 50), (80, 30), (99, 24)])
 async def test_the_early_frame_has_the_outline_of_textuals_first_frame(make_app, width, height) -> None:
     app = make_app()
     async with app.run_test(size=(width, height)) as pilot:
