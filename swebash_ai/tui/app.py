@@ -211,7 +211,7 @@ class SwebashApp(App[int]):
         self.prompt.focus()
         typed, self._typed_ahead = self._typed_ahead or [], None
         for message in typed:
-            self.post_message(message)
+            self.post_message(_typed_before_start(message))
         self.call_after_refresh(self._after_first_frame)
 
     # --- themes ---------------------------------------------------------------------------------------
@@ -392,6 +392,14 @@ class SwebashApp(App[int]):
 
     def _slash(self, command: str) -> None:
         self.run_worker(self.controller.command(command), group="slash")
+
+
+def _typed_before_start(message: events.Event) -> events.Event:
+    """A key typed before the app had the terminal went through its line editing, which turns Enter into
+    a newline (ctrl+j): it was an Enter."""
+    if isinstance(message, events.Key) and message.key == "ctrl+j":
+        return events.Key("enter", "\r")
+    return message
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

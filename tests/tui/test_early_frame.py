@@ -59,7 +59,10 @@ def a_frame(width: int, height: int, status: str = "openai/x  ~/w  0 tokens") ->
     return screen_text(render(width, height, status=status, paint=Painter(colours, "truecolor")), width, height)
 
 
-@pytest.mark.parametrize(("width", "height"), [(120, 40), (100, 30), (101, 31), (133, 45), (160, 50), (80, 30), (99, 24)])
+SIZES = [(120, 40), (100, 30), (101, 31), (133, 45), (160, 50), (80, 30), (99, 24)]  # wide, then narrow
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
 async def test_the_early_frame_has_the_outline_of_textuals_first_frame(make_app, width, height) -> None:
     app = make_app()
     async with app.run_test(size=(width, height)) as pilot:
@@ -181,16 +184,20 @@ def test_textual_takes_over_the_screen_and_the_terminal_as_found(terminal, monke
 
 
 async def test_keys_typed_while_the_app_starts_reach_the_prompt(make_app) -> None:
-    """Keys the terminal delivers before the prompt exists are kept and given to it once it does."""
+    """Keys the terminal delivers before the prompt exists are kept and given to it once it does. Enter
+    typed before the app had the terminal arrives as a newline (the terminal's line editing): it sends."""
     from textual import events
 
+    from swebash_ai.tui.widgets.chat import UserMessage
+
     app = make_app()
-    for key, char in (("h", "h"), ("i", "i")):
+    for key, char in (("h", "h"), ("i", "i"), ("ctrl+j", "\n"), ("o", "o"), ("k", "k")):
         app.post_message(events.Key(key, char))  # before run: the app is not even mounted
     async with app.run_test(size=(100, 30)) as pilot:
         await idle(pilot)
         await pilot.pause()
-        assert app.prompt.text == "hi"
+        assert [str(m.render()) for m in app.chat.query(UserMessage)] == ["hi"]
+        assert app.prompt.text == "ok"
 
 
 async def test_the_app_saves_the_colours_of_its_first_frame(make_app) -> None:
