@@ -397,7 +397,8 @@ class _Turn:
                 if answer is Decision.ALLOW_SESSION:
                     agent.session_approvals.remember(tool.name, key)
                 decided_by = "user" if agent.approver.interactive else getattr(agent.approver, "reason", "approver")
-        call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)))
+        call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
+                                       approved=verdict.decision == "ask")
         return await tool.invoke(call_ctx, args), verdict.decision, decided_by
 
     def _audit(self, call: ToolCall, arguments: Any, decision: str, decided_by: str, result: ToolResult) -> None:

@@ -22,6 +22,7 @@ from swebash_ai.tools.process import ProcessResult, build_argv, child_environmen
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
 
 __all__ = [
+    "APPROVED_ENV",
     "MAX_COMMAND_CHARS",
     "TOOLS",
     "ProcessResult",
@@ -33,6 +34,9 @@ __all__ = [
 ]
 
 MAX_COMMAND_CHARS = 10_000
+APPROVED_ENV = ("SSH_AUTH_SOCK",)
+"""Secret-looking variables a command gets only when the user approved it: the ssh agent's socket lets an
+approved ``git push`` or ``ssh`` authenticate; a command allowed by a rule (a reader) never needs it."""
 
 
 def _resolve_cwd(ctx: ToolContext, cwd: str | None) -> Path:
@@ -133,6 +137,7 @@ async def run_command(
             sandbox=settings.exec_sandbox,
             sandbox_network=settings.exec_sandbox_network,
             writable_roots=_writable_roots(ctx),
+            keep_env=APPROVED_ENV if ctx.approved else (),
         )
     except ToolError as exc:
         return ToolResult.error(exc.message)

@@ -113,11 +113,15 @@ def clean_output(text: str) -> str:
     return _OVERWRITTEN.sub("", text).replace("\r", "")
 
 
-def child_environment(base: Mapping[str, str]) -> dict[str, str]:
-    """The environment a command gets: ``base`` minus secrets and shell start-up hooks, plus safe defaults."""
+def child_environment(base: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
+    """The environment a command gets: ``base`` minus secrets and shell start-up hooks, plus safe defaults.
+    ``keep`` names secret-looking variables to pass on all the same (see ``APPROVED_ENV`` in the exec tool)."""
     dropped = ("BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_COUNT")
+    kept = frozenset(keep)
     env = {
-        k: v for k, v in base.items() if k not in _ENV_DROP and not k.startswith(dropped) and not looks_secret_env(k)
+        k: v
+        for k, v in base.items()
+        if k not in _ENV_DROP and not k.startswith(dropped) and (k in kept or not looks_secret_env(k))
     }
     env.update(_ENV_SET)
     env["GIT_CONFIG_COUNT"] = str(len(GIT_HARDENING))
@@ -460,6 +464,7 @@ async def run_process(
     sandbox_network: bool = False,
     writable_roots: Sequence[Path | str] = (),
     environ: Mapping[str, str] | None = None,
+    keep_env: Iterable[str] = (),
 ) -> ProcessResult:
     """Run ``command`` with bash and return its (bounded, cleaned) output; see the module docstring.
 
@@ -472,6 +477,7 @@ async def run_process(
         sandbox: ``"bwrap"`` runs it under bubblewrap (network only with ``sandbox_network``), where only
             ``writable_roots`` are writable.
         environ: The environment to scrub and pass on (default: ``os.environ``).
+        keep_env: Secret-looking variables of ``environ`` to pass on all the same.
 
     Raises:
         ToolError: it cannot be started (no such directory, bash or bwrap missing).
@@ -482,7 +488,7 @@ async def run_process(
         command, cwd=workdir, sandbox=sandbox, network=sandbox_network, writable_roots=[Path(r) for r in writable_roots]
     )
     _become_subreaper()
-    env = child_environment(os.environ if environ is None else environ)
+    env = child_environment(os.environ if environ is None else environ, keep_env)
     env[MARKER_VAR] = marker = uuid.uuid4().hex
     start = time.monotonic()
     try:

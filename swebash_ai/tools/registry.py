@@ -107,6 +107,9 @@ class ToolContext:
     """Live output (a running command's stdout/stderr) for the tool-activity pane."""
     services: dict[str, Any] = field(default_factory=dict)
     """Injected backends (``"web_search"``: a search callable...), so tests never touch the network."""
+    approved: bool = False
+    """The policy asked and this call was approved (by the user, an allow-for-session, ``--yes`` or
+    confirmations turned off), as opposed to allowed by a rule. Set per call by the loop."""
 
 
 ToolFn = Callable[..., Awaitable[ToolResult | JSON]]

@@ -80,6 +80,20 @@ async def slow(ctx: ToolContext, seconds: float, api_key: str = "") -> ToolResul
     return ToolResult.success(f"slept {seconds}", exit_code=0)
 
 
+APPROVED_SEEN: list[bool] = []
+
+
+@tool("exec", policy=lambda ctx, a: Verdict.ask("asks", rule="test.ask") if a.ask else Verdict.allow(rule="test.ok"))
+async def note_approval(ctx: ToolContext, ask: bool) -> ToolResult:
+    """Record whether the call was approved.
+
+    Args:
+        ask: Whether the policy asks about this call.
+    """
+    APPROVED_SEEN.append(ctx.approved)
+    return ToolResult.success("noted")
+
+
 class ScriptedApprover:
     interactive = True
 
@@ -98,7 +112,7 @@ class ScriptedApprover:
 def make_agent(provider: ScriptedProvider, cwd: Path, approver: Any = None, **kw: Any) -> Agent:
     RAN.clear()
     settings = load_settings().settings
-    registry = ToolRegistry([echo, touch, forbidden, slow])
+    registry = ToolRegistry([echo, touch, forbidden, slow, note_approval])
     return Agent(provider, registry, ToolContext(settings, cwd), approver, **kw)
 
 
@@ -119,7 +133,7 @@ async def test_text_only_answer(workspace: Path) -> None:
     assert conv.messages == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello there"}]
     sent = provider.requests[0]
     assert sent["messages"][-1] == {"role": "user", "content": "hi"}
-    assert {t["function"]["name"] for t in sent["tools"]} == {"echo", "touch", "forbidden", "slow"}
+    assert {t["function"]["name"] for t in sent["tools"]} == {"echo", "touch", "forbidden", "slow", "note_approval"}
 
 
 async def test_tool_result_is_fed_back_and_loop_continues(workspace: Path) -> None:
@@ -504,3 +518,11 @@ async def test_an_unchanged_target_runs_once_approved(workspace: Path) -> None:
     agent, target = edit_agent(workspace, ScriptedApprover(Decision.ALLOW_ONCE))
     await run(agent, Conversation())
     assert target.read_text() == "ALPHA\nbeta\n"
+
+
+async def test_a_tool_is_told_whether_its_call_was_approved_or_allowed_by_a_rule(workspace: Path) -> None:
+    APPROVED_SEEN.clear()
+    provider = ScriptedProvider([scripted.calls(("note_approval", {"ask": False}), ("note_approval", {"ask": True})),
+                                 scripted.text("ok")])
+    await run(make_agent(provider, workspace, ScriptedApprover(Decision.ALLOW_ONCE)), Conversation())
+    assert sorted(APPROVED_SEEN) == [False, True]

@@ -350,3 +350,16 @@ def test_approval_preview_is_the_command_line_not_json(tmp_path: Path) -> None:
     assert not isinstance(args, ToolResult)
     ctx = ToolContext(load_settings().settings, cwd=tmp_path)
     assert run_command.preview(ctx, args) == "$ rm -rf build\n(in sub)\n(timeout 60 s)"
+
+
+async def test_the_ssh_agent_reaches_approved_commands_only(workspace: Path, monkeypatch) -> None:
+    """An approved `git push` over ssh needs the agent; a command a rule allowed never gets it."""
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/agent.sock")
+    monkeypatch.setenv("OTHER_API_KEY", "sk-secret")
+    ctx = make_ctx(workspace)
+    plain = await run_command.invoke(ctx, run_command.parse_arguments({"command": 'echo "[$SSH_AUTH_SOCK]"'}))
+    assert "[]" in plain.content
+    ctx.approved = True
+    approved = await run_command.invoke(ctx, run_command.parse_arguments(
+        {"command": 'echo "[$SSH_AUTH_SOCK] [$OTHER_API_KEY]"'}))
+    assert "[/tmp/agent.sock] []" in approved.content  # the agent only; other secrets stay out
