@@ -17,6 +17,7 @@ The colours come from the theme file, then from what the app saved the last time
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -71,20 +72,15 @@ def _rgb(value: str) -> tuple[int, int, int] | None:
         return None
 
 
+@functools.lru_cache(maxsize=64)
 def _xterm_256(rgb: tuple[int, int, int]) -> int:
-    """The nearest colour of the xterm 256-colour palette (its 6x6x6 cube and grey ramp)."""
-    levels = (0, 95, 135, 175, 215, 255)
-    cube = [min(range(6), key=lambda i: abs(levels[i] - c)) for c in rgb]
-    cube_rgb = [levels[i] for i in cube]
-    grey = min(23, max(0, round((sum(rgb) / 3 - 8) / 10)))
-    grey_value = 8 + 10 * grey
+    """The 256-colour palette index Textual will draw ``rgb`` with (it renders through Rich, whose mapping
+    this is), so the colours do not shift when Textual takes over. Rich is imported only for such
+    terminals (~7 ms)."""
+    from rich.color import Color, ColorSystem
 
-    def distance(other: list[int] | tuple[int, ...]) -> int:
-        return sum((a - b) ** 2 for a, b in zip(rgb, other, strict=True))
-
-    if distance([grey_value] * 3) < distance(cube_rgb):
-        return 232 + grey
-    return 16 + 36 * cube[0] + 6 * cube[1] + cube[2]
+    number = Color.from_rgb(*rgb).downgrade(ColorSystem.EIGHT_BIT).number
+    return 16 if number is None else number
 
 
 class Painter:

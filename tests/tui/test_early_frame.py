@@ -98,11 +98,22 @@ def test_a_terminal_of_unknown_colours_gets_no_early_frame() -> None:
     assert EarlyFrame.draw(start, Path.cwd(), TRUECOLOR, out=io.StringIO(), tty_in=0) is None  # not a tty
 
 
-def test_256_colour_terminals_get_the_nearest_palette_colour() -> None:
-    assert early_frame._xterm_256((0, 0, 0)) == 16
-    assert early_frame._xterm_256((255, 255, 255)) == 231
-    assert early_frame._xterm_256((128, 128, 128)) == 244  # the grey ramp, not the cube
-    assert early_frame._xterm_256((95, 135, 215)) == 16 + 36 * 1 + 6 * 2 + 4
+def test_256_colour_terminals_get_the_palette_colours_textual_will_use() -> None:
+    """Textual writes its colours through a Rich console, whose mapping to the 256-colour palette is not
+    the nearest cube colour (the dark theme's background becomes black, 16, not the grey 234): the early
+    frame must write the same codes, or its colours shift when Textual takes over."""
+    from rich.color import Color
+    from rich.console import Console
+    from rich.style import Style
+
+    console = Console(color_system="256", force_terminal=True, file=io.StringIO())
+    for rgb in ((26, 27, 38), (42, 44, 61), (240, 240, 235), (95, 168, 211), (0, 0, 0), (255, 255, 255)):
+        with console.capture() as captured:
+            console.print(" ", style=Style(bgcolor=Color.from_rgb(*rgb)), end="")
+        ours = Painter({"fg": rgb, "bg": rgb}, "256").at(0, 0, " ", "fg", "bg")
+        textual_code = re.search(r"48;5;(\d+)", captured.get())[1]
+        assert f"48;5;{textual_code}m" in ours, (rgb, captured.get(), ours)
+    assert early_frame._xterm_256((26, 27, 38)) == 16
 
 
 class Terminal:
