@@ -23,6 +23,7 @@ import logging
 import os
 import sys
 import tomllib
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -117,13 +118,26 @@ def _box(paint: Painter, top: int, left: int, height: int, width: int, title: st
     return out
 
 
+def _cells(char: str) -> int:
+    """Terminal cells of one character: 2 for wide East Asian ones, 0 for combining marks, else 1."""
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
 def _fit(text: str, width: int) -> str:
-    """``text`` cut (with an ellipsis) or padded to ``width`` cells (the text is narrow characters)."""
+    """``text`` cut (with an ellipsis) or padded to exactly ``width`` terminal cells."""
     if width <= 0:
         return ""
-    if len(text) > width:
-        return text[: max(0, width - 1)] + "…"
-    return text.ljust(width)
+    if sum(_cells(c) for c in text) <= width:
+        return text + " " * (width - sum(_cells(c) for c in text))
+    out, used = [], 0
+    for char in text:
+        if used + _cells(char) > width - 1:  # room for the ellipsis
+            break
+        out.append(char)
+        used += _cells(char)
+    return "".join(out) + "…" + " " * (width - 1 - used)
 
 
 def render(width: int, height: int, *, status: str, paint: Painter) -> str:

@@ -230,3 +230,10 @@ def test_any_terminal_size_gets_a_frame_that_fits(width, height) -> None:
     frame = render(width, height, status="s", paint=Painter({n: (1, 2, 3) for n in early_frame.COLOURS}, "256"))
     for move in _CURSOR.finditer(frame):  # nothing is drawn outside the terminal
         assert 1 <= int(move[1]) <= max(1, height) and 1 <= int(move[2]) <= max(1, width)
+
+
+@pytest.mark.parametrize("text", ["plain", "~/项目/代码", "cafe\u0301 ~/x", "~/" + "目" * 80])
+def test_text_is_fitted_to_terminal_cells(text) -> None:
+    for width in (1, 5, 12, 40):
+        fitted = early_frame._fit(text, width)
+        assert sum(early_frame._cells(c) for c in fitted) == width, (text, width, fitted)
