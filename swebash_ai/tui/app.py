@@ -244,19 +244,23 @@ class SwebashApp(App[int]):
             Path(marker).write_text(f"{time.time():.6f} {time.process_time():.6f}\n", encoding="utf-8")
             self.exit(0)
             return
-        colours = dict(self.theme_variables)
-        # Text colours are blends ("auto 60%") that Textual resolves against the background: take them as drawn.
-        for name, widget in (("text", self.status), ("text-muted", next(iter(self.activity.query(".placeholder")),
-                                                                          None))):
-            color = widget.rich_style.color if widget is not None else None
-            if color is not None and color.triplet is not None:
-                colours[name] = color.triplet.hex
+        colours = self._drawn_colours()
         self.run_worker(lambda: save_colours(self.start.locations.state_dir, self.theme, colours), thread=True,
                         group="setup", exit_on_error=False)
         if self.session is not None:
             self.controller.session_ready(self.session, None)
         else:
             self.run_worker(self._build_session, thread=True, group="setup", exit_on_error=False)
+
+    def _drawn_colours(self) -> dict[str, str]:
+        """The theme's colours as this frame drew them, for the next early frame. Text colours are blends
+        ("auto 60%") that Textual resolves against the background: they are taken from widgets that use them."""
+        colours = dict(self.theme_variables)
+        for name, widget in (("text", self.status), ("text-muted", self.activity.placeholder)):
+            color = widget.rich_style.color
+            if color is not None and color.triplet is not None:
+                colours[name] = color.triplet.hex
+        return colours
 
     def _build_session(self) -> None:
         """Thread worker: build the session, resume if asked, preload the provider library."""

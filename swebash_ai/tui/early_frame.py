@@ -129,8 +129,9 @@ def _fit(text: str, width: int) -> str:
     """``text`` cut (with an ellipsis) or padded to exactly ``width`` terminal cells."""
     if width <= 0:
         return ""
-    if sum(_cells(c) for c in text) <= width:
-        return text + " " * (width - sum(_cells(c) for c in text))
+    cells = sum(_cells(c) for c in text)
+    if cells <= width:
+        return text + " " * (width - cells)
     out, used = [], 0
     for char in text:
         if used + _cells(char) > width - 1:  # room for the ellipsis
@@ -178,9 +179,17 @@ def status_text(start: StartInfo, cwd: Path) -> str:
     return f"{start.model or 'connecting…'}{profile}  {short_path(cwd)}  0 tokens"
 
 
-def theme_colours(theme: str, locations_dirs: tuple[Path, Path]) -> dict[str, tuple[int, int, int]]:
-    """The colours of ``theme``: its file's, then those the app saved for it (``(themes_dir, state_dir)``)."""
-    themes_dir, state_dir = locations_dirs
+def _saved(state_dir: Path) -> dict[str, Any]:
+    """The colours saved so far, by theme (empty when there is no readable file)."""
+    try:
+        saved = json.loads((state_dir / CACHE_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return saved if isinstance(saved, dict) else {}
+
+
+def theme_colours(theme: str, themes_dir: Path, state_dir: Path) -> dict[str, tuple[int, int, int]]:
+    """The colours of ``theme``: its file's, then those the app saved for it."""
     base: dict[str, Any] = {}
     for folder in (themes_dir, BUILTIN_THEMES):  # a user theme replaces a built-in of the same name
         path = folder / f"{theme}.toml"
@@ -190,36 +199,24 @@ def theme_colours(theme: str, locations_dirs: tuple[Path, Path]) -> dict[str, tu
             except (OSError, ValueError):
                 base = {}
             break
+    saved = _saved(state_dir).get(theme)
+    saved = saved if isinstance(saved, dict) else {}
     found: dict[str, tuple[int, int, int]] = {}
     for name, stand_in in COLOURS.items():
-        rgb = _rgb(str(base.get(stand_in, "")))
+        rgb = _rgb(str(saved.get(name, ""))) or _rgb(str(base.get(stand_in, "")))
         if rgb is not None:
             found[name] = rgb
-    try:
-        saved = json.loads((state_dir / CACHE_NAME).read_text(encoding="utf-8")).get(theme, {})
-    except (OSError, ValueError, AttributeError):
-        saved = {}
-    if isinstance(saved, dict):
-        for name in COLOURS:
-            rgb = _rgb(str(saved.get(name, "")))
-            if rgb is not None:
-                found[name] = rgb
     return found
 
 
 def save_colours(state_dir: Path, theme: str, variables: Mapping[str, str]) -> None:
     """Remember the theme's computed colours for the next early frame (only if they changed)."""
     wanted = {name: variables[name] for name in COLOURS if name in variables and _rgb(variables[name])}
-    path = state_dir / CACHE_NAME
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(saved, dict):
-            saved = {}
-    except (OSError, ValueError):
-        saved = {}
+    saved = _saved(state_dir)
     if saved.get(theme) == wanted:
         return
     saved[theme] = wanted
+    path = state_dir / CACHE_NAME
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
@@ -259,7 +256,7 @@ class EarlyFrame:
             size = os.get_terminal_size(out.fileno())
         except (OSError, ValueError):
             return None
-        colours = theme_colours(start.theme, (start.locations.themes_dir, start.locations.state_dir))
+        colours = theme_colours(start.theme, start.locations.themes_dir, start.locations.state_dir)
         if any(name not in colours for name in COLOURS):
             return None  # a theme without its colours: Textual will report it; draw nothing rather than guess
         saved = _quiet_terminal(tty_in)

@@ -55,7 +55,7 @@ def textual_text(app) -> list[str]:
 
 
 def a_frame(width: int, height: int, status: str = "openai/x  ~/w  0 tokens") -> list[str]:
-    colours = early_frame.theme_colours("dark", (Path("/nonexistent"), Path("/nonexistent")))
+    colours = early_frame.theme_colours("dark", Path("/nonexistent"), Path("/nonexistent"))
     return screen_text(render(width, height, status=status, paint=Painter(colours, "truecolor")), width, height)
 
 
@@ -216,7 +216,7 @@ async def test_the_app_saves_the_colours_of_its_first_frame(make_app) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await idle(pilot)
         await pilot.app.workers.wait_for_complete()
-        colours = early_frame.theme_colours(app.theme, (Path("/nonexistent"), app.start.locations.state_dir))
+        colours = early_frame.theme_colours(app.theme, Path("/nonexistent"), app.start.locations.state_dir)
         border = app.chat.styles.border_top[1].rgb
         muted = app.activity.query_one(".placeholder").rich_style.color.triplet
         assert colours["panel-lighten-1"] == border  # computed by Textual; the theme file has no such colour

@@ -184,6 +184,11 @@ class ActivityPane(FollowingScroll):
         self.entries: dict[str, ToolEntry] = {}
         self._placeholder = Static(NO_TOOL_CALLS, classes="placeholder")
 
+    @property
+    def placeholder(self) -> Static:
+        """The line shown while there are no tool calls."""
+        return self._placeholder
+
     def compose(self) -> Any:
         yield self._placeholder
 
