@@ -1,281 +1,93 @@
-"""Per-program rules for the command policy: the read-only allowlist and the danger table.
+"""Read-only rules for programs whose arguments are code: test, printf, sed, awk, jq, find, wrappers and shells.
 
 Contract:
-    :func:`check_allowed` takes a bare program name and its literal arguments and returns either
-    ``None`` (not on the read-only list) or a :class:`ProgramCheck`: the problems that make this
-    particular use unsafe (each one makes the command ``ask``) and the path arguments to hand to the
-    path policy with the operation they perform (plus whole trees read recursively, and words taken
-    as patterns).  What a command that is not on the list may do is explained by
-    :mod:`swebash_ai.safety.dangers`.
+    Importing this module registers a checker per program with :func:`swebash_ai.safety.programs.register`.
+    Each checker returns a :class:`~swebash_ai.safety.programs.ProgramCheck`; any problem makes the command
+    ask, with that problem as the reason.  Wrappers (``timeout``, ``nice``, ``stdbuf``) say where the command
+    they run starts (``inner_at``), and shells (``bash -c``/``bash -lc``) hand back their script
+    (``scripts``): the classifier judges those with the same rules, so a wrapper is exactly as safe as
+    what it wraps.
 
 Why:
-    The allowlist decides what runs without asking, so it must only contain programs whose every
-    accepted flag is known not to write, execute or wait forever.  Flags are parsed the way getopt does
-    (short clusters ``-rf``, attached values ``-n5``, ``--opt=value``, unique long prefixes such as
-    ``--foll`` for ``--follow``), because a rule that only looks for ``-f`` misses ``-nf``.
+    These programs evaluate part of their arguments.  Bash evaluates a variable name's subscript and the
+    operands of ``-eq``... in ``[[ ]]`` as arithmetic, and arithmetic runs command substitution *whatever
+    the quoting* (``test -v 'a[$(id)]'``); sed, awk and jq programs can write files, run commands and read
+    the environment.  So each is allowed only when its code is proven to be plain: a variable name without
+    a computed subscript, integer literals, a print-only sed script, an awk program without ``system``,
+    pipes, ``getline``, ``ENVIRON`` or output redirection, a jq filter that never names the environment.
 
-Pure: standard library and :mod:`swebash_ai.safety.paths` only; reads the file system (glob,
-realpath) but never changes it.
+Pure: standard library only.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Literal
 
-__all__ = [
-    "ProgramCheck",
-    "Spec",
-    "check_allowed",
-]
+from swebash_ai.safety.programs import ProgramCheck, Spec, fs, parse_options, register
 
-PathOp = Literal["read", "list", "exists", "metadata"]
-Operands = Literal["paths", "text", "none", "first_text_then_paths"]
+__all__ = ["FIND_FORBIDDEN", "SHELL_PROGRAMS"]
 
+# -- test, [ and [[ ---------------------------------------------------------------------------------
 
-@dataclass
-class ProgramCheck:
-    """What the allowlist found for one simple command."""
-
-    problems: list[str] = field(default_factory=list)
-    paths: list[tuple[str, PathOp]] = field(default_factory=list)
-    trees: list[str] = field(default_factory=list)  # directories whose files are all read
-    patterns: list[str] = field(default_factory=list)  # words taken as text (a pattern), not as paths
+_TEST_NAME_OPS = fs("-v -R")  # the operand is a variable name, its subscript evaluated as arithmetic
+_TEST_ARITH_OPS = fs("-eq -ne -lt -le -gt -ge")  # in [[ ]] both operands are evaluated as arithmetic
+_TEST_OPERATORS = fs(
+    "! ( ) -a -o && || = == != < > =~ -nt -ot -ef -z -n -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -G -L -N "
+    "-O -S"
+) | _TEST_NAME_OPS | _TEST_ARITH_OPS
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[(?:[0-9]+|@|\*)\])?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
-@dataclass(frozen=True)
-class Spec:
-    """Flag rules of one read-only program.
-
-    ``forbidden_short``/``forbidden_long``: flags that write, execute, follow forever or read file lists.
-    ``short_values``/``long_values``: flags taking a *required* value (an optional value such as
-    ``--color[=WHEN]`` is only ever attached with ``=``, so those are not listed: listing them would
-    swallow the next word, e.g. the file in ``grep --color pat FILE``); ``path_values``: of those,
-    the ones naming a file to read.
-    ``operands``: what non-option words are (paths to check, plain text, none allowed ...).
-    """
-
-    op: PathOp = "read"
-    operands: Operands = "paths"
-    forbidden_short: str = ""
-    forbidden_long: frozenset[str] = frozenset()
-    short_values: str = ""
-    long_values: frozenset[str] = frozenset()
-    path_values: frozenset[str] = frozenset()
-    max_operands: int | None = None
-    default_cwd: bool = False
-    why: str = ""
-
-
-def _pairs(text: str) -> dict[str, str]:
-    """``"a=1 b=2"`` as a dict (keeps the tables compact)."""
-    return dict(w.split("=", 1) for w in text.split())
-
-
-def _fs(names: str) -> frozenset[str]:
-    """A set from a space-separated string (keeps the tables compact)."""
-    return frozenset(names.split())
-
-
-SPECS: dict[str, Spec] = {
-    "ls": Spec(
-        op="list", short_values="ITw",
-        long_values=_fs("--block-size --hide --ignore --tabsize --time-style --width"), default_cwd=True,
-    ),
-    "cat": Spec(),
-    "head": Spec(short_values="nc", long_values=_fs("--bytes --lines")),
-    "tail": Spec(
-        forbidden_short="fF", forbidden_long=_fs("--follow --pid --retry"), short_values="ncs",
-        long_values=_fs("--bytes --lines --max-unchanged-stats --sleep-interval"),
-        why="follows the file forever",
-    ),
-    "wc": Spec(forbidden_long=_fs("--files0-from"), why="reads a list of file names from a file"),
-    "pwd": Spec(operands="none"),
-    "true": Spec(operands="text"),
-    "false": Spec(operands="text"),
-    "echo": Spec(operands="text"),
-    "printf": Spec(operands="text", forbidden_short="v", why="assigns a shell variable"),
-    "grep": Spec(
-        operands="first_text_then_paths", short_values="efmABCdD",
-        long_values=_fs(
-            "--after-context --before-context --binary-files --context --devices --directories --exclude "
-            "--exclude-dir --exclude-from --file --group-separator --include --label --max-count --regexp"
-        ),
-        path_values=_fs("--exclude-from --file -f"),
-    ),
-    "rg": Spec(
-        operands="first_text_then_paths", forbidden_short="z",
-        forbidden_long=_fs("--hostname-bin --pre --pre-glob --search-zip"), short_values="efgtTmABCjMrEd",
-        long_values=_fs(
-            "--after-context --before-context --color --colors --context --context-separator "
-            "--dfa-size-limit --encoding --engine --field-match-separator --file --glob --iglob "
-            "--ignore-file --max-columns --max-count --max-depth --max-filesize --path-separator "
-            "--regex-size-limit --regexp --replace --sort --sortr --threads --type --type-add --type-not"
-        ),
-        path_values=_fs("--file --ignore-file -f"), why="runs another program on the files",
-    ),
-    "sort": Spec(
-        forbidden_short="oT",
-        forbidden_long=_fs("--compress-program --files0-from --output --temporary-directory"),
-        short_values="ktSTo",
-        long_values=_fs(
-            "--batch-size --buffer-size --field-separator --key --parallel --random-source --sort"
-        ),
-        path_values=_fs("--random-source"), why="writes to a file or runs a program",
-    ),
-    "uniq": Spec(
-        short_values="fsw", long_values=_fs("--check-chars --skip-chars --skip-fields"), max_operands=1,
-    ),
-    "cut": Spec(
-        short_values="bcdf", long_values=_fs("--bytes --characters --delimiter --fields --output-delimiter"),
-    ),
-    "tr": Spec(operands="text"),
-    "diff": Spec(
-        short_values="UCIxXSLDFW",
-        long_values=_fs(
-            "--exclude --exclude-from --from-file --ifdef --ignore-matching-lines --label --palette "
-            "--show-function-line --starting-file --tabsize --to-file --width"
-        ),
-        path_values=_fs("--exclude-from --from-file --to-file -X"),
-    ),
-    "file": Spec(
-        forbidden_short="fC", forbidden_long=_fs("--compile --files-from"), short_values="mePF",
-        long_values=_fs("--exclude --magic-file --parameter --separator"),
-        path_values=_fs("--magic-file -m"), why="reads names from a file or writes a compiled magic file",
-    ),
-    "stat": Spec(op="metadata", short_values="ct", long_values=_fs("--format --printf")),
-    "du": Spec(
-        op="list", forbidden_long=_fs("--files0-from"), short_values="dtBX",
-        long_values=_fs("--block-size --exclude --exclude-from --max-depth --threshold --time-style"),
-        path_values=_fs("--exclude-from -X"), default_cwd=True, why="reads a list of file names from a file",
-    ),
-    "df": Spec(op="metadata", short_values="Btx", long_values=_fs("--block-size --exclude-type --type")),
-    "which": Spec(operands="text"),
-    "type": Spec(operands="text"),
-    "basename": Spec(operands="text", short_values="s", long_values=_fs("--suffix")),
-    "dirname": Spec(operands="text"),
-    "realpath": Spec(op="metadata", long_values=_fs("--relative-base --relative-to")),
-    "date": Spec(
-        operands="text", forbidden_short="sf", forbidden_long=_fs("--file --set"), short_values="dIr",
-        long_values=_fs("--date --reference --rfc-3339"), path_values=_fs("--reference -r"),
-        why="sets the clock or reads dates from a file",
-    ),
-    "uname": Spec(operands="none"),
-    "whoami": Spec(operands="none"),
-    "id": Spec(operands="text"),
-    "hostname": Spec(
-        operands="none", forbidden_short="bF", forbidden_long=_fs("--boot --file"),
-        why="changes the host name",
-    ),
-    "tree": Spec(
-        op="list", forbidden_short="oR", forbidden_long=_fs("--fromfile --output"), short_values="LPIHT",
-        long_values=_fs("--charset --filelimit --gitfile --sort --timefmt"), default_cwd=True,
-        why="writes its output to a file",
-    ),
-    "test": Spec(op="exists"),
-    "[": Spec(op="exists"),
-    "seq": Spec(operands="text"),
-    "nproc": Spec(operands="none"),
-    "sha256sum": Spec(forbidden_short="c", forbidden_long=_fs("--check"), why="reads names from a file"),
-    "md5sum": Spec(forbidden_short="c", forbidden_long=_fs("--check"), why="reads names from a file"),
-}  # fmt: skip
-
-def _long_match(name: str, options: frozenset[str]) -> str | None:
-    """GNU-style: an exact long option, or a unique-enough prefix of one (``--foll`` is ``--follow``)."""
-    if name in options:
-        return name
-    if len(name) >= 3:
-        for o in options:
-            if o.startswith(name):
-                return o
-    return None
-
-
-def _check_spec(prog: str, spec: Spec, args: list[str]) -> ProgramCheck:
+def _check_test(prog: str, args: list[str]) -> ProgramCheck:
+    """``test``/``[``/``[[``: existence checks on paths; variable names and arithmetic proven literal."""
     out = ProgramCheck()
-    operands: list[str] = []
-    i = 0
-    only_operands = False
-    why = f" ({spec.why})" if spec.why else ""
-    while i < len(args):
-        a = args[i]
-        i += 1
-        if only_operands or a == "-" or not a.startswith("-") or prog in {"test", "["}:
-            operands.append(a)
-            continue
-        if a == "--":
-            only_operands = True
-            continue
-        if a.startswith("--"):
-            name, eq, value = a.partition("=")
-            if _long_match(name, spec.forbidden_long):
-                out.problems.append(f"{prog} {name} is not allowed without asking{why}")
-                continue
-            takes = _long_match(name, spec.long_values)
-            if takes and not eq and i < len(args):
-                value = args[i]
-                i += 1
-            if takes and takes in spec.path_values and value:
-                out.paths.append((value, "read"))
-            continue
-        # Short cluster: -abc, -n5, -n 5.
-        j = 1
-        while j < len(a):
-            ch = a[j]
-            j += 1
-            if ch in spec.forbidden_short:
-                out.problems.append(f"{prog} -{ch} is not allowed without asking{why}")
-                break
-            if ch in spec.short_values:
-                value = a[j:]
-                if not value and i < len(args):
-                    value = args[i]
-                    i += 1
-                if f"-{ch}" in spec.path_values and value:
-                    out.paths.append((value, "read"))
-                break
-    if spec.operands == "first_text_then_paths":
-        has_pattern_opt = any(
-            x.startswith(("--regexp", "--file"))
-            or (x.startswith("-") and not x.startswith("--") and any(c in "ef" for c in x[1:]))
-            for x in args
-        )
-        lists_files = prog == "rg" and any(x in ("--files", "--type-list") for x in args)
-        if operands and not has_pattern_opt and not lists_files:
-            out.patterns.append(operands[0])
-            operands = operands[1:]
-        recursive = prog == "rg" or any(
-            x in ("--recursive", "--dereference-recursive", "--directories=recurse", "recurse")
-            or (x.startswith("-") and not x.startswith("--") and any(c in "rR" for c in x[1:]))
-            for x in args
-        )
-        if not operands and recursive:
-            operands = ["."]
-        out.paths += [(o, spec.op) for o in operands]
-        if recursive:
-            out.trees += operands
-    elif spec.operands == "paths":
-        if not operands and spec.default_cwd:
-            operands = ["."]
-        if prog == "diff":  # diff DIR1 DIR2 reads the files in both; -r reads whole trees
-            out.trees += operands
-        if prog in {"test", "["}:
-            operands = [o for o in operands if not re.fullmatch(r"-\w+|[!=<>()\]]|!=|==", o)]
-        out.paths += [(o, spec.op) for o in operands]
-    elif spec.operands == "none" and operands:
-        out.problems.append(f"{prog} with arguments {' '.join(operands)!r} may change settings")
-    if spec.max_operands is not None and len(operands) > spec.max_operands:
-        out.problems.append(f"{prog} with {len(operands)} file arguments writes to the last one")
+    closing = {"[": "]", "[[": "]]"}.get(prog)
+    words = args[:-1] if closing and args and args[-1] == closing else list(args)
+    skip: set[int] = set()
+    for k, a in enumerate(words):
+        if a in _TEST_NAME_OPS and k + 1 < len(words):
+            name = words[k + 1]
+            skip.add(k + 1)
+            if not _PLAIN_NAME.fullmatch(name):
+                out.problems.append(
+                    f"{prog} {a} {name!r}: bash evaluates a variable name's subscript as arithmetic, which can run "
+                    "commands (only plain names such as NAME or NAME[0] run without asking)"
+                )
+        elif a in _TEST_ARITH_OPS:
+            for n in (k - 1, k + 1):
+                operand = words[n] if 0 <= n < len(words) else ""
+                skip.add(n)
+                if not _INTEGER.fullmatch(operand):
+                    out.problems.append(
+                        f"{prog} ... {a} {operand!r}: bash can evaluate the operands of {a} as arithmetic, which "
+                        "can run commands (only integer literals run without asking)"
+                    )
+    for k, a in enumerate(words):
+        if k not in skip and a not in _TEST_OPERATORS:
+            out.paths.append((a, "exists"))
     return out
 
 
+def _check_printf(args: list[str]) -> ProgramCheck:
+    out = ProgramCheck()
+    if args and args[0] != "--" and args[0].startswith("-v"):
+        out.problems.append(
+            "printf -v assigns a shell variable, and bash evaluates its subscript, which can run commands"
+        )
+    return out
+
+
+# -- sed ----------------------------------------------------------------------------------------------
+
 _SED_ADDR = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?)"
 _SED_CMD_RE = re.compile(rf"^\s*(?:{_SED_ADDR}(?:\s*,\s*(?:{_SED_ADDR}|\+\d+))?)?\s*!?\s*[pP=lqQ]?\s*$")
+_SED_FLAGS = fs("-E -r -s -u -z --regexp-extended --separate --unbuffered --null-data --posix --sandbox --debug")
 
 
 def _check_sed(args: list[str]) -> ProgramCheck:
+    """sed: only ``-n`` with print-only scripts (``sed -n '5,10p'``); every other command may write or run."""
     out = ProgramCheck()
     quiet = False
     scripts: list[str] = []
@@ -286,19 +98,7 @@ def _check_sed(args: list[str]) -> ProgramCheck:
         i += 1
         if a in ("-n", "--quiet", "--silent"):
             quiet = True
-        elif a in (
-            "-E",
-            "-r",
-            "-s",
-            "-u",
-            "-z",
-            "--regexp-extended",
-            "--separate",
-            "--unbuffered",
-            "--null-data",
-            "--posix",
-            "--sandbox",
-        ):
+        elif a in _SED_FLAGS:
             pass
         elif a in ("-e", "--expression") and i < len(args):
             scripts.append(args[i])
@@ -309,8 +109,8 @@ def _check_sed(args: list[str]) -> ProgramCheck:
             quiet = quiet or "n" in a
         elif a.startswith("-") and a != "-":
             out.problems.append(
-                f"sed option {a} is not on the read-only list (-i edits files, "
-                "-f reads a script that may write or execute)"
+                f"sed {a}: not a known read-only option of sed (-i edits files, -f reads a script that may "
+                "write or run commands)"
             )
         else:
             operands.append(a)
@@ -319,53 +119,132 @@ def _check_sed(args: list[str]) -> ProgramCheck:
     if not quiet:
         out.problems.append("sed without -n: only print-only scripts like sed -n '5,10p' are auto-allowed")
     for s in scripts:
-        for part in re.split(r"[;\n]", s):
-            if not _SED_CMD_RE.match(part):
-                out.problems.append(
-                    f"sed script {s!r} is not a plain print (it may write files with w, run commands with e, or edit)"
-                )
-                break
+        if any(not _SED_CMD_RE.match(part) for part in re.split(r"[;\n]", s)):
+            out.problems.append(
+                f"sed script {s!r} is not a plain print (sed can write files with w, run commands with e, "
+                "read files with r, or edit)"
+            )
     out.paths += [(o, "read") for o in operands]
     return out
 
 
-_JQ_DANGER_RE = re.compile(r"\$ENV|\benv\b|\binput_filename\b|\bimport\b|\binclude\b|\$__prog")
+# -- awk ----------------------------------------------------------------------------------------------
+
+_AWK_DANGERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bsystem\s*\("), "runs commands with system()"),
+    (re.compile(r"\|"), "pipes to or from a command (|)"),
+    (re.compile(r"\bgetline\b"), "reads other files or commands with getline"),
+    (re.compile(r"\bENVIRON\b"), "reads the environment (ENVIRON), which may hold API keys"),
+    (re.compile(r"\bARG[VC]\b"), "changes which files it reads (ARGV)"),
+    (re.compile(r"\bPROCINFO\b"), "reads process information (PROCINFO)"),
+    (re.compile(r"@"), "loads extensions or other source files (@load, @include)"),
+)
+_AWK_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_AWK_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
-def _check_jq(args: list[str]) -> ProgramCheck:
+def _awk_redirects(program: str) -> bool:
+    """True when a print or printf statement sends its output to a file (``print $1 > "out"``)."""
+    text = _AWK_STRING.sub('""', program)
+    for statement in re.split(r"[{};\n]", text):
+        m = re.search(r"\bprintf?\b", statement)
+        if m is None:
+            continue
+        depth = 0
+        for ch in statement[m.end() :]:
+            depth += ch == "("
+            depth -= ch == ")"
+            if ch == ">" and depth <= 0:
+                return True
+    return False
+
+
+def _check_awk(args: list[str]) -> ProgramCheck:
+    """awk: ``-F``/``-v`` only, and a program that neither runs commands nor writes nor reads beyond its files."""
     out = ProgramCheck()
     operands: list[str] = []
-    filter_given = False
     i = 0
     while i < len(args):
         a = args[i]
         i += 1
-        if a in ("--arg", "--argjson"):
-            i += 2
-        elif a in ("--slurpfile", "--rawfile"):
-            if i + 1 < len(args):
-                out.paths.append((args[i + 1], "read"))
-            i += 2
-        elif a in ("-f", "--from-file") and i < len(args):
-            out.paths.append((args[i], "read"))
-            filter_given = True
+        if operands or a == "-" or not a.startswith("-"):
+            operands.append(a)
+        elif a == "--":
+            operands += args[i:] or [""]
+            break
+        elif a in ("-F", "-v", "--field-separator", "--assign"):
             i += 1
-        elif a in ("--args", "--jsonargs"):
-            out.problems.append(f"jq {a} is not on the read-only list")
-        elif a in ("-L", "--indent", "--tab") or a.startswith("-L"):
-            if a == "--indent" or a == "-L":
-                i += 1
-        elif a.startswith("-") and a != "-":
+        elif a.startswith(("-F", "-v", "--field-separator=", "--assign=")):
             pass
         else:
-            operands.append(a)
-    if operands and not filter_given:
+            out.problems.append(
+                f"awk {a}: not a known read-only option of awk (-f reads a program file, others load code or "
+                "write files)"
+            )
+    if not operands:
+        return out
+    program, files = operands[0], operands[1:]
+    for pattern, what in _AWK_DANGERS:
+        if pattern.search(program.replace("||", "  ")):
+            out.problems.append(f"the awk program {what}")
+    if _awk_redirects(program):
+        out.problems.append("the awk program writes its output to a file (print > FILE)")
+    out.paths += [(f, "read") for f in files if not _AWK_ASSIGNMENT.match(f)]
+    return out
+
+
+# -- jq -----------------------------------------------------------------------------------------------
+
+_JQ_DANGERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # jq reads ``$ ENV`` (with blanks or a comment after the $) just like ``$ENV``.
+    (re.compile(r"\$(?:\s|#[^\n]*(?:\n|$))*(?:ENV|__prog_args)\b"), "reads the environment ($ENV)"),
+    (re.compile(r"\benv\b"), "reads the environment (env)"),
+    (re.compile(r"\binput_filename\b"), "reads file names (input_filename)"),
+    (re.compile(r"\b(?:import|include)\b"), "loads modules from files (import, include)"),
+    (re.compile(r"\bget_(?:search_list|prog_origin|jq_origin)\b"), "reads jq's own paths"),
+)
+_JQ = Spec(
+    flags="nrjascCMSeRh",
+    long_flags=fs(
+        "--null-input --raw-input --slurp --compact-output --raw-output --raw-output0 --join-output "
+        "--ascii-output --sort-keys --color-output --monochrome-output --tab --seq --stream --stream-errors "
+        "--exit-status --unbuffered --help --version --args --jsonargs"
+    ),
+    short_values="fL",
+    long_values=fs("--indent --from-file"),
+    path_values=fs("-f --from-file"),
+)
+
+
+def _check_jq(args: list[str]) -> ProgramCheck:
+    """jq: known options; a filter that never names the environment or loads modules; files are read paths."""
+    out = ProgramCheck()
+    rest: list[str] = []
+    i = 0
+    while i < len(args):  # options with two values first: --arg NAME VALUE, --rawfile NAME FILE...
+        a = args[i]
+        if a in ("--arg", "--argjson", "--slurpfile", "--rawfile"):
+            if i + 2 >= len(args):
+                out.problems.append(f"jq {a} needs a name and a value")
+                return out
+            if a in ("--slurpfile", "--rawfile"):
+                out.paths.append((args[i + 2], "read"))
+            i += 3
+            continue
+        rest.append(a)
+        i += 1
+    operands, seen = parse_options("jq", _JQ, rest, out)
+    from_file = "-f" in seen or "--from-file" in seen
+    if operands and not from_file:
         flt = operands.pop(0)
-        if _JQ_DANGER_RE.search(flt):
-            out.problems.append("jq filter reads the environment or other files ($ENV, env, import)")
+        out.problems += [f"the jq filter {what}" for pattern, what in _JQ_DANGERS if pattern.search(flt)]
+    if "--args" in seen or "--jsonargs" in seen:
+        operands = []  # positional words are values for $ARGS, not files
     out.paths += [(o, "read") for o in operands]
     return out
 
+
+# -- find ---------------------------------------------------------------------------------------------
 
 FIND_FORBIDDEN: dict[str, str] = {
     "-exec": "runs a command on each file",
@@ -379,65 +258,149 @@ FIND_FORBIDDEN: dict[str, str] = {
     "-fls": "writes to a file",
     "-files0-from": "reads names from a file",
 }
-
-
-FIND_VALUE_PRIMARIES = _fs(
+FIND_VALUE_PRIMARIES = fs(
     "-name -iname -path -ipath -wholename -iwholename -regex -iregex -regextype -type -xtype -size "
     "-mtime -mmin -atime -amin -ctime -cmin -used -user -group -uid -gid -perm -links -inum -samefile "
     "-maxdepth -mindepth -lname -ilname -fstype -context -printf"
 )
-FIND_FLAG_PRIMARIES = _fs(
+FIND_FLAG_PRIMARIES = fs(
     "-print -print0 -ls -prune -quit -true -false -not -and -or -a -o -empty -executable -readable "
     "-writable -nouser -nogroup -depth -d -mount -xdev -follow -noleaf -daystart -ignore_readdir_race "
-    "-noignore_readdir_race -warn -nowarn -help -version"
+    "-noignore_readdir_race -warn -nowarn -help -version ! ( ) ,"
 )
 
 
 def _check_find(args: list[str]) -> ProgramCheck:
+    """find: every primary must be known (find has no abbreviations); actions that run or write ask."""
     out = ProgramCheck()
     i = 0
-    while i < len(args) and (args[i] in ("-H", "-L", "-P") or args[i].startswith("-D")):
+    while i < len(args) and (args[i] in ("-H", "-L", "-P") or args[i].startswith(("-D", "-O"))):
         i += 2 if args[i] == "-D" else 1
     starts: list[str] = []
     while i < len(args) and not args[i].startswith(("-", "(", "!", ")")):
         starts.append(args[i])
         i += 1
     rest = args[i:]
-    for a in rest:
-        if a in FIND_FORBIDDEN:
-            out.problems.append(f"find {a} {FIND_FORBIDDEN[a]}")
+    # Any word that names an action asks, even where find would read it as a value (-name -delete): cheap
+    # to ask, and a miscounted value can never hide an action.
+    out.problems += [f"find {a} {FIND_FORBIDDEN[a]}" for a in rest if a in FIND_FORBIDDEN]
     j = 0
-    while j < len(rest):  # every primary must be known (find has no abbreviations)
+    while j < len(rest) and not out.problems:
         a = rest[j]
         j += 1
         if a in FIND_VALUE_PRIMARIES or a.startswith("-newer"):
             j += 1
-        elif a.startswith("-") and a not in FIND_FLAG_PRIMARIES and a not in FIND_FORBIDDEN:
-            out.problems.append(f"find {a} is not on the read-only list of find primaries")
+        elif a not in FIND_FLAG_PRIMARIES:
+            out.problems.append(f"find {a}: not a known read-only primary of find (unknown primaries ask)")
+            break
     out.paths += [(p, "list") for p in (starts or ["."])]
     return out
 
 
-def _check_git(args: list[str]) -> ProgramCheck:
-    from swebash_ai.safety.git_rules import check_git  # git's rules build on this module's types
+# -- date ---------------------------------------------------------------------------------------------
 
-    return check_git(args)
-
-
-_CUSTOM: dict[str, Callable[[list[str]], ProgramCheck]] = {
-    "find": _check_find,
-    "sed": _check_sed,
-    "jq": _check_jq,
-    "git": _check_git,
-}
-ALLOWED_PROGRAMS: frozenset[str] = frozenset(SPECS) | frozenset(_CUSTOM) | _fs("egrep fgrep")
+_DATE = Spec(
+    operands="text", flags="uR", long_flags=fs("--utc --universal --rfc-email --iso-8601 --debug --help --version"),
+    short_values="dr", long_values=fs("--date --reference --rfc-3339"), path_values=fs("-r --reference"),
+    effects={"-s": ("state", "sets the system clock"), "--set": ("state", "sets the system clock"),
+             "-f": ("input", "reads dates from a file"), "--file": ("input", "reads dates from a file")},
+)  # fmt: skip
 
 
-def check_allowed(prog: str, args: list[str]) -> ProgramCheck | None:
-    """Rules for a read-only program, or None when ``prog`` is not on the read-only list."""
-    if prog in _CUSTOM:
-        return _CUSTOM[prog](args)
-    spec = SPECS.get("grep" if prog in ("egrep", "fgrep") else prog)
-    if spec is None:
-        return None
-    return _check_spec(prog, spec, args)
+def _check_date(args: list[str]) -> ProgramCheck:
+    out = ProgramCheck()
+    iso = [a for a in args if a.startswith("-I")]  # -I, -Iseconds: an optional value attached
+    operands, _ = parse_options("date", _DATE, [a for a in args if a not in iso], out)
+    for o in operands:
+        if not o.startswith("+"):
+            out.problems.append(f"date {o}: an operand that is not a +FORMAT sets the system clock")
+    return out
+
+
+# -- wrappers and shells ------------------------------------------------------------------------------
+
+
+def _wrapper(
+    prog: str, args: list[str], values: frozenset[str], flags: frozenset[str], positional: int
+) -> ProgramCheck:
+    """A program that runs a command: skip its own options and ``positional`` words, and point at the command."""
+    out = ProgramCheck()
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "-":
+        a = args[i]
+        i += 1
+        if a == "--":
+            break
+        if a.startswith("--"):
+            name, eq, _ = a.partition("=")
+            if name in values:
+                i += 0 if eq else 1
+            elif name not in flags:
+                out.problems.append(f"{prog} {a}: not a known option of {prog} (unknown options ask)")
+                return out
+        elif a[:2] in values:
+            i += 1 if len(a) == 2 else 0
+        elif a not in flags and not (prog == "nice" and a[1:].isdigit()):
+            out.problems.append(f"{prog} {a}: not a known option of {prog} (unknown options ask)")
+            return out
+    i += positional
+    if i >= len(args):
+        if prog != "nice":
+            out.problems.append(f"{prog} without a command to run")
+        return out
+    out.inner_at = i
+    return out
+
+
+register("timeout", lambda a: _wrapper("timeout", a, fs("-s -k --signal --kill-after"),
+                                       fs("--preserve-status --foreground -v --verbose"), 1))
+register("nice", lambda a: _wrapper("nice", a, fs("-n --adjustment"), fs(""), 0))
+register("stdbuf", lambda a: _wrapper("stdbuf", a, fs("-i -o -e --input --output --error"), fs(""), 0))
+
+SHELL_PROGRAMS = fs("bash sh zsh dash")
+_SHELL_FLAGS = frozenset("lceuxv")
+_SHELL_LONG = fs("--login --norc --noprofile --posix")
+
+
+def _check_shell(prog: str, args: list[str]) -> ProgramCheck:
+    """``bash -c SCRIPT`` / ``bash -lc SCRIPT``: allowed when the script itself is proven read-only."""
+    out = ProgramCheck()
+    command_mode = False
+    operands: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if operands:
+            operands.append(a)
+        elif a in _SHELL_LONG:
+            continue
+        elif a in ("-o", "+o") and i < len(args) and args[i] in ("pipefail", "errexit", "nounset", "xtrace"):
+            i += 1
+        elif len(a) > 1 and a[0] == "-" and set(a[1:]) <= _SHELL_FLAGS:
+            command_mode = command_mode or "c" in a
+        else:
+            if a.startswith(("-", "+")):
+                out.problems.append(f"{prog} {a}: not a known option of {prog} (unknown options ask)")
+                return out
+            operands.append(a)
+    if not command_mode:
+        out.problems.append(f"{prog} without -c runs a script file or reads commands: cannot check them")
+    elif len(operands) != 1:
+        out.problems.append(f"{prog} -c with arguments after the script: cannot check what the script does with them")
+    else:
+        out.scripts.append(operands[0])
+    return out
+
+
+for _shell in SHELL_PROGRAMS:
+    register(_shell, functools.partial(_check_shell, _shell))
+for _test in ("test", "[", "[["):
+    register(_test, functools.partial(_check_test, _test))
+register("printf", _check_printf)
+register("sed", _check_sed)
+for _awk in ("awk", "gawk", "mawk", "nawk"):
+    register(_awk, _check_awk)
+register("jq", _check_jq)
+register("find", _check_find)
+register("date", _check_date)

@@ -36,11 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swebash_ai.safety.command_rules import ALLOWED_PROGRAMS, check_allowed
+from swebash_ai.safety import command_rules, git_rules, text_rules
 from swebash_ai.safety.dangers import describe_dangers, pipe_dangers
-from swebash_ai.safety.git_rules import git_config_dangers
 from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.safety.programs import ProgramCheck, allowed_programs, check_allowed
 from swebash_ai.safety.verdict import Verdict
+
+_RULE_MODULES = (command_rules, git_rules, text_rules)  # importing them fills the read-only table
 
 __all__ = ["CommandPolicy", "ParsedCommand", "SimpleCommand", "Word", "assess", "parse"]
 
@@ -175,7 +177,10 @@ class _Walker:
             self.out.plain = False
         else:
             snippet = node.text.decode(errors="replace")[:40]
-            self.problem(_COMPOUND.get(t, f"uses shell syntax '{t}'") + f" ({snippet}): cannot check it")
+            what = _COMPOUND.get(t, f"uses shell syntax '{t}'")
+            if snippet.startswith("(("):
+                what = "evaluates an arithmetic command (( ... )), which can run commands"
+            self.problem(what + f" ({snippet}): cannot check it")
             self.inner(node)
 
     def inner(self, node: Any) -> None:
@@ -210,16 +215,28 @@ class _Walker:
             pipeline.append(len(self.out.commands) - 1)
 
     def test_command(self, node: Any) -> None:
-        words = [Word("[", "[")]
-        stack = list(node.named_children)
-        while stack:
-            n = stack.pop(0)
-            if n.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
-                stack = list(n.named_children) + stack
-            elif n.type in ("test_operator", "regex"):
-                continue
-            else:
-                words.append(self.word(n))
+        """``[ ... ]`` and ``[[ ... ]]`` as a command named ``[`` or ``[[`` whose words keep their operators."""
+        name = "[[" if node.text.startswith(b"[[") else "["
+        words = [Word(name, name)]
+
+        def walk(n: Any) -> None:
+            for c in n.children:
+                if c.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
+                    walk(c)
+                elif not c.is_named or c.type == "test_operator":
+                    text = c.text.decode(errors="replace")
+                    if text not in ("[", "[[", "]", "]]"):
+                        words.append(Word(text, text))
+                elif c.type == "regex":
+                    text = c.text.decode(errors="replace")
+                    if "$" in text or "`" in text:
+                        self.problem(f"uses an expansion in the pattern {text!r}: cannot check it")
+                    words.append(Word(text, text, literal="$" not in text and "`" not in text))
+                else:
+                    words.append(self.word(c))
+
+        walk(node)
+        words.append(Word("]]" if name == "[[" else "]", "]"))
         self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
         self.out.plain = False
 
@@ -443,6 +460,10 @@ class CommandPolicy:
         globs = {t for w, t in zip(args, arg_texts, strict=True) if w.glob}
         unchecked = {t for w, t in zip(args, arg_texts, strict=True) if not w.literal}  # already asked
         verdicts: list[Verdict] = []
+        allowlisted = base in allowed_programs() and "/" not in prog and not name.escaped
+        rule = check_allowed(base, arg_texts) if allowlisted else None
+        if rule is not None and not rule.problems:
+            return self._judge_allowlisted(base, cmd, rule, arg_texts, globs, unchecked, cwd, depth)
         inner_cmds, reasons, severe = describe_dangers(base, arg_texts, cwd, self.paths)
         for inner in inner_cmds[:5]:
             if depth < 4:
@@ -455,36 +476,15 @@ class CommandPolicy:
             reasons.insert(0, f"runs {prog} by path: only bare program names on the read-only list run without asking")
         elif name.escaped:
             reasons.insert(0, f"the program name is written with a backslash ({name.raw})")
-        rule = check_allowed(base, arg_texts) if base in ALLOWED_PROGRAMS and "/" not in prog else None
-        if rule is not None and not name.escaped:
+        if rule is not None:
             verdicts += [Verdict.ask(p, rule="command.flag") for p in rule.problems]
-            if base == "git" and not rule.problems:
-                verdicts += [Verdict.ask(p, rule="command.git_config") for p in git_config_dangers(cwd)]
             for text, op in rule.paths:
-                if text in unchecked:
-                    continue
-                verdicts.append(self._path(text, op, cwd, None, base, text in globs))
-            verdicts += [self._tree(t, cwd, base) for t in rule.trees if t not in globs]
-            for pat in rule.patterns:  # belt and braces: a misparsed option could shift a path here
-                if "/" in pat or pat.startswith("~"):
-                    pv = self._path(pat, "read", cwd, None, base)
-                    if pv.decision != "allow":
-                        verdicts.append(
-                            Verdict.ask(
-                                f"{base} takes {pat!r} as the pattern, but it looks like a path: {pv.reasons[0]}",
-                                rule="command.path",
-                            )
-                        )
-            for w, t in zip(args, arg_texts, strict=True):
-                if w.glob and any(os.path.basename(m).startswith("-") for m in self._expand(t, cwd)):
-                    verdicts.append(
-                        Verdict.ask(
-                            f"{base} {w.raw}: the glob matches a file name starting with '-', which {base} "
-                            "would read as an option",
-                            rule="command.path",
-                        )
-                    )
-            verdicts.append(Verdict("ask", reasons, "command.dangerous", severe) if reasons else Verdict.allow())
+                if text not in unchecked:
+                    pv = self._path(text, op, cwd, None, base, text in globs)
+                    if pv.decision == "deny":
+                        verdicts.append(pv)
+            if reasons:
+                verdicts.append(Verdict("ask", reasons, "command.dangerous", severe))
             return Verdict.strictest(verdicts)
         # Not allowlisted: ask, explaining the danger; deny only when an argument is a protected path.
         for text in arg_texts:
@@ -501,6 +501,67 @@ class CommandPolicy:
             verdicts.append(Verdict("ask", reasons, "command.dangerous", severe))
         else:
             verdicts.append(Verdict.ask(f"not on the read-only list: {base}", rule="command.not_allowlisted"))
+        return Verdict.strictest(verdicts)
+
+    def _judge_allowlisted(
+        self,
+        base: str,
+        cmd: SimpleCommand,
+        rule: ProgramCheck,
+        arg_texts: list[str],
+        globs: set[str],
+        unchecked: set[str],
+        cwd: str,
+        depth: int,
+    ) -> Verdict:
+        """A program on the read-only list used with options its table accepts: check what it touches."""
+        verdicts: list[Verdict] = []
+        if rule.inner_at is not None:  # timeout 5 CMD...: exactly as safe as CMD
+            inner = SimpleCommand(cmd.words[1 + rule.inner_at :], nested=cmd.nested)
+            return self._judge_simple(inner, cwd, depth)
+        for script in rule.scripts:  # bash -lc SCRIPT: exactly as safe as SCRIPT
+            if script in unchecked:
+                continue
+            if depth >= 4:
+                return Verdict.ask(f"{base} -c nests shells too deeply to check", rule="command.syntax")
+            sv = self._assess(script, cwd, depth + 1)
+            if sv.decision != "allow":
+                reasons = [f"{base} -c runs a command string", *(f"the inner command {r}" for r in sv.reasons)]
+                return Verdict(sv.decision, reasons, sv.rule, sv.severe)
+        if rule.workdir is not None:  # git -C DIR: DIR is where paths and the repository's config are read
+            wv = self._path(rule.workdir, "list", cwd, None, f"{base} -C")
+            if wv.decision != "allow":
+                return wv
+            cwd = str(self.paths.resolve(rule.workdir, cwd))
+        if base == "git":
+            verdicts += [Verdict.ask(p, rule="command.git_config") for p in git_rules.git_config_dangers(cwd)]
+        for text, op in rule.paths:
+            if text not in unchecked:
+                verdicts.append(self._path(text, op, cwd, None, base, text in globs))
+        for text in rule.maybe_paths:  # git revisions or paths: a protected name is refused either way
+            pv = self._path(text, "read", cwd, None, base, text in globs) if text not in unchecked else None
+            if pv is not None and pv.decision == "deny":
+                verdicts.append(pv)
+        verdicts += [self._tree(t, cwd, base) for t in rule.trees if t not in globs]
+        for pat in rule.patterns:  # belt and braces: a misparsed option could shift a path here
+            if "/" in pat or pat.startswith("~"):
+                pv = self._path(pat, "read", cwd, None, base)
+                if pv.decision != "allow":
+                    verdicts.append(
+                        Verdict.ask(
+                            f"{base} takes {pat!r} as the pattern, but it looks like a path: {pv.reasons[0]}",
+                            rule="command.path",
+                        )
+                    )
+        for w, t in zip(cmd.words[1:], arg_texts, strict=True):
+            if w.glob and any(os.path.basename(m).startswith("-") for m in self._expand(t, cwd)):
+                verdicts.append(
+                    Verdict.ask(
+                        f"{base} {w.raw}: the glob matches a file name starting with '-', which {base} "
+                        "would read as an option",
+                        rule="command.path",
+                    )
+                )
         return Verdict.strictest(verdicts)
 
     def _path(

@@ -18,11 +18,19 @@ import os
 import shlex
 from pathlib import Path
 
-from swebash_ai.safety.command_rules import FIND_FORBIDDEN, _fs, _pairs
+from swebash_ai.safety.command_rules import FIND_FORBIDDEN
 from swebash_ai.safety.git_rules import git_danger_reasons
 from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.safety.programs import fs as _fs
 
 __all__ = ["DANGERS", "INTERPRETERS", "SHELLS", "WRAPPERS", "describe_dangers", "pipe_dangers"]
+
+
+
+def _pairs(text: str) -> dict[str, str]:
+    """``"a=1 b=2"`` as a dict (keeps the tables compact)."""
+    return dict(w.split("=", 1) for w in text.split())
+
 
 # Programs whose danger is explained in the question to the user (never allowed automatically).
 DANGERS: dict[str, str] = dict(

@@ -128,7 +128,7 @@ CASES = [
     ("find . -delete", "ask", ["find -delete deletes"]),  # why: find action
     ("find . -exec rm {} +", "ask", ["find -exec runs", "inner command rm deletes"]),  # why: find -exec
     ("find . -name x -fprint out", "ask", ["find -fprint writes"]),  # why: find writes a file
-    ("find . -execdi rm {} ;", "ask", ["find -execdi is not on the read-only list"]),  # why: unknown primary
+    ("find . -execdi rm {} ;", "ask", ["find -execdi: not a known read-only primary"]),  # why: unknown primary
     ("find . -name -delete -type f", "ask", ["find -delete"]),  # why: forbidden words anywhere still ask
     ("find . -type f -newermt 2024-01-01 -print0", "allow", []),  # why: known primaries with values
     ("git show HEAD:.env", "deny", ["credentials/secrets"]),  # why: REV:path prints the committed file
@@ -148,7 +148,7 @@ CASES = [
     ("sort --output=out README.md", "ask", ["sort --output"]),  # why: long form
     ("sort --out=out README.md", "ask", ["sort --out"]),  # why: GNU long-option abbreviation
     ("uniq README.md out.txt", "ask", ["writes to the last one"]),  # why: uniq IN OUT writes OUT
-    ("sed -i 's/a/b/' README.md", "ask", ["sed option -i"]),  # why: in-place edit
+    ("sed -i 's/a/b/' README.md", "ask", ["sed -i: not a known read-only option"]),  # why: in-place edit
     ("sed 's/x/y/e' README.md", "ask", ["not a plain print"]),  # why: e flag runs commands
     ("sed -n 'w out' README.md", "ask", ["not a plain print"]),  # why: w writes files
     ("sed '1,3p' README.md", "ask", ["sed without -n"]),  # why: only the -n print form is auto-allowed
