@@ -22,6 +22,7 @@ This module is pure: standard library only, no configuration import (everything 
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
@@ -79,6 +80,40 @@ HOME_DENY: tuple[str, ...] = (
     ".pypirc",
     ".password-store",
     ".local/share/keyrings",
+    # Cloud and platform CLIs: tokens and keys.
+    ".config/gcloud",  # ADC, legacy_credentials, access_tokens.db, credentials.db
+    ".oci",
+    ".config/doctl",
+    ".config/hub",
+    ".config/op",
+    ".config/rclone",
+    ".config/sops",
+    ".config/heroku",
+    ".terraform.d/credentials.tfrc.json",
+    ".terraformrc",
+    ".vault-token",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".s3cfg",
+    ".boto",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".config/containers/auth.json",
+    # Keychains and browser profiles (cookies, saved passwords).
+    "Library/Keychains",
+    "Library/Cookies",
+    "Library/Application Support/Google/Chrome",
+    "Library/Application Support/Firefox",
+    "Library/Application Support/BraveSoftware",
+    ".mozilla",
+    ".thunderbird",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".config/vivaldi",
+    ".pki",
 )
 # Absolute system paths (and below), with the reason shown.
 SYSTEM_DENY: tuple[tuple[str, str], ...] = (
@@ -119,7 +154,24 @@ SECRET_NAMES: frozenset[str] = frozenset(
         ".pypirc",
         ".pgpass",
         ".my.cnf",
+        ".mylogin.cnf",
         ".vault-token",
+        "_netrc",
+        ".yarnrc.yml",
+        ".htpasswd",
+        ".terraformrc",
+        "terraform.rc",
+        "credentials.tfrc.json",
+        "kubeconfig",
+        "application_default_credentials.json",
+        "legacy_credentials",
+        "access_tokens.db",
+        "credentials.db",
+        "credentials.json",
+        "client_secret.json",
+        "service-account.json",
+        "service_account.json",
+        "keyfile.json",
         "id_rsa",
         "id_dsa",
         "id_ecdsa",
@@ -128,7 +180,31 @@ SECRET_NAMES: frozenset[str] = frozenset(
         "id_ed25519_sk",
     }
 )
-SECRET_SUFFIXES: tuple[str, ...] = (".pem", ".key", ".p12", ".pfx")
+SECRET_SUFFIXES: tuple[str, ...] = (
+    ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".keychain", ".keychain-db",
+    ".tfstate", ".tfstate.backup", ".tfvars", ".tfvars.json", ".kubeconfig", ".ovpn",
+)  # fmt: skip
+# File name patterns of credentials that tools write into a workspace or a home directory.
+SECRET_GLOBS: tuple[str, ...] = (
+    "gha-creds-*.json",  # written by CI auth steps into the workspace
+    "*service-account*.json",
+    "*service_account*.json",
+    "*-sa-key*.json",
+    "sa-key*.json",
+    "client_secret*.json",
+    "*credentials*.json",
+    "kubeconfig.y*ml",
+    "kubeconfig-*",
+    "kubeconfig_*",
+    "*.tfstate.*.backup",
+    "terraform.tfstate*",
+    "*.auto.tfvars",
+    ".npmrc*",
+    ".pypirc*",
+    ".git-credentials*",
+    ".netrc*",
+    ".pgpass*",
+)
 ENV_ALLOWED: frozenset[str] = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -146,6 +222,8 @@ def _name_denied(name: str) -> bool:
     if n in HISTORY_NAMES or n in SECRET_NAMES:
         return True
     if n.endswith(SECRET_SUFFIXES) and not n.endswith(".pub"):
+        return True
+    if any(fnmatch.fnmatchcase(n, g) for g in SECRET_GLOBS):
         return True
     # Custom-named ssh keys (id_github, id_work): no dot, so id_utils.py and id_rsa.pub stay readable.
     if n.startswith("id_") and "." not in n:
@@ -168,6 +246,46 @@ def syntax_problem(path: str) -> str | None:
     if "$" in path:
         return f"shell variables are not expanded in paths, write the full path instead of {path!r}"
     return None
+
+
+def _proc_alias(p: Path, cwd: str) -> Path:
+    """``/proc/self/cwd/x`` is ``x`` in the working directory, ``/proc/self/root/x`` is ``/x``: judge what they name.
+
+    Only the calling process's own aliases are rewritten (``self``, ``thread-self``); every other ``/proc``
+    path stays protected.  For a command the "self" is the command itself, which runs in ``cwd``.
+    """
+    parts = p.parts
+    if len(parts) >= 4 and parts[1] == "proc" and parts[2] in ("self", "thread-self"):
+        if parts[3] == "cwd":
+            return Path(os.path.normpath(os.path.join(cwd, *parts[4:])))
+        if parts[3] == "root":
+            return Path(os.path.normpath(os.path.join("/", *parts[4:])))
+    return p
+
+
+def resolve_strictly(p: Path) -> Path:
+    """``realpath`` that fails closed: a path the OS cannot resolve raises instead of being guessed.
+
+    A missing file (or a component that is not a directory) is fine: what exists is resolved and the rest
+    taken as written, as the OS would create it.  A symlink loop (ELOOP), a name too long (ENAMETOOLONG), a
+    directory on the way that cannot be searched (EACCES) or any other error raise :class:`PathRefused`:
+    such a path may lead anywhere, so it is denied rather than judged by its text.
+    """
+    text = os.fsencode(str(p))
+    if len(text) >= 4096 or any(len(part) > 255 for part in text.split(b"/")):
+        raise PathRefused(f"cannot resolve {str(p)[:80]}... (ENAMETOOLONG: File name too long); a path that "
+                          "cannot be resolved is refused")
+    try:
+        return Path(os.path.realpath(p, strict=True))
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as e:
+        code = errno.errorcode.get(e.errno or 0, "error")
+        raise PathRefused(f"cannot resolve {p} ({code}: {e.strerror or e}); a path that cannot be resolved "
+                          "is refused") from e
+    except (RuntimeError, ValueError) as e:
+        raise PathRefused(f"cannot resolve {p} ({e}); a path that cannot be resolved is refused") from e
+    return Path(os.path.realpath(p))
 
 
 class PathPolicy:
@@ -223,7 +341,7 @@ class PathPolicy:
         if path == "~" or path.startswith("~/"):
             path = str(self.home) + path[1:]
         base = cwd if cwd is not None else str(self.roots[0])
-        return Path(os.path.normpath(os.path.join(base, path)))
+        return _proc_alias(Path(os.path.normpath(os.path.join(base, path))), base)
 
     def lexical(self, path: str, cwd: str | None = None) -> Path:
         """The path as written: absolute and normalised, symlinks not followed."""
@@ -233,9 +351,10 @@ class PathPolicy:
         """The path the OS will open: ``~`` expanded, relative to ``cwd``, symlinks and ``..`` followed.
 
         Raises:
-            PathRefused: for refused syntax (``~user``, ``$VAR``, URLs, NUL and control characters).
+            PathRefused: for refused syntax (``~user``, ``$VAR``, URLs, NUL and control characters), and for a
+                path the OS cannot resolve (a symlink loop, a name too long, a directory that cannot be searched).
         """
-        return Path(os.path.realpath(self._absolute(path, cwd)))
+        return resolve_strictly(self._absolute(path, cwd))
 
     # -- rules -----------------------------------------------------------------------------------
 
@@ -335,14 +454,17 @@ class PathPolicy:
         try:
             return self._check(path, op, cwd)
         except (OSError, RuntimeError, ValueError) as e:  # never raise; refuse what cannot be checked
-            return Verdict.deny(f"could not check this path ({type(e).__name__}: {e})", rule="path.error")
+            return Verdict.deny(f"could not check this path ({type(e).__name__}: {e})", rule="path.unresolvable")
 
     def _check(self, path: str, op: str, cwd: str | None) -> Verdict:
         try:
             lexical = self._absolute(path, cwd)
         except PathRefused as e:
             return Verdict.deny(f"path refused: {e}", rule="path.syntax")
-        resolved = Path(os.path.realpath(lexical))
+        try:
+            resolved = resolve_strictly(lexical)
+        except PathRefused as e:
+            return Verdict.deny(f"path refused: {e}", rule="path.unresolvable")
         for p in (lexical, resolved):
             reason = self.denied_reason(p)
             if reason:
