@@ -590,8 +590,8 @@ class CommandPolicy:
         """A recursive reader reads every file below ``top``: ask if any of them is protected."""
         try:
             root = self.paths.resolve(top, cwd)
-        except ValueError as e:  # the path check of the same operand explains it; never allow what cannot be seen
-            return Verdict.ask(f"{prog} {top}: cannot check what it reads ({e})", rule="command.path")
+        except ValueError as exc:  # the path check of the same operand explains it; never allow what is unseen
+            return Verdict.ask(f"{prog} {top}: cannot check what it reads ({exc})", rule="command.path")
         if not root.is_dir():
             return Verdict.allow()
         seen, stack = 0, [str(root)]
