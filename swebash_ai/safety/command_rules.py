@@ -288,7 +288,7 @@ def _check_find(args: list[str]) -> ProgramCheck:
     while j < len(rest) and not out.problems:
         a = rest[j]
         j += 1
-        if a in FIND_VALUE_PRIMARIES or a.startswith("-newer"):
+        if a in FIND_VALUE_PRIMARIES or re.fullmatch(r"-newer(?:[aBcm][aBcmt])?", a):
             j += 1
         elif a not in FIND_FLAG_PRIMARIES:
             out.problems.append(f"find {a}: not a known read-only primary of find (unknown primaries ask)")

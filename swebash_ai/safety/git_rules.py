@@ -305,7 +305,7 @@ _CONFIG_VALUES = fs("--type --default --blob --file -f")
 def _check_modal(sub: str, rest: list[str], out: ProgramCheck) -> ProgramCheck:
     """Subcommands whose first word or mode decides whether they only read."""
     if sub == "config":
-        mode = rest[0] if rest and not rest[0].startswith("-") else None
+        mode = rest[0] if rest and rest[0] in ("get", "list") else None  # git 2.46's `git config get NAME`
         reads = mode in ("get", "list") or (mode is None and any(a.partition("=")[0] in _CONFIG_READS for a in rest))
         if not reads:
             out.problems.append("git config without --get/--list (or get/list) changes the configuration")

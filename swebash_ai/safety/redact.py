@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["MASK", "looks_secret_env", "looks_secret_key", "redact", "redact_text"]
+__all__ = ["MASK", "looks_secret_env", "looks_secret_key", "redact", "redact_output", "redact_text"]
 
 MASK = "***"
 
@@ -156,3 +156,40 @@ def redact(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(redact(v) for v in value)
     return value
+
+
+# ``NAME=value`` / ``NAME: value`` lines (a committed .env in ``git log -p``, a config dump), with an optional
+# diff marker and ``export``; the value is masked when the name looks like a secret's.
+_ASSIGNMENT_RE = re.compile(
+    r"(?m)^([+\- ]?\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.\-]*)\s*[=:]\s*[\"']?)([^\s\"'#]{4,})"
+)
+_URL_CREDENTIALS_RE = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]+:)([^\s/@]+)(@)")
+
+
+def redact_output(text: str) -> tuple[str, int]:
+    """Mask secret-looking values in a command's output; returns the text and how many values were masked.
+
+    On top of :func:`redact_text`: values of ``NAME=value`` lines whose name looks secret (``DB_PASSWORD=...``,
+    ``+AWS_SECRET_ACCESS_KEY=...`` in a diff) and passwords in URLs (``https://user:pass@host``). This is the
+    backstop for output that reaches a model from a command nobody approved: ``git log -p`` of a secret that
+    was committed once, or a file that appeared under a folder after a recursive read was judged.
+    """
+    count = 0
+
+    def assignment(m: re.Match[str]) -> str:
+        nonlocal count
+        if not (looks_secret_env(m.group(2)) or looks_secret_key(m.group(2))) or m.group(3) == MASK:
+            return m.group(0)
+        count += 1
+        return m.group(1) + MASK
+
+    def url(m: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return m.group(1) + MASK + m.group(3)
+
+    masked = redact_text(text)
+    count += masked.count(MASK) - text.count(MASK)
+    masked = _ASSIGNMENT_RE.sub(assignment, masked)
+    masked = _URL_CREDENTIALS_RE.sub(url, masked)
+    return masked, count

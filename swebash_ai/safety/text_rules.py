@@ -16,9 +16,10 @@ Pure: standard library only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
-from swebash_ai.safety.programs import Effect, Spec, fs, register
+from swebash_ai.safety.programs import Effect, ProgramCheck, Spec, check_spec, fs, register
 
 __all__ = ["TABLES"]
 
@@ -269,7 +270,19 @@ TABLES: dict[str, Spec] = {
     "sha512sum": _HASH, "b2sum": _HASH, "cksum": _HASH,
 }  # fmt: skip
 
+
+
+def _check_tail(args: list[str]) -> ProgramCheck:
+    """tail's table, plus its obsolete ``+NUMf`` form, which follows the file like ``-f``."""
+    out = check_spec("tail", TABLES["tail"], args)
+    for a in args:
+        if re.fullmatch(r"\+[0-9]*[bcl]?f", a):
+            out.problems.append(f"tail {a} follows the file forever (the obsolete form of -f)")
+    return out
+
+
 for _name, _spec in TABLES.items():
     register(_name, _spec)
+register("tail", _check_tail)
 register("egrep", TABLES["grep"])
 register("fgrep", TABLES["grep"])

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from swebash_ai.errors import ToolError
+from swebash_ai.safety.redact import MASK, redact_output
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.process import ProcessResult, build_argv, child_environment, clean_output, run_process
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
@@ -151,9 +152,15 @@ async def run_command(
         "stopped_background": res.stopped,
         "sandbox": settings.exec_sandbox,
     }
-    return ToolResult(
-        res.status == "ok", res.render(), res.status, res.exit_code, truncated=res.truncated, metadata=metadata
-    )
+    text = res.render()
+    if not ctx.approved:
+        # Nobody approved this run: a reader allowed by rule can still print a secret that was committed once
+        # (git log -p) or that appeared after the command was judged. The model gets the values masked.
+        text, masked = redact_output(text)
+        if masked:
+            metadata["masked_secrets"] = masked
+            text += f"\n(note: {masked} secret-looking value(s) were masked as {MASK!r} in this output)"
+    return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata)
 
 
 TOOLS: list[Tool] = [run_command]
