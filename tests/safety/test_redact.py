@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from swebash_ai.safety.redact import MASK, looks_secret_env, looks_secret_key, redact, redact_text
+from swebash_ai.safety.redact import MASK, looks_secret_env, looks_secret_key, redact, redact_output, redact_text
 
 KEY_CASES = [
     ("password", True),  # why: obvious secret
@@ -120,3 +120,26 @@ def test_redact_scalars() -> None:
     assert redact(5) == 5
     assert redact(None) is None
     assert redact("plain") == "plain"
+
+
+@pytest.mark.parametrize(
+    ("text", "masked", "kept"),
+    [
+        ("+DB_PASSWORD=hunter22\n", "hunter22", "DB_PASSWORD=***"),  # why: a committed .env line in a diff
+        ("-export GITHUB_TOKEN=abcdef123456\n", "abcdef123456", "GITHUB_TOKEN=***"),  # why: removed line, export
+        ('password: "topsecret1"\n', "topsecret1", 'password: "***'),  # why: YAML style
+        ("url = https://bob:s3cretpass@example.com/r.git", "s3cretpass", "https://bob:***@example.com"),  # URL
+        (" AWS_SECRET_ACCESS_KEY = wJalrXUtnFEMI/K7MDENG\n", "wJalrXUtnFEMI", "AWS_SECRET_ACCESS_KEY = ***"),
+    ],
+)
+def test_redact_output_masks_secret_values(text: str, masked: str, kept: str) -> None:
+    out, count = redact_output(text)
+    assert masked not in out and kept in out and count == 1, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["DEBUG=true\n", "keyboard = us\n", "see https://example.com/path:8080\n", "monkey=banana\n", "x = 1\n"],
+)
+def test_redact_output_leaves_ordinary_text(text: str) -> None:
+    assert redact_output(text) == (text, 0)

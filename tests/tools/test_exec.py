@@ -363,3 +363,24 @@ async def test_the_ssh_agent_reaches_approved_commands_only(workspace: Path, mon
     approved = await run_command.invoke(ctx, run_command.parse_arguments(
         {"command": 'echo "[$SSH_AUTH_SOCK] [$OTHER_API_KEY]"'}))
     assert "[/tmp/agent.sock] []" in approved.content  # the agent only; other secrets stay out
+
+
+async def test_output_of_unapproved_commands_has_secret_values_masked(workspace: Path) -> None:
+    """`git log -p` is a reader that runs unasked, but a secret committed once is in its output."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-C", str(workspace)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (workspace / "settings.env").write_text("DB_PASSWORD=hunter2hunter2\nDEBUG=true\n")
+    subprocess.run([*git, "add", "settings.env"], check=True)
+    subprocess.run([*git, "commit", "-qm", "oops"], check=True)
+    from swebash_ai.safety.commands import CommandPolicy
+
+    ctx = make_ctx(workspace, command_policy=CommandPolicy(PathPolicy(roots=[workspace])))
+    args = run_command.parse_arguments({"command": "git --no-pager log -p"})
+    assert not isinstance(args, ToolResult)
+    assert run_command.check(ctx, args).decision == "allow"  # a reader: nobody is asked
+    res = await run_command.invoke(ctx, args)
+    assert "hunter2hunter2" not in res.content and "DB_PASSWORD=***" in res.content
+    assert "DEBUG=true" in res.content and res.metadata["masked_secrets"] == 1
+    assert "1 secret-looking value(s) were masked" in res.content
+    ctx.approved = True  # the user approved the run: they see what they asked for
+    assert "hunter2hunter2" in (await run_command.invoke(ctx, args)).content
