@@ -78,7 +78,13 @@ GIT_HARDENING: tuple[tuple[str, str], ...] = (
     ("core.hooksPath", "/dev/null"),
     ("protocol.ext.allow", "never"),
 )
-_ENV_DROP = {"BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF"}
+# Variables that change what a command the policy judged will do: shell start-up hooks and options, git's
+# external programs, a ripgrep config file (it can add --pre), CDPATH (``cd src`` could leave the workspace),
+# GLOBIGNORE and IFS (they change how words and globs split).
+_ENV_DROP = {
+    "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF",
+    "RIPGREP_CONFIG_PATH", "CDPATH", "GLOBIGNORE", "IFS", "AWKPATH", "LESSOPEN", "LESSCLOSE",
+}  # fmt: skip
 # GIT_EDITOR=true: `git commit` without -m fails at once instead of waiting for an editor that cannot start.
 _ENV_SET: dict[str, str] = {
     "PAGER": "cat",

@@ -265,6 +265,17 @@ async def test_secrets_and_startup_hooks_are_scrubbed(
     assert not canary.exists()
 
 
+async def test_variables_that_change_what_a_judged_command_does_are_dropped(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # why: a ripgrep config can add --pre (runs a program); CDPATH can send `cd src` out of the workspace
+    for name in ("RIPGREP_CONFIG_PATH", "CDPATH", "GLOBIGNORE", "AWKPATH", "LESSOPEN"):
+        monkeypatch.setenv(name, str(tmp_path))
+    res = await call(run_command, make_ctx(workspace), command="env")
+    for name in ("RIPGREP_CONFIG_PATH", "CDPATH", "GLOBIGNORE", "AWKPATH", "LESSOPEN"):
+        assert f"{name}=" not in res.text
+
+
 async def test_no_tty_and_no_stdin(workspace: Path) -> None:
     res = await call(run_command, make_ctx(workspace), command="cat; tty; exit 0")
     assert res.ok and "not a tty" in res.text  # cat read EOF at once; no controlling terminal
