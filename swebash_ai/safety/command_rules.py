@@ -393,6 +393,30 @@ def _check_shell(prog: str, args: list[str]) -> ProgramCheck:
     return out
 
 
+# -- version probes -----------------------------------------------------------------------------------
+
+# ``python3 --version`` and the like: the one argument that prints a version and exits, nothing else.
+VERSION_PROBES: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("python", "python3", "pip", "pip3"), fs("--version -V")),
+    **dict.fromkeys(("node", "deno", "bun"), fs("--version -v")),
+    **dict.fromkeys(("cargo", "rustc", "rustup", "uv"), fs("--version -V")),
+    **dict.fromkeys(("gcc", "g++", "cc", "clang", "make", "cmake", "ruby", "docker", "tsc"), fs("--version")),
+    "perl": fs("--version -v"),
+    "go": fs("version"),
+    "java": fs("-version --version"),
+    "javac": fs("-version --version"),
+}
+
+
+def _check_version(prog: str, args: list[str]) -> ProgramCheck:
+    out = ProgramCheck()
+    if len(args) != 1 or args[0] not in VERSION_PROBES[prog]:
+        out.problems.append(f"{prog} runs code; only `{prog} {sorted(VERSION_PROBES[prog])[0]}` runs without asking")
+    return out
+
+
+for _probe in VERSION_PROBES:
+    register(_probe, functools.partial(_check_version, _probe))
 for _shell in SHELL_PROGRAMS:
     register(_shell, functools.partial(_check_shell, _shell))
 for _test in ("test", "[", "[["):

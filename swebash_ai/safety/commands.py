@@ -28,6 +28,7 @@ Pure: standard library, tree_sitter and tree_sitter_bash; judges, never runs any
 
 from __future__ import annotations
 
+import contextlib
 import glob as _glob
 import json
 import os
@@ -421,8 +422,14 @@ class CommandPolicy:
             )
         dangers: list[Verdict] = []
         others: list[Verdict] = []
+        cwds = [cwd]  # where the next command may run: `cd DIR && ...` adds DIR, keeps the start (cd may fail)
         for cmd in parsed.commands:
-            v = self._judge_simple(cmd, cwd, depth)
+            if cmd.argv[0] == "cd" and cmd.words[0].literal and not cmd.nested:
+                v, moved = self._cd(cmd, cwds)
+                others.append(v)
+                cwds += [m for m in moved if m not in cwds]
+                continue
+            v = Verdict.strictest([self._judge_simple(cmd, c, depth) for c in cwds])
             (dangers if v.rule == "command.dangerous" else others).append(v)
         for idx in parsed.pipelines:
             reasons = pipe_dangers([parsed.commands[i].argv for i in idx])
@@ -435,7 +442,7 @@ class CommandPolicy:
                     others.append(pv)
         syntax = [Verdict.ask(p, rule="command.syntax") for p in parsed.problems]
         for cmd in parsed.commands:
-            if cmd.argv[0] in ("cd", "pushd", "popd") and len(parsed.commands) > 1:
+            if cmd.argv[0] in ("pushd", "popd") or (cmd.argv[0] == "cd" and cmd.nested):
                 syntax.append(
                     Verdict.ask(
                         f"changes directory ({' '.join(cmd.argv)}): the paths named after it are not "
@@ -447,6 +454,19 @@ class CommandPolicy:
         if result.decision == "allow":
             return Verdict.allow(rule="command.readonly")
         return result
+
+    def _cd(self, cmd: SimpleCommand, cwds: list[str]) -> tuple[Verdict, list[str]]:
+        """``cd DIR``: DIR must be a literal folder the assistant may list; later commands are judged there too."""
+        words = [w for w in cmd.words[1:] if w.text not in ("-P", "-L", "--")]
+        if len(words) != 1 or not words[0].literal or words[0].text == "-" or words[0].glob:
+            shown = " ".join(w.raw for w in cmd.words)
+            return Verdict.ask(f"{shown}: only `cd DIR` with one literal folder is checked", rule="command.syntax"), []
+        verdicts, moved = [], []
+        for c in cwds:
+            verdicts.append(self._path(words[0].text, "list", c, words[0], "cd"))
+            with contextlib.suppress(ValueError):  # what follows is judged there, allowed or not, to name dangers
+                moved.append(str(self.paths.resolve(words[0].text, c)))
+        return Verdict.strictest(verdicts), moved
 
     def _judge_simple(self, cmd: SimpleCommand, cwd: str, depth: int) -> Verdict:
         name, args = cmd.words[0], cmd.words[1:]

@@ -146,6 +146,9 @@ PROGRAM_OPTIONS = [
     "git reflog delete HEAD@{0}", "git stash", "git stash pop", "git remote add x y", "git remote show origin",
     "git worktree add ../x", "git log --unknown-option", "git status --unknown", "git -C /tmp status",
     "git commit -m x", "git push", "git checkout .", "git reset --hard",
+    # cd: the next commands run there; a folder outside the workspace asks like any path
+    "cd /tmp && ls", "cd .. && cat README.md", "cd ~ && ls", "cd && ls", "cd - && ls", "cd src && cat ../../x",
+    "python3 -c 'print(1)'", "python3 script.py", "node -e 1", "go run .", "python3 --version --x",
 ]  # fmt: skip
 
 
@@ -154,6 +157,15 @@ def test_program_options_that_write_execute_or_read_the_environment_ask(
     policy: tuple[CommandPolicy, str], command: str
 ) -> None:
     assert _decision(policy, command) != "allow", command
+
+
+def test_cd_judges_what_follows_from_both_folders(policy: tuple[CommandPolicy, str]) -> None:
+    # why: `cd src && cat ../.env` reads the workspace's .env; `cd x; cat y` may run in either folder
+    p, ws = policy
+    Path(ws, ".env").write_text("KEY=1\n")
+    assert p.assess("cd src && cat ../.env", ws).decision == "deny"
+    assert p.assess("cd src && cat a.py", ws).decision == "allow"
+    assert p.assess("cd src; cat README.md", ws).decision == "allow"  # README.md: judged from both folders
 
 
 def test_every_reason_comes_from_the_table(policy: tuple[CommandPolicy, str]) -> None:
@@ -337,6 +349,12 @@ ls -la && git status
 git diff --stat; git status
 grep -rn x src 2>/dev/null
 ls nonexistent 2>&1
+cd src && ls
+cd src && grep -n x a.py
+cd src; cat a.py
+python3 --version
+node --version
+go version
 """.strip().splitlines()
 
 
@@ -348,7 +366,7 @@ def test_everyday_read_only_commands_run_without_asking(policy: tuple[CommandPol
 
 
 def test_the_read_only_list_covers_the_everyday_programs() -> None:
-    programs = {shlex.split(c.replace("|", " "))[0] for c in EVERYDAY if not c.startswith("[")}
+    programs = {shlex.split(c.replace("|", " "))[0] for c in EVERYDAY if not c.startswith(("[", "cd "))}
     missing = programs - allowed_programs()
     assert not missing, missing
 

@@ -217,7 +217,7 @@ CASES = [
     ("sleep 1 &", "ask", ["background (&)"]),  # why: background job
     ("ls & rm x", "ask", ["background", "rm deletes"]),  # why: & as separator
     ("(cd /; rm x)", "ask", ["subshell", "rm deletes files", "changes directory"]),  # why: subshell
-    ("cd / && rm -rf x", "ask", ["changes directory", "rm deletes"]),  # why: cd moves later paths
+    ("cd / && rm -rf x", "ask", ["cd /: outside", "rm deletes", "1 outside the workspace: /x"]),  # why: rm acts in /
     ("f() { rm -rf /; }; f", "ask", ["defines a shell function", "rm deletes files"]),  # why: function
     ("for f in *; do rm $f; done", "ask", ["loop", "rm deletes"]),  # why: loop
     ("diff <(ls) <(ls src)", "ask", ["process substitution"]),  # why: process substitution
@@ -251,7 +251,7 @@ CASES = [
     ("ssh host", "ask", ["connects to another machine"]),  # why: network
     ("shutdown -h now", "ask", ["shuts the machine down"]),  # why: system
     ("crontab -r", "ask", ["scheduled jobs"]),  # why: system
-    ("make", "ask", ["not on the read-only list: make"]),  # why: unknown programs ask
+    ("make", "ask", ["make runs code"]),  # why: unknown programs ask
     ("less README.md", "ask", ["interactive"]),  # why: pager waits for input
     # --- limits
     ("", "deny", ["empty command"]),  # why: nothing to run
