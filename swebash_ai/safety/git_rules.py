@@ -321,6 +321,8 @@ def _check_modal(sub: str, rest: list[str], out: ProgramCheck) -> ProgramCheck:
                 i += 0 if "=" in a else 1
                 if name in ("--file", "-f"):
                     out.paths.append((value, "read"))
+                elif name == "--blob" and ":" in value:  # --blob HEAD:.env reads that file as committed
+                    out.paths.append((value.partition(":")[2], "read"))
             elif a.startswith("-") and name not in _CONFIG_READS and name not in _CONFIG_FLAGS:
                 out.problems.append(f"git config {a}: not a known read-only option of git config (unknown options ask)")
         return out

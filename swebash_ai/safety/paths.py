@@ -248,19 +248,20 @@ def syntax_problem(path: str) -> str | None:
     return None
 
 
-def _proc_alias(p: Path, cwd: str) -> Path:
+def _proc_alias(path: str, cwd: str) -> str:
     """``/proc/self/cwd/x`` is ``x`` in the working directory, ``/proc/self/root/x`` is ``/x``: judge what they name.
 
     Only the calling process's own aliases are rewritten (``self``, ``thread-self``); every other ``/proc``
-    path stays protected.  For a command the "self" is the command itself, which runs in ``cwd``.
+    path stays protected.  For a command the "self" is the command itself, which runs in ``cwd``.  The
+    rest of the path is kept as written (``..`` after a symlink is for the OS to resolve, not for the text).
     """
-    parts = p.parts
-    if len(parts) >= 4 and parts[1] == "proc" and parts[2] in ("self", "thread-self"):
+    parts = path.split("/")
+    if len(parts) >= 4 and parts[0] == "" and parts[1] == "proc" and parts[2] in ("self", "thread-self"):
         if parts[3] == "cwd":
-            return Path(os.path.normpath(os.path.join(cwd, *parts[4:])))
+            return "/".join([cwd.rstrip("/") or "", *parts[4:]]) or "/"
         if parts[3] == "root":
-            return Path(os.path.normpath(os.path.join("/", *parts[4:])))
-    return p
+            return "/" + "/".join(parts[4:])
+    return path
 
 
 def resolve_strictly(p: Path) -> Path:
@@ -334,27 +335,31 @@ class PathPolicy:
 
     # -- resolution ------------------------------------------------------------------------------
 
-    def _absolute(self, path: str, cwd: str | None) -> Path:
+    def _joined(self, path: str, cwd: str | None) -> str:
+        """The path made absolute, NOT normalised: ``link/..`` must be resolved by following ``link`` first."""
         problem = syntax_problem(path)
         if problem:
             raise PathRefused(problem)
         if path == "~" or path.startswith("~/"):
             path = str(self.home) + path[1:]
         base = cwd if cwd is not None else str(self.roots[0])
-        return _proc_alias(Path(os.path.normpath(os.path.join(base, path))), base)
+        return _proc_alias(_proc_alias(os.path.join(base, path), base), base)
+
+    def _absolute(self, path: str, cwd: str | None) -> Path:
+        return Path(os.path.normpath(self._joined(path, cwd)))
 
     def lexical(self, path: str, cwd: str | None = None) -> Path:
         """The path as written: absolute and normalised, symlinks not followed."""
         return self._absolute(path, cwd)
 
     def resolve(self, path: str, cwd: str | None = None) -> Path:
-        """The path the OS will open: ``~`` expanded, relative to ``cwd``, symlinks and ``..`` followed.
+        """The path the OS will open: ``~`` expanded, relative to ``cwd``, symlinks and ``..`` followed in order.
 
         Raises:
             PathRefused: for refused syntax (``~user``, ``$VAR``, URLs, NUL and control characters), and for a
                 path the OS cannot resolve (a symlink loop, a name too long, a directory that cannot be searched).
         """
-        return resolve_strictly(self._absolute(path, cwd))
+        return resolve_strictly(Path(self._joined(path, cwd)))
 
     # -- rules -----------------------------------------------------------------------------------
 
@@ -458,11 +463,12 @@ class PathPolicy:
 
     def _check(self, path: str, op: str, cwd: str | None) -> Verdict:
         try:
-            lexical = self._absolute(path, cwd)
+            joined = self._joined(path, cwd)
         except PathRefused as e:
             return Verdict.deny(f"path refused: {e}", rule="path.syntax")
+        lexical = Path(os.path.normpath(joined))
         try:
-            resolved = resolve_strictly(lexical)
+            resolved = resolve_strictly(Path(joined))
         except PathRefused as e:
             return Verdict.deny(f"path refused: {e}", rule="path.unresolvable")
         for p in (lexical, resolved):

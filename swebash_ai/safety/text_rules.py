@@ -258,6 +258,7 @@ TABLES: dict[str, Spec] = {
         long_flags=fs("--noreport --dirsfirst --filesfirst --du --prune --inodes --device --help --version "
                       "--gitignore --matchdirs --ignore-case --si --condense"),
         short_values="LPIHT", long_values=fs("--charset --filelimit --gitfile --sort --timefmt --infofile"),
+        path_values=fs("--gitfile --infofile"),
         effects=_e(o=("write", "writes its output to a file"), output=("write", "writes its output to a file"),
                    R=("write", "writes an index file into every directory"),
                    fromfile=("input", "reads the listing from a file")),

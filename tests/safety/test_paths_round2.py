@@ -209,3 +209,24 @@ def test_proc_self_root_is_the_root(layout: tuple[Path, Path, PathPolicy]) -> No
     _home, ws, policy = layout
     assert policy.check(f"/proc/self/root{ws}/README.md", "read", str(ws)).decision == "allow"
     assert policy.check("/proc/self/root/etc/shadow", "read", str(ws)).rule == "path.denied.system"
+
+
+# -- `..` after a symlink -------------------------------------------------------------------------------
+
+
+def test_dotdot_after_a_symlink_is_resolved_the_way_the_os_does(layout: tuple[Path, Path, PathPolicy]) -> None:
+    # why: a cloned repository can ship `s -> ~/.aws/cli`; the OS reads `s/../credentials` as
+    # ~/.aws/credentials, while normalising the text first gave the harmless-looking `credentials`
+    home, ws, policy = layout
+    (home / ".aws" / "cli").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("[default]\n")
+    (ws / "s").symlink_to(home / ".aws" / "cli")
+    for path in ("s/../credentials", "src/../s/../credentials", "/proc/self/cwd/s/../credentials"):
+        assert policy.check(path, "read", str(ws)).decision == "deny", path
+        assert CommandPolicy(policy).assess(f"cat {path}", str(ws)).decision == "deny", path
+    assert policy.resolve("s/../credentials", str(ws)) == home / ".aws" / "credentials"
+
+
+def test_git_config_blob_is_checked_as_the_file_it_reads(layout: tuple[Path, Path, PathPolicy]) -> None:
+    _home, ws, policy = layout
+    assert CommandPolicy(policy).assess("git config --blob HEAD:.env --list", str(ws)).decision == "deny"
