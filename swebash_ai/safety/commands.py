@@ -256,9 +256,13 @@ class _Walker:
             return
         if op in (">", ">>", "&>", "&>>", ">|", ">&") and dest.literal and dest.text in _SINKS:
             return
-        if op.startswith("<"):
-            self.problem(f"reads input from a file ({text}): not checked as a read-only command")
+        if op in ("<", "0<"):  # input from a file: a read, judged like a path the command reads
+            if not dest.literal:
+                self.problem(f"reads input from a file named by an expansion ({text}): cannot check it")
             self.out.file_targets.append((dest, "read"))
+        elif op.startswith("<"):
+            self.problem(f"opens a file for reading and writing ({text}): it can change it")
+            self.out.file_targets.append((dest, "write"))
         else:
             self.problem(f"redirects output to a file ({text}): writes or overwrites it")
             self.out.file_targets.append((dest, "write"))
@@ -437,9 +441,10 @@ class CommandPolicy:
                 dangers.append(Verdict.ask(*reasons, rule="command.dangerous"))
         for word, op in parsed.file_targets:
             if word.literal:
-                pv = self._path(word.text, "write" if op == "write" else "read", cwd, word, "redirect")
-                if pv.decision == "deny":
-                    others.append(pv)
+                for c in cwds:
+                    pv = self._path(word.text, "write" if op == "write" else "read", c, word, "redirect")
+                    if pv.decision == "deny" or (op == "read" and pv.decision != "allow"):
+                        others.append(pv)
         syntax = [Verdict.ask(p, rule="command.syntax") for p in parsed.problems]
         for cmd in parsed.commands:
             if cmd.argv[0] in ("pushd", "popd") or (cmd.argv[0] == "cd" and cmd.nested):

@@ -243,8 +243,11 @@ def _options(sub: str, rest: list[str], out: ProgramCheck, table: _Table, effect
             after_dashdash = True
             continue
         if not a.startswith("-") or a == "-":
-            if ":" in a:  # REV:path prints that file as committed (HEAD:.env)
-                blob = a.partition(":")[2].removeprefix("./")
+            if ":" in a:  # REV:path prints that file as committed (HEAD:.env); :N:path as staged (:0:.env)
+                blob = a.partition(":")[2]
+                if a.startswith(":") and re.match(r"[0-3]:", blob):
+                    blob = blob[2:]
+                blob = blob.removeprefix("./")
                 if blob:
                     out.paths.append((blob, "read"))
             else:

@@ -211,7 +211,10 @@ CASES = [
     ("ls > out.txt", "ask", ["redirects output to a file (> out.txt)"]),  # why: write redirect
     ("ls >> out.txt", "ask", ["redirects output to a file"]),  # why: append redirect
     ("ls >& out.txt", "ask", ["redirects output to a file"]),  # why: >& word is a file, not a dup
-    ("cat < README.md", "ask", ["reads input from a file"]),  # why: input redirect is not checked
+    ("cat < README.md", "allow", []),  # why: input from a workspace file is a read, checked like one
+    ("cat < .env", "deny", ["redirect .env"]),  # why: and a protected one is denied
+    ("cat < ../x", "ask", ["outside the workspace"]),  # why: outside the workspace asks
+    ("cat <> README.md", "ask", []),  # why: read-write opens can change the file
     ("cat <<EOF\nhi\nEOF", "ask", ["here-document"]),  # why: heredoc
     ("cat <<< hi", "ask", ["here-string"]),  # why: herestring
     ("sleep 1 &", "ask", ["background (&)"]),  # why: background job
