@@ -363,10 +363,24 @@ def git_config_dangers(cwd: str) -> list[str]:
     config = _git_config_file(Path(cwd))
     if config is None:
         return []
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return [f"cannot read the repository's git config {config}"]
+    # Submodules are git repositories of their own that `git status` and `git diff` enter.
+    configs = [config, *sorted(config.parent.glob("modules/**/config"))[:50]]
+    reasons: list[str] = []
+    for path in configs:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            continue
+        except OSError:
+            reasons.append(f"cannot read the repository's git config {path}")
+            continue
+        names = ", ".join(dict.fromkeys(_config_programs(text)))
+        if names:
+            reasons.append(f"this repository's git config ({path}) can make git run programs ({names})")
+    return reasons
+
+
+def _config_programs(text: str) -> list[str]:
     found: list[str] = []
     section = ""
     for line in text.splitlines():
@@ -383,13 +397,11 @@ def git_config_dangers(cwd: str) -> list[str]:
             (top == "diff" and key in ("external", "textconv", "command"))
             or (top == "filter" and key in ("clean", "smudge", "process"))
             or (top == "gpg" and key == "program")
+            or (top == "log" and key == "showsignature")  # runs gpg on every git log
             or top in ("include", "includeif")
         ):
             found.append(f"{top}.{key}" if top not in ("include", "includeif") else top)
-    if not found:
-        return []
-    names = ", ".join(dict.fromkeys(found))
-    return [f"this repository's git config ({config}) can make git run programs ({names})"]
+    return found
 
 
 def _git_config_file(start: Path) -> Path | None:

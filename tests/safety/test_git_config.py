@@ -42,6 +42,7 @@ def add_config(ws: Path, text: str) -> None:
         ("[DIFF]\n\tExternal = evil\n", "git diff", "ask"),  # git config names are case-insensitive
         ("[core]\n\tpager = evil\n", "git log", "allow"),  # the exec environment forces core.pager=cat
         ("[diff]\n\texternal = evil\n", "git branch", "ask"),  # any git command in that repository asks
+        ("[log]\n\tshowSignature = true\n", "git log", "ask"),  # runs gpg (not on the list) on every log
     ],
 )
 def test_repository_config_that_runs_programs_asks(
@@ -68,3 +69,24 @@ def test_subdirectory_and_worktree_find_the_config(repo: Path, isolated_env: Pat
     subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(wt)], check=True)
     worktree_policy = CommandPolicy(PathPolicy(roots=[wt], home=isolated_env))
     assert worktree_policy.assess("git diff", str(wt)).decision == "ask"
+
+
+def test_a_submodule_config_counts_too(repo: Path, isolated_env: Path) -> None:
+    # why: git status and git diff enter submodules, each a repository with its own config
+    modules = repo / ".git" / "modules" / "lib"
+    modules.mkdir(parents=True)
+    (modules / "config").write_text('[filter "x"]\n\tclean = evil %f\n')
+    verdict = policy(repo, isolated_env).assess("git status", str(repo))
+    assert verdict.decision == "ask" and "modules/lib/config" in verdict.reasons[0]
+
+
+def test_git_c_dir_judges_that_repository_config(repo: Path, isolated_env: Path) -> None:
+    inner = repo / "vendor" / "dep"
+    inner.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(inner)], check=True)
+    with (inner / ".git" / "config").open("a") as fh:
+        fh.write("[diff]\n\texternal = evil\n")
+    p = policy(repo, isolated_env)
+    assert p.assess("git -C vendor/dep diff", str(repo)).decision == "ask"
+    assert p.assess("cd vendor/dep && git diff", str(repo)).decision == "ask"
+    assert p.assess("git -C vendor diff", str(repo)).decision == "allow"
