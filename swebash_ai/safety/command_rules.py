@@ -143,10 +143,26 @@ _AWK_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _AWK_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
+def _awk_code(program: str) -> str:
+    """The program with string literals blanked, when that can be done reliably; else the program as is.
+
+    A ``/`` may start a regular expression or divide, and only a full awk parser can tell, so with a ``/``
+    anywhere nothing is blanked (``print /"/ > "out"`` must not be read as a string hiding the ``>``).
+    """
+    return program if "/" in program else _AWK_STRING.sub('""', program)
+
+
 def _awk_redirects(program: str) -> bool:
-    """True when a print or printf statement sends its output to a file (``print $1 > "out"``)."""
-    text = _AWK_STRING.sub('""', program)
-    for statement in re.split(r"[{};\n]", text):
+    """True when a print or printf statement may send its output to a file (``print $1 > "out"``).
+
+    Statements are split at braces and semicolons only (awk continues a statement over a newline after a
+    comma or a backslash), and a ``>`` after ``print`` outside parentheses counts as a redirection.  When the
+    strings could not be blanked, the whole program is one statement: any ``>`` after a ``print`` asks.
+    """
+    text = _awk_code(program)
+    # Unblanked strings may hold braces or semicolons: then the whole program is one statement.
+    statements = [text] if text is program else re.split(r"[{};]", text)
+    for statement in statements:
         m = re.search(r"\bprintf?\b", statement)
         if m is None:
             continue
@@ -185,7 +201,7 @@ def _check_awk(args: list[str]) -> ProgramCheck:
         return out
     program, files = operands[0], operands[1:]
     for pattern, what in _AWK_DANGERS:
-        if pattern.search(program.replace("||", "  ")):
+        if pattern.search(_awk_code(program).replace("||", "  ")):
             out.problems.append(f"the awk program {what}")
     if _awk_redirects(program):
         out.problems.append("the awk program writes its output to a file (print > FILE)")

@@ -110,7 +110,11 @@ PROGRAM_OPTIONS = [
                                                    "BEGIN{print ENVIRON[\"HOME\"]}", '{print > "out.txt"}',
                                                    '{printf "%s", $0 >> "out.txt"}',
                                                    'BEGIN{ARGV[1]="/etc/shadow"; ARGC=2}{print}',
-                                                   '@load "filefuncs"', 'BEGIN { system ("id") }')],
+                                                   '@load "filefuncs"', 'BEGIN { system ("id") }',
+                                                   '/"/ {print > "out"}', 'print /"/ > "out"',
+                                                   '/x/ {print "a;" > "x"}', '{print "a;" > "x"}',
+                                                   '{print $1,\n$2 > "x"}', '{print \\\n > "x"}',
+                                                   '{x++ / 2; print > "f"}', '{print $1 |& "sh"}')],
     "awk -f prog.awk README.md", "awk -i inplace '{print}' README.md", "awk -l filefuncs 1 README.md",
     "gawk -o '{print}' README.md", "mawk -W exec prog README.md",
     # sed: write, execute, read, edit
