@@ -164,6 +164,8 @@ _ASSIGNMENT_RE = re.compile(
     r"(?m)^([+\- ]?\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.\-]*)\s*[=:]\s*[\"']?)([^\s\"'#]{4,})"
 )
 _URL_CREDENTIALS_RE = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]+:)([^\s/@]+)(@)")
+# A token used as the user name (``https://<token>@host``): long enough not to be a plain login.
+_URL_TOKEN_RE = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://)([A-Za-z0-9_\-]{20,})(@)")
 
 
 def redact_output(text: str) -> tuple[str, int]:
@@ -192,4 +194,5 @@ def redact_output(text: str) -> tuple[str, int]:
     count += masked.count(MASK) - text.count(MASK)
     masked = _ASSIGNMENT_RE.sub(assignment, masked)
     masked = _URL_CREDENTIALS_RE.sub(url, masked)
+    masked = _URL_TOKEN_RE.sub(url, masked)
     return masked, count

@@ -129,6 +129,7 @@ def test_redact_scalars() -> None:
         ("-export GITHUB_TOKEN=abcdef123456\n", "abcdef123456", "GITHUB_TOKEN=***"),  # why: removed line, export
         ('password: "topsecret1"\n', "topsecret1", 'password: "***'),  # why: YAML style
         ("url = https://bob:s3cretpass@example.com/r.git", "s3cretpass", "https://bob:***@example.com"),  # URL
+        ("https://0123456789abcdef0123456789@example.com/r", "0123456789abcdef", "https://***@example.com"),  # token
         (" AWS_SECRET_ACCESS_KEY = wJalrXUtnFEMI/K7MDENG\n", "wJalrXUtnFEMI", "AWS_SECRET_ACCESS_KEY = ***"),
     ],
 )
