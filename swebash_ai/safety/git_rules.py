@@ -27,7 +27,7 @@ from swebash_ai.safety.programs import ProgramCheck, fs, long_match, register
 __all__ = ["READ_ONLY_SUBCOMMANDS", "check_git", "git_config_dangers", "git_danger_reasons"]
 
 _GLOBAL_FLAGS = fs(
-    "--no-pager -P --no-optional-locks --literal-pathspecs --glob-pathspecs --noglob-pathspecs "
+    "--version --no-pager -P --no-optional-locks --literal-pathspecs --glob-pathspecs --noglob-pathspecs "
     "--icase-pathspecs --no-replace-objects --no-lazy-fetch --no-advice"
 )
 _GLOBAL_CHANGES = {
@@ -92,7 +92,7 @@ _LOG_EFFECTS = {
     "--contents": "reads another file in place of the work tree's",
     "--show-signature": "runs gpg to verify signatures",
 }
-_LOG_FAMILY = fs("log show diff reflog shortlog whatchanged rev-list")
+_LOG_FAMILY = fs("log show diff reflog shortlog whatchanged rev-list diff-tree diff-index diff-files")
 
 # Per subcommand: long flags (=VALUE allowed), long options taking the next word, short flags, short options
 # taking a value.
@@ -187,7 +187,8 @@ def check_git(args: list[str]) -> ProgramCheck:
             out.problems.append(f"git {a}: not a known read-only option of git (unknown options ask)")
             return out
     if i >= len(args):
-        out.problems.append("git without a subcommand")
+        if "--version" not in args:
+            out.problems.append("git without a subcommand")
         return out
     sub, rest = args[i], args[i + 1 :]
     if sub not in READ_ONLY_SUBCOMMANDS:

@@ -267,6 +267,16 @@ TABLES: dict[str, Spec] = {
                 long_values=fs("--format --separator")),
     "nproc": Spec(operands="none", long_flags=fs("--all --help"), long_values=fs("--ignore")),
     "uptime": Spec(operands="none", flags="ps", long_flags=fs("--pretty --since --help")),
+    "expr": Spec(operands="text", free_options=True),
+    "hexdump": Spec(flags="bcCdovx", long_flags=fs("--canonical --no-squeezing --one-byte-octal --one-byte-char "
+                                                   "--two-bytes-decimal --two-bytes-octal --two-bytes-hex --help"),
+                    short_values="efns", long_values=fs("--format --format-file --length --skip --color"),
+                    path_values=fs("-f --format-file")),
+    "free": Spec(operands="none", flags="bkmgthlwv", long_flags=fs(
+        "--bytes --kibi --mebi --gibi --tebi --pebi --kilo --mega --giga --tera --peta --human --si --lohi "
+        "--total --committed --wide --help --version"),
+        effects=_e(s=("forever", "repeats every few seconds"), c=("forever", "repeats every few seconds"),
+                   seconds=("forever", "repeats every few seconds"), count=("forever", "repeats"))),
     "md5sum": _HASH, "sha1sum": _HASH, "sha224sum": _HASH, "sha256sum": _HASH, "sha384sum": _HASH,
     "sha512sum": _HASH, "b2sum": _HASH, "cksum": _HASH,
 }  # fmt: skip

@@ -152,7 +152,8 @@ PROGRAM_OPTIONS = [
     "git commit -m x", "git push", "git checkout .", "git reset --hard",
     # cd: the next commands run there; a folder outside the workspace asks like any path
     "cd /tmp && ls", "cd .. && cat README.md", "cd ~ && ls", "cd && ls", "cd - && ls", "cd src && cat ../../x",
-    "python3 -c 'print(1)'", "python3 script.py", "node -e 1", "go run .", "python3 --version --x",
+    "python3 -c 'print(1)'", "python3 script.py", "free -s 1",
+    "hexdump -f ../../.ssh/id_rsa x", "node -e 1", "go run .", "python3 --version --x",
 ]  # fmt: skip
 
 
@@ -357,6 +358,11 @@ cd src && ls
 cd src && grep -n x a.py
 cd src; cat a.py
 python3 --version
+git --version
+git diff-tree --no-commit-id --name-only -r HEAD
+expr 1 + 2
+hexdump -C README.md
+free -h
 node --version
 go version
 """.strip().splitlines()
