@@ -107,7 +107,7 @@ _TABLES: dict[str, _Table] = {
                frozenset("arlvi"), frozenset()),
     "tag": (fs("--list --column --no-column --ignore-case --color --omit-empty --help"),
             fs("--contains --no-contains --merged --no-merged --points-at --sort --format"),
-            frozenset("li"), frozenset()),
+            frozenset("lin"), frozenset()),
     "rev-parse": (fs("--abbrev-ref --short --symbolic --symbolic-full-name --show-toplevel --show-prefix "
                      "--show-cdup --git-dir --git-common-dir --absolute-git-dir --is-inside-work-tree "
                      "--is-inside-git-dir --is-bare-repository --is-shallow-repository --verify --quiet --all "
@@ -225,6 +225,7 @@ class _Positional:
         self.listing = False
 
 
+_OPTIONAL_ATTACHED = {"status": "u", "tag": "n", "blame": "M", "describe": ""}
 _LOG_TABLE: _Table = (_LOG_LONG, _LOG_VALUES, _LOG_SHORT_FLAGS, _LOG_SHORT_VALUES)
 _GIT_GLOBAL_CHANGES_KEYS = frozenset(_GLOBAL_CHANGES)
 
@@ -286,6 +287,8 @@ def _options(sub: str, rest: list[str], out: ProgramCheck, table: _Table, effect
             if ch in short_values:
                 if j >= len(a):
                     i += 1
+                break
+            if ch in _OPTIONAL_ATTACHED.get(sub, ""):  # -uno, -n5: a value only when attached
                 break
             if ch in short_flags:
                 if ch == "l" and sub in ("branch", "tag"):

@@ -288,6 +288,9 @@ jq --arg k a '.[$k]' data.json
 git status
 git status -sb
 git status --porcelain
+git status -uno
+git status -uall --short
+git tag -n5 -l
 git log
 git log --oneline -n 10
 git log --oneline --graph --all
