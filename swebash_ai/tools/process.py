@@ -86,7 +86,10 @@ _ENV_DROP = {
     "RIPGREP_CONFIG_PATH", "CDPATH", "GLOBIGNORE", "IFS", "AWKPATH", "LESSOPEN", "LESSCLOSE",
 }  # fmt: skip
 # GIT_EDITOR=true: `git commit` without -m fails at once instead of waiting for an editor that cannot start.
+# GIT_OPTIONAL_LOCKS=0: `git status` (a reader that runs unasked) would otherwise refresh and rewrite the
+# index; found by the sandbox harness (tests/safety/test_sandbox_harness.py).
 _ENV_SET: dict[str, str] = {
+    "GIT_OPTIONAL_LOCKS": "0",
     "PAGER": "cat",
     "GIT_PAGER": "cat",
     "MANPAGER": "cat",

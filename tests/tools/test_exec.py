@@ -395,3 +395,18 @@ async def test_output_of_unapproved_commands_has_secret_values_masked(workspace:
     assert "1 secret-looking value(s) were masked" in res.content
     ctx.approved = True  # the user approved the run: they see what they asked for
     assert "hunter2hunter2" in (await run_command.invoke(ctx, args)).content
+
+
+async def test_git_status_run_by_the_tool_does_not_rewrite_the_index(workspace: Path) -> None:
+    """git status refreshes the index's stat data unless told not to: a reader must not write."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-C", str(workspace)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (workspace / "a.txt").write_text("one\n")
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    os.utime(workspace / "a.txt", (time.time() + 5, time.time() + 5))  # stale stat data: git wants to refresh
+    index = workspace / ".git" / "index"
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    res = await call(run_command, make_ctx(workspace), command="git status")
+    assert res.ok, res.text
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
