@@ -1,0 +1,64 @@
+"""A real MCP server written with the SDK, for the tests (stdio). Behaviour chosen by tool and by argv."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ImageContent, TextContent, ToolAnnotations
+
+server = MCPServer("demo")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def echo(text: str, times: int = 1) -> str:
+    """Repeat a text."""
+    return " ".join([text] * times)
+
+
+@server.tool()
+def pid() -> str:
+    """The server's process id."""
+    return str(os.getpid())
+
+
+@server.tool()
+def big(n: int) -> str:
+    """A result of n characters."""
+    return "x" * n
+
+
+@server.tool()
+def picture() -> list[TextContent | ImageContent]:
+    """Text and an image."""
+    dot = ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png")
+    return [TextContent(type="text", text="here is a dot"), dot]
+
+
+@server.tool()
+def fail() -> str:
+    """Always fails."""
+    raise ValueError("the demo tool failed on purpose")
+
+
+@server.tool()
+def hang(seconds: float) -> str:
+    """Sleep (blocking the server) for a while."""
+    time.sleep(seconds)
+    return "woke"
+
+
+@server.tool()
+def crash() -> str:
+    """Exit the server process in the middle of the call."""
+    os._exit(3)
+
+
+if __name__ == "__main__":
+    if "--hang-at-start" in sys.argv:
+        time.sleep(60)
+    if "--die-at-start" in sys.argv:
+        sys.exit(1)
+    server.run()
