@@ -207,3 +207,17 @@ async def test_no_process_is_left_after_close_or_cancellation(llm_env: FakeLLMSe
             break
         await asyncio.sleep(0.1)
     assert not alive(pid)
+
+
+def test_mcp_list_and_doctor_report_each_server(config_toml: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from swebash_ai.cli import main
+    from swebash_ai.doctor import checks
+
+    config_toml.write_text(server_table("demo", auto_approve=["echo"]) + server_table("dies", "--die-at-start"))
+    assert main(["mcp", "list"]) == 1
+    out = capsys.readouterr().out
+    assert "ok    demo: ready, 7 tool(s)" in out and "FAIL  dies: failed" in out
+    assert "mcp__demo__echo  (runs without asking; the server says: read-only (not verified))" in out
+    assert "mcp__demo__pid  (asks)" in out
+    found = {c.detail.split(":")[0]: c.status for c in checks() if c.name == "MCP server"}
+    assert found == {"demo": "ok", "dies": "fail"}
