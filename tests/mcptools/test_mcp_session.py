@@ -16,7 +16,7 @@ from swebash_ai.agent.events import ApprovalRequest
 from swebash_ai.config import load_settings
 from swebash_ai.session import Session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
-from tests.mcptools.conftest import alive, server_table
+from tests.mcptools._support import alive, server_table
 
 pytestmark = pytest.mark.timeout(60)
 
