@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s [options] -c QUESTION    answer one question and exit\n"
         "       %(prog)s config [--path]          show the settings\n"
         "       %(prog)s doctor                   check the setup\n"
-        "       %(prog)s mcp list                 the MCP servers and their tools",
+        "       %(prog)s mcp list|serve           the MCP servers and their tools; serve ours",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
         "question on stdout (tool activity and warnings go to stderr) and exits.",
@@ -104,11 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "answers, the model can call tools, and the sandbox and shell parser work. "
                             "Exit 0 when everything is fine, else 1.")
     _common_options(doctor, suppress=True)
-    mcp = sub.add_parser("mcp", help="list the configured MCP servers, their state and tools",
+    mcp = sub.add_parser("mcp", help="list the configured MCP servers; or serve swebash-ai's tools over MCP",
                          description="mcp list: start each [mcp_servers.NAME] server of the config file, print "
                          "its state and tools (and whether each asks), stop it. Exit 0 when all started, else 1. "
                          "See docs/mcp.md.")
-    mcp.add_argument("action", choices=["list"], help="what to do")
+    mcp.add_argument("action", choices=["list", "serve"],
+                     help="list: the configured servers; serve: swebash-ai's own guarded tools over stdio MCP")
     _common_options(mcp, suppress=True)
     return parser
 
@@ -196,6 +197,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "config":
         print_config(loaded)
         return ExitCode.OK
+    if args.command == "mcp" and args.action == "serve":
+        from swebash_ai.mcp_serve import run_mcp_serve
+
+        return run_mcp_serve(loaded, cwd)
     if args.command == "mcp":
         from swebash_ai.mcp_cli import run_mcp_list
 
