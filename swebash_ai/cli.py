@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "See docs/mcp.md.")
     mcp.add_argument("action", choices=["list", "serve"],
                      help="list: the configured servers; serve: swebash-ai's own guarded tools over stdio MCP")
+    mcp.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
+                     help="with serve: working directory for the tools (default: the current one)")
     _common_options(mcp, suppress=True)
     return parser
 
