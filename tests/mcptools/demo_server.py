@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ImageContent, TextContent, ToolAnnotations
 
 server = MCPServer("demo")
@@ -51,6 +51,14 @@ def hang(seconds: float) -> str:
 
 
 @server.tool()
+def headers(ctx: Context) -> str:
+    """The HTTP request's Authorization and X-Test headers (streamable HTTP only)."""
+    request = ctx.request_context.request
+    got = getattr(request, "headers", {}) or {}
+    return f"{got.get('authorization', '')}|{got.get('x-test', '')}"
+
+
+@server.tool()
 def crash() -> str:
     """Exit the server process in the middle of the call."""
     os._exit(3)
@@ -61,4 +69,7 @@ if __name__ == "__main__":
         time.sleep(60)
     if "--die-at-start" in sys.argv:
         sys.exit(1)
-    server.run()
+    if "--http" in sys.argv:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--http") + 1]))
+    else:
+        server.run()

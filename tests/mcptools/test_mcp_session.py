@@ -216,8 +216,52 @@ def test_mcp_list_and_doctor_report_each_server(config_toml: Path, capsys: pytes
     config_toml.write_text(server_table("demo", auto_approve=["echo"]) + server_table("dies", "--die-at-start"))
     assert main(["mcp", "list"]) == 1
     out = capsys.readouterr().out
-    assert "ok    demo: ready, 7 tool(s)" in out and "FAIL  dies: failed" in out
+    assert "ok    demo: ready, 8 tool(s)" in out and "FAIL  dies: failed" in out
     assert "mcp__demo__echo  (runs without asking; the server says: read-only (not verified))" in out
     assert "mcp__demo__pid  (asks)" in out
     found = {c.detail.split(":")[0]: c.status for c in checks() if c.name == "MCP server"}
     assert found == {"demo": "ok", "dies": "fail"}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_streamable_http_server_with_headers_and_bearer_token(
+    llm_env: FakeLLMServer, config_toml: Path, monkeypatch: Any
+) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from tests.mcptools._support import DEMO
+
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, str(DEMO), "--http", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await asyncio.sleep(0.05)
+        monkeypatch.setenv("DEMO_TOKEN", "s3cret")
+        table = (f'[mcp_servers.web]\nurl = "http://127.0.0.1:{port}/mcp"\nbearer_token_env = "DEMO_TOKEN"\n'
+                 'headers = { "X-Test" = "yes" }\nauto_approve = ["headers", "echo"]\n'
+                 '[mcp_servers.notoken]\nurl = "http://127.0.0.1:9/mcp"\nbearer_token_env = "UNSET_TOKEN_VAR"\n')
+        session, problems = await session_with(config_toml, table)
+        try:
+            assert len(problems) == 1 and "UNSET_TOKEN_VAR" in problems[0]
+            done = await one_call(session, llm_env, "mcp__web__headers", {})
+            assert done.result.content == "Bearer s3cret|yes"
+            echo = await one_call(session, llm_env, "mcp__web__echo", {"text": "over http"})
+            assert echo.result.content == "over http"
+        finally:
+            await session.aclose()
+    finally:
+        proc.terminate()
+        proc.wait(10)
