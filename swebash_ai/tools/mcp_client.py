@@ -86,7 +86,8 @@ class McpServer:
         """One line for ``/mcp``, ``mcp list`` and ``doctor``."""
         what = self.config.command or self.config.url or ""
         if self.state == "ready":
-            return f"{self.name}: ready, {len(self.tools)} tool(s) ({self.config.transport}: {what})"
+            note = f"; {self.message}" if self.message else ""
+            return f"{self.name}: ready, {len(self.tools)} tool(s){note} ({self.config.transport}: {what})"
         why = f": {self.message}" if self.message else ""
         return f"{self.name}: {self.state}{why} ({self.config.transport}: {what})"
 

@@ -69,6 +69,10 @@ if __name__ == "__main__":
         time.sleep(60)
     if "--die-at-start" in sys.argv:
         sys.exit(1)
+    if "--bad-schema" in sys.argv:  # a tool whose input schema is not valid JSON Schema
+        broken = server._tool_manager.get_tool("big")
+        assert broken is not None
+        broken.parameters = {"type": "object", "properties": {"n": {"type": "nonsense"}}}
     if "--http" in sys.argv:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--http") + 1]))
     else:

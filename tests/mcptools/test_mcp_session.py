@@ -265,3 +265,15 @@ async def test_streamable_http_server_with_headers_and_bearer_token(
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+async def test_a_tool_with_an_invalid_schema_is_not_offered(llm_env: FakeLLMServer, config_toml: Path) -> None:
+    session, problems = await session_with(config_toml, server_table("demo", "--bad-schema"))
+    try:
+        assert problems == []
+        assert "mcp__demo__big" not in session.registry and "mcp__demo__echo" in session.registry
+        assert session.mcp is not None
+        assert "skipped big (invalid input schema" in session.mcp.servers[0].message
+        assert "skipped big" in session.mcp.servers[0].summary()
+    finally:
+        await session.aclose()
