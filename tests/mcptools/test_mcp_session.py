@@ -277,3 +277,14 @@ async def test_a_tool_with_an_invalid_schema_is_not_offered(llm_env: FakeLLMServ
         assert "skipped big" in session.mcp.servers[0].summary()
     finally:
         await session.aclose()
+
+
+async def test_tools_deny_takes_mcp_tool_names(llm_env: FakeLLMServer, config_toml: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("SWEBASH_AI_TOOLS_DENY", "mcp__demo__crash")
+    session, _ = await session_with(config_toml, server_table("demo", auto_approve=["crash"]))
+    try:
+        assert "mcp__demo__echo" in session.registry and "mcp__demo__crash" not in session.registry
+        done = await one_call(session, llm_env, "mcp__demo__crash", {})
+        assert done.result.status == "error" and "Unknown tool" in str(done.result.content)
+    finally:
+        await session.aclose()
