@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
         usage="%(prog)s [options]                open the interactive app\n"
         "       %(prog)s [options] -c QUESTION    answer one question and exit\n"
         "       %(prog)s config [--path]          show the settings\n"
-        "       %(prog)s doctor                   check the setup",
+        "       %(prog)s doctor                   check the setup\n"
+        "       %(prog)s mcp list|serve           the MCP servers and their tools; serve ours",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
         "question on stdout (tool activity and warnings go to stderr) and exits.",
@@ -103,6 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
                             "answers, the model can call tools, and the sandbox and shell parser work. "
                             "Exit 0 when everything is fine, else 1.")
     _common_options(doctor, suppress=True)
+    mcp = sub.add_parser("mcp", help="list the configured MCP servers; or serve swebash-ai's tools over MCP",
+                         description="mcp list: start each [mcp_servers.NAME] server of the config file, print "
+                         "its state and tools (and whether each asks), stop it. Exit 0 when all started, else 1. "
+                         "See docs/mcp.md.")
+    mcp.add_argument("action", choices=["list", "serve"],
+                     help="list: the configured servers; serve: swebash-ai's own guarded tools over stdio MCP")
+    mcp.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
+                     help="with serve: working directory for the tools (default: the current one)")
+    _common_options(mcp, suppress=True)
     return parser
 
 
@@ -189,6 +199,14 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "config":
         print_config(loaded)
         return ExitCode.OK
+    if args.command == "mcp" and args.action == "serve":
+        from swebash_ai.mcp_serve import run_mcp_serve
+
+        return run_mcp_serve(loaded, cwd)
+    if args.command == "mcp":
+        from swebash_ai.mcp_cli import run_mcp_list
+
+        return run_mcp_list(loaded, sys.stdout)
     from swebash_ai.oneshot import run_oneshot  # what is left: -c QUESTION
 
     options = OneShotOptions(args.question, json_events=args.json, yes=args.yes, resume=args.resume, cwd=cwd)

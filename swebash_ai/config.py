@@ -27,6 +27,7 @@ from pydantic_settings import (
 )
 
 from swebash_ai.config_file import ENV_PREFIX, StartInfo, read_config_file
+from swebash_ai.config_mcp import McpServerConfig, parse_mcp_servers
 from swebash_ai.errors import ConfigError
 from swebash_ai.locations import Locations
 
@@ -213,6 +214,8 @@ class LoadedSettings:
     profile: str | None
     profiles: list[str]
     locations: Locations
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    """``[mcp_servers.NAME]`` tables (file, then profile), validated; see docs/mcp.md."""
 
     @property
     def config_file(self) -> Path:
@@ -256,6 +259,11 @@ def load_settings(
     env = dict(os.environ if environ is None else environ)
     config = read_config_file(profile, env)
     locs, raw, chosen, profile_table = config.locations, config.top, config.profile, config.profile_table
+    # MCP server tables are not settings: validated apart, kept on LoadedSettings (see config_mcp.py).
+    raw, profile_table = dict(raw), dict(profile_table)
+    mcp_servers = parse_mcp_servers(
+        raw.pop("mcp_servers", None), profile_table.pop("mcp_servers", None), str(locs.config_file), chosen
+    )
     _check_keys(raw, str(locs.config_file))
     if chosen:
         _check_keys(profile_table, f"[profiles.{chosen}] in {locs.config_file}")
@@ -291,7 +299,7 @@ def load_settings(
         if saved_environ is not None:
             os.environ.clear()
             os.environ.update(saved_environ)
-    return LoadedSettings(settings, origins, chosen, sorted(config.profiles), locs)
+    return LoadedSettings(settings, origins, chosen, sorted(config.profiles), locs, mcp_servers)
 
 
 def _explain(

@@ -100,7 +100,24 @@ def checks(flags: Mapping[str, Any] | None = None, *, profile: str | None = None
     out.extend(provider_checks)
     out.append(_sandbox_check(loaded))
     out.append(_parser_check())
+    out.extend(_mcp_checks(loaded))
     return out
+
+
+def _mcp_checks(loaded: LoadedSettings) -> list[Check]:
+    """Start each configured MCP server as a session would, then stop it (nothing imported when none)."""
+    if not loaded.mcp_servers:
+        return []
+    import asyncio
+
+    from swebash_ai.mcp_cli import check_servers
+
+    fix = "Fix its [mcp_servers.NAME] table (see docs/mcp.md), or set enabled = false."
+    return [
+        Check("MCP server", "ok" if ok else "fail", f"{line}" + (f", {len(tools)} tool(s)" if tools else ""),
+              "" if ok else fix)
+        for ok, line, tools in asyncio.run(check_servers(loaded))
+    ]
 
 
 def _provider_checks(loaded: LoadedSettings, timeout: float) -> list[Check]:

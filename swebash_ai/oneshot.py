@@ -19,6 +19,7 @@ knows whether a model will be called at all.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import os
@@ -517,12 +518,20 @@ async def _answer(
     except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
         installed = False
     try:
+        if loaded.mcp_servers:
+            from swebash_ai.agent.events import Notice
+
+            for message in await session.start_mcp():  # a server that did not start is a warning, not fatal
+                renderer.handle(Notice(message, "warning"), session)
         return await _run_turn(session, question, renderer, shown)
     except asyncio.CancelledError:
         session.save()
         renderer.interrupted()
         return ExitCode.INTERRUPTED
     finally:
+        if session.mcp is not None:  # every MCP server process ends with the run, Ctrl-C included
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(session.aclose())
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
 

@@ -69,6 +69,31 @@ class Session:
         self.context = self._make_context()
         self.agent: Agent | None = self._make_agent() if self.provider is not None else None
         self._toolbox: Agent | None = None
+        self.mcp: Any = None
+        """The :class:`~swebash_ai.tools.mcp_client.McpHost` once :meth:`start_mcp` ran with servers configured."""
+
+    # --- MCP servers (see tools/mcp_client.py) ----------------------------------------------------------
+    async def start_mcp(self) -> list[str]:
+        """Start the configured MCP servers and offer their tools; one message per server that did not start.
+
+        Nothing of the ``mcp`` SDK is imported when no server is configured.
+        """
+        if not self.loaded.mcp_servers or self.mcp is not None:
+            return []
+        from swebash_ai.tools.mcp_client import McpHost
+
+        self.mcp = McpHost(self.loaded.mcp_servers, self._environ)
+        messages: list[str] = await self.mcp.start([t.name for t in self._tools])
+        self._tools = [*self._tools, *self.mcp.tools]
+        self.registry = ToolRegistry.from_settings(self.settings, self._tools)
+        if self.agent is not None:
+            self.agent = self._make_agent()
+        return messages
+
+    async def aclose(self) -> None:
+        """End every MCP server process this session started (safe to call more than once)."""
+        if self.mcp is not None:
+            await self.mcp.aclose()
 
     # --- wiring ---------------------------------------------------------------------------------------
     def _make_context(self) -> ToolContext:

@@ -364,7 +364,8 @@ class ToolRegistry:
         """
         known = {t.name for t in tools}
         for setting in ("tools_allow", "tools_deny"):
-            unknown = [n for n in getattr(settings, setting) if n not in known]
+            # MCP tools (mcp__server__tool) are known only once their servers start: not checked here.
+            unknown = [n for n in getattr(settings, setting) if n not in known and not n.startswith("mcp__")]
             if unknown:
                 raise ConfigError(
                     f"SWEBASH_AI_{setting.upper()} names unknown tool(s): {', '.join(unknown)}. "

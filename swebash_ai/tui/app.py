@@ -186,6 +186,10 @@ class SwebashApp(App[int]):
     def on_unmount(self) -> None:
         self.input_first.release()
         if self._engine is not None:
+            if self.session is not None and self.session.mcp is not None:
+                # MCP server processes end with the app (bounded: the transport terminates a slow one).
+                with contextlib.suppress(Exception):
+                    self._engine.submit(self.session.aclose()).result(timeout=12)
             self._engine.stop()
         self._collections_held.close()
 

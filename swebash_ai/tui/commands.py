@@ -13,6 +13,7 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/ollama": ("[MODEL]", "use the local Ollama server (its first model, or MODEL)"),
     "/profile": ("[NAME]", "show the profiles, or switch to one from the config file"),
     "/tools": ("", "list the tools the model may use"),
+    "/mcp": ("", "list the MCP servers, their state and tools"),
     "/theme": ("[NAME]", "list the themes, or switch to one"),
     "/save": ("", "save the conversation now and show where"),
     "/sessions": ("[ID]", "pick a saved session to resume (or resume ID)"),

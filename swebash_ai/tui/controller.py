@@ -71,6 +71,38 @@ class Controller:
             if session.conversation.messages:
                 self.render_conversation(session)
         app.session_ready.set()
+        if session is not None and session.loaded.mcp_servers:
+            app.run_worker(self.start_mcp(session), group="mcp", exit_on_error=False)
+
+    async def start_mcp(self, session: Session) -> None:
+        """Worker: start the session's MCP servers on the engine loop (where its turns run); say which did not
+        start. Questions asked meanwhile run without their tools."""
+        app = self.app
+        problems = await app.engine.call(session.start_mcp())
+        for problem in problems:
+            app.chat.add_notice(problem + " (/mcp shows the servers)", "warning")
+        if session.mcp is not None and session.mcp.tools:
+            ready = sum(1 for s in session.mcp.servers if s.state == "ready")
+            app.notify(f"MCP: {ready} server(s) ready, {len(session.mcp.tools)} tool(s). /mcp lists them.")
+
+    async def cmd_mcp(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is None:
+            return
+        host = session.mcp
+        if host is None:
+            self.app.chat.add_info(f"Add [mcp_servers.NAME] tables to {session.loaded.config_file} "
+                                   "(see docs/mcp.md).", title="No MCP servers configured")
+            return
+        lines = []
+        for server in host.servers:
+            lines.append(server.summary())
+            for t in server.tools:
+                approve = "runs without asking" if t.remote_name in server.config.auto_approve else "asks"
+                hint = t.hints()
+                lines.append(f"    {t.name} ({approve}{'; ' + hint if hint else ''})")
+        lines += [f"{name}: disabled (enabled = false)" for name in host.disabled]
+        self.app.chat.add_info("\n".join(lines), title="MCP servers")
 
     def _show_provider(self, session: Session, offer: OllamaOffer | None = None) -> None:
         app = self.app
@@ -424,6 +456,10 @@ class Controller:
             return session
 
         new = await asyncio.to_thread(build)  # ConfigError propagates to command(), shown in the chat
+        if old.mcp is not None:  # the old session's MCP servers end; the new session starts its own
+            app.engine.submit(old.aclose())
+        if new.loaded.mcp_servers:
+            app.run_worker(self.start_mcp(new), group="mcp", exit_on_error=False)
         app.session = new
         app.loaded = new.loaded
         self._show_provider(new)

@@ -12,7 +12,8 @@ from typing import Any
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
-HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown")
+# "mcp" and "jsonschema": with no [mcp_servers] configured nothing of the MCP SDK loads (issue 13).
+HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema")
 
 _PROBE = """
 import sys
