@@ -188,6 +188,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     loaded = load_settings(flags, profile=profile)
     if args.command == "config":
         print_config(loaded)
+        print_instructions(loaded, cwd or Path.cwd().resolve())
         return ExitCode.OK
     from swebash_ai.oneshot import run_oneshot  # what is left: -c QUESTION
 
@@ -275,3 +276,22 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
 
 def _mask(secret: str) -> str:
     return "****" + secret[-4:] if len(secret) > 8 else "****"
+
+
+def print_instructions(loaded: LoadedSettings, cwd: Path, out: TextIO | None = None) -> None:
+    """After the settings of ``swebash-ai config``: the AGENTS.md files a session in ``cwd`` would follow."""
+    from swebash_ai.agent.instructions import load_instructions
+
+    out = out or sys.stdout
+    settings = loaded.settings
+    print("", file=out)
+    if not settings.project_instructions:
+        print("instructions: off (project_instructions = false)", file=out)
+        return
+    found = load_instructions(cwd, loaded.locations.config_dir, settings.instructions_max_chars)
+    print(f"instructions: {len(found.files)} file(s), {found.chars} characters" if found.files
+          else "instructions: no AGENTS.md file in force", file=out)
+    for f in found.files:
+        print(f"  {f.path}" + (" (cut)" if f.cut else ""), file=out)
+    for line in (*found.problems, *found.warnings):
+        print(f"  ! {line}", file=out)

@@ -79,6 +79,13 @@ class Settings(BaseSettings):
     system_prompt: str | None = None
     """Replaces the built-in system prompt."""
 
+    project_instructions: bool = True
+    """Put ``AGENTS.md`` files in the system prompt: a personal one in the config directory, then those from the
+    repository root down to the working directory (the nearest wins). See docs/memory.md."""
+
+    instructions_max_chars: int = Field(32_000, ge=1_000)
+    """Size cap for all instruction files together; farther files are cut first, with a warning."""
+
     # --- tools ----------------------------------------------------------------------------------------
     tools_fs: bool = True
     """Offer the filesystem tools (read, list, exists, metadata, search; write and edit with approval)."""

@@ -17,6 +17,7 @@ from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.conversation import Conversation, find_session
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
+from swebash_ai.agent.instructions import Instructions, load_instructions
 from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.prompt import build_system_prompt
 from swebash_ai.config import LoadedSettings, Settings
@@ -67,6 +68,7 @@ class Session:
             self.provider = TextToolCallProvider(self.provider, text_mode=mode == "text", recover=mode != "native")
         self.registry = ToolRegistry.from_settings(self.settings, self._tools)
         self.context = self._make_context()
+        self.instructions = self._load_instructions()
         self.agent: Agent | None = self._make_agent() if self.provider is not None else None
         self._toolbox: Agent | None = None
 
@@ -98,10 +100,53 @@ class Session:
             self.approver,
             limits=LoopLimits(s.tools_max_iter, s.max_tool_calls_per_turn, s.tools_parallel, s.context_tokens),
             confirm=s.tools_confirm,
-            system_prompt=build_system_prompt(self.cwd, self.registry.names(), s.system_prompt),
+            system_prompt=self.system_prompt(),
             audit=audit,
             session_approvals=self.session_approvals,
         )
+
+    def _load_instructions(self) -> Instructions:
+        """AGENTS.md files in force (none when ``project_instructions`` is off); problems become notices."""
+        if not self.settings.project_instructions:
+            return Instructions()
+        found = load_instructions(self.cwd, self.loaded.locations.config_dir, self.settings.instructions_max_chars)
+        self.notices.extend(found.problems + found.warnings)
+        return found
+
+    def system_prompt(self) -> str:
+        s = self.settings
+        return build_system_prompt(self.cwd, self.registry.names(), s.system_prompt, self.instructions.render())
+
+    def context_report(self) -> str:
+        """What the model is sent each request, by part, in estimated tokens (the TUI's ``/context``)."""
+        import json
+
+        from swebash_ai.agent.conversation import estimate_tokens
+
+        def tokens(text: str) -> int:
+            return len(text) // 4
+
+        instructions = self.instructions.render()
+        system = tokens(self.system_prompt()) - tokens(instructions)
+        tools = tokens(json.dumps(self.registry.definitions())) if len(self.registry) else 0
+        sent = self.conversation.for_request(None, self.settings.context_tokens)
+        history = sum(estimate_tokens(m) for m in sent)
+        lines = ["Instruction files in force:"]
+        lines += [f"  {f.path}" + (" (cut)" if f.cut else "") for f in self.instructions.files] or ["  (none)"]
+        if not self.settings.project_instructions:
+            lines[-1] += " - project_instructions is off"
+        lines += [f"  ! {p}" for p in (*self.instructions.problems, *self.instructions.warnings)]
+        total = system + tokens(instructions) + tools + history
+        lines += [
+            "",
+            f"Token budget (estimated, context_tokens = {self.settings.context_tokens}):",
+            f"  system prompt  {system:>8}",
+            f"  instructions   {tokens(instructions):>8}",
+            f"  tools          {tools:>8}",
+            f"  history        {history:>8}  ({len(sent)} of {len(self.conversation.messages)} messages sent)",
+            f"  total          {total:>8}",
+        ]
+        return "\n".join(lines)
 
     def _audit_log(self) -> AuditLog | None:
         if not self.settings.audit:
@@ -199,6 +244,9 @@ class Session:
         if not self.conversation.messages:
             return
         self.conversation.meta["model"] = self.model
+        if self.agent is not None:  # what the model was offered, for `swebash-ai export`
+            self.conversation.meta["system"] = self.agent.system_prompt
+            self.conversation.meta["tools"] = self.registry.definitions()
         try:
             self.conversation.save(self.session_file)
         except OSError as exc:

@@ -15,6 +15,7 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/tools": ("", "list the tools the model may use"),
     "/theme": ("[NAME]", "list the themes, or switch to one"),
     "/save": ("", "save the conversation now and show where"),
+    "/context": ("", "show the instruction files in force and the token budget by part"),
     "/sessions": ("[ID]", "pick a saved session to resume (or resume ID)"),
     "/exit": ("", "quit"),
 }

@@ -287,6 +287,11 @@ class Controller:
     async def cmd_help(self, arg: str) -> None:
         self.app.chat.add_info(commands.help_text())
 
+    async def cmd_context(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is not None:
+            self.app.chat.add_info(session.context_report(), title="Context")
+
     async def cmd_clear(self, arg: str) -> None:
         await self.clear_screen()
 
