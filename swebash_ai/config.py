@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     instructions_max_chars: int = Field(32_000, ge=1_000)
     """Size cap for all instruction files together; farther files are cut first, with a warning."""
 
+    auto_compact: bool = True
+    """When the conversation nears ``context_tokens``, replace older turns with a summary the model writes (the
+    recent turns stay verbatim); off, older turns are only left out of requests. See docs/memory.md."""
+
     # --- tools ----------------------------------------------------------------------------------------
     tools_fs: bool = True
     """Offer the filesystem tools (read, list, exists, metadata, search; write and edit with approval)."""

@@ -176,6 +176,8 @@ class Session:
 
             raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
         try:
+            for notice in await self.compact(upcoming=text):
+                yield notice
             mark = len(self.conversation.messages)
             for attempt in (1, 2):
                 tools_ran = False
@@ -197,6 +199,38 @@ class Session:
                 )
         finally:
             self.save()
+
+    async def compact(self, *, force: bool = False, upcoming: str = "") -> list[Notice]:
+        """Replace older turns with a summary the model writes (see :mod:`swebash_ai.agent.compaction`).
+
+        Automatic before a turn when the conversation (with ``upcoming``, the next user message) nears
+        ``context_tokens``; ``force`` (``/compact``) does it now. Returns what to tell the user; a failed
+        summary request leaves the conversation as it was (requests are trimmed as before) and says so.
+        """
+        from swebash_ai.agent import compaction as cp
+
+        if self.agent is None or self.provider is None:
+            return [Notice("No model is configured to write a summary.", "warning")] if force else []
+        budget = self.settings.context_tokens
+        tools = self.registry.definitions() or None
+        size = cp.request_tokens(self.conversation, self.agent.system_prompt, tools) + len(upcoming) // 4
+        if not force and (not self.settings.auto_compact or size < budget * cp.COMPACT_AT):
+            return []
+        # On demand everything but the latest turn is summarized; automatically, what fits KEEP_RECENT stays.
+        cut = cp.plan_cut(self.conversation, 0 if force else int(budget * cp.KEEP_RECENT))
+        if cut == 0:
+            return [Notice("Nothing to compact: the conversation is only its latest turn.")] if force else []
+        try:
+            summary = await cp.summarize(self.provider, self.conversation.messages[:cut], budget * 2)
+        except (SwebashError, ValueError) as exc:
+            reason = exc.message if isinstance(exc, SwebashError) else str(exc)
+            return [Notice(f"Could not summarize the earlier conversation ({reason}); older turns are left out "
+                           "of requests instead, as before.", "warning")]
+        cp.apply_summary(self.conversation, cut, summary)
+        self.save()
+        after = cp.request_tokens(self.conversation, self.agent.system_prompt, tools)
+        return [Notice(f"Compacted the conversation (about {size} -> {after} tokens): {cut} earlier messages "
+                       f"replaced by this summary, saved in the session:\n\n{summary}")]
 
     def _fall_back(self, failed: TurnFailed) -> bool:
         """Switch to text tool calls when the server refused native ones (``tool_calling = "auto"``)."""

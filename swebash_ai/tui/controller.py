@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 IDLE_COLLECT_AFTER = 1.0
 """Seconds after a turn before the garbage it made is collected (see ``full_collections_held``)."""
 
-BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions"})
+BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact"})
 
 
 def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
@@ -291,6 +291,21 @@ class Controller:
         session = await self._ready_session()
         if session is not None:
             self.app.chat.add_info(session.context_report(), title="Context")
+
+    async def cmd_compact(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is None:
+            return
+        app = self.app
+        app.busy = True
+        app.status.set_busy("compacting")
+        try:
+            notices = await app.engine.call(session.compact(force=True))
+        finally:
+            app.busy = False
+            app.status.set_busy("")
+        for notice in notices:
+            await self.handle(notice)
 
     async def cmd_clear(self, arg: str) -> None:
         await self.clear_screen()

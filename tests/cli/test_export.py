@@ -144,3 +144,4 @@ def test_export_errors_exit_2(run_cli: Any) -> None:
     assert res.returncode == 2 and "not both" in res.stderr
     res = run_cli("export", "--format", "yaml")
     assert res.returncode == 2 and "invalid choice" in res.stderr
+

@@ -55,3 +55,36 @@ async def test_app_session_saves_what_the_model_was_offered_for_export(llm_env: 
     assert record["messages"][0] == offered["messages"][0]
     assert [m["role"] for m in record["messages"]] == ["system", "user", "assistant", "tool", "assistant"]
     assert record["messages"][3]["tool_call_id"] == record["messages"][2]["tool_calls"][0]["id"]
+
+
+async def test_compact_command_summarizes_and_the_next_request_uses_it(llm_env: FakeLLMServer, make_app) -> None:
+    from swebash_ai.agent.compaction import SUMMARY_PREFIX, SUMMARY_SYSTEM
+    from swebash_ai.agent.conversation import Conversation
+    from swebash_ai.testing.fake_server import check_openai_messages
+    from swebash_ai.tui.widgets.chat import NoticeMessage
+
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "echo one"})]), Reply.text("First done."),
+                    Reply.text("Second done."), Reply.text("We echoed one, then talked twice."),
+                    Reply.text("Third done."))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        for text, n in (("first", 1), ("second", 2)):
+            await type_and_send(pilot, text)
+            await wait_for(pilot, lambda n=n: len(app.query(AssistantMessage)) == n and not app.busy, what=text)
+        await type_and_send(pilot, "/compact")
+        await wait_for(pilot, lambda: any("Compacted" in str(w.render()) for w in app.query(NoticeMessage)),
+                       what="/compact " + " | ".join(str(w.render()) for w in app.chat.messages()))
+        assert "We echoed one" in str(app.query(NoticeMessage).last().render())
+        await type_and_send(pilot, "third")
+        await wait_for(pilot, lambda: len(app.query(AssistantMessage)) == 3 and not app.busy, what="third")
+        assert app.session is not None
+        saved = Conversation.load(app.session.session_file)
+    summary_req = llm_env.requests[3]["body"]
+    assert summary_req["messages"][0]["content"] == SUMMARY_SYSTEM
+    assert "echo one" in summary_req["messages"][1]["content"]
+    sent = llm_env.requests[-1]["body"]["messages"]
+    assert sent[1]["content"].startswith(SUMMARY_PREFIX) and "echoed one" in sent[1]["content"]
+    assert [m["role"] for m in sent[2:]] == ["user", "assistant", "user"]  # the last turn stays verbatim
+    assert sent[2]["content"] == "second" and check_openai_messages(sent) == []
+    assert saved.messages[0]["content"].startswith(SUMMARY_PREFIX)
