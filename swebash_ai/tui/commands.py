@@ -15,9 +15,9 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/tools": ("", "list the tools the model may use"),
     "/theme": ("[NAME]", "list the themes, or switch to one"),
     "/save": ("", "save the conversation now and show where"),
+    "/sessions": ("[ID]", "pick a saved session to resume (or resume ID)"),
     "/context": ("", "show the instruction files in force and the token budget by part"),
     "/compact": ("", "replace older turns with a summary the model writes, to free context"),
-    "/sessions": ("[ID]", "pick a saved session to resume (or resume ID)"),
     "/exit": ("", "quit"),
 }
 

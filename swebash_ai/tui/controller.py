@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from swebash_ai.errors import SwebashError
     from swebash_ai.providers import OllamaOffer
     from swebash_ai.session import Session
-    from swebash_ai.tui.app import SwebashApp
+    from swebash_ai.tui.host import ControllerHost
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
 class Controller:
     """Turns user input into session calls and session events into widgets."""
 
-    def __init__(self, app: SwebashApp) -> None:
+    def __init__(self, app: ControllerHost) -> None:
         self.app = app
         self._future: concurrent.futures.Future[None] | None = None
 
@@ -151,7 +151,7 @@ class Controller:
     def collect_when_idle(self) -> None:
         """The full garbage collection held off while the app runs (see ``full_collections_held``), unless
         a new turn has started meanwhile (its end schedules another)."""
-        from swebash_ai.tui.app import collect_garbage
+        from swebash_ai.tui.garbage import collect_garbage
 
         if not self.app.busy:
             collect_garbage()
@@ -435,8 +435,6 @@ class Controller:
         assert old is not None
 
         def build() -> Session:
-            from swebash_ai.tui.app import preload_provider
-
             loaded = load_settings(flags, profile=profile)
             session = Session(loaded, approver=app.approver, cwd=app.cwd, tools=app.tools, services=app.services,
                               conversation=old.conversation, probe_ollama=False)  # offered, never implied
@@ -449,3 +447,18 @@ class Controller:
         self._show_provider(new)
         app.chat.add_notice(f"Now using {new.model or 'no provider'}"
                             + (f" (profile {new.loaded.profile})" if new.loaded.profile else "") + ".")
+
+
+def preload_provider(session: Session) -> None:
+    """Import the provider's library now (in a thread) so the first question does not wait for it."""
+    choice = session.choice
+    try:
+        if choice is not None and choice.via_litellm:
+            from swebash_ai.providers.litellm_provider import import_litellm
+
+            import_litellm()
+        elif session.has_provider:
+            import openai
+            import openai.resources.chat  # noqa: F401 - loaded lazily by the client's first request
+    except Exception as exc:  # the turn will report a real problem; a preload must never crash
+        log.debug("provider preload failed: %s", exc)
