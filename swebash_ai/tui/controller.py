@@ -68,9 +68,19 @@ class Controller:
             app.chat.add_error(error.title, error.message, error.hint)
         if session is not None:
             self._show_provider(session, offer)
+            self._show_instructions(session)
             if session.conversation.messages:
                 self.render_conversation(session)
         app.session_ready.set()
+
+    def _show_instructions(self, session: Session) -> None:
+        """Which AGENTS.md files the model follows, and any that could not be read, said at start-up."""
+        files = session.instructions.files
+        if files:
+            names = ", ".join(str(f.path) for f in files)
+            self.app.chat.add_notice(f"Following instructions from {names} (/context shows the budget).")
+        while session.notices:  # unreadable or cut instruction files: now, not at the first turn
+            self.app.chat.add_notice(session.notices.pop(0), "warning")
 
     def _show_provider(self, session: Session, offer: OllamaOffer | None = None) -> None:
         app = self.app

@@ -7,7 +7,7 @@ from pathlib import Path
 from tui_helpers import idle, type_and_send, wait_for
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
-from swebash_ai.tui.widgets.chat import InfoMessage
+from swebash_ai.tui.widgets.chat import InfoMessage, NoticeMessage
 from swebash_ai.tui.widgets.reply import AssistantMessage
 
 
@@ -26,12 +26,26 @@ async def test_instructions_reach_the_request_and_context_shows_them(
         await wait_for(pilot, lambda: any("Token budget" in str(w.render()) for w in app.query(InfoMessage)),
                        what="/context")
         text = str(app.query(InfoMessage).last().render())
+        notices = [str(w.render()) for w in app.query(NoticeMessage)]
     system = llm_env.requests[-1]["body"]["messages"][0]
     assert system["role"] == "system" and "Use tabs, never spaces." in system["content"]
     assert str(workspace / "AGENTS.md") in text
     for part in ("instructions", "tools", "history", "total"):
         assert part in text
     assert "(2 of 2 messages sent)" in text
+    assert any("Following instructions from" in n and str(workspace / "AGENTS.md") in n for n in notices)
+
+
+async def test_unreadable_instructions_are_reported_at_start(llm_env: FakeLLMServer, make_app,
+                                                             workspace: Path) -> None:
+    (workspace / "AGENTS.md").write_bytes(b"\xff\xfe not text")
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await wait_for(pilot, lambda: bool(app.query(NoticeMessage)), what="warning")
+        (notice,) = [str(w.render()) for w in app.query(NoticeMessage)]
+        assert "Cannot read instructions" in notice and "not UTF-8" in notice
+        assert app.session is not None and not app.session.instructions.files
 
 
 async def test_app_session_saves_what_the_model_was_offered_for_export(llm_env: FakeLLMServer, make_app) -> None:
