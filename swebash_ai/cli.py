@@ -40,6 +40,8 @@ examples:
   swebash-ai --resume -c "and the second one?" continue the latest saved session
   swebash-ai config                            every setting, its value and where it came from
   swebash-ai doctor                            check the provider, the model's tool support, the sandbox
+  swebash-ai export --all > sessions.jsonl     every saved session as OpenAI fine-tuning records
+  swebash-ai export --format markdown          the latest session as a readable transcript
 
 exit codes: 0 answered, 1 provider or runtime error, 2 usage or configuration error,
             3 a needed action was denied, 130 interrupted (Ctrl-C; the session is saved)
@@ -70,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s config [--path]          show the settings\n"
         "       %(prog)s doctor                   check the setup\n"
         "       %(prog)s mcp list|serve           the MCP servers and their tools; serve ours",
+        "       %(prog)s export [ID | --all]      print saved sessions as JSONL or Markdown",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
         "question on stdout (tool activity and warnings go to stderr) and exits.",
@@ -113,7 +116,22 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
                      help="with serve: working directory for the tools (default: the current one)")
     _common_options(mcp, suppress=True)
+    _export_parser(sub)
     return parser
+
+
+def _export_parser(sub: Any) -> None:
+    export = sub.add_parser("export", prog="swebash-ai export",
+                            help="print saved sessions as OpenAI fine-tuning JSONL or Markdown",
+                            description="Print a saved session (the latest when no ID is given; a unique prefix "
+                            "is enough) or every one with --all. --format openai prints one JSON record per "
+                            'session, {"messages": [...], "tools": [...]}, in the OpenAI chat fine-tuning shape; '
+                            "--format markdown a readable transcript. Secrets are redacted as in the audit log. "
+                            "See docs/memory.md.")
+    export.add_argument("session_id", nargs="?", metavar="ID", help="the session to export (default: the latest)")
+    export.add_argument("--all", action="store_true", help="export every saved session, oldest first")
+    export.add_argument("--format", choices=("openai", "markdown"), default="openai",
+                        help="openai: JSONL fine-tuning records (default); markdown: a readable transcript")
 
 
 def settings_flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -181,6 +199,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         print(locations().config_file)
         return ExitCode.OK
+    if args.command == "export":
+        return export_sessions(args.session_id, every=args.all, fmt=args.format)
     if args.command == "doctor":
         from swebash_ai.doctor import run_doctor
 
@@ -198,6 +218,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     loaded = load_settings(flags, profile=profile)
     if args.command == "config":
         print_config(loaded)
+        print_instructions(loaded, cwd or Path.cwd().resolve())
         return ExitCode.OK
     if args.command == "mcp" and args.action == "serve":
         from swebash_ai.mcp_serve import run_mcp_serve
@@ -293,3 +314,51 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
 
 def _mask(secret: str) -> str:
     return "****" + secret[-4:] if len(secret) > 8 else "****"
+
+
+def print_instructions(loaded: LoadedSettings, cwd: Path, out: TextIO | None = None) -> None:
+    """After the settings of ``swebash-ai config``: the AGENTS.md files a session in ``cwd`` would follow."""
+    from swebash_ai.agent.instructions import load_instructions
+
+    out = out or sys.stdout
+    settings = loaded.settings
+    print("", file=out)
+    if not settings.project_instructions:
+        print("instructions: off (project_instructions = false)", file=out)
+        return
+    found = load_instructions(cwd, loaded.locations.config_dir, settings.instructions_max_chars)
+    print(f"instructions: {len(found.files)} file(s), {found.chars} characters" if found.files
+          else "instructions: no AGENTS.md file in force", file=out)
+    for f in found.files:
+        print(f"  {f.path}" + (" (cut)" if f.cut else ""), file=out)
+    for line in (*found.problems, *found.warnings):
+        print(f"  ! {line}", file=out)
+
+
+def export_sessions(session_id: str | None, *, every: bool, fmt: str, out: TextIO | None = None) -> int:
+    """``swebash-ai export``: saved sessions on stdout (see :mod:`swebash_ai.export`)."""
+    from swebash_ai.agent.conversation import Conversation, find_session, list_sessions
+    from swebash_ai.export import markdown_transcript, openai_jsonl
+    from swebash_ai.locations import locations
+
+    out = out or sys.stdout
+    folder = locations().sessions_dir
+    if every and session_id:
+        raise UsageError("export: give a session ID or --all, not both.")
+    if every:
+        paths = [s.path for s in reversed(list_sessions(folder, limit=1_000_000))]
+        if not paths:
+            raise UsageError(f"export: no saved session in {folder}.")
+    else:
+        path = find_session(folder, session_id)
+        if path is None:
+            what = f"no single session matches '{session_id}'" if session_id else "no saved session"
+            raise UsageError(f"export: {what} in {folder}.")
+        paths = [path]
+    conversations = (Conversation.load(p) for p in paths)
+    if fmt == "markdown":
+        out.write("\n---\n\n".join(markdown_transcript(c) for c in conversations))
+    else:
+        for line in openai_jsonl(conversations):
+            out.write(line + "\n")
+    return ExitCode.OK

@@ -80,6 +80,17 @@ class Settings(BaseSettings):
     system_prompt: str | None = None
     """Replaces the built-in system prompt."""
 
+    project_instructions: bool = True
+    """Put ``AGENTS.md`` files in the system prompt: a personal one in the config directory, then those from the
+    repository root down to the working directory (the nearest wins). See docs/memory.md."""
+
+    instructions_max_chars: int = Field(32_000, ge=1_000)
+    """Size cap for all instruction files together; farther files are cut first, with a warning."""
+
+    auto_compact: bool = True
+    """When the conversation nears ``context_tokens``, replace older turns with a summary the model writes (the
+    recent turns stay verbatim); off, older turns are only left out of requests. See docs/memory.md."""
+
     # --- tools ----------------------------------------------------------------------------------------
     tools_fs: bool = True
     """Offer the filesystem tools (read, list, exists, metadata, search; write and edit with approval)."""

@@ -17,6 +17,7 @@ from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.conversation import Conversation, find_session
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
+from swebash_ai.agent.instructions import Instructions, load_instructions
 from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.prompt import build_system_prompt
 from swebash_ai.config import LoadedSettings, Settings
@@ -67,6 +68,7 @@ class Session:
             self.provider = TextToolCallProvider(self.provider, text_mode=mode == "text", recover=mode != "native")
         self.registry = ToolRegistry.from_settings(self.settings, self._tools)
         self.context = self._make_context()
+        self.instructions = self._load_instructions()
         self.agent: Agent | None = self._make_agent() if self.provider is not None else None
         self._toolbox: Agent | None = None
         self.mcp: Any = None
@@ -123,10 +125,53 @@ class Session:
             self.approver,
             limits=LoopLimits(s.tools_max_iter, s.max_tool_calls_per_turn, s.tools_parallel, s.context_tokens),
             confirm=s.tools_confirm,
-            system_prompt=build_system_prompt(self.cwd, self.registry.names(), s.system_prompt),
+            system_prompt=self.system_prompt(),
             audit=audit,
             session_approvals=self.session_approvals,
         )
+
+    def _load_instructions(self) -> Instructions:
+        """AGENTS.md files in force (none when ``project_instructions`` is off); problems become notices."""
+        if not self.settings.project_instructions:
+            return Instructions()
+        found = load_instructions(self.cwd, self.loaded.locations.config_dir, self.settings.instructions_max_chars)
+        self.notices.extend(found.problems + found.warnings)
+        return found
+
+    def system_prompt(self) -> str:
+        s = self.settings
+        return build_system_prompt(self.cwd, self.registry.names(), s.system_prompt, self.instructions.render())
+
+    def context_report(self) -> str:
+        """What the model is sent each request, by part, in estimated tokens (the TUI's ``/context``)."""
+        import json
+
+        from swebash_ai.agent.conversation import estimate_tokens
+
+        def tokens(text: str) -> int:
+            return len(text) // 4
+
+        instructions = self.instructions.render()
+        system = tokens(self.system_prompt()) - tokens(instructions)
+        tools = tokens(json.dumps(self.registry.definitions())) if len(self.registry) else 0
+        sent = self.conversation.for_request(None, self.settings.context_tokens)
+        history = sum(estimate_tokens(m) for m in sent)
+        lines = ["Instruction files in force:"]
+        lines += [f"  {f.path}" + (" (cut)" if f.cut else "") for f in self.instructions.files] or ["  (none)"]
+        if not self.settings.project_instructions:
+            lines[-1] += " - project_instructions is off"
+        lines += [f"  ! {p}" for p in (*self.instructions.problems, *self.instructions.warnings)]
+        total = system + tokens(instructions) + tools + history
+        lines += [
+            "",
+            f"Token budget (estimated, context_tokens = {self.settings.context_tokens}):",
+            f"  system prompt  {system:>8}",
+            f"  instructions   {tokens(instructions):>8}",
+            f"  tools          {tools:>8}",
+            f"  history        {history:>8}  ({len(sent)} of {len(self.conversation.messages)} messages sent)",
+            f"  total          {total:>8}",
+        ]
+        return "\n".join(lines)
 
     def _audit_log(self) -> AuditLog | None:
         if not self.settings.audit:
@@ -156,6 +201,8 @@ class Session:
 
             raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
         try:
+            for notice in await self.compact(upcoming=text):
+                yield notice
             mark = len(self.conversation.messages)
             for attempt in (1, 2):
                 tools_ran = False
@@ -177,6 +224,38 @@ class Session:
                 )
         finally:
             self.save()
+
+    async def compact(self, *, force: bool = False, upcoming: str = "") -> list[Notice]:
+        """Replace older turns with a summary the model writes (see :mod:`swebash_ai.agent.compaction`).
+
+        Automatic before a turn when the conversation (with ``upcoming``, the next user message) nears
+        ``context_tokens``; ``force`` (``/compact``) does it now. Returns what to tell the user; a failed
+        summary request leaves the conversation as it was (requests are trimmed as before) and says so.
+        """
+        from swebash_ai.agent import compaction as cp
+
+        if self.agent is None or self.provider is None:
+            return [Notice("No model is configured to write a summary.", "warning")] if force else []
+        budget = self.settings.context_tokens
+        tools = self.registry.definitions() or None
+        size = cp.request_tokens(self.conversation, self.agent.system_prompt, tools) + len(upcoming) // 4
+        if not force and (not self.settings.auto_compact or size < budget * cp.COMPACT_AT):
+            return []
+        # On demand everything but the latest turn is summarized; automatically, what fits KEEP_RECENT stays.
+        cut = cp.plan_cut(self.conversation, 0 if force else int(budget * cp.KEEP_RECENT))
+        if cut == 0:
+            return [Notice("Nothing to compact: the conversation is only its latest turn.")] if force else []
+        try:
+            summary = await cp.summarize(self.provider, self.conversation.messages[:cut], budget * 2)
+        except (SwebashError, ValueError) as exc:
+            reason = exc.message if isinstance(exc, SwebashError) else str(exc)
+            return [Notice(f"Could not summarize the earlier conversation ({reason}); older turns are left out "
+                           "of requests instead, as before.", "warning")]
+        cp.apply_summary(self.conversation, cut, summary)
+        self.save()
+        after = cp.request_tokens(self.conversation, self.agent.system_prompt, tools)
+        return [Notice(f"Compacted the conversation (about {size} -> {after} tokens): {cut} earlier messages "
+                       f"replaced by this summary, saved in the session:\n\n{summary}")]
 
     def _fall_back(self, failed: TurnFailed) -> bool:
         """Switch to text tool calls when the server refused native ones (``tool_calling = "auto"``)."""
@@ -224,6 +303,9 @@ class Session:
         if not self.conversation.messages:
             return
         self.conversation.meta["model"] = self.model
+        if self.agent is not None:  # what the model was offered, for `swebash-ai export`
+            self.conversation.meta["system"] = self.agent.system_prompt
+            self.conversation.meta["tools"] = self.registry.definitions()
         try:
             self.conversation.save(self.session_file)
         except OSError as exc:

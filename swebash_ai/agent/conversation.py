@@ -83,6 +83,11 @@ class Conversation:
         del self.messages[length:]
         del self._costs[length:]
 
+    def replace_head(self, cut: int, messages: Sequence[Message]) -> None:
+        """Replace ``messages[:cut]`` (compaction by summary); token estimates are recomputed."""
+        self.messages[:cut] = list(messages)
+        self._costs.clear()
+
     # --- invariants -----------------------------------------------------------------------------------
     def unanswered_calls(self) -> list[tuple[str, str]]:
         """(id, name) of tool calls in the last assistant message that have no result yet."""

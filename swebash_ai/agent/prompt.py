@@ -20,12 +20,16 @@ call, do not retry it: explain and propose another way.
 - Answer in concise Markdown. Put commands and code in fenced blocks."""
 
 
-def build_system_prompt(cwd: Path, tool_names: Sequence[str], custom: str | None = None) -> str:
-    """The system prompt for a session (``custom`` replaces the built-in text, the facts are kept)."""
+def build_system_prompt(
+    cwd: Path, tool_names: Sequence[str], custom: str | None = None, instructions: str = ""
+) -> str:
+    """The system prompt for a session (``custom`` replaces the built-in text, the facts are kept); project
+    ``instructions`` (see :mod:`swebash_ai.agent.instructions`) come last, under their own headings."""
     shell = os.path.basename(os.environ.get("SHELL", "bash"))
     facts = (
         f"\n\nEnvironment: {platform.system()} {platform.release()}, shell {shell}, "
         f"working directory {cwd}, date {time.strftime('%Y-%m-%d')}."
     )
     tools = f"\nTools available: {', '.join(tool_names)}." if tool_names else "\nNo tools are enabled."
-    return (custom or _BASE) + facts + tools
+    extra = f"\n\n{instructions}" if instructions else ""
+    return (custom or _BASE) + facts + tools + extra

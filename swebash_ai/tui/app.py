@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,8 +29,9 @@ from textual.screen import Screen
 from textual.widgets import Footer
 from textual.worker import Worker
 
-from swebash_ai.tui.controller import Controller
+from swebash_ai.tui.controller import Controller, preload_provider
 from swebash_ai.tui.early_frame import NARROW_WIDTH, save_colours
+from swebash_ai.tui.garbage import full_collections_held, settle_memory
 from swebash_ai.tui.input_first import InputFirst
 from swebash_ai.tui.themes import load_themes
 from swebash_ai.tui.widgets.activity import ActivityPane
@@ -415,58 +415,3 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
-
-
-def settle_memory() -> None:
-    """Move every object alive now out of the collector's sight (``gc.freeze``).
-
-    The app holds hundreds of thousands of long-lived objects (the provider library, pydantic models,
-    widgets of past answers); a full collection that scans them all stalls the UI for a few hundred
-    milliseconds in the middle of a stream. Called after start-up and after each turn, it keeps full
-    collections down to what the current turn created.
-    """
-    gc.freeze()
-
-
-FULL_COLLECTION_HOLD = 1_000_000
-"""The collector's third threshold while the app runs: no automatic full collection (see below)."""
-
-
-@contextlib.contextmanager
-def full_collections_held() -> Iterator[None]:
-    """No automatic full garbage collection inside the block (see :func:`collect_garbage`); the app holds
-    them while it runs. Holds nest: each restores the threshold it found.
-
-    Even with start-up frozen, a long streamed reply creates enough long-lived objects (its widgets,
-    their render caches) that the collector's full passes come back every few seconds and each stops
-    both threads for 50-170 ms (measured): the worst keypress delays of a fast stream. Held only during
-    turns, one still fell at the start of the next turn. Held off, that work is done once a turn has
-    ended and the user is reading (see ``Controller.collect_when_idle``).
-    """
-    first, second, third = gc.get_threshold()
-    gc.set_threshold(first, second, FULL_COLLECTION_HOLD)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*gc.get_threshold()[:2], third)
-
-
-def collect_garbage() -> None:
-    """One full collection, then :func:`settle_memory`."""
-    gc.collect()
-    settle_memory()
-
-
-def preload_provider(session: Session) -> None:
-    """Import the provider's library now (in a thread) so the first question does not wait for it."""
-    choice = session.choice
-    try:
-        if choice is not None and choice.via_litellm:
-            from swebash_ai.providers.litellm_provider import import_litellm
-
-            import_litellm()
-        elif session.has_provider:
-            import openai
-            import openai.resources.chat  # noqa: F401 - loaded lazily by the client's first request
-    except Exception as exc:  # the turn will report a real problem; a preload must never crash
-        log.debug("provider preload failed: %s", exc)

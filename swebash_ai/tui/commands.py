@@ -17,6 +17,8 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/theme": ("[NAME]", "list the themes, or switch to one"),
     "/save": ("", "save the conversation now and show where"),
     "/sessions": ("[ID]", "pick a saved session to resume (or resume ID)"),
+    "/context": ("", "show the instruction files in force and the token budget by part"),
+    "/compact": ("", "replace older turns with a summary the model writes, to free context"),
     "/exit": ("", "quit"),
 }
 

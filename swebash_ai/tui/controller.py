@@ -20,14 +20,14 @@ if TYPE_CHECKING:
     from swebash_ai.errors import SwebashError
     from swebash_ai.providers import OllamaOffer
     from swebash_ai.session import Session
-    from swebash_ai.tui.app import SwebashApp
+    from swebash_ai.tui.host import ControllerHost
 
 log = logging.getLogger(__name__)
 
 IDLE_COLLECT_AFTER = 1.0
 """Seconds after a turn before the garbage it made is collected (see ``full_collections_held``)."""
 
-BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions"})
+BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact"})
 
 
 def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
@@ -50,7 +50,7 @@ def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
 class Controller:
     """Turns user input into session calls and session events into widgets."""
 
-    def __init__(self, app: SwebashApp) -> None:
+    def __init__(self, app: ControllerHost) -> None:
         self.app = app
         self._future: concurrent.futures.Future[None] | None = None
 
@@ -68,6 +68,7 @@ class Controller:
             app.chat.add_error(error.title, error.message, error.hint)
         if session is not None:
             self._show_provider(session, offer)
+            self._show_instructions(session)
             if session.conversation.messages:
                 self.render_conversation(session)
         app.session_ready.set()
@@ -103,6 +104,15 @@ class Controller:
                 lines.append(f"    {t.name} ({approve}{'; ' + hint if hint else ''})")
         lines += [f"{name}: disabled (enabled = false)" for name in host.disabled]
         self.app.chat.add_info("\n".join(lines), title="MCP servers")
+
+    def _show_instructions(self, session: Session) -> None:
+        """Which AGENTS.md files the model follows, and any that could not be read, said at start-up."""
+        files = session.instructions.files
+        if files:
+            names = ", ".join(str(f.path) for f in files)
+            self.app.chat.add_notice(f"Following instructions from {names} (/context shows the budget).")
+        while session.notices:  # unreadable or cut instruction files: now, not at the first turn
+            self.app.chat.add_notice(session.notices.pop(0), "warning")
 
     def _show_provider(self, session: Session, offer: OllamaOffer | None = None) -> None:
         app = self.app
@@ -183,7 +193,7 @@ class Controller:
     def collect_when_idle(self) -> None:
         """The full garbage collection held off while the app runs (see ``full_collections_held``), unless
         a new turn has started meanwhile (its end schedules another)."""
-        from swebash_ai.tui.app import collect_garbage
+        from swebash_ai.tui.garbage import collect_garbage
 
         if not self.app.busy:
             collect_garbage()
@@ -319,6 +329,26 @@ class Controller:
     async def cmd_help(self, arg: str) -> None:
         self.app.chat.add_info(commands.help_text())
 
+    async def cmd_context(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is not None:
+            self.app.chat.add_info(session.context_report(), title="Context")
+
+    async def cmd_compact(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is None:
+            return
+        app = self.app
+        app.busy = True
+        app.status.set_busy("compacting")
+        try:
+            notices = await app.engine.call(session.compact(force=True))
+        finally:
+            app.busy = False
+            app.status.set_busy("")
+        for notice in notices:
+            await self.handle(notice)
+
     async def cmd_clear(self, arg: str) -> None:
         await self.clear_screen()
 
@@ -447,8 +477,6 @@ class Controller:
         assert old is not None
 
         def build() -> Session:
-            from swebash_ai.tui.app import preload_provider
-
             loaded = load_settings(flags, profile=profile)
             session = Session(loaded, approver=app.approver, cwd=app.cwd, tools=app.tools, services=app.services,
                               conversation=old.conversation, probe_ollama=False)  # offered, never implied
@@ -465,3 +493,18 @@ class Controller:
         self._show_provider(new)
         app.chat.add_notice(f"Now using {new.model or 'no provider'}"
                             + (f" (profile {new.loaded.profile})" if new.loaded.profile else "") + ".")
+
+
+def preload_provider(session: Session) -> None:
+    """Import the provider's library now (in a thread) so the first question does not wait for it."""
+    choice = session.choice
+    try:
+        if choice is not None and choice.via_litellm:
+            from swebash_ai.providers.litellm_provider import import_litellm
+
+            import_litellm()
+        elif session.has_provider:
+            import openai
+            import openai.resources.chat  # noqa: F401 - loaded lazily by the client's first request
+    except Exception as exc:  # the turn will report a real problem; a preload must never crash
+        log.debug("provider preload failed: %s", exc)

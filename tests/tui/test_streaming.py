@@ -16,8 +16,8 @@ import pytest
 
 import swebash_ai.tui
 from swebash_ai.tui import engine
-from swebash_ai.tui.app import FULL_COLLECTION_HOLD, full_collections_held
 from swebash_ai.tui.engine import DONE, EventPipe, LoopWatch, watched_loop
+from swebash_ai.tui.garbage import FULL_COLLECTION_HOLD, full_collections_held
 from swebash_ai.tui.widgets.chat import COMMIT_CHARS, ChatPane, ReplyStream
 from swebash_ai.tui.widgets.reply import AssistantMessage
 from tests.tui.tui_helpers import ChatHost, idle

@@ -1,0 +1,141 @@
+"""Trajectory export: saved sessions as OpenAI chat fine-tuning records (JSONL) or readable Markdown.
+
+Contract:
+    :func:`openai_record` turns one :class:`~swebash_ai.agent.conversation.Conversation` into
+    ``{"messages": [...], "tools": [...]}``: the system prompt the session used (saved in its meta), then
+    ``user`` messages, ``assistant`` messages (``content`` and/or ``tool_calls`` with ``id``, ``type``
+    ``"function"``, ``function.name`` and JSON-string ``function.arguments``), and ``tool`` messages with
+    their ``tool_call_id``; ``tools`` is the schemas the model was offered. Keys the fine-tuning format does
+    not know (a tool message's ``name``) are dropped. :func:`markdown_transcript` is the same session for
+    people. Both redact secrets as the audit log does (:func:`swebash_ai.safety.redact.redact`): key-looking
+    strings everywhere, and values of secret-named arguments.
+
+Why:
+    People build datasets and evals from their own sessions; a record must load in the usual tools without
+    hand-editing, and must not leak a key that went through a tool call. Sessions saved before the offered
+    tools were recorded get the current built-in schemas of the tools they called.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from swebash_ai.agent.conversation import Conversation
+from swebash_ai.providers.base import Message
+from swebash_ai.safety.redact import redact, redact_text
+
+FORMATS = ("openai", "markdown")
+
+
+def _arguments(raw: Any) -> str:
+    """Arguments as a JSON string, with secret-named values masked (as in the audit log)."""
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        return redact_text(str(raw))
+    return json.dumps(redact(parsed), ensure_ascii=False)
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    return redact_text(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
+
+
+def _message(msg: Message) -> dict[str, Any] | None:
+    role = msg.get("role")
+    if role in ("user", "system"):
+        return {"role": role, "content": _text(msg.get("content"))}
+    if role == "assistant":
+        out: dict[str, Any] = {"role": "assistant"}
+        content = _text(msg.get("content"))
+        calls = msg.get("tool_calls") or []
+        if content or not calls:
+            out["content"] = content
+        if calls:
+            out["tool_calls"] = [
+                {
+                    "id": str(c.get("id", "")),
+                    "type": "function",
+                    "function": {
+                        "name": str(c.get("function", {}).get("name", "")),
+                        "arguments": _arguments(c.get("function", {}).get("arguments", "{}")),
+                    },
+                }
+                for c in calls
+            ]
+        return out
+    if role == "tool":
+        return {"role": "tool", "tool_call_id": str(msg.get("tool_call_id", "")), "content": _text(msg.get("content"))}
+    return None  # an unknown role is not part of the format
+
+
+def _called(conv: Conversation) -> set[str]:
+    return {c["function"]["name"] for m in conv.messages for c in m.get("tool_calls") or ()}
+
+
+def offered_tools(conv: Conversation) -> list[dict[str, Any]]:
+    """The tool schemas saved with the session; for older sessions, today's schemas of the tools it called."""
+    saved = conv.meta.get("tools")
+    if isinstance(saved, list):
+        return [t for t in saved if isinstance(t, dict)]
+    called = _called(conv)
+    if not called:
+        return []
+    from swebash_ai.tools import builtin_tools
+
+    return [t.definition() for t in builtin_tools() if t.name in called]
+
+
+def openai_record(conv: Conversation) -> dict[str, Any]:
+    """One session in the OpenAI chat fine-tuning shape (see the module docstring)."""
+    conv.repair()  # a session cut short still pairs every call with a result
+    messages: list[dict[str, Any]] = []
+    system = conv.meta.get("system")
+    if isinstance(system, str) and system:
+        messages.append({"role": "system", "content": redact_text(system)})
+    messages += [m for m in (_message(msg) for msg in conv.messages) if m is not None]
+    return {"messages": messages, "tools": offered_tools(conv)}
+
+
+def openai_jsonl(conversations: Iterable[Conversation]) -> Iterable[str]:
+    for conv in conversations:
+        yield json.dumps(openai_record(conv), ensure_ascii=False)
+
+
+def _fenced(text: str, lang: str = "") -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
+
+
+def markdown_transcript(conv: Conversation) -> str:
+    """A readable transcript: who said what, each tool call with its arguments and result."""
+    record = openai_record(conv)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(conv.created))
+    model = conv.meta.get("model") or "unknown model"
+    lines = [f"# {redact_text(conv.title)}", "", f"Session `{conv.id}`, {when}, {model}."]
+    names: dict[str, str] = {}
+    for msg in record["messages"]:
+        role = msg["role"]
+        if role == "system":
+            lines += ["", "<details><summary>System prompt</summary>", "", _fenced(msg["content"], "text"),
+                      "", "</details>"]
+        elif role == "user":
+            lines += ["", "## User", "", msg["content"]]
+        elif role == "assistant":
+            lines += ["", "## Assistant"]
+            if msg.get("content"):
+                lines += ["", msg["content"]]
+            for call in msg.get("tool_calls", []):
+                names[call["id"]] = call["function"]["name"]
+                lines += ["", f"**Tool call** `{call['function']['name']}`", "",
+                          _fenced(call["function"]["arguments"], "json")]
+        elif role == "tool":
+            name = names.get(msg["tool_call_id"], "tool")
+            lines += ["", f"**Result** of `{name}`", "", _fenced(msg["content"] or "(no output)", "text")]
+    return "\n".join(lines) + "\n"

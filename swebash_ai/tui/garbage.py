@@ -1,0 +1,53 @@
+"""The app's garbage-collection policy: start-up frozen, full collections held while it runs, done when idle.
+
+Kept out of ``app.py`` so the controller, which schedules the idle collection after each turn, needs
+nothing from the app module (the dependency runs app -> controller only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+
+
+def settle_memory() -> None:
+    """Move every object alive now out of the collector's sight (``gc.freeze``).
+
+    The app holds hundreds of thousands of long-lived objects (the provider library, pydantic models,
+    widgets of past answers); a full collection that scans them all stalls the UI for a few hundred
+    milliseconds in the middle of a stream. Called after start-up and after each turn, it keeps full
+    collections down to what the current turn created.
+    """
+    gc.freeze()
+
+
+FULL_COLLECTION_HOLD = 1_000_000
+"""The collector's third threshold while the app runs: no automatic full collection (see below)."""
+
+
+@contextlib.contextmanager
+def full_collections_held() -> Iterator[None]:
+    """No automatic full garbage collection inside the block (see :func:`collect_garbage`); the app holds
+    them while it runs. Holds nest: each restores the threshold it found.
+
+    Even with start-up frozen, a long streamed reply creates enough long-lived objects (its widgets,
+    their render caches) that the collector's full passes come back every few seconds and each stops
+    both threads for 50-170 ms (measured): the worst keypress delays of a fast stream. Held only during
+    turns, one still fell at the start of the next turn. Held off, that work is done once a turn has
+    ended and the user is reading (see ``Controller.collect_when_idle``).
+    """
+    first, second, third = gc.get_threshold()
+    gc.set_threshold(first, second, FULL_COLLECTION_HOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*gc.get_threshold()[:2], third)
+
+
+def collect_garbage() -> None:
+    """One full collection, then :func:`settle_memory`."""
+    gc.collect()
+    settle_memory()
+
+
