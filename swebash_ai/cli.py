@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s [options] -c QUESTION    answer one question and exit\n"
         "       %(prog)s config [--path]          show the settings\n"
         "       %(prog)s doctor                   check the setup\n"
-        "       %(prog)s mcp list|serve           the MCP servers and their tools; serve ours",
+        "       %(prog)s mcp list|serve           the MCP servers and their tools; serve ours\n"
         "       %(prog)s export [ID | --all]      print saved sessions as JSONL or Markdown",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
