@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from swebash_ai.agent.events import ApprovalRequest
     from swebash_ai.agent.approval import Decision
+    from swebash_ai.agent.events import ApprovalRequest
     from swebash_ai.config import LoadedSettings
     from swebash_ai.safety.verdict import Verdict
     from swebash_ai.session import Session
@@ -160,31 +160,30 @@ def run_shell_mode(
         return 1
     import asyncio
 
-    from swebash_ai.oneshot import ExitCode, exit_code_for, format_error
-
     try:
         answer, session = asyncio.run(_ask(loaded, words, cwd))
     except KeyboardInterrupt:
         err.write("swebash-ai: interrupted\n")
-        return ExitCode.INTERRUPTED
+        return 130
     except Exception as exc:
-        from swebash_ai.errors import SwebashError
+        from swebash_ai.errors import ConfigError, SwebashError
 
         if not isinstance(exc, SwebashError):
             raise
-        err.write(format_error(exc) + "\n")
-        return int(exit_code_for(exc))
+        hint = f"\n{exc.hint}" if exc.hint else ""
+        err.write(f"swebash-ai: {exc.title}: {exc.message}{hint}\n")
+        return 2 if isinstance(exc, ConfigError) else 1
     command = extract_command(answer)
     if command is None:
         err.write("swebash-ai: no command in the model's answer.\n")
-        return ExitCode.ERROR
+        return 1
     out.write(command + "\n")
     out.flush()
     if err.isatty() or os.environ.get(VERDICT_ENV):
         verdict = session.context.command_policy.assess(command, str(session.cwd))
         err.write(f"swebash-ai: {describe_verdict(verdict)}\n")
         err.flush()
-    return ExitCode.OK
+    return 0
 
 
 async def _ask(loaded: LoadedSettings, words: str, cwd: Path | None) -> tuple[str, Session]:
