@@ -57,13 +57,16 @@ def key_sequence(shell: str, key: str) -> str:
 _BASH = r"""# swebash-ai shell integration for bash: KEY turns the words on the line into a command (not run).
 __swebash_ai_line() {
   [[ -z "${READLINE_LINE//[[:space:]]/}" ]] && return 0
-  local out
-  printf '\r\033[K\342\200\246 swebash-ai\r' >&2
-  if out=$(swebash-ai --shell -c "$READLINE_LINE" </dev/null) && [[ -n "$out" ]]; then
+  local out msg errf="${TMPDIR:-/tmp}/swebash-ai-key-$$.err"
+  printf '\r\033[K\342\200\246 swebash-ai: %s' "$READLINE_LINE" >&2
+  if out=$(SWEBASH_AI_SHELL_VERDICT=1 swebash-ai --shell -c "$READLINE_LINE" </dev/null 2>"$errf") \
+      && [[ -n "$out" ]]; then
     READLINE_LINE=$out
     READLINE_POINT=${#READLINE_LINE}
   fi
-  printf '\r\033[K' >&2
+  msg=$(cat -- "$errf")  # not $(<file): in a bind -x function bash 5.2 then runs the next line mangled
+  rm -f -- "$errf"
+  if [[ -n "$msg" ]]; then printf '\r\033[K%s\n' "$msg" >&2; else printf '\r\033[K' >&2; fi
 }
 bind -x '"SEQ": __swebash_ai_line'
 """
@@ -78,7 +81,7 @@ __swebash_ai_line() {
     BUFFER=$out
     CURSOR=${#BUFFER}
   fi
-  msg="$(<"$errf")"
+  msg="$(cat -- "$errf")"
   rm -f -- "$errf"
   POSTDISPLAY=
   [[ -n "$msg" ]] && zle -M "$msg"
@@ -94,11 +97,20 @@ function __swebash_ai_line
     if string match -qr '^\s*$' -- "$line"
         return
     end
-    printf '\r\033[K\u2026 swebash-ai\r' >&2
-    set -l out (swebash-ai --shell -c "$line" </dev/null)
+    set -l dir /tmp
+    set -q TMPDIR[1]; and set dir $TMPDIR
+    set -l errf $dir/swebash-ai-key-$fish_pid.err
+    printf ' \u2026' >&2
+    set -l out (SWEBASH_AI_SHELL_VERDICT=1 swebash-ai --shell -c "$line" </dev/null 2>$errf)
     if test $status -eq 0 -a -n "$out"
         commandline -r -- "$out"
         commandline -f end-of-line
+    end
+    set -l msg (cat $errf)
+    rm -f -- $errf
+    printf '\r\033[K' >&2
+    if test -n "$msg"
+        printf '%s\n' $msg >&2
     end
     commandline -f repaint
 end

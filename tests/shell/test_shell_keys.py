@@ -87,21 +87,21 @@ def _start(shell: str, home: Path, workspace: Path, url: str) -> Pane:
 
 
 @pytest.fixture
-def tmux_shell(tmp_path: Path, workspace: Path) -> Iterator[tuple[Pane | None, list[object]]]:
-    holder: list[object] = []
-    yield None, holder
-    for pane in holder:
-        assert isinstance(pane, Pane)
+def panes() -> Iterator[list[Pane]]:
+    """Started panes, whose tmux servers are stopped when the test ends, however it ends."""
+    started: list[Pane] = []
+    yield started
+    for pane in started:
         pane.tmux("kill-server")
 
 
 @pytest.mark.parametrize("shell", _shell_params())
 def test_key_puts_the_command_on_the_line_and_enter_runs_it(shell: str, tmp_path: Path, workspace: Path,
-                                                            tmux_shell: tuple[None, list[object]]) -> None:
+                                                            panes: list[Pane]) -> None:
     fenced = "Here you go:\n\n```sh\n$ touch made-by-enter\n```\n"
     with fake_server_process([{"text": fenced, "chunk_size": 5}]) as url:
         pane = _start(shell, tmp_path, workspace, url)
-        tmux_shell[1].append(pane)
+        panes.append(pane)
         pane.keys("create the file made-by-enter", literal=True)
         pane.wait("create the file made-by-enter")
         pane.keys("M-e")
@@ -123,10 +123,10 @@ def test_key_puts_the_command_on_the_line_and_enter_runs_it(shell: str, tmp_path
 
 @pytest.mark.parametrize("shell", _shell_params())
 def test_failure_leaves_the_line_and_empty_line_does_nothing(shell: str, tmp_path: Path, workspace: Path,
-                                                            tmux_shell: tuple[None, list[object]]) -> None:
+                                                            panes: list[Pane]) -> None:
     with fake_server_process([{"text": "I cannot help with that."}]) as url:
         pane = _start(shell, tmp_path, workspace, url)
-        tmux_shell[1].append(pane)
+        panes.append(pane)
         pane.keys("M-e")  # empty line: nothing asked, nothing shown
         time.sleep(0.5)
         assert "swebash-ai" not in pane.screen()
