@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +72,16 @@ def test_shell_init(run_cli: Any) -> None:
     assert 'eval "$(swebash-ai shell-init bash)"' in res.stdout and "shell-init fish | source" in res.stdout
     res = run_cli("--shell")
     assert res.returncode == 2 and "--shell -c WORDS" in res.stderr
+
+
+def test_shell_mode_imports_nothing_heavy(llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path) -> None:
+    """The key binding waits on this start-up: it loads no more than ``-c`` does (no TUI, no Markdown, no prompt)."""
+    from .test_import_hygiene import _PROBE, HEAVY
+
+    llm_env.enqueue(Reply.text("```sh\nls\n```"))
+    res = subprocess.run([sys.executable, "-c", _PROBE.format(heavy=HEAVY), "--shell", "-c", "list"],
+                         capture_output=True, text=True, env=cli_env, cwd=workspace, stdin=subprocess.DEVNULL,
+                         timeout=60, start_new_session=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "ls\n"
+    assert res.stderr.strip().splitlines()[-1] == "HEAVY:"
