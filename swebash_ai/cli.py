@@ -210,6 +210,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _shell_init(args)
     if args.shell and (args.question is None or args.command is not None):
         raise UsageError("--shell needs words to turn into a command: --shell -c WORDS.")
+    if args.shell and (args.json or args.yes or args.resume is not None):
+        raise UsageError("--shell prints one command and runs nothing: it takes no --json, --yes or --resume.")
     if args.command == "doctor":
         from swebash_ai.doctor import run_doctor
 

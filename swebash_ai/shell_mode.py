@@ -155,6 +155,8 @@ def run_shell_mode(
     """Ask for one command, print it on stdout (and its verdict on a terminal's stderr); the exit code."""
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    if words == "-":  # like -c -: the words come from stdin
+        words = sys.stdin.read() if sys.stdin is not None else ""
     if not words.strip():
         err.write("swebash-ai: --shell: nothing to turn into a command.\n")
         return 1

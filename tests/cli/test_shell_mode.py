@@ -72,6 +72,18 @@ def test_shell_init(run_cli: Any) -> None:
     assert 'eval "$(swebash-ai shell-init bash)"' in res.stdout and "shell-init fish | source" in res.stdout
     res = run_cli("--shell")
     assert res.returncode == 2 and "--shell -c WORDS" in res.stderr
+    res = run_cli("--shell", "--yes", "-c", "clean up")
+    assert res.returncode == 2 and "runs nothing" in res.stderr
+
+
+def test_words_from_stdin(llm_env: FakeLLMServer, run_cli: Any) -> None:
+    llm_env.enqueue(Reply.text("```sh\ndf -h\n```"))
+    res = run_cli("-s", "-c", "-", input="how full are my disks\n")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "df -h\n"
+    assert "how full are my disks" in llm_env.requests[0]["body"]["messages"][-1]["content"]
+    res = run_cli("-s", "-c", "-", input="  \n")
+    assert res.returncode == 1 and "nothing to turn into a command" in res.stderr
 
 
 def test_shell_mode_imports_nothing_heavy(llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path) -> None:
