@@ -55,6 +55,18 @@ class Pane:
             time.sleep(0.1)
         raise AssertionError(f"{text!r} did not appear; the screen was:\n{screen}")
 
+    def wait_prompt(self, ending: str, timeout: float = 20.0) -> str:
+        """Wait until the last prompt line ends with ``ending`` (the shell has redrawn it); the screen."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            prompts = [line.rstrip() for line in screen.splitlines() if "READY" in line]
+            if prompts and prompts[-1].endswith(ending):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"no prompt line ending with {ending!r}; the screen was:\n{screen}")
+
 
 def _start(shell: str, home: Path, workspace: Path, url: str) -> Pane:
     bin_dir = home / "bin"
@@ -98,22 +110,22 @@ def panes() -> Iterator[list[Pane]]:
 @pytest.mark.parametrize("shell", _shell_params())
 def test_key_puts_the_command_on_the_line_and_enter_runs_it(shell: str, tmp_path: Path, workspace: Path,
                                                             panes: list[Pane]) -> None:
-    fenced = "Here you go:\n\n```sh\n$ touch made-by-enter\n```\n"
-    with fake_server_process([{"text": fenced, "chunk_size": 5}]) as url:
+    # fenced, bare and prompted answers, one per shell: each must reach the line as the bare command
+    answer = {"bash": "Here you go:\n\n```sh\n$ touch made-by-enter\n```\n", "zsh": "touch made-by-enter",
+              "fish": "$ touch made-by-enter"}[shell]
+    with fake_server_process([{"text": answer, "chunk_size": 5}]) as url:
         pane = _start(shell, tmp_path, workspace, url)
         panes.append(pane)
         pane.keys("create the file made-by-enter", literal=True)
         pane.wait("create the file made-by-enter")
         pane.keys("M-e")
-        screen = pane.wait("touch made-by-enter")
-        prompt_line = [line for line in screen.splitlines() if "READY" in line][-1]
-        assert prompt_line.rstrip().endswith("touch made-by-enter"), screen
+        screen = pane.wait_prompt("touch made-by-enter")  # the words replaced, the command not run
         assert "would ask" in screen or "would run" in screen, "no verdict line"  # `touch` writes: it asks
         time.sleep(0.5)  # had it run, the file would exist by now
         assert not (workspace / "made-by-enter").exists(), "the key ran the command"
         # the cursor is at the end: typed text lands after the command
         pane.keys(" extra-arg", literal=True)
-        pane.wait("touch made-by-enter extra-arg")
+        pane.wait_prompt("touch made-by-enter extra-arg")
         pane.keys("Enter")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not (workspace / "extra-arg").exists():
@@ -133,5 +145,6 @@ def test_failure_leaves_the_line_and_empty_line_does_nothing(shell: str, tmp_pat
         pane.keys("do something impossible", literal=True)
         pane.keys("M-e")
         pane.wait("no command in the model's answer")
+        pane.wait_prompt("do something impossible")  # the line is left as it was
         pane.keys(" still-here", literal=True)
-        pane.wait("do something impossible still-here")
+        pane.wait_prompt("do something impossible still-here")
