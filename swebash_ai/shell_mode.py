@@ -59,7 +59,9 @@ def extract_command(answer: str) -> str | None:
     for match in _FENCE_RE.finditer(text):
         if match.group(2).lower() in _NOT_SHELL:
             continue
-        lines = _command_lines(match.group(3).splitlines())
+        block = match.group(3).splitlines()
+        prompted = [ln for ln in block if _PROMPT_RE.match(ln.strip())]
+        lines = _command_lines(prompted or block)  # a console transcript: its commands, not its output
         if lines:
             break
     if not lines and "```" not in text:

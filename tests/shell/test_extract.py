@@ -26,6 +26,7 @@ from swebash_ai.shell_mode import describe_verdict, extract_command
         ("```sh\necho begin\necho end\n```", "echo begin; echo end"),
         ("```sh\nls\n```\n```sh\npwd\n```", "ls"),  # the first command block
         ("To do this, run:\nls -la", "ls -la"),
+        ("```console\n$ ls *.log\nbuild.log\n```", "ls *.log"),  # the transcript's output is dropped
     ],
 )
 def test_extract_command(answer: str, command: str) -> None:
