@@ -9,6 +9,8 @@ Run it as a user installs: ``python -m compileall -q swebash_ai`` first when PYT
 (else every run compiles the package from source and the figures say nothing about an installed copy).
 
     python bench/shell_key.py [--runs 10]
+    python -m venv --system-site-packages /tmp/v && /tmp/v/bin/pip install --no-deps . \
+        && /tmp/v/bin/python bench/shell_key.py --installed      # the installed console script
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ def _fmt(times: list[float]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--installed", action="store_true",
+                        help="time the swebash-ai script installed next to this python, not this checkout")
     args = parser.parse_args()
     answer = {"text": "```sh\nfind . -type f -size +1M\n```", "chunk_size": 0}
     with fake_server_process([answer] * (3 * args.runs + 2)) as url, tempfile.TemporaryDirectory() as tmp:
@@ -53,12 +57,14 @@ def main() -> int:
         bin_dir = home / "bin"
         bin_dir.mkdir()
         launcher = bin_dir / "swebash-ai"  # this checkout, started the way the console script starts it
-        launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m swebash_ai "$@"\n', encoding="utf-8")
+        installed = Path(sys.executable).parent / "swebash-ai"
+        target = f'"{installed}"' if args.installed else f'"{sys.executable}" -m swebash_ai'
+        launcher.write_text(f'#!/bin/sh\nexec {target} "$@"\n', encoding="utf-8")
         launcher.chmod(0o755)
         env = {
             **os.environ, "HOME": str(home), "SWEBASH_AI_HOME": str(home / "swh"), "SHELL": "/bin/bash",
             "SWEBASH_AI_MODEL": "openai/fake-model", "SWEBASH_AI_API_BASE": url, "SWEBASH_AI_API_KEY": "sk-bench",
-            "OLLAMA_HOST": "http://127.0.0.1:9", "PYTHONPATH": str(ROOT),
+            "OLLAMA_HOST": "http://127.0.0.1:9", "PYTHONPATH": "" if args.installed else str(ROOT),
             "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         }
         words = "find files bigger than 1 MB"
