@@ -42,6 +42,9 @@ examples:
   swebash-ai doctor                            check the provider, the model's tool support, the sandbox
   swebash-ai export --all > sessions.jsonl     every saved session as OpenAI fine-tuning records
   swebash-ai export --format markdown          the latest session as a readable transcript
+  swebash-ai -s -c "find files bigger than 1 MB"
+                                               print one shell command for it (not run)
+  eval "$(swebash-ai shell-init bash)"         in ~/.bashrc: Alt-E turns the line into a command
 
 exit codes: 0 answered, 1 provider or runtime error, 2 usage or configuration error,
             3 a needed action was denied, 130 interrupted (Ctrl-C; the session is saved)
@@ -72,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s config [--path]          show the settings\n"
         "       %(prog)s doctor                   check the setup\n"
         "       %(prog)s mcp list|serve           the MCP servers and their tools; serve ours\n"
-        "       %(prog)s export [ID | --all]      print saved sessions as JSONL or Markdown",
+        "       %(prog)s export [ID | --all]      print saved sessions as JSONL or Markdown\n"
+        "       %(prog)s --shell -c WORDS         print one shell command for WORDS\n"
+        "       %(prog)s shell-init [SHELL]       key binding for bash, zsh or fish",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
         "question on stdout (tool activity and warnings go to stderr) and exits.",
@@ -91,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="allow calls that need approval without asking (what policy always denies, "
                         "and catastrophes such as deleting your home directory, still never run); without a "
                         "terminal and without --yes they are denied")
+    parser.add_argument("-s", "--shell", action="store_true",
+                        help="with -c: print one command for your shell that does what the words ask, on one "
+                        "line, without running it (the model may only use read-only tools); exit 1 when no "
+                        "command could be obtained. See docs/shell.md")
     parser.add_argument("--cwd", metavar="DIR", help="working directory for the tools (default: the current one)")
     parser.add_argument("--json", action="store_true",
                         help="with -c: print one JSON object per event on stdout (see docs/cli.md)")
@@ -117,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with serve: working directory for the tools (default: the current one)")
     _common_options(mcp, suppress=True)
     _export_parser(sub)
+    _shell_init_parser(sub)
     return parser
 
 
@@ -132,6 +142,31 @@ def _export_parser(sub: Any) -> None:
     export.add_argument("--all", action="store_true", help="export every saved session, oldest first")
     export.add_argument("--format", choices=("openai", "markdown"), default="openai",
                         help="openai: JSONL fine-tuning records (default); markdown: a readable transcript")
+
+
+def _shell_init_parser(sub: Any) -> None:
+    """``shell-init``: the key binding snippet (see :mod:`swebash_ai.shell_init`)."""
+    from swebash_ai.shell_init import SETUP, SHELLS
+
+    init = sub.add_parser("shell-init", help="print the key binding for bash, zsh or fish (Alt-E: words -> command)",
+                          description="Print a snippet that binds a key (Alt-E) in your shell: it replaces the "
+                          "plain words on the command line with a proposed command, which is not run.",
+                          epilog=SETUP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    init.add_argument("shell_name", nargs="?", choices=SHELLS, metavar="SHELL",
+                      help="bash, zsh or fish (default: from $SHELL)")
+    init.add_argument("--key", metavar="KEY", help="alt-LETTER or ctrl-LETTER (default: $SWEBASH_AI_SHELL_KEY, "
+                      "else alt-e)")
+
+
+def _shell_init(args: argparse.Namespace) -> int:
+    from swebash_ai.shell_init import ShellInitError, detect_shell, snippet
+
+    try:
+        shell = args.shell_name or detect_shell()
+        print(snippet(shell, args.key), end="")
+    except ShellInitError as exc:
+        raise UsageError(str(exc)) from None
+    return ExitCode.OK
 
 
 def settings_flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -201,6 +236,12 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return ExitCode.OK
     if args.command == "export":
         return export_sessions(args.session_id, every=args.all, fmt=args.format)
+    if args.command == "shell-init":
+        return _shell_init(args)
+    if args.shell and (args.question is None or args.command is not None):
+        raise UsageError("--shell needs words to turn into a command: --shell -c WORDS.")
+    if args.shell and (args.json or args.yes or args.resume is not None):
+        raise UsageError("--shell prints one command and runs nothing: it takes no --json, --yes or --resume.")
     if args.command == "doctor":
         from swebash_ai.doctor import run_doctor
 
@@ -228,6 +269,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from swebash_ai.mcp_cli import run_mcp_list
 
         return run_mcp_list(loaded, sys.stdout)
+    if args.shell:
+        from swebash_ai.shell_mode import run_shell_mode
+
+        return run_shell_mode(loaded, args.question, cwd=cwd)
     from swebash_ai.oneshot import run_oneshot  # what is left: -c QUESTION
 
     options = OneShotOptions(args.question, json_events=args.json, yes=args.yes, resume=args.resume, cwd=cwd)
