@@ -313,8 +313,19 @@ def _parse_trace(text: str) -> list[_Call]:
 class Sandbox:
     """A fresh copy of the fixture for one command; :meth:`run` executes it and returns an :class:`Observation`."""
 
-    def __init__(self, template_home: Path, allowed_programs: Iterable[str], git_optional_locks: bool = False) -> None:
+    def __init__(
+        self,
+        template_home: Path,
+        allowed_programs: Iterable[str],
+        git_optional_locks: bool = False,
+        fresh_index: bool = True,
+    ) -> None:
         self.template_home = template_home
+        # Copying the fixture changes every file's inode and ctime, so git sees a stale index and
+        # `git diff` rewrites .git/index (a stat-cache refresh; GIT_OPTIONAL_LOCKS=0 does not stop `git diff`).
+        # A stale index is a separate, named finding (test_executor_environment_...); here it is refreshed
+        # before each run so that it does not mask every other finding.
+        self.fresh_index = fresh_index
         # The product's executor does not set GIT_OPTIONAL_LOCKS=0 (yet), so `git status`/`git diff` refresh
         # .git/index.  That is the executor's business, not the classifier's: the harness turns the refresh
         # off unless asked, and one table probe runs with the product's environment unchanged.
@@ -334,6 +345,15 @@ class Sandbox:
         for d in (self.home, self.tmp, self.trace_dir):
             shutil.rmtree(d, ignore_errors=True)
         shutil.copytree(self.template_home, self.home, symlinks=True)
+        if self.fresh_index:
+            subprocess.run(
+                ["git", "update-index", "-q", "--refresh"],
+                cwd=self.ws,
+                env={"PATH": ":".join(_PATH_DIRS), "HOME": str(self.home), "GIT_CONFIG_NOSYSTEM": "1"},
+                capture_output=True,
+                timeout=30,
+                check=False,
+            )
         self.tmp.mkdir()
         self.trace_dir.mkdir()
 

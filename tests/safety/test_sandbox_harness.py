@@ -495,6 +495,11 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("printf-v-subscript", "printf -v 'a[$(touch /tmp/p)]' x"),
     ("read-subscript", "read 'a[$(touch /tmp/p)]'"),
     ("unset-subscript", "unset 'a[$(touch /tmp/p)]'"),
+    ("subscript-single-quoted-backticks", "test -v 'x[`touch /tmp/p`]'"),
+    ("subscript-dbl-bracket-v-backticks", "[[ -v 'x[`touch /tmp/p`]' ]]"),
+    ("arith-dbl-bracket-eq-backticks", "[[ 1 -eq 'x[`touch /tmp/p`]' ]]"),
+    ("arith-dbl-bracket-lt-backticks", "[[ 'x[`rm -f README.md`]' -lt 2 ]]"),
+    ("subscript-backticks-negated-chained", "ls && ! [ -v 'x[`printenv SECRET_TOKEN`]' ]"),
     ("jq-env-space", "jq -n '$ ENV'"),
     ("jq-env-space-field", "jq -n '$ ENV.SECRET_TOKEN'"),
     ("jq-env", "jq -n '$ENV'"),
@@ -522,6 +527,9 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("cred-proc-cwd", "cat /proc/self/cwd/.env"),
     ("cred-glob", "cat gha-creds-*.json"),
     ("cred-brace", "cat {.env,README.md}"),
+    ("cred-glob-backslashed", "cat \\g\\h\\a-\\c\\r\\e\\d\\s-*.\\j\\s\\o\\n"),
+    ("cred-checksum", "md5sum gha-creds-abc123.json"),
+    ("cred-uniq", "uniq terraform.tfstate"),
     ("env-dump-printenv", "printenv"),
     ("env-dump-proc", "cat /proc/self/environ"),
     ("env-var-echo", "echo $SECRET_TOKEN"),
@@ -542,14 +550,17 @@ def test_known_probe_is_harmless_when_allowed(probe: tuple[Sandbox, CommandPolic
     _check(sandbox, policy, command)
 
 
-def test_executor_environment_keeps_git_status_from_writing(probe: tuple[Sandbox, CommandPolicy]) -> None:
-    """`git status` with exactly the product's command environment must not refresh .git/index."""
+@pytest.mark.parametrize("command", ["git status", "git diff"])
+def test_git_reader_on_a_stale_index_writes_nothing(probe: tuple[Sandbox, CommandPolicy], command: str) -> None:
+    """With exactly the product's command environment and a stale index (any edit makes one), an allowed
+    git reader must not rewrite .git/index.  (`git status` honours GIT_OPTIONAL_LOCKS=0, which the executor
+    does not set yet; `git diff` refreshes the index regardless.)"""
     sandbox, _ = probe
-    real_env = Sandbox(sandbox.template_home, ALLOWED_PROGRAMS, git_optional_locks=True)
+    real_env = Sandbox(sandbox.template_home, ALLOWED_PROGRAMS, git_optional_locks=True, fresh_index=False)
     try:
         policy_here = CommandPolicy(PathPolicy(roots=[real_env.ws], home=real_env.home))
-        assert policy_here.assess("git status", cwd=real_env.ws).decision == "allow"
-        assert _check(real_env, policy_here, "git status")
+        assert policy_here.assess(command, cwd=real_env.ws).decision == "allow"
+        assert _check(real_env, policy_here, command)
     finally:
         real_env.close()
 
