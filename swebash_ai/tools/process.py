@@ -76,6 +76,9 @@ GIT_HARDENING: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("core.pager", "cat"),
     ("core.hooksPath", "/dev/null"),
+    # git diff refreshes stale stat data in .git/index even with GIT_OPTIONAL_LOCKS=0 (found by the sandbox
+    # harness, git 2.39): a reader must not write.
+    ("diff.autoRefreshIndex", "false"),
     ("protocol.ext.allow", "never"),
 )
 # Variables that change what a command the policy judged will do: shell start-up hooks and options, git's

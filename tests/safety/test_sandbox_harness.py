@@ -1,0 +1,580 @@
+"""Differential harness: every command the classifier ALLOWS is run for real in a sandbox and must prove harmless.
+
+Hypothesis generates commands the way an attacker writes them (allowlisted programs with their real options,
+fixture paths including secrets, quoting, expansions, subscript/arithmetic traps, compound forms, wrappers,
+known dangerous payloads).  Commands the classifier asks or denies about are skipped at once (most of them);
+the ones it allows run under bubblewrap + strace (:mod:`tests.safety.sandbox_probe`).  One allowed command that
+starts a program outside the allowlist, writes anything or reads a fixture secret fails the test, with the
+command, the verdict and what the sandbox saw.  A fixed table of known bypass probes runs the same way so a
+regression of one class is reported by name.
+
+Run with ``pytest -m sandbox``; skipped (with the reason printed) when bwrap/strace are missing or user
+namespaces do not work.  Deterministic: derandomized Hypothesis, no example database.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from swebash_ai.safety.commands import CommandPolicy
+from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.safety.programs import allowed_programs
+from tests.safety.sandbox_probe import Sandbox, build_template, tools_missing
+
+ALLOWED_PROGRAMS = allowed_programs()  # filled by the rule modules when the classifier is imported
+
+pytestmark = pytest.mark.sandbox
+
+_WHY_SKIPPED = tools_missing()
+
+
+@pytest.fixture(scope="module")
+def probe() -> Iterator[tuple[Sandbox, CommandPolicy]]:
+    if _WHY_SKIPPED:
+        print(f"\nsandbox harness skipped: {_WHY_SKIPPED}")
+        pytest.skip(f"sandbox harness skipped: {_WHY_SKIPPED}")
+    base = Path(tempfile.mkdtemp(prefix="swebash-template-", dir="/var/tmp" if Path("/var/tmp").is_dir() else None))
+    home = build_template(base)
+    sandbox = Sandbox(home, ALLOWED_PROGRAMS)
+    policy = CommandPolicy(PathPolicy(roots=[sandbox.ws], home=sandbox.home))
+    try:
+        yield sandbox, policy
+    finally:
+        sandbox.close()
+        subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+def _check(sandbox: Sandbox, policy: CommandPolicy, command: str) -> bool:
+    """Run ``command`` if the classifier allows it; fail with everything observed if it misbehaved."""
+    verdict = policy.assess(command, cwd=sandbox.ws)
+    if verdict.decision != "allow":
+        return False
+    obs = sandbox.run(command)
+    assert not obs.violations, (
+        f"the classifier ALLOWS this command, and running it did harm\n"
+        f"verdict: {verdict.decision} {list(verdict.reasons)}\n{obs.describe()}"
+    )
+    return True
+
+
+# ---------------------------------------------------------------- strategy ingredients
+
+# Names worth trying beyond today's allowlist: the list grows, and these are the tempting next entries.
+EXTRA_PROGRAMS = [
+    "awk",
+    "xargs",
+    "env",
+    "printenv",
+    "timeout",
+    "nice",
+    "stdbuf",
+    "less",
+    "more",
+    "man",
+    "tee",
+    "split",
+    "bash",
+    "sh",
+    "zsh",
+    "base64",
+    "od",
+    "xxd",
+    "nl",
+    "paste",
+    "column",
+    "comm",
+    "join",
+    "fold",
+    "fmt",
+    "rev",
+    "tac",
+    "expand",
+    "unexpand",
+    "csplit",
+    "sum",
+    "cksum",
+    "b2sum",
+    "sha1sum",
+    "readlink",
+    "ln",
+    "cp",
+    "mv",
+    "rm",
+    "touch",
+    "mkdir",
+    "install",
+    "dd",
+    "truncate",
+    "chmod",
+    "python3",
+    "perl",
+    "git-upload-pack",
+    "command",
+    "builtin",
+    "exec",
+    "eval",
+    "source",
+    "declare",
+    "local",
+    "let",
+    "read",
+    "unset",
+    "export",
+    "alias",
+    "mapfile",
+]
+PROGRAMS = sorted(ALLOWED_PROGRAMS | frozenset(EXTRA_PROGRAMS))
+
+# Options a reader might not read-only: hard-coded because --help does not say which ones write or execute.
+DANGEROUS_OPTIONS: dict[str, list[str]] = {
+    "sort": ["-o /tmp/p", "--output=/tmp/p", "-o README.md", "--compress-program=id", "-T /tmp", "--files0-from=.env"],
+    "uniq": ["README.md /tmp/p"],
+    "sed": [
+        "-i",
+        "--in-place",
+        "-n 'w /tmp/p'",
+        "'s/a/b/w /tmp/p'",
+        "'s/x/id/e'",
+        "'1e id'",
+        "'1r .env'",
+        "-s 'W /tmp/p'",
+        "-f /tmp/p",
+        "-z",
+    ],
+    "find": [
+        "-exec id ';'",
+        "-execdir id ';'",
+        "-ok id ';'",
+        "-delete",
+        "-fprint /tmp/p",
+        "-fls /tmp/p",
+        "-fprintf /tmp/p x",
+        "-L",
+        "-newer .env",
+        "-files0-from .env",
+    ],
+    "jq": [
+        "-n '$ENV'",
+        "-n '$ ENV'",
+        "-n '$ ENV.HOME'",
+        "-n env",
+        "-n 'input_filename'",
+        "--rawfile a .env",
+        "--slurpfile a .env",
+        "-n '$__loc__'",
+        "--args",
+        "-L /tmp",
+    ],
+    "git": [
+        "-c core.pager=id",
+        "--config-env=core.pager=SECRET_TOKEN",
+        "--output=/tmp/p",
+        "--ext-diff",
+        "--textconv",
+        "-C ..",
+        "--git-dir=.git",
+        "--exec-path=/tmp",
+        "-p",
+        "--no-index",
+        "--paginate",
+    ],
+    "rg": ["--pre id", "--pre=id", "--search-zip", "-z", "--hidden", "-uuu", "--follow", "-L"],
+    "grep": ["-r", "-R", "--include=.env", "-f .env", "--file=.env", "-d recurse"],
+    "tail": ["-f", "--follow", "-F"],
+    "head": ["-c 1000000"],
+    "tree": ["-o /tmp/p", "-a", "-f"],
+    "diff": ["--to-file=.env", "-r", "--from-file=.env"],
+    "date": ["-s 2020-01-01", "--set=2020-01-01", "-f .env", "--file=.env"],
+    "hostname": ["newname", "-F /tmp/p", "--file .env"],
+    "cut": ["-f1 .env"],
+    "stat": ["-L"],
+    "tr": ["-d a"],
+    "md5sum": ["-c .env"],
+    "sha256sum": ["-c .env"],
+    "file": ["-f .env", "-m .env", "-C -m /tmp/p"],
+    "du": ["--files0-from=.env"],
+    "wc": ["--files0-from=.env"],
+    "ls": ["-R ~", "-la ~/.ssh"],
+    "printf": ["-v 'a[$(touch /tmp/p)]' x", "'%s' \"$(id)\""],
+    "awk": ["'BEGIN{system(\"id\")}'", "'BEGIN{print ENVIRON[\"SECRET_TOKEN\"]}'", "'{print > \"/tmp/p\"}'"],
+}
+GIT_SUBCOMMANDS = [
+    "status",
+    "log",
+    "diff",
+    "show",
+    "branch",
+    "rev-parse",
+    "ls-files",
+    "blame",
+    "shortlog",
+    "describe",
+    "tag",
+    "reflog",
+    "config",
+    "grep",
+    "cat-file",
+    "for-each-ref",
+    "remote",
+    "stash",
+    "worktree",
+    "notes",
+    "archive",
+    "bundle",
+    "format-patch",
+    "fsck",
+    "gc",
+]
+GIT_ARGS = [
+    "--oneline",
+    "-p",
+    "--stat",
+    "HEAD",
+    "HEAD~1",
+    "main",
+    "feature",
+    "v1",
+    "--all",
+    "-l",
+    "--list",
+    "NAME",
+    "--sort=refname",
+    "--format=%(refname)",
+    "--get user.name",
+    "--list",
+    "--show-toplevel",
+    "--output=/tmp/p",
+    "--ext-diff",
+    "-D feature",
+    "-d feature",
+    "-m x",
+    "-f",
+    "--",
+    "README.md",
+    ".env",
+    "--no-index .env /dev/null",
+    "--contents=.env",
+    "-c",
+    "--global",
+    "v9",
+    "-o /tmp/p",
+]
+
+PATHS = [
+    "README.md",
+    "src/app.py",
+    "docs/guide.md",
+    "data.json",
+    ".",
+    "..",
+    "src",
+    "*",
+    ".*",
+    "src/*",
+    ".env",
+    "gha-creds-abc123.json",
+    "terraform.tfstate",
+    "./.env",
+    "src/../.env",
+    "/proc/self/cwd/.env",
+    "/proc/self/cwd/README.md",
+    "keys/id_rsa",
+    "creds-link",
+    "~/.ssh/id_rsa",
+    "../.ssh/id_rsa",
+    "~/.netrc",
+    "~/.aws/credentials",
+    "~/.config/gcloud/application_default_credentials.json",
+    "$HOME/.git-credentials",
+    "${HOME}/.pgpass",
+    "~/.kube/config",
+    "~/.ssh/*",
+    "~/.*",
+    "~",
+    "/etc/passwd",
+    "/tmp/p",
+    "/proc/self/environ",
+    "/proc/1/environ",
+    ".git/config",
+    ".gi?/co*",
+    "[.]env",
+    "{.env,README.md}",
+    "gha-creds-*.json",
+]
+PAYLOADS = [
+    "touch /tmp/p",
+    "rm -f README.md",
+    "id",
+    "cat ~/.ssh/id_rsa",
+    "echo x > /tmp/p",
+    "printenv SECRET_TOKEN",
+    "mkdir /tmp/d",
+    "git branch evil",
+    "sort -o /tmp/p README.md",
+]
+
+
+def _quote(word: str, style: int) -> str:
+    if style == 0:
+        return word
+    if style == 1:
+        return "'" + word.replace("'", "'\\''") + "'"
+    if style == 2:
+        return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if style == 3:
+        return "$'" + "".join(f"\\x{ord(c):02x}" if c.isalpha() else c for c in word).replace("'", "\\'") + "'"
+    return "".join("\\" + c if c.isalnum() else c for c in word)
+
+
+@st.composite
+def words(draw: st.DrawFn, pool: list[str]) -> str:
+    return _quote(draw(st.sampled_from(pool)), draw(st.integers(0, 4)))
+
+
+@st.composite
+def expansions(draw: st.DrawFn) -> str:
+    p = draw(st.sampled_from(PAYLOADS))
+    forms = [
+        f"$({p})",
+        f"`{p}`",
+        f'"$({p})"',
+        "${HOME}",
+        "$((1+1))",
+        "${SECRET_TOKEN}",
+        "$SECRET_TOKEN",
+        f"'a[$({p})]'",
+        f'"a[`{p}`]"',
+        f"${{x:$({p}):1}}",
+        "${!SECRET*}",
+        "${x@P}",
+        f"<({p})",
+        "$'\\x2e\\x65nv'",
+        "~+",
+        "~-",
+        "$PWD/.env",
+        "$OLDPWD",
+    ]
+    return draw(st.sampled_from(forms))
+
+
+@st.composite
+def simple_commands(draw: st.DrawFn) -> str:
+    prog = draw(st.sampled_from(PROGRAMS))
+    parts = [prog]
+    if prog == "git":
+        if draw(st.booleans()):
+            parts.append(draw(st.sampled_from(DANGEROUS_OPTIONS["git"])))
+        parts.append(draw(st.sampled_from(GIT_SUBCOMMANDS)))
+        parts += draw(st.lists(st.sampled_from(GIT_ARGS), max_size=3))
+    else:
+        # Half the time the options that write/execute/read the environment, else the program's --help set.
+        dangerous, advertised = DANGEROUS_OPTIONS.get(prog, []), HELP_OPTIONS.get(prog, [])
+        pool = dangerous if dangerous and (draw(st.booleans()) or not advertised) else advertised
+        if pool:
+            parts += draw(st.lists(st.sampled_from(pool), max_size=2))
+    operand = st.one_of(words(PATHS), expansions())
+    parts += draw(st.lists(operand, max_size=2))
+    return " ".join(parts)
+
+
+@st.composite
+def traps(draw: st.DrawFn) -> str:
+    """Words bash evaluates as arithmetic or as a subscripted name: quoting does not make them literal."""
+    p = draw(st.sampled_from(PAYLOADS))
+    sub = draw(
+        st.sampled_from(
+            [
+                f"'a[$({p})]'",
+                f"'x[`{p}`]'",
+                f'"a[`{p}`]"',
+                f"'BASH_ALIASES[$({p})]'",
+                f"a[\\$\\({p}\\)]",
+                f"$'a[\\x24({p})]'",
+            ]
+        )
+    )
+    bare = sub.strip("'\"")
+    forms = [
+        f"test -v {sub}",
+        f"[ -v {sub} ]",
+        f"[[ -v {sub} ]]",
+        f"[[ 1 -eq {sub} ]]",
+        f"[[ {sub} -lt 2 ]]",
+        f"printf -v {sub} x",
+        f"read {sub}",
+        f"unset {sub}",
+        f"(( {bare} ))",
+        f"echo $(( {bare} ))",
+        f"let {sub}",
+        f"declare -i x={sub}",
+        f"echo ${{{bare}}}",
+        f"test ! -v {sub}",
+        f"! test -v {sub}",
+        f"type {sub}",
+        f"echo ${{x:{bare}:1}}",
+    ]
+    return draw(st.sampled_from(forms))
+
+
+@st.composite
+def payload_commands(draw: st.DrawFn) -> str:
+    return draw(st.one_of(simple_commands(), traps(), st.sampled_from(PAYLOADS)))
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> str:
+    first = draw(payload_commands())
+    shape = draw(st.integers(0, 9))
+    if shape <= 2:
+        return first
+    second = draw(payload_commands())
+    if shape == 3:
+        return f"{first} {draw(st.sampled_from(['&&', '||', ';', '|', chr(10)]))} {second}"
+    if shape == 4:
+        return f"( {first} )" if draw(st.booleans()) else f"{{ {first}; }}"
+    if shape == 5:
+        return f"! {first}"
+    if shape == 6:
+        return f"f() {{ {first}; }}; f"
+    if shape == 7:
+        return f"{draw(st.sampled_from(['bash -c', 'bash -lc', 'sh -c', 'zsh -lc']))} {shlex.quote(first)}"
+    if shape == 8:
+        return f"ls && {first}"
+    return f"{first} | {second}"
+
+
+def _help_options(prog: str) -> list[str]:
+    """Options a program advertises in --help (its real option set), as bare words."""
+    import re
+    import shutil
+
+    if shutil.which(prog) is None or prog in ("bash", "sh", "zsh", "less", "more", "man"):
+        return []
+    try:
+        r = subprocess.run([prog, "--help"], capture_output=True, text=True, timeout=3, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    found = re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", r.stdout + r.stderr)
+    return sorted(set(found))[:80]
+
+
+HELP_OPTIONS: dict[str, list[str]] = {p: _help_options(p) for p in PROGRAMS} if not _WHY_SKIPPED else {}
+
+
+@settings(
+    max_examples=1500,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
+@given(command=commands())
+def test_generated_allowed_commands_are_harmless(probe: tuple[Sandbox, CommandPolicy], command: str) -> None:
+    sandbox, policy = probe
+    event("ran in sandbox" if _check(sandbox, policy, command) else "classifier asks/denies")
+
+
+# ---------------------------------------------------------------- known bypass probes, by class
+
+KNOWN_PROBES: list[tuple[str, str]] = [
+    ("subscript-test-v", "test -v 'a[$(touch /tmp/p)]'"),
+    ("subscript-bracket-v", "[ -v 'x[`touch /tmp/p`]' ]"),
+    ("subscript-test-v-double-quoted", 'test -v "a[`touch /tmp/p`]"'),
+    ("subscript-negated", "! test -v 'a[$(touch /tmp/p)]'"),
+    ("subscript-chained", "ls && test -v 'a[$(touch /tmp/p)]'"),
+    ("subscript-bash-aliases", "test -v 'BASH_ALIASES[$(touch /tmp/p)]'"),
+    ("subscript-dbl-bracket-v", "[[ -v 'a[$(touch /tmp/p)]' ]]"),
+    ("arith-dbl-bracket-eq", "[[ 1 -eq 'a[$(touch /tmp/p)]' ]]"),
+    ("arith-dbl-bracket-lt", "[[ 'a[$(touch /tmp/p)]' -lt 1 ]]"),
+    ("printf-v-subscript", "printf -v 'a[$(touch /tmp/p)]' x"),
+    ("read-subscript", "read 'a[$(touch /tmp/p)]'"),
+    ("unset-subscript", "unset 'a[$(touch /tmp/p)]'"),
+    ("subscript-single-quoted-backticks", "test -v 'x[`touch /tmp/p`]'"),
+    ("subscript-dbl-bracket-v-backticks", "[[ -v 'x[`touch /tmp/p`]' ]]"),
+    ("arith-dbl-bracket-eq-backticks", "[[ 1 -eq 'x[`touch /tmp/p`]' ]]"),
+    ("arith-dbl-bracket-lt-backticks", "[[ 'x[`rm -f README.md`]' -lt 2 ]]"),
+    ("subscript-backticks-negated-chained", "ls && ! [ -v 'x[`printenv SECRET_TOKEN`]' ]"),
+    ("jq-env-space", "jq -n '$ ENV'"),
+    ("jq-env-space-field", "jq -n '$ ENV.SECRET_TOKEN'"),
+    ("jq-env", "jq -n '$ENV'"),
+    ("jq-env-builtin", "jq -n env"),
+    ("jq-rawfile-secret", "jq -n --rawfile a .env '$a'"),
+    ("git-branch-sort-creates", "git branch --sort=refname evil"),
+    ("git-tag-sort-creates", "git tag --sort=refname v9"),
+    ("git-config-pager", "git -c core.pager=id log"),
+    ("git-output", "git log --output=/tmp/p"),
+    ("git-diff-output", "git diff --output=/tmp/p HEAD~1"),
+    ("sort-output", "sort -o /tmp/p README.md"),
+    ("uniq-output", "uniq README.md /tmp/p"),
+    ("sed-write", "sed -n 'w /tmp/p' README.md"),
+    ("sed-exec", "sed 's/.*/id/e' README.md"),
+    ("sed-read-secret", "sed '1r .env' README.md"),
+    ("find-exec", "find . -name README.md -exec id ';'"),
+    ("find-delete", "find . -name README.md -delete"),
+    ("find-fprint", "find . -fprint /tmp/p"),
+    ("grep-recursive-secret", "grep -r token ."),
+    ("rg-secret-hidden", "rg --hidden token"),
+    ("cred-gha", "cat gha-creds-abc123.json"),
+    ("cred-tfstate", "cat terraform.tfstate"),
+    ("cred-symlink", "cat creds-link"),
+    ("cred-symlink-dir", "cat keys/id_rsa"),
+    ("cred-proc-cwd", "cat /proc/self/cwd/.env"),
+    ("cred-glob", "cat gha-creds-*.json"),
+    ("cred-brace", "cat {.env,README.md}"),
+    ("cred-glob-backslashed", "cat \\g\\h\\a-\\c\\r\\e\\d\\s-*.\\j\\s\\o\\n"),
+    ("cred-checksum", "md5sum gha-creds-abc123.json"),
+    ("cred-uniq", "uniq terraform.tfstate"),
+    ("env-dump-printenv", "printenv"),
+    ("env-dump-proc", "cat /proc/self/environ"),
+    ("env-var-echo", "echo $SECRET_TOKEN"),
+    ("env-var-prefix", "echo ${!SECRET*}"),
+    ("prompt-expansion", "x='$(touch /tmp/p)'; echo ${x@P}"),
+    ("wrapper-bash-lc", "bash -lc 'touch /tmp/p'"),
+    ("function-wrapper", "f() { touch /tmp/p; }; f"),
+    ("tail-follow-secret", "tail -n1 ~/.netrc"),
+    ("date-file-secret", "date -f .env"),
+    ("diff-secret", "diff .env README.md"),
+    ("sha-check-secret", "md5sum -c .env"),
+]
+
+
+@pytest.mark.parametrize(("name", "command"), KNOWN_PROBES, ids=[n for n, _ in KNOWN_PROBES])
+def test_known_probe_is_harmless_when_allowed(probe: tuple[Sandbox, CommandPolicy], name: str, command: str) -> None:
+    sandbox, policy = probe
+    _check(sandbox, policy, command)
+
+
+@pytest.mark.parametrize("command", ["git status", "git diff"])
+def test_git_reader_on_a_stale_index_writes_nothing(probe: tuple[Sandbox, CommandPolicy], command: str) -> None:
+    """With exactly the product's command environment and a stale index (any edit makes one), an allowed
+    git reader must not rewrite .git/index.  (`git status` honours GIT_OPTIONAL_LOCKS=0, which the executor
+    does not set yet; `git diff` refreshes the index regardless.)"""
+    sandbox, _ = probe
+    real_env = Sandbox(sandbox.template_home, ALLOWED_PROGRAMS, git_optional_locks=True, fresh_index=False)
+    try:
+        policy_here = CommandPolicy(PathPolicy(roots=[real_env.ws], home=real_env.home))
+        assert policy_here.assess(command, cwd=real_env.ws).decision == "allow"
+        assert _check(real_env, policy_here, command)
+    finally:
+        real_env.close()
+
+
+def test_the_sandbox_sees_each_kind_of_harm(probe: tuple[Sandbox, CommandPolicy]) -> None:
+    """The detector itself: a write, an outside exec, a secret read and a nested exec are each caught,
+    and a harmless read is clean (so a green harness means something)."""
+    sandbox, _ = probe
+    assert sandbox.run("cat README.md; git log --oneline; ls -la").violations == []
+    assert any(v.startswith("write:") for v in sandbox.run("sort -o /tmp/p README.md").violations)
+    assert any(v.startswith("exec:") for v in sandbox.run("touch README.md").violations)
+    assert any(v.startswith("secret:") for v in sandbox.run("grep -c . ~/.ssh/id_rsa").violations)
+    assert any(v.startswith("secret:") for v in sandbox.run("echo $DEPLOY_NOTE").violations)
+    assert any("find started" in v for v in sandbox.run("find . -name README.md -exec ls {} ';'").violations)
+    assert any(v.startswith("write:") for v in sandbox.run("echo x > /etc/p").violations)
