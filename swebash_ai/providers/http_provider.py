@@ -58,14 +58,20 @@ class HttpProvider(EndpointProvider):
 
     def _get_client(self) -> Any:
         if self._client is None:
-            import httpx
-
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)))
+            httpx = _import_httpx()
+            # An https client builds a verifying SSL context (the CA bundle: ~20-80 ms). A plain-http endpoint
+            # (a local server) never uses it, and redirects are not followed, so no request can reach https.
+            plain = self._url().startswith("http://")
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+                verify=not plain,
+                follow_redirects=False,
+            )
         return self._client
 
     def classify(self, exc: BaseException) -> errors.ProviderError:
         """Transport errors by kind; never imports the openai package (that is the point of this lane)."""
-        import httpx
+        httpx = _import_httpx()
 
         detail = str(exc) or type(exc).__name__
         if isinstance(exc, httpx.TimeoutException):
@@ -84,6 +90,7 @@ class HttpProvider(EndpointProvider):
     async def _stream_once(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, tool_choice: str
     ) -> AsyncIterator[Chunk]:
+        client = self._get_client()  # first: imports httpx the light way before httpx_sse imports it
         from httpx_sse import aconnect_sse
 
         body: dict[str, Any] = {
@@ -96,7 +103,7 @@ class HttpProvider(EndpointProvider):
             body["tools"] = list(tools)
             body["tool_choice"] = tool_choice
         async with aconnect_sse(
-            self._get_client(), "POST", self._url(), json=body, headers=self._headers()
+            client, "POST", self._url(), json=body, headers=self._headers()
         ) as source:
             response = source.response
             if response.status_code >= 400:
@@ -105,6 +112,28 @@ class HttpProvider(EndpointProvider):
                 raise classify_status(response.status_code, raw, model=self.model, retry_after=retry_after)
             async for chunk in openai_format_chunks(_events(source), lambda p, c: cost_of(self.wire_model, p, c)):
                 yield chunk
+
+
+def _import_httpx() -> Any:
+    """``import httpx``, without its command-line module when httpx is not loaded yet.
+
+    httpx's ``__init__`` imports ``httpx._main`` (its CLI, which pulls in rich and click, ~45 ms and several
+    MiB) whenever those are installed, and falls back to a stub on ImportError. Blocking that one module for
+    the duration of the import takes the stub path; nothing here uses the CLI.
+    """
+    import sys
+
+    if "httpx" in sys.modules:
+        return sys.modules["httpx"]
+    blocked = "httpx._main" not in sys.modules
+    if blocked:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+    try:
+        import httpx
+    finally:
+        if blocked and sys.modules.get("httpx._main", 0) is None:
+            del sys.modules["httpx._main"]
+    return httpx
 
 
 async def _events(source: Any) -> AsyncIterator[dict[str, Any]]:
