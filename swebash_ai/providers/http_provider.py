@@ -136,6 +136,12 @@ def _import_httpx() -> Any:
     return httpx
 
 
+def preload_http() -> None:
+    """Import what the first request needs (the TUI calls this in a thread after its first frame)."""
+    _import_httpx()
+    import httpx_sse  # noqa: F401
+
+
 async def _events(source: Any) -> AsyncIterator[dict[str, Any]]:
     """The JSON chunks of the stream, up to ``[DONE]``; an error event in the stream is raised."""
     async for event in source.aiter_sse():
