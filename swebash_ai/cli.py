@@ -343,7 +343,7 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     if choice is None:
         print("provider:    none configured; see `swebash-ai doctor`", file=out)
     else:
-        client = "litellm" if choice.via_litellm else "the openai client"
+        client = "litellm" if choice.via_litellm else "the OpenAI-compatible client"
         where = f" at {choice.api_base}" if choice.api_base else ""
         key = "no key" if not choice.api_key else "key " + _mask(choice.api_key)
         print(f"provider:    {choice.model} via {client}{where}, {key} (because {choice.reason})", file=out)

@@ -126,7 +126,7 @@ def _provider_checks(loaded: LoadedSettings, timeout: float) -> list[Check]:
     choice = choose_provider(loaded.settings)
     if choice is None:
         return [Check("provider", "fail", "none configured", NO_PROVIDER_HELP.strip().replace("\n", "\n      "))]
-    via = "litellm" if choice.via_litellm else "the openai client"
+    via = "litellm" if choice.via_litellm else "the OpenAI-compatible client"
     found = [Check("provider", "ok", f"{choice.model} via {via}" + (f" at {choice.api_base}" if choice.api_base
                                                                      else "") + f" (because {choice.reason})")]
     key = _key_check(choice)

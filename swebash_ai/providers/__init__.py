@@ -1,7 +1,8 @@
 """Providers behind one door: choose one from the settings, build it, never import litellm needlessly.
 
 Routing: ``openai/...`` names, and names without a provider prefix when ``SWEBASH_AI_API_BASE`` is set, go to
-the official ``openai`` client (fast to import); every other ``provider/model`` name goes to litellm.
+the OpenAI-compatible fast lane (:mod:`~swebash_ai.providers.http_provider`: httpx and httpx-sse, quick to
+import); every other ``provider/model`` name goes to litellm.
 With no model configured, the first usual provider key in the environment picks a default model, else a
 local Ollama server that answers is used, else there is no provider (front ends explain how to set one).
 """
@@ -155,7 +156,8 @@ def make_provider(choice: ProviderChoice, settings: Settings, on_retry: RetryCal
     if choice.via_litellm:
         from swebash_ai.providers.litellm_provider import LiteLLMProvider as cls
     else:
-        from swebash_ai.providers.openai_provider import OpenAIProvider as cls
+        # The httpx lane, not the official client: same wire format, a fraction of the import time.
+        from swebash_ai.providers.http_provider import HttpProvider as cls
     return cls(
         choice.model,
         api_base=choice.api_base,

@@ -306,6 +306,44 @@ def classify_error(exc: BaseException, *, model: str = "") -> errors.ProviderErr
     return errors.ProviderError(f"{name}: {detail}")
 
 
+def classify_status(
+    status: int, raw: str, *, model: str = "", retry_after: str | float | None = None
+) -> errors.ProviderError:
+    """Map an HTTP error status and its body to our error tree, as :func:`classify_error` does for the
+    official client's exceptions (same statuses, same messages), without importing any client library."""
+    detail = _short(raw)
+    try:
+        wait = float(retry_after) if retry_after is not None else None
+    except ValueError:
+        wait = None
+    if status in (401, 403):
+        return errors.AuthenticationError(
+            f"The provider rejected the API key for {model or 'the model'} ({status}): {detail}",
+            hint="Set SWEBASH_AI_API_KEY (or the provider's own variable, e.g. OPENAI_API_KEY) to a valid key.",
+            status=status,
+        )
+    if status == 404:
+        return errors.ModelNotFoundError(
+            f"Model '{model}' was not found: {detail}",
+            hint="Check SWEBASH_AI_MODEL (litellm's provider/model form, e.g. openai/gpt-4.1) and SWEBASH_AI_API_BASE.",
+            status=status,
+        )
+    if status == 429:
+        return errors.RateLimitError(f"Rate limited by the provider: {detail}", status=status, retry_after=wait)
+    if status in (400, 422):
+        lowered = raw.lower()
+        if "context" in lowered and any(w in lowered for w in ("length", "too long", "maximum", "exceed")):
+            return errors.ContextTooLongError(
+                f"The conversation is too long for {model}: {detail}",
+                hint="Start a new conversation (/new) or lower SWEBASH_AI_CONTEXT_TOKENS.",
+                status=status,
+            )
+        return errors.BadRequestError(f"The provider refused the request: {detail}", status=status)
+    if status >= 500:
+        return errors.ProviderUnavailableError(f"The provider failed ({status}): {detail}", status=status)
+    return errors.BadRequestError(f"The provider answered {status}: {detail}", status=status)
+
+
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     try:  # many providers put a JSON body in the message; show its message field

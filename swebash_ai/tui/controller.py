@@ -504,7 +504,8 @@ def preload_provider(session: Session) -> None:
 
             import_litellm()
         elif session.has_provider:
-            import openai
-            import openai.resources.chat  # noqa: F401 - loaded lazily by the client's first request
+            from swebash_ai.providers.http_provider import preload_http
+
+            preload_http()
     except Exception as exc:  # the turn will report a real problem; a preload must never crash
         log.debug("provider preload failed: %s", exc)

@@ -26,7 +26,7 @@ def test_config_shows_sources_and_masks_secrets(run_cli: Any, cli_env: dict[str,
     assert rows["tools_max_iter"].split()[1:] == ["10", "default"]
     assert "****" + key[-4:] in rows["api_key"]
     assert key not in res.stdout  # never the secret itself
-    assert "provider:    openai/other-model via the openai client" in res.stdout
+    assert "provider:    openai/other-model via the OpenAI-compatible client" in res.stdout
     assert "(because SWEBASH_AI_MODEL)" in res.stdout
 
 

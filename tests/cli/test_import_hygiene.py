@@ -1,8 +1,8 @@
 """Start-up stays lazy: ``--help`` imports nothing heavy, and a one-shot answer from an OpenAI-compatible
 endpoint into a pipe never imports litellm, textual, prompt_toolkit or our Markdown rendering (rich.markdown).
 
-``rich.console`` itself may load on that path: httpx (under the openai client) imports its own command-line
-module, which imports rich, whenever rich and click are installed (textual brings both)."""
+``rich.console`` itself may still load on that path through the front end's output; httpx's own command-line
+module (rich and click) is kept out by the provider (tests/providers/test_http_provider.py)."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ import pytest
 
 from swebash_ai import errors
 from swebash_ai.providers.base import Chunk, FinishChunk, RetryingProvider, TextChunk, ToolCall, UsageChunk
+from swebash_ai.providers.http_provider import HttpProvider
 from swebash_ai.providers.litellm_provider import LiteLLMProvider
 from swebash_ai.providers.openai_provider import OpenAIProvider
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
@@ -47,6 +48,12 @@ def _openai(server: FakeLLMServer, retries: int) -> RetryingProvider:
     )
 
 
+def _http(server: FakeLLMServer, retries: int) -> RetryingProvider:
+    return HttpProvider(
+        "openai/fake-model", api_base=server.base_url, api_key="sk-x", retries=retries, base_delay=0.01, timeout=10
+    )
+
+
 def _litellm_openai(server: FakeLLMServer, retries: int) -> RetryingProvider:
     return LiteLLMProvider(
         "openai/fake-model", api_base=server.base_url, api_key="sk-x", retries=retries, base_delay=0.01, timeout=10
@@ -66,6 +73,7 @@ def _litellm_anthropic(server: FakeLLMServer, retries: int) -> RetryingProvider:
 
 IMPLEMENTATIONS = [
     pytest.param(("openai", _openai), id="openai-client"),
+    pytest.param(("openai", _http), id="httpx-sse"),
     pytest.param(("openai", _litellm_openai), id="litellm-openai"),
     pytest.param(("anthropic", _litellm_anthropic), id="litellm-anthropic"),
 ]
@@ -196,8 +204,9 @@ async def test_stream_that_breaks_midway(impl: Any) -> None:
     assert len(server.requests) == 1  # never retried once text was shown
 
 
-async def test_connection_refused_is_unavailable() -> None:
-    provider = OpenAIProvider("openai/x", api_base="http://127.0.0.1:9/v1", api_key="k", retries=1, base_delay=0)
+@pytest.mark.parametrize("cls", [OpenAIProvider, HttpProvider], ids=["openai-client", "httpx-sse"])
+async def test_connection_refused_is_unavailable(cls: type[RetryingProvider]) -> None:
+    provider = cls("openai/x", api_base="http://127.0.0.1:9/v1", api_key="k", retries=1, base_delay=0)  # type: ignore[call-arg]
     start = time.monotonic()
     with pytest.raises(errors.ProviderUnavailableError) as info:
         await collect(provider)

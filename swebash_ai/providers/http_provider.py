@@ -1,0 +1,158 @@
+"""OpenAI-compatible chat completions spoken directly over httpx (the fast lane).
+
+OpenAI itself and anything reached through ``SWEBASH_AI_API_BASE`` (Ollama's ``/v1``, vLLM, LM Studio,
+llama.cpp, OpenRouter...) take this path. It sends the same request the official client sends
+(``POST {base}/chat/completions`` with ``stream: true`` and ``stream_options.include_usage``) and reads the
+server-sent events with ``httpx-sse``. Why not the official client: importing it costs about half a second
+of a one-shot answer (its type tree), and we read each chunk as the plain JSON dict it arrives as anyway.
+
+Contract, as for every provider (:mod:`swebash_ai.providers.base`): typed chunks out; HTTP status errors are
+classified from the status and the body (:func:`~swebash_ai.providers.base.classify_status`), transport
+errors by kind; retries happen once, in :class:`~swebash_ai.providers.base.RetryingProvider`. One httpx
+client per provider, kept open so that the turns of a tool loop reuse the connection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from swebash_ai import errors
+from swebash_ai.providers.base import Chunk, EndpointProvider, Message, classify_status, openai_format_chunks
+from swebash_ai.providers.pricing import cost_of
+
+#: Where requests go when no endpoint is configured (the official client's default too).
+DEFAULT_API_BASE = "https://api.openai.com/v1"
+
+
+class HttpProvider(EndpointProvider):
+    """Chat Completions streaming over httpx + httpx-sse."""
+
+    def __init__(self, model: str, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        # litellm's "openai/gpt-4.1" names the provider; the API itself wants "gpt-4.1".
+        self.wire_model = model.split("/", 1)[1] if model.startswith("openai/") else model
+        self._client: Any = None
+
+    def _url(self) -> str:
+        base = self.api_base or os.environ.get("OPENAI_BASE_URL") or DEFAULT_API_BASE
+        return base.rstrip("/") + "/chat/completions"
+
+    def _headers(self) -> dict[str, str]:
+        key = self.api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if not self.api_base:
+                raise errors.AuthenticationError(
+                    f"No API key for {self.model}.",
+                    hint="Set SWEBASH_AI_API_KEY (or OPENAI_API_KEY) to a valid key.",
+                )
+            key = "not-needed"  # local servers need no key; send a placeholder as the official client does
+        headers = {"Authorization": f"Bearer {key}", "Accept": "text/event-stream"}
+        # The official client sends these when set; keep requests the same whichever lane is used.
+        for var, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
+            if os.environ.get(var):
+                headers[header] = os.environ[var]
+        return headers
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            httpx = _import_httpx()
+            # An https client builds a verifying SSL context (the CA bundle: ~20-80 ms). A plain-http endpoint
+            # (a local server) never uses it, and redirects are not followed, so no request can reach https.
+            plain = self._url().startswith("http://")
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+                verify=not plain,
+                follow_redirects=False,
+            )
+        return self._client
+
+    def classify(self, exc: BaseException) -> errors.ProviderError:
+        """Transport errors by kind; never imports the openai package (that is the point of this lane)."""
+        httpx = _import_httpx()
+
+        detail = str(exc) or type(exc).__name__
+        if isinstance(exc, httpx.TimeoutException):
+            return errors.ProviderUnavailableError(f"The provider did not answer in time: {detail}")
+        if isinstance(exc, httpx.ConnectError):
+            return errors.ProviderUnavailableError(
+                f"Cannot reach the provider: {detail}",
+                hint="Is the server running and SWEBASH_AI_API_BASE right? Are you online?",
+            )
+        if isinstance(exc, httpx.TransportError):
+            return errors.ProviderUnavailableError(f"Connection problem: {type(exc).__name__}: {detail}")
+        if isinstance(exc, json.JSONDecodeError):
+            return errors.ProviderError(f"The provider sent a chunk that is not JSON: {detail}")
+        return errors.ProviderError(f"{type(exc).__name__}: {detail}")
+
+    async def _stream_once(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, tool_choice: str
+    ) -> AsyncIterator[Chunk]:
+        client = self._get_client()  # first: imports httpx the light way before httpx_sse imports it
+        from httpx_sse import aconnect_sse
+
+        body: dict[str, Any] = {
+            "model": self.wire_model,
+            "messages": list(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            body["tools"] = list(tools)
+            body["tool_choice"] = tool_choice
+        async with aconnect_sse(
+            client, "POST", self._url(), json=body, headers=self._headers()
+        ) as source:
+            response = source.response
+            if response.status_code >= 400:
+                raw = (await response.aread()).decode("utf-8", "replace")
+                retry_after = response.headers.get("retry-after")
+                raise classify_status(response.status_code, raw, model=self.model, retry_after=retry_after)
+            async for chunk in openai_format_chunks(_events(source), lambda p, c: cost_of(self.wire_model, p, c)):
+                yield chunk
+
+
+def _import_httpx() -> Any:
+    """``import httpx``, without its command-line module when httpx is not loaded yet.
+
+    httpx's ``__init__`` imports ``httpx._main`` (its CLI, which pulls in rich and click, ~45 ms and several
+    MiB) whenever those are installed, and falls back to a stub on ImportError. Blocking that one module for
+    the duration of the import takes the stub path; nothing here uses the CLI.
+    """
+    import sys
+
+    if "httpx" in sys.modules:
+        return sys.modules["httpx"]
+    blocked = "httpx._main" not in sys.modules
+    if blocked:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+    try:
+        import httpx
+    finally:
+        if blocked and sys.modules.get("httpx._main", 0) is None:
+            del sys.modules["httpx._main"]
+    return httpx
+
+
+def preload_http() -> None:
+    """Import what the first request needs (the TUI calls this in a thread after its first frame)."""
+    _import_httpx()
+    import httpx_sse  # noqa: F401
+
+
+async def _events(source: Any) -> AsyncIterator[dict[str, Any]]:
+    """The JSON chunks of the stream, up to ``[DONE]``; an error event in the stream is raised."""
+    async for event in source.aiter_sse():
+        data = event.data
+        if not data:
+            continue
+        if data.startswith("[DONE]"):
+            return
+        chunk = json.loads(data)
+        if isinstance(chunk, dict) and chunk.get("error"):
+            err = chunk["error"]
+            message = err.get("message") if isinstance(err, dict) else str(err)
+            raise errors.ProviderError(f"The provider reported an error: {message or err}")
+        yield chunk
