@@ -123,12 +123,13 @@ def _import_httpx() -> Any:
     """
     import sys
 
-    if "httpx" in sys.modules:
-        return sys.modules["httpx"]
-    blocked = "httpx._main" not in sys.modules
+    blocked = "httpx" not in sys.modules and "httpx._main" not in sys.modules
     if blocked:
         sys.modules["httpx._main"] = None  # type: ignore[assignment]
     try:
+        # Always through the import statement, never a sys.modules shortcut: while another thread (the TUI's
+        # preload) is importing httpx, sys.modules holds a half-initialised module, and only the import
+        # machinery's module lock waits for it to be complete.
         import httpx
     finally:
         if blocked and sys.modules.get("httpx._main", 0) is None:
