@@ -543,6 +543,17 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("date-file-secret", "date -f .env"),
     ("diff-secret", "diff .env README.md"),
     ("sha-check-secret", "md5sum -c .env"),
+    # Round 3 (red team): bash glob syntax that Python's fnmatch reads differently, so the expansion check
+    # sees no match and lets the secret through.
+    ("glob-caret-negation", "cat .[^a]nv"),
+    ("glob-caret-negation-wc", "wc -c .[^x]nv"),
+    ("glob-caret-negation-star", "head .[^.]*"),
+    ("glob-caret-gha", "cat gha-creds-[^x]*"),
+    ("glob-posix-class", "cat .[[:alpha:]]nv"),
+    ("glob-posix-class-tfstate", "cat terraform.[[:lower:]]fstate"),
+    # zsh semantics inside `zsh -c`: a script judged as bash runs as zsh.
+    ("zsh-readnullcmd-pager", "zsh -c '< README.md'"),
+    ("zsh-recursive-glob-dotfile", "zsh -c 'cat **/.env'"),
 ]
 
 
