@@ -308,6 +308,13 @@ PATHS = [
     "[.]env",
     "{.env,README.md}",
     "gha-creds-*.json",
+    # bash glob dialect beyond Python's fnmatch: negation with ^, POSIX classes, zsh's **/ and qualifiers
+    ".[^a]nv",
+    ".[[:alpha:]]nv",
+    "terraform.[[:lower:]]fstate",
+    "**/.env",
+    "*(D)",
+    ".e*(N)",
 ]
 PAYLOADS = [
     "touch /tmp/p",
@@ -429,9 +436,81 @@ def payload_commands(draw: st.DrawFn) -> str:
     return draw(st.one_of(simple_commands(), traps(), st.sampled_from(PAYLOADS)))
 
 
+AWK_PROGRAMS = [
+    "{print}",
+    'BEGIN{ARGV[1]=".env"; ARGC=2} {print}',
+    'BEGIN { x = ENV"IRON" }',
+    'BEGIN { sys\\\ntem("id") }',
+    '{print > "/tmp/p"}',
+    "{print $0 >FILENAME}",
+    'BEGIN { while ((getline l < ".env") > 0) print l }',
+    'BEGIN{f="/tmp/p"; printf "x" > f}',
+    '/x/ # comment\n{ system("id") }',
+    'BEGIN { "id" | getline }',
+]
+JQ_FILTERS = [
+    ".",
+    "$__loc__",
+    "$ ENV",
+    "$ENV | keys",
+    '"\\(env)"',
+    'import "../.docker/config" as $c; $c',
+    'include "../.netrc"; 1',
+    "input_filename",
+    "# c\n$ENV",
+    '[splits("x")]',
+]
+SED_SCRIPTS = [
+    "p",
+    "1p",
+    "/a/,/b/p",
+    "$p",
+    "0~1p",
+    "/x/I p",
+    "1p;w /tmp/p",
+    "s/x/y/pw /tmp/p",
+    "1e id",
+    "p;1r .env",
+    "\\%x%p;W /tmp/p",
+    "/[/]w /tmp/p/p",
+    "p #c\nw /tmp/p",
+]
+WRAPPERS = ["timeout 5", "timeout -k 1 5", "timeout --foreground 5", "nice", "nice -n 5", "nice -5", "stdbuf -oL"]
+SHELL_WRAPPERS = ["bash -c", "bash -lc", "sh -c", "dash -c", "zsh -c", "zsh -lc"]
+ZSH_ONLY = ["< README.md", "cat **/.env", "cat *(D)", "ls *(e:'touch /tmp/p':)", "cat =(id)", "cat ***/id_rsa"]
+CD_DIRS = ["src", "docs", "..", "keys", "creds-link", "/proc/self/cwd", "src/..", "~", "."]
+
+
+@st.composite
+def newly_allowed_forms(draw: st.DrawFn) -> str:
+    """The forms the classifier started allowing: programs with inner programs (awk/jq/sed scripts), wrappers,
+    shells running a script, `cd DIR &&`, `git -C DIR`, input redirects, zsh-only syntax."""
+    kind = draw(st.integers(0, 7))
+    operand = draw(st.one_of(st.just(""), words(PATHS)))
+    if kind == 0:
+        return f"awk {shlex.quote(draw(st.sampled_from(AWK_PROGRAMS)))} {operand}".rstrip()
+    if kind == 1:
+        return f"jq -n {shlex.quote(draw(st.sampled_from(JQ_FILTERS)))}"
+    if kind == 2:
+        return f"sed -n {shlex.quote(draw(st.sampled_from(SED_SCRIPTS)))} {operand or 'README.md'}"
+    if kind == 3:
+        return f"{draw(st.sampled_from(WRAPPERS))} {draw(payload_commands())}"
+    if kind == 4:
+        inner = draw(st.one_of(payload_commands(), st.sampled_from(ZSH_ONLY)))
+        return f"{draw(st.sampled_from(SHELL_WRAPPERS))} {shlex.quote(inner)}"
+    if kind == 5:
+        return f"cd {draw(words(CD_DIRS))} && {draw(payload_commands())}"
+    if kind == 6:
+        sub = draw(st.sampled_from(GIT_SUBCOMMANDS))
+        args = " ".join(draw(st.lists(st.sampled_from(GIT_ARGS), max_size=2)))
+        return f"git -C {draw(st.sampled_from(CD_DIRS))} {sub} {args}".rstrip()
+    prog = draw(st.sampled_from(["cat", "wc -l", "head -n1", "grep x", "sort", "jq ."]))
+    return f"{prog} < {draw(words(PATHS))}"
+
+
 @st.composite
 def commands(draw: st.DrawFn) -> str:
-    first = draw(payload_commands())
+    first = draw(st.one_of(payload_commands(), newly_allowed_forms()))
     shape = draw(st.integers(0, 9))
     if shape <= 2:
         return first
