@@ -633,6 +633,23 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     # zsh semantics inside `zsh -c`: a script judged as bash runs as zsh.
     ("zsh-readnullcmd-pager", "zsh -c '< README.md'"),
     ("zsh-recursive-glob-dotfile", "zsh -c 'cat **/.env'"),
+    ("zsh-recursive-glob-tfstate", "zsh -c 'cat **/*.tfstate'"),
+    ("zsh-caret-negation", "zsh -c 'cat .[^a]nv'"),
+    ("zsh-readnullcmd-piped", "zsh -c '<README.md | cat'"),
+    ("zsh-readnullcmd-login", "zsh -lc '< docs/guide.md'"),
+    ("bash-c-caret-negation", "bash -c 'cat .[^a]nv'"),
+    ("glob-caret-grep", "grep -c x .[^a]nv"),
+    ("glob-caret-sort", "sort .[^a]nv"),
+    ("glob-caret-jq", "jq . .[^a]nv"),
+    ("glob-caret-awk", "awk '{print}' .[^a]nv"),
+    ("glob-caret-sed-print", "sed -n p .[^a]nv"),
+    ("glob-caret-diff", "diff README.md .[^a]nv"),
+    ("glob-caret-input-redirect", "cat < .[^a]nv"),
+    ("glob-posix-class-input-redirect", "cat < .[[:alpha:]]nv"),
+    ("glob-caret-dir-symlink", "cat k[^x]ys/id_rsa"),
+    # git diff with a path outside the work tree is an implicit --no-index; revision-or-path operands are only
+    # checked for "deny", so an unmatched glob (or any unprotected outside file) is read.
+    ("git-diff-implicit-no-index-glob", "git diff README.md ../.[^a]etrc"),
 ]
 
 
