@@ -650,6 +650,15 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     # git diff with a path outside the work tree is an implicit --no-index; revision-or-path operands are only
     # checked for "deny", so an unmatched glob (or any unprotected outside file) is read.
     ("git-diff-implicit-no-index-glob", "git diff README.md ../.[^a]etrc"),
+    ("glob-caret-posix-class-nested", "cat .[^[:digit:]]nv"),
+    ("glob-caret-star-head", "head -c 100 .[^a]*"),
+    # wrappers pass the gap through unchanged
+    ("timeout-zsh-readnullcmd", "timeout 5 zsh -c '< README.md'"),
+    ("nice-zsh-recursive-glob", "nice zsh -c 'cat **/.env'"),
+    ("stdbuf-bash-caret-glob", "stdbuf -oL bash -c 'cat .[^a]nv'"),
+    ("zsh-readnullcmd-second-line", "zsh -c 'cat README.md\n< docs/guide.md'"),
+    # version probes are not inert: the docker CLI loads ~/.docker/config.json (registry credentials)
+    ("version-probe-docker-config", "docker --version"),
 ]
 
 
