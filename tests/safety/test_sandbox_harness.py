@@ -659,6 +659,14 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("zsh-readnullcmd-second-line", "zsh -c 'cat README.md\n< docs/guide.md'"),
     # version probes are not inert: the docker CLI loads ~/.docker/config.json (registry credentials)
     ("version-probe-docker-config", "docker --version"),
+    # credentials stored in the repository's own .git/config (CI checkout header, token in the remote URL)
+    ("git-config-list-extraheader", "git config --list"),
+    ("git-config-get-regexp-extraheader", "git config --get-regexp extraheader"),
+    ("git-config-get-urlmatch", "git config --get-urlmatch http.extraheader https://example.com/x"),
+    ("git-remote-v-token-url", "git remote -v"),
+    ("git-remote-get-url-token", "git remote get-url origin"),
+    ("cat-git-config", "cat .git/config"),
+    ("grep-recursive-git-dir", "grep -r canary .git"),
 ]
 
 
