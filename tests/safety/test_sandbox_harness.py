@@ -266,6 +266,10 @@ GIT_ARGS = [
     "--global",
     "v9",
     "-o /tmp/p",
+    "--get-regexp extraheader",
+    "--get remote.origin.url",
+    "-v",
+    "get-url origin",
 ]
 
 PATHS = [
@@ -478,6 +482,17 @@ SED_SCRIPTS = [
 WRAPPERS = ["timeout 5", "timeout -k 1 5", "timeout --foreground 5", "nice", "nice -n 5", "nice -5", "stdbuf -oL"]
 SHELL_WRAPPERS = ["bash -c", "bash -lc", "sh -c", "dash -c", "zsh -c", "zsh -lc"]
 ZSH_ONLY = ["< README.md", "cat **/.env", "cat *(D)", "ls *(e:'touch /tmp/p':)", "cat =(id)", "cat ***/id_rsa"]
+VERSION_PROBES = [
+    "python3 --version",
+    "pip --version",
+    "node --version",
+    "docker --version",
+    "cargo --version",
+    "rustup --version",
+    "perl -v",
+    "make --version",
+    "go version",
+]
 CD_DIRS = ["src", "docs", "..", "keys", "creds-link", "/proc/self/cwd", "src/..", "~", "."]
 
 
@@ -485,7 +500,7 @@ CD_DIRS = ["src", "docs", "..", "keys", "creds-link", "/proc/self/cwd", "src/.."
 def newly_allowed_forms(draw: st.DrawFn) -> str:
     """The forms the classifier started allowing: programs with inner programs (awk/jq/sed scripts), wrappers,
     shells running a script, `cd DIR &&`, `git -C DIR`, input redirects, zsh-only syntax."""
-    kind = draw(st.integers(0, 7))
+    kind = draw(st.integers(0, 8))
     operand = draw(st.one_of(st.just(""), words(PATHS)))
     if kind == 0:
         return f"awk {shlex.quote(draw(st.sampled_from(AWK_PROGRAMS)))} {operand}".rstrip()
@@ -504,6 +519,8 @@ def newly_allowed_forms(draw: st.DrawFn) -> str:
         sub = draw(st.sampled_from(GIT_SUBCOMMANDS))
         args = " ".join(draw(st.lists(st.sampled_from(GIT_ARGS), max_size=2)))
         return f"git -C {draw(st.sampled_from(CD_DIRS))} {sub} {args}".rstrip()
+    if kind == 8:  # version probes: the program still starts and may load configuration or a toolchain
+        return draw(st.sampled_from(VERSION_PROBES))
     prog = draw(st.sampled_from(["cat", "wc -l", "head -n1", "grep x", "sort", "jq ."]))
     return f"{prog} < {draw(words(PATHS))}"
 
