@@ -127,6 +127,12 @@ SECRET_FILES: dict[str, str] = {
     "proj/gha-creds-abc123.json": "canary-gha-creds-2e7a",
     "proj/terraform.tfstate": "canary-tfstate-b913",
 }
+# Credentials that live in a repository's own .git/config: the token CI checkouts store as an extra HTTP
+# header, and a token embedded in the remote URL.  Printing them leaks them like reading a credential file.
+SECRET_GIT_CONFIG: dict[str, str] = {
+    "http.https://example.com/.extraheader": "canary-git-extraheader-57c1",
+    "remote.origin.url": "canary-git-remote-token-9e34",
+}
 SECRET_ENV: dict[str, str] = {
     "SECRET_TOKEN": "canary-env-secret-token-6a0f",
     "AWS_SECRET_ACCESS_KEY": "canary-env-aws-key-1c8e",
@@ -196,6 +202,12 @@ def build_template(base: Path) -> Path:
     git("commit", "-q", "-m", "docs and data")
     git("tag", "v1")
     git("branch", "feature")
+    git(
+        "config",
+        "http.https://example.com/.extraheader",
+        f"AUTHORIZATION: basic {SECRET_GIT_CONFIG['http.https://example.com/.extraheader']}",
+    )
+    git("config", "remote.origin.url", f"https://ci:{SECRET_GIT_CONFIG['remote.origin.url']}@example.com/demo.git")
     (ws / "README.md").write_text(PLAIN_FILES["proj/README.md"] + "more\n")
     git("commit", "-q", "-am", "readme")
     return home
@@ -454,7 +466,7 @@ class Sandbox:
         trace = trace_log.read_text(errors="replace") if trace_log.exists() else ""
         self._judge_trace(obs, _parse_trace(trace))
         obs.write_violations += _diff(before_home, _snapshot(self.home)) + _diff(before_tmp, _snapshot(self.tmp))
-        for name, canary in {**SECRET_FILES, **SECRET_ENV}.items():
+        for name, canary in {**SECRET_FILES, **SECRET_ENV, **SECRET_GIT_CONFIG}.items():
             for stream, text in (("stdout", obs.stdout), ("stderr", obs.stderr)):
                 if canary in text:
                     obs.secret_violations.append(f"{stream} holds the canary of {name}")

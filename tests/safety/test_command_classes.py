@@ -81,9 +81,21 @@ def _wrap(command: str) -> list[str]:
 def _evaluation_class() -> list[str]:
     seeds: list[str] = []
     for w in _subscripts() + _subscripts("BASH_ALIASES"):
-        seeds += [f"test -v {w}", f"[ -v {w} ]", f"[[ -v {w} ]]", f"[[ 1 -eq {w} ]]", f"[[ {w} -lt 3 ]]",
-                  f"test -R {w}", f"printf -v {w} x", f"read {w} < /dev/null", f"unset {w}", f"let {w}=1",
-                  f"declare -i x={w}", f"(( {w} ))", f"echo $(( {w} ))"]
+        seeds += [
+            f"test -v {w}",
+            f"[ -v {w} ]",
+            f"[[ -v {w} ]]",
+            f"[[ 1 -eq {w} ]]",
+            f"[[ {w} -lt 3 ]]",
+            f"test -R {w}",
+            f"printf -v {w} x",
+            f"read {w} < /dev/null",
+            f"unset {w}",
+            f"let {w}=1",
+            f"declare -i x={w}",
+            f"(( {w} ))",
+            f"echo $(( {w} ))",
+        ]
     seeds += ["[[ 1 -eq HOME ]]", "[[ x -gt y ]]", "test -v 'a[i]'", "echo ${a[$(id)]}", "echo ${x:$(id):1}"]
     return [v for s in seeds[:: max(1, len(seeds) // 60)] for v in _wrap(s)]
 

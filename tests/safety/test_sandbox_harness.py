@@ -266,6 +266,10 @@ GIT_ARGS = [
     "--global",
     "v9",
     "-o /tmp/p",
+    "--get-regexp extraheader",
+    "--get remote.origin.url",
+    "-v",
+    "get-url origin",
 ]
 
 PATHS = [
@@ -308,6 +312,13 @@ PATHS = [
     "[.]env",
     "{.env,README.md}",
     "gha-creds-*.json",
+    # bash glob dialect beyond Python's fnmatch: negation with ^, POSIX classes, zsh's **/ and qualifiers
+    ".[^a]nv",
+    ".[[:alpha:]]nv",
+    "terraform.[[:lower:]]fstate",
+    "**/.env",
+    "*(D)",
+    ".e*(N)",
 ]
 PAYLOADS = [
     "touch /tmp/p",
@@ -429,9 +440,94 @@ def payload_commands(draw: st.DrawFn) -> str:
     return draw(st.one_of(simple_commands(), traps(), st.sampled_from(PAYLOADS)))
 
 
+AWK_PROGRAMS = [
+    "{print}",
+    'BEGIN{ARGV[1]=".env"; ARGC=2} {print}',
+    'BEGIN { x = ENV"IRON" }',
+    'BEGIN { sys\\\ntem("id") }',
+    '{print > "/tmp/p"}',
+    "{print $0 >FILENAME}",
+    'BEGIN { while ((getline l < ".env") > 0) print l }',
+    'BEGIN{f="/tmp/p"; printf "x" > f}',
+    '/x/ # comment\n{ system("id") }',
+    'BEGIN { "id" | getline }',
+]
+JQ_FILTERS = [
+    ".",
+    "$__loc__",
+    "$ ENV",
+    "$ENV | keys",
+    '"\\(env)"',
+    'import "../.docker/config" as $c; $c',
+    'include "../.netrc"; 1',
+    "input_filename",
+    "# c\n$ENV",
+    '[splits("x")]',
+]
+SED_SCRIPTS = [
+    "p",
+    "1p",
+    "/a/,/b/p",
+    "$p",
+    "0~1p",
+    "/x/I p",
+    "1p;w /tmp/p",
+    "s/x/y/pw /tmp/p",
+    "1e id",
+    "p;1r .env",
+    "\\%x%p;W /tmp/p",
+    "/[/]w /tmp/p/p",
+    "p #c\nw /tmp/p",
+]
+WRAPPERS = ["timeout 5", "timeout -k 1 5", "timeout --foreground 5", "nice", "nice -n 5", "nice -5", "stdbuf -oL"]
+SHELL_WRAPPERS = ["bash -c", "bash -lc", "sh -c", "dash -c", "zsh -c", "zsh -lc"]
+ZSH_ONLY = ["< README.md", "cat **/.env", "cat *(D)", "ls *(e:'touch /tmp/p':)", "cat =(id)", "cat ***/id_rsa"]
+VERSION_PROBES = [
+    "python3 --version",
+    "pip --version",
+    "node --version",
+    "docker --version",
+    "cargo --version",
+    "rustup --version",
+    "perl -v",
+    "make --version",
+    "go version",
+]
+CD_DIRS = ["src", "docs", "..", "keys", "creds-link", "/proc/self/cwd", "src/..", "~", "."]
+
+
+@st.composite
+def newly_allowed_forms(draw: st.DrawFn) -> str:
+    """The forms the classifier started allowing: programs with inner programs (awk/jq/sed scripts), wrappers,
+    shells running a script, `cd DIR &&`, `git -C DIR`, input redirects, zsh-only syntax."""
+    kind = draw(st.integers(0, 8))
+    operand = draw(st.one_of(st.just(""), words(PATHS)))
+    if kind == 0:
+        return f"awk {shlex.quote(draw(st.sampled_from(AWK_PROGRAMS)))} {operand}".rstrip()
+    if kind == 1:
+        return f"jq -n {shlex.quote(draw(st.sampled_from(JQ_FILTERS)))}"
+    if kind == 2:
+        return f"sed -n {shlex.quote(draw(st.sampled_from(SED_SCRIPTS)))} {operand or 'README.md'}"
+    if kind == 3:
+        return f"{draw(st.sampled_from(WRAPPERS))} {draw(payload_commands())}"
+    if kind == 4:
+        inner = draw(st.one_of(payload_commands(), st.sampled_from(ZSH_ONLY)))
+        return f"{draw(st.sampled_from(SHELL_WRAPPERS))} {shlex.quote(inner)}"
+    if kind == 5:
+        return f"cd {draw(words(CD_DIRS))} && {draw(payload_commands())}"
+    if kind == 6:
+        sub = draw(st.sampled_from(GIT_SUBCOMMANDS))
+        args = " ".join(draw(st.lists(st.sampled_from(GIT_ARGS), max_size=2)))
+        return f"git -C {draw(st.sampled_from(CD_DIRS))} {sub} {args}".rstrip()
+    if kind == 8:  # version probes: the program still starts and may load configuration or a toolchain
+        return draw(st.sampled_from(VERSION_PROBES))
+    prog = draw(st.sampled_from(["cat", "wc -l", "head -n1", "grep x", "sort", "jq ."]))
+    return f"{prog} < {draw(words(PATHS))}"
+
+
 @st.composite
 def commands(draw: st.DrawFn) -> str:
-    first = draw(payload_commands())
+    first = draw(st.one_of(payload_commands(), newly_allowed_forms()))
     shape = draw(st.integers(0, 9))
     if shape <= 2:
         return first
@@ -543,6 +639,51 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("date-file-secret", "date -f .env"),
     ("diff-secret", "diff .env README.md"),
     ("sha-check-secret", "md5sum -c .env"),
+    # Round 3 (red team): bash glob syntax that Python's fnmatch reads differently, so the expansion check
+    # sees no match and lets the secret through.
+    ("glob-caret-negation", "cat .[^a]nv"),
+    ("glob-caret-negation-wc", "wc -c .[^x]nv"),
+    ("glob-caret-negation-star", "head .[^.]*"),
+    ("glob-caret-gha", "cat gha-creds-[^x]*"),
+    ("glob-posix-class", "cat .[[:alpha:]]nv"),
+    ("glob-posix-class-tfstate", "cat terraform.[[:lower:]]fstate"),
+    # zsh semantics inside `zsh -c`: a script judged as bash runs as zsh.
+    ("zsh-readnullcmd-pager", "zsh -c '< README.md'"),
+    ("zsh-recursive-glob-dotfile", "zsh -c 'cat **/.env'"),
+    ("zsh-recursive-glob-tfstate", "zsh -c 'cat **/*.tfstate'"),
+    ("zsh-caret-negation", "zsh -c 'cat .[^a]nv'"),
+    ("zsh-readnullcmd-piped", "zsh -c '<README.md | cat'"),
+    ("zsh-readnullcmd-login", "zsh -lc '< docs/guide.md'"),
+    ("bash-c-caret-negation", "bash -c 'cat .[^a]nv'"),
+    ("glob-caret-grep", "grep -c x .[^a]nv"),
+    ("glob-caret-sort", "sort .[^a]nv"),
+    ("glob-caret-jq", "jq . .[^a]nv"),
+    ("glob-caret-awk", "awk '{print}' .[^a]nv"),
+    ("glob-caret-sed-print", "sed -n p .[^a]nv"),
+    ("glob-caret-diff", "diff README.md .[^a]nv"),
+    ("glob-caret-input-redirect", "cat < .[^a]nv"),
+    ("glob-posix-class-input-redirect", "cat < .[[:alpha:]]nv"),
+    ("glob-caret-dir-symlink", "cat k[^x]ys/id_rsa"),
+    # git diff with a path outside the work tree is an implicit --no-index; revision-or-path operands are only
+    # checked for "deny", so an unmatched glob (or any unprotected outside file) is read.
+    ("git-diff-implicit-no-index-glob", "git diff README.md ../.[^a]etrc"),
+    ("glob-caret-posix-class-nested", "cat .[^[:digit:]]nv"),
+    ("glob-caret-star-head", "head -c 100 .[^a]*"),
+    # wrappers pass the gap through unchanged
+    ("timeout-zsh-readnullcmd", "timeout 5 zsh -c '< README.md'"),
+    ("nice-zsh-recursive-glob", "nice zsh -c 'cat **/.env'"),
+    ("stdbuf-bash-caret-glob", "stdbuf -oL bash -c 'cat .[^a]nv'"),
+    ("zsh-readnullcmd-second-line", "zsh -c 'cat README.md\n< docs/guide.md'"),
+    # version probes are not inert: the docker CLI loads ~/.docker/config.json (registry credentials)
+    ("version-probe-docker-config", "docker --version"),
+    # credentials stored in the repository's own .git/config (CI checkout header, token in the remote URL)
+    ("git-config-list-extraheader", "git config --list"),
+    ("git-config-get-regexp-extraheader", "git config --get-regexp extraheader"),
+    ("git-config-get-urlmatch", "git config --get-urlmatch http.extraheader https://example.com/x"),
+    ("git-remote-v-token-url", "git remote -v"),
+    ("git-remote-get-url-token", "git remote get-url origin"),
+    ("cat-git-config", "cat .git/config"),
+    ("grep-recursive-git-dir", "grep -r canary .git"),
 ]
 
 
