@@ -14,6 +14,7 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/profile": ("[NAME]", "show the profiles, or switch to one from the config file"),
     "/tools": ("", "list the tools the model may use"),
     "/theme": ("[NAME]", "list the themes, or switch to one"),
+    "/undo": ("[--force]", "put back the files the assistant changed in the last turn (again: the turn before)"),
     "/save": ("", "save the conversation now and show where"),
     "/sessions": ("[ID]", "pick a saved session to resume (or resume ID)"),
     "/exit": ("", "quit"),
