@@ -341,6 +341,9 @@ class Controller:
         session = await self._ready_session()
         if session is None:
             return
+        if arg.strip() not in ("", "--force"):
+            self.app.chat.add_notice(f"/undo takes no argument but --force (got '{arg.strip()}').", "warning")
+            return
         try:
             result = session.undo(force=arg.strip() == "--force")
         except UndoRefused as exc:

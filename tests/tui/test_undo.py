@@ -42,6 +42,10 @@ async def test_undo_reverts_turn_by_turn_refuses_conflicts_and_tells_the_model(
         await _turn(pilot, app, "make a file")
         assert (workspace / "made.txt").exists() and notes.read_text() == "beta\n"
 
+        await type_and_send(pilot, "/undo everything")  # a typo undoes nothing
+        await wait_for(pilot, lambda: any("--force" in t for t in _texts(app, NoticeMessage)), what="usage")
+        assert (workspace / "made.txt").exists()
+
         await type_and_send(pilot, "/undo")  # the last turn: made.txt did not exist
         await wait_for(pilot, lambda: len(_texts(app, InfoMessage)) >= 1, what="undo shown")
         assert not (workspace / "made.txt").exists()
