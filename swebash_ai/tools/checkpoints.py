@@ -61,8 +61,12 @@ class Checkpoints:
 
     def _append(self, entry: dict[str, Any]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        with self.index.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry) + "\n")
+        with self.index.open("a+b") as fh:
+            lead = b""
+            if fh.tell():  # a line torn by a crash must not swallow this one
+                fh.seek(-1, os.SEEK_END)
+                lead = b"" if fh.read(1) == b"\n" else b"\n"
+            fh.write(lead + json.dumps(entry).encode() + b"\n")
 
     def record(self, path: Path, new: bytes) -> None:
         """Remember what ``path`` holds now (content and mode, or that it does not exist) before a tool writes
