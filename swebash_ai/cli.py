@@ -45,6 +45,7 @@ examples:
   swebash-ai -s -c "find files bigger than 1 MB"
                                                print one shell command for it (not run)
   eval "$(swebash-ai shell-init bash)"         in ~/.bashrc: Alt-E turns the line into a command
+  swebash-ai undo                              put back the files changed in the latest session's last turn
 
 exit codes: 0 answered, 1 provider or runtime error, 2 usage or configuration error,
             3 a needed action was denied, 130 interrupted (Ctrl-C; the session is saved)
@@ -77,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s mcp list|serve           the MCP servers and their tools; serve ours\n"
         "       %(prog)s export [ID | --all]      print saved sessions as JSONL or Markdown\n"
         "       %(prog)s --shell -c WORDS         print one shell command for WORDS\n"
-        "       %(prog)s shell-init [SHELL]       key binding for bash, zsh or fish",
+        "       %(prog)s shell-init [SHELL]       key binding for bash, zsh or fish\n"
+        "       %(prog)s undo [--session ID]      revert the file changes of the last turn",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
         "question on stdout (tool activity and warnings go to stderr) and exits.",
@@ -127,6 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
     _common_options(mcp, suppress=True)
     _export_parser(sub)
     _shell_init_parser(sub)
+    undo = sub.add_parser("undo", help="revert the file changes of the latest turn of a saved session",
+                          description="Put back the files that the assistant's write and edit tools changed in "
+                          "the newest turn of the latest session that is not yet undone; run again for the turn "
+                          "before. Refuses when a file changed since the assistant wrote it. See docs/undo.md.")
+    undo.add_argument("--session", metavar="ID", help="the session to undo in (default: the latest)")
+    undo.add_argument("--force", action="store_true",
+                      help="restore even files changed since the assistant wrote them (their changes are lost)")
+    _common_options(undo, suppress=True)
     return parser
 
 
@@ -246,6 +256,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from swebash_ai.doctor import run_doctor
 
         return run_doctor(settings_flags(args), profile=getattr(args, "profile", None))
+    if args.command == "undo":
+        return _undo(args)
     if args.command is None and args.question is None:
         for flag, name in ((args.json, "--json"), (args.yes, "--yes")):
             if flag:
@@ -302,6 +314,21 @@ def _interactive(args: argparse.Namespace, flags: dict[str, Any], profile: str |
         start=start,
     )
     return int(result or 0)
+
+
+def _undo(args: argparse.Namespace) -> int:
+    """``swebash-ai undo [--session ID] [--force]``: exit 0 when restored, 1 when refused or nothing to undo."""
+    from swebash_ai.locations import locations
+    from swebash_ai.session import undo_saved_session
+    from swebash_ai.tools.checkpoints import UndoRefused
+
+    try:
+        result = undo_saved_session(locations().sessions_dir, args.session, force=args.force)
+    except UndoRefused as exc:
+        print(f"swebash-ai: {exc}", file=sys.stderr)
+        return ExitCode.ERROR
+    print(result.summary())
+    return ExitCode.OK
 
 
 def _checked_cwd(raw: str | None) -> Path | None:

@@ -26,6 +26,7 @@ from swebash_ai.providers import ProviderChoice, choose_provider, make_provider
 from swebash_ai.providers.base import Provider, TextChunk
 from swebash_ai.providers.text_tools import TextToolCallProvider, is_tools_unsupported
 from swebash_ai.tools import builtin_tools
+from swebash_ai.tools.checkpoints import Checkpoints, UndoResult, checkpoints_for, undo_last_turn
 from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -200,6 +201,7 @@ class Session:
             from swebash_ai.providers import NO_PROVIDER_HELP
 
             raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
+        text = self._begin_turn(text)
         try:
             for notice in await self.compact(upcoming=text):
                 yield notice
@@ -257,6 +259,30 @@ class Session:
         return [Notice(f"Compacted the conversation (about {size} -> {after} tokens): {cut} earlier messages "
                        f"replaced by this summary, saved in the session:\n\n{summary}")]
 
+    # --- checkpoints and undo (docs/undo.md) ---------------------------------------------------------
+    @property
+    def checkpoints(self) -> Checkpoints:
+        return checkpoints_for(self.loaded.locations.sessions_dir, self.conversation.id)
+
+    def _begin_turn(self, text: str) -> str:
+        """Point the write tools at this turn's checkpoints; put a pending undo note in front of ``text``."""
+        store = self.checkpoints
+        store.turn = sum(1 for m in self.conversation.messages if m.get("role") == "user") + 1
+        self.context.services["checkpoints"] = store
+        note = self.conversation.meta.pop("undo_note", None)
+        return f"{note}\n\n{text}" if note and text else text
+
+    def undo(self, *, force: bool = False) -> UndoResult:
+        """Revert the file changes of the newest turn not yet undone; the model hears of it next turn.
+
+        Raises:
+            UndoRefused: nothing to undo, or a file changed since the tool wrote it (and not ``force``).
+        """
+        result = undo_last_turn(self.checkpoints, force=force)
+        _note_undo(self.conversation, result)
+        self.save()
+        return result
+
     def _fall_back(self, failed: TurnFailed) -> bool:
         """Switch to text tool calls when the server refused native ones (``tool_calling = "auto"``)."""
         wrapper = self.provider
@@ -270,6 +296,7 @@ class Session:
     async def run_shell(self, command: str) -> AsyncGenerator[AgentEvent, None]:
         """``!command``: run a command the user typed through the exec tool, its policy and approval."""
         agent = self.agent or self._toolbox_agent()
+        self._begin_turn("")
         try:
             async for event in agent.run_tool(self.conversation, "run_command", {"command": command}):
                 yield event
@@ -364,3 +391,25 @@ def build_session(
 
     loaded = load_settings(flags, profile=profile)
     return Session(loaded, approver=approver, cwd=Path(cwd) if cwd else None, **kw)
+
+
+def _note_undo(conversation: Conversation, result: UndoResult) -> None:
+    notes = [conversation.meta.get("undo_note"), result.note_for_model()]
+    conversation.meta["undo_note"] = "\n".join(n for n in notes if n)
+
+
+def undo_saved_session(sessions_dir: Path, session_id: str | None, *, force: bool = False) -> UndoResult:
+    """``swebash-ai undo``: undo the newest turn of a saved session (the latest when ``session_id`` is None).
+
+    Raises:
+        ConfigError: no such session. UndoRefused: see :meth:`Session.undo`.
+    """
+    path = find_session(sessions_dir, session_id)
+    if path is None:
+        what = f"session '{session_id}'" if session_id else "any saved session"
+        raise ConfigError(f"Cannot find {what} in {sessions_dir}.")
+    conversation = Conversation.load(path)
+    result = undo_last_turn(checkpoints_for(sessions_dir, conversation.id), force=force)
+    _note_undo(conversation, result)
+    conversation.save(path)
+    return result

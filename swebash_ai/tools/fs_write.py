@@ -182,8 +182,17 @@ def _atomic_write(target: Path, data: bytes, create_dirs: bool, exclusive: bool 
         raise
 
 
-def _commit(path: str, change: _Change, create_dirs: bool, verb: str) -> ToolResult:
+def _checkpoint(ctx: ToolContext, change: _Change) -> None:
+    """Let the session's checkpoint store (``ctx.services["checkpoints"]``) save the file's state first."""
+    store = ctx.services.get("checkpoints")
+    if store is not None:
+        store.record(change.resolved, change.new)
+
+
+def _commit(path: str, change: _Change, create_dirs: bool, verb: str, ctx: ToolContext | None = None) -> ToolResult:
     try:
+        if ctx is not None:
+            _checkpoint(ctx, change)
         _atomic_write(change.resolved, change.new, create_dirs, exclusive=verb == "Created")
     except FileExistsError:
         return ToolResult.error(f"'{path}' was created by something else meanwhile; nothing was written.")
@@ -231,7 +240,7 @@ async def write_file(
     if isinstance(plan, ToolResult):
         return plan
     verb = {"overwrite": "Wrote", "append": "Appended to", "create": "Created"}[mode]
-    return await asyncio.to_thread(_commit, path, plan, create_dirs, verb)
+    return await asyncio.to_thread(_commit, path, plan, create_dirs, verb, ctx)
 
 
 def _line_of(text: str, offset: int) -> int:
@@ -337,7 +346,7 @@ async def edit_file(
     plan = await asyncio.to_thread(_plan_edit, ctx, path, old, new, count)
     if isinstance(plan, ToolResult):
         return plan
-    result = await asyncio.to_thread(_commit, path, plan, False, "Edited")
+    result = await asyncio.to_thread(_commit, path, plan, False, "Edited", ctx)
     if result.ok:
         n = plan.replaced
         return ToolResult.success(

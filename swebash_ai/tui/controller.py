@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 IDLE_COLLECT_AFTER = 1.0
 """Seconds after a turn before the garbage it made is collected (see ``full_collections_held``)."""
 
-BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact"})
+BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact", "/undo"})
 
 
 def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
@@ -395,6 +395,23 @@ class Controller:
         session.save()
         self.app.chat.add_notice(f"Saved to {session.session_file} (resume with /sessions or --resume "
                                  f"{session.conversation.id}).")
+
+    async def cmd_undo(self, arg: str) -> None:
+        """``/undo [--force]``: revert the file changes of the last turn not yet undone (docs/undo.md)."""
+        from swebash_ai.tools.checkpoints import UndoRefused
+
+        session = await self._ready_session()
+        if session is None:
+            return
+        if arg.strip() not in ("", "--force"):
+            self.app.chat.add_notice(f"/undo takes no argument but --force (got '{arg.strip()}').", "warning")
+            return
+        try:
+            result = session.undo(force=arg.strip() == "--force")
+        except UndoRefused as exc:
+            self.app.chat.add_notice(str(exc), "warning")
+            return
+        self.app.chat.add_info(result.summary(), title="Undo")
 
     async def cmd_sessions(self, arg: str) -> None:
         session = await self._ready_session()

@@ -257,9 +257,9 @@ async def test_ctrl_l_clears_the_screen(make_app):
 
 
 def test_command_table_matches_the_issue():
-    assert list(commands.SLASH_COMMANDS) == [  # the issue's commands, and /ollama to accept the offer
-        "/help", "/clear", "/new", "/model", "/ollama", "/profile", "/tools", "/mcp", "/theme", "/save", "/sessions",
-        "/context", "/compact",  # memory: see docs/memory.md
+    assert list(commands.SLASH_COMMANDS) == [  # the issue's commands, /ollama to accept the offer, /undo (issue 14)
+        "/help", "/clear", "/new", "/model", "/ollama", "/profile", "/tools", "/mcp", "/theme", "/undo", "/save",
+        "/sessions", "/context", "/compact",  # memory: see docs/memory.md
         "/exit",
     ]
     assert commands.parse("/theme  light ") == commands.SlashCommand("/theme", "light")
