@@ -83,7 +83,21 @@ def _check_printf(args: list[str]) -> ProgramCheck:
 
 _SED_ADDR = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?)"
 _SED_CMD_RE = re.compile(rf"^\s*(?:{_SED_ADDR}(?:\s*,\s*(?:{_SED_ADDR}|\+\d+))?)?\s*!?\s*[pP=lqQ]?\s*$")
+# s/RE/REPLACEMENT/FLAGS with flags that neither write (w) nor run (e): g, p, i, I, m, M, a number.
+_SED_SUBST_RE = re.compile(
+    rf"^\s*(?:{_SED_ADDR}(?:\s*,\s*(?:{_SED_ADDR}|\+\d+))?)?\s*!?\s*"
+    r"s([/|:,#@])(?:(?!\1)[^\\\n]|\\.)*\1(?:(?!\1)[^\\\n]|\\.)*\1[gpiImM0-9]*\s*$"
+)
 _SED_FLAGS = fs("-E -r -s -u -z --regexp-extended --separate --unbuffered --null-data --posix --sandbox --debug")
+
+
+def _sed_parts(script: str) -> list[str]:
+    """The commands of a sed script: split at ``;``, newlines and braces, but not inside ``s`` commands.
+
+    A split inside an ``s`` command only makes a part that is not a plain print, so it asks: splitting never
+    hides a command.  Braces group commands (``/a/,/b/{p}``); their address stands as a part of its own.
+    """
+    return re.split(r"[;\n{}]", script)
 
 
 def _check_sed(args: list[str]) -> ProgramCheck:
@@ -100,6 +114,9 @@ def _check_sed(args: list[str]) -> ProgramCheck:
             quiet = True
         elif a in _SED_FLAGS:
             pass
+        elif a == "--":
+            operands += args[i:]
+            break
         elif a in ("-e", "--expression") and i < len(args):
             scripts.append(args[i])
             i += 1
@@ -119,7 +136,7 @@ def _check_sed(args: list[str]) -> ProgramCheck:
     if not quiet:
         out.problems.append("sed without -n: only print-only scripts like sed -n '5,10p' are auto-allowed")
     for s in scripts:
-        if any(not _SED_CMD_RE.match(part) for part in re.split(r"[;\n]", s)):
+        if any(not (_SED_CMD_RE.match(part) or _SED_SUBST_RE.match(part)) for part in _sed_parts(s)):
             out.problems.append(
                 f"sed script {s!r} is not a plain print (sed can write files with w, run commands with e, "
                 "read files with r, or edit)"
@@ -412,13 +429,13 @@ def _check_shell(prog: str, args: list[str]) -> ProgramCheck:
 # -- version probes -----------------------------------------------------------------------------------
 
 # ``python3 --version`` and the like: the one argument that prints a version and exits, nothing else.
+# Not cargo/rustc/rustup (a workspace rust-toolchain.toml can name the binary they run), go (a go.mod toolchain
+# line fetches and runs another go), docker (reads ~/.docker/config.json), pip/uv/deno/bun (read workspace config).
 VERSION_PROBES: dict[str, frozenset[str]] = {
-    **dict.fromkeys(("python", "python3", "pip", "pip3"), fs("--version -V")),
-    **dict.fromkeys(("node", "deno", "bun"), fs("--version -v")),
-    **dict.fromkeys(("cargo", "rustc", "rustup", "uv"), fs("--version -V")),
-    **dict.fromkeys(("gcc", "g++", "cc", "clang", "make", "cmake", "ruby", "docker", "tsc"), fs("--version")),
+    **dict.fromkeys(("python", "python3"), fs("--version -V")),
+    "node": fs("--version -v"),
+    **dict.fromkeys(("gcc", "g++", "cc", "clang", "make", "cmake", "ruby"), fs("--version")),
     "perl": fs("--version -v"),
-    "go": fs("version"),
     "java": fs("-version --version"),
     "javac": fs("-version --version"),
 }

@@ -39,11 +39,14 @@ from typing import Any
 
 from swebash_ai.safety import command_rules, git_rules, text_rules
 from swebash_ai.safety.dangers import describe_dangers, pipe_dangers
-from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.safety.paths import PathPolicy, git_config_holds_credentials
 from swebash_ai.safety.programs import ProgramCheck, allowed_programs, check_allowed
 from swebash_ai.safety.verdict import Verdict
 
 _RULE_MODULES = (command_rules, git_rules, text_rules)  # importing them fills the read-only table
+# Characters that zsh reads differently from bash: glob qualifiers and flags, numeric globs, `=cmd`, `~` forms,
+# redirections without a command (zsh runs $READNULLCMD, a pager, for `< file`).
+_ZSH_SPECIAL = re.compile(r"[*?\[\]<>^#(){}]|(?:^|\s)[=~]")
 
 __all__ = ["CommandPolicy", "ParsedCommand", "SimpleCommand", "Word", "assess", "parse"]
 
@@ -195,20 +198,20 @@ class _Walker:
         self.nested -= 1
 
     def command(self, node: Any, pipeline: list[int] | None) -> None:
-        words: list[Word] = []
+        items: list[tuple[Any, Word]] = []
         for c in node.children:
             if not c.is_named:  # a bare "$" the shell prints literally: keep it, so argv stays exact
-                words.append(self.word(c))
+                items.append((c, self.word(c)))
             elif c.type == "variable_assignment":
                 self.problem(f"sets a variable for the command ({c.text.decode(errors='replace')})")
                 self.inner(c)
             elif c.type == "command_name":
-                for n in c.named_children:
-                    words.append(self.word(n))
+                items += [(n, self.word(n)) for n in c.named_children]
             elif c.type.endswith("redirect"):
                 self.redirect(c)
             else:
-                words.append(self.word(c))
+                items.append((c, self.word(c)))
+        words = _join_touching(items)
         if not words:
             return
         self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
@@ -218,7 +221,7 @@ class _Walker:
     def test_command(self, node: Any) -> None:
         """``[ ... ]`` and ``[[ ... ]]`` as a command named ``[`` or ``[[`` whose words keep their operators."""
         name = "[[" if node.text.startswith(b"[[") else "["
-        words = [Word(name, name)]
+        items: list[tuple[Any, Word]] = []
 
         def walk(n: Any) -> None:
             for c in n.children:
@@ -227,17 +230,17 @@ class _Walker:
                 elif not c.is_named or c.type == "test_operator":
                     text = c.text.decode(errors="replace")
                     if text not in ("[", "[[", "]", "]]"):
-                        words.append(Word(text, text))
+                        items.append((c, Word(text, text)))
                 elif c.type == "regex":
                     text = c.text.decode(errors="replace")
                     if "$" in text or "`" in text:
                         self.problem(f"uses an expansion in the pattern {text!r}: cannot check it")
-                    words.append(Word(text, text, literal="$" not in text and "`" not in text))
+                    items.append((c, Word(text, text, literal="$" not in text and "`" not in text)))
                 else:
-                    words.append(self.word(c))
+                    items.append((c, self.word(c)))
 
         walk(node)
-        words.append(Word("]]" if name == "[[" else "]", "]"))
+        words = [Word(name, name), *_join_touching(items), Word("]]" if name == "[[" else "]", "]")]
         self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
         self.out.plain = False
 
@@ -251,7 +254,8 @@ class _Walker:
             return
         op = next((c.type for c in node.children if not c.is_named), "")
         dests = [c for c in node.named_children if c.type != "file_descriptor"]
-        dest = self.word(dests[-1]) if dests else Word("", "")
+        joined = _join_touching([(c, self.word(c)) for c in dests])
+        dest = joined[-1] if joined else Word("", "")
         if op in (">&", "<&") and (dest.raw.isdigit() or dest.raw == "-"):
             return
         if op in (">", ">>", "&>", "&>>", ">|", ">&") and dest.literal and dest.text in _SINKS:
@@ -358,6 +362,27 @@ def _unescape_dq(s: str) -> str:
         out.append(s[i])
         i += 1
     return "".join(out)
+
+
+def _join_touching(items: list[tuple[Any, Word]]) -> list[Word]:
+    """Nodes with no blank between them are one shell word, whatever the parser made of them.
+
+    tree-sitter-bash sometimes ends a word early and starts a sibling at the very next byte (``.[^\\a]\\n\\v``
+    comes out as ``.[^\\a]`` and ``\\n\\v``); bash reads one word, ``.[^a]nv``, which globs to ``.env``.
+    """
+    words: list[Word] = []
+    end = -1
+    for node, w in items:
+        if words and node.start_byte == end:
+            prev = words[-1]
+            words[-1] = Word(
+                prev.text + w.text, prev.raw + w.raw, literal=prev.literal and w.literal,
+                glob=prev.glob or w.glob, tilde=prev.tilde, escaped=prev.escaped or w.escaped,
+            )
+        else:
+            words.append(w)
+        end = node.end_byte
+    return words
 
 
 def parse(command: str) -> ParsedCommand | None:
@@ -547,6 +572,12 @@ class CommandPolicy:
         for script in rule.scripts:  # bash -lc SCRIPT: exactly as safe as SCRIPT
             if script in unchecked:
                 continue
+            if base == "zsh" and _ZSH_SPECIAL.search(script):
+                return Verdict.ask(
+                    "zsh -c: zsh reads globs, redirections and expansions differently from bash (a redirection "
+                    "alone runs a pager, glob qualifiers run code); only plain zsh scripts are proven read-only",
+                    rule="command.syntax",
+                )
             if depth >= 4:
                 return Verdict.ask(f"{base} -c nests shells too deeply to check", rule="command.syntax")
             sv = self._assess(script, cwd, depth + 1)
@@ -564,9 +595,14 @@ class CommandPolicy:
             if text not in unchecked:
                 verdicts.append(self._path(text, op, cwd, None, base, text in globs))
         for text in rule.maybe_paths:  # git revisions or paths: a protected name is refused either way
-            pv = self._path(text, "read", cwd, None, base, text in globs) if text not in unchecked else None
-            if pv is not None and pv.decision == "deny":
+            if text in unchecked:
+                continue
+            pv = self._path(text, "read", cwd, None, base, text in globs)
+            exists = text in globs or os.path.lexists(os.path.join(cwd, os.path.expanduser(text)))
+            if pv.decision == "deny" or (pv.decision == "ask" and exists):  # git diff FILE OUTSIDE reads it
                 verdicts.append(pv)
+        if rule.reveals_config:
+            verdicts += [Verdict.ask(r, rule="command.git_config") for r in git_rules.git_config_credentials(cwd)]
         verdicts += [self._tree(t, cwd, base) for t in rule.trees if t not in globs]
         for pat in rule.patterns:  # belt and braces: a misparsed option could shift a path here
             if "/" in pat or pat.startswith("~"):
@@ -645,6 +681,7 @@ class CommandPolicy:
                     self.paths.check(e.path, "read").decision == "deny"
                     if link or multi
                     else self.paths.denied_reason(Path(e.path)) is not None
+                    or git_config_holds_credentials(Path(e.path))
                 )
                 if denied:
                     return Verdict.ask(
@@ -655,15 +692,24 @@ class CommandPolicy:
         return Verdict.allow()
 
     def _expand(self, pattern: str, cwd: str) -> list[str]:
-        """What the shell's glob expansion gives (no dotfiles for ``*``), relative to ``cwd``."""
+        """What the shell's glob expansion can give (no dotfiles for ``*``), relative to ``cwd``.
+
+        Python's glob is read in bash's dialect: ``[^x]`` is bash's negation (Python's is ``[!x]``), and ``**``
+        is expanded recursively, a superset of both bash's ``*`` and zsh's any-depth ``**``.
+        """
         if pattern.startswith("~/"):
             pattern = str(self.paths.home) + pattern[1:]
         try:
-            return _glob.glob(pattern, root_dir=cwd)
+            return _glob.glob(pattern.replace("[^", "[!"), root_dir=cwd, recursive=True)
         except (OSError, ValueError):
             return []
 
     def _glob(self, pattern: str, op: str, cwd: str, prog: str) -> Verdict:
+        if "[:" in pattern or "[=" in pattern or "[." in pattern:
+            return Verdict.ask(
+                f"{prog} {pattern}: a character class in a glob ([[:alpha:]]...) cannot be checked",
+                rule="command.path",
+            )
         parts = pattern.split("/")
         fixed: list[str] = []
         for p in parts:

@@ -22,9 +22,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from swebash_ai.safety.paths import git_config_holds_credentials
 from swebash_ai.safety.programs import ProgramCheck, fs, long_match, register
 
-__all__ = ["READ_ONLY_SUBCOMMANDS", "check_git", "git_config_dangers", "git_danger_reasons"]
+__all__ = [
+    "READ_ONLY_SUBCOMMANDS", "check_git", "git_config_credentials", "git_config_dangers", "git_danger_reasons",
+]
 
 _GLOBAL_FLAGS = fs(
     "--version --no-pager -P --no-optional-locks --literal-pathspecs --glob-pathspecs --noglob-pathspecs "
@@ -83,7 +86,7 @@ _LOG_VALUES = fs(
     "--abbrev --stat-width --min-parents --max-parents --skip-to --rotate-to --find-object --group"
 )
 _LOG_SHORT_FLAGS = frozenset("psuzbwRacmiEFPWgMCDBtrqe")  # -p -s -u ... (-M/-C/-B may carry a number)
-_LOG_SHORT_VALUES = frozenset("nSGUlO")  # -n 5, -S needle, -G regex, -U3, -l1000, -O orderfile
+_LOG_SHORT_VALUES = frozenset("nSGUlOL")  # -n 5, -S needle, -G regex, -U3, -l1000, -O orderfile, -L1,2:FILE
 _LOG_EFFECTS = {
     "--output": "writes its output to a file",
     "--ext-diff": "runs an external diff program",
@@ -285,8 +288,11 @@ def _options(sub: str, rest: list[str], out: ProgramCheck, table: _Table, effect
                 out.problems.append(f"git {sub} -{ch} {effects[f'-{ch}']}")
                 break
             if ch in short_values:
+                value = a[j:] if j < len(a) else (rest[i] if i < len(rest) else "")
                 if j >= len(a):
                     i += 1
+                if ch == "L" and ":" in value:  # -L 1,2:FILE and -L :func:FILE read FILE
+                    out.paths.append((value.rpartition(":")[2], "read"))
                 break
             if ch in _OPTIONAL_ATTACHED.get(sub, ""):  # -uno, -n5: a value only when attached
                 break
@@ -311,9 +317,15 @@ _CONFIG_VALUES = fs("--type --default --blob --file -f")
 
 def _check_modal(sub: str, rest: list[str], out: ProgramCheck) -> ProgramCheck:
     """Subcommands whose first word or mode decides whether they only read."""
+    out.reveals_config = sub in ("config", "remote")
     if sub == "config":
         mode = rest[0] if rest and rest[0] in ("get", "list") else None  # git 2.46's `git config get NAME`
-        reads = mode in ("get", "list") or (mode is None and any(a.partition("=")[0] in _CONFIG_READS for a in rest))
+        names = [a for a in rest if not a.startswith("-")]
+        reads = (
+            mode in ("get", "list")
+            or (mode is None and any(a.partition("=")[0] in _CONFIG_READS for a in rest))
+            or (len(names) == 1 and len(rest) == 1)  # `git config user.name` prints it; with a value it sets it
+        )
         if not reads:
             out.problems.append("git config without --get/--list (or get/list) changes the configuration")
             return out
@@ -382,6 +394,15 @@ def git_config_dangers(cwd: str) -> list[str]:
         if names:
             reasons.append(f"this repository's git config ({path}) can make git run programs ({names})")
     return reasons
+
+
+def git_config_credentials(cwd: str) -> list[str]:
+    """Why printing this repository's configuration would show credentials (empty when it holds none)."""
+    config = _git_config_file(Path(cwd))
+    if config is None or not git_config_holds_credentials(config):
+        return []
+    return [f"this repository's git config ({config}) holds credentials (a token in a remote URL or an "
+            "http.extraheader): printing it would send them to the model"]
 
 
 def _config_programs(text: str) -> list[str]:

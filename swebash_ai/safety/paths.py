@@ -289,6 +289,33 @@ def resolve_strictly(p: Path) -> Path:
     return Path(os.path.realpath(p))
 
 
+# A repository's git config may hold credentials: an http.extraheader (CI checkouts store their token there),
+# a password or token key, a password or a token as the user name in an http(s) remote URL.
+_GIT_CONFIG_CREDENTIALS = re.compile(
+    r"(?im)^\s*(?:extraheader|password|token|secret|pass)\s*=|https?://(?:[^/\s@:]+:[^/\s@]+|[A-Za-z0-9_\-]{20,})@"
+)
+GIT_CREDENTIALS_REASON = (
+    "access to this path is not allowed (protected: this git config holds credentials, such as a token in a "
+    "remote URL or an http.extraheader)"
+)
+
+
+def git_config_holds_credentials(path: Path) -> bool:
+    """True when ``path`` is a git config file (``.../.git/config``, ``.../.git/modules/x/config``...) with credentials.
+
+    Judged on its content, read when asked (at most 256 KiB): most repositories' configs hold none and stay
+    readable; a CI checkout's or a clone with a token in its remote URL does not.
+    """
+    if path.name != "config" or ".git" not in path.parts:
+        return False
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(256 * 1024).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return _GIT_CONFIG_CREDENTIALS.search(text) is not None
+
+
 class PathPolicy:
     """Decides allow/ask/deny for a path and an operation.
 
@@ -342,7 +369,7 @@ class PathPolicy:
             raise PathRefused(problem)
         if path == "~" or path.startswith("~/"):
             path = str(self.home) + path[1:]
-        base = cwd if cwd is not None else str(self.roots[0])
+        base = str(cwd) if cwd is not None else str(self.roots[0])
         return _proc_alias(_proc_alias(os.path.join(base, path), base), base)
 
     def _absolute(self, path: str, cwd: str | None) -> Path:
@@ -477,6 +504,8 @@ class PathPolicy:
                 return Verdict.deny(reason, rule=_RULE_OF_REASON[reason])
         if self._hardlink_denied(resolved):
             return Verdict.deny(SECRET_REASON, rule="path.denied.secret")
+        if git_config_holds_credentials(resolved):
+            return Verdict.deny(GIT_CREDENTIALS_REASON, rule="path.denied.secret")
         if op == "write" and any(part.lower() == ".git" for p in (lexical, resolved) for part in p.parts):
             return Verdict.deny(
                 f"writing inside a .git directory is not allowed (it can install hooks that run code): {resolved}",

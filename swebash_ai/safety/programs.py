@@ -71,6 +71,7 @@ class ProgramCheck:
     inner_at: int | None = None  # where the command this one runs starts in its arguments (timeout 5 CMD)
     workdir: str | None = None  # the directory the program works in, when an option moves it (git -C DIR)
     maybe_paths: list[str] = field(default_factory=list)  # words that are paths if they exist (git revisions)
+    reveals_config: bool = False  # prints configuration, which may hold credentials (git config --list)
 
 
 def fs(names: str) -> frozenset[str]:

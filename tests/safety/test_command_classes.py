@@ -161,10 +161,11 @@ PROGRAM_OPTIONS = [
     "git config user.name x", "git config --unset user.name", "git config --add a.b c", "git reflog expire",
     "git reflog delete HEAD@{0}", "git stash", "git stash pop", "git remote add x y", "git remote show origin",
     "git worktree add ../x", "git log --unknown-option", "git status --unknown", "git -C /tmp status",
-    "git commit -m x", "git push", "git checkout .", "git reset --hard",
+    "git commit -m x", "git push", "git checkout .", "git reset --hard", "git config user.name x",
+    "git log -L1,2:../../.ssh/id_rsa", "sed -n 's/x/y/w out' README.md", "sed -n 's/x/y/e' README.md",
     # cd: the next commands run there; a folder outside the workspace asks like any path
     "cd /tmp && ls", "cd .. && cat README.md", "cd ~ && ls", "cd && ls", "cd - && ls", "cd src && cat ../../x",
-    "python3 -c 'print(1)'", "python3 script.py", "free -s 1",
+    "python3 -c 'print(1)'", "python3 script.py", "free -s 1", "go version", "cargo --version", "docker --version",
     "hexdump -f ../../.ssh/id_rsa x", "node -e 1", "go run .", "python3 --version --x",
 ]  # fmt: skip
 
@@ -339,6 +340,11 @@ git shortlog -sn
 git reflog
 git reflog -n 5
 git config --get user.name
+git config user.name
+git log -L1,2:README.md
+sed -n 's/x/y/p' README.md
+sed -n '/a/,/b/{p}' README.md
+sed -n -- p README.md
 git config --list
 git config user.email --get
 git -C . status
@@ -379,7 +385,6 @@ expr 1 + 2
 hexdump -C README.md
 free -h
 node --version
-go version
 """.strip().splitlines()
 
 
@@ -403,3 +408,59 @@ def test_combinations_of_everyday_commands_stay_allowed(policy: tuple[CommandPol
     for a, b in itertools.islice(itertools.combinations(sample, 2), 0, None, 37):
         for joined in (f"{a} && {b}", f"{a}; {b}", f"{a} || {b}"):
             assert p.assess(joined, ws).decision == "allow", joined
+
+
+# -- found by running what the classifier allowed (the sandbox harness and a red-team pass) ---------------
+
+GLOB_AND_PARSER = [
+    ("cat .[^a]nv", "deny"),  # why: bash's [^x] is negation; Python's glob read it as "^ or x"
+    ("cat .[!a]nv", "deny"),  # why: the POSIX spelling
+    ("cat < .[^a]nv", "deny"),  # why: through an input redirect
+    ("cat .[[:alpha:]]nv", "ask"),  # why: character classes cannot be checked
+    ("cat .[^\\a]\\n\\v", "deny"),  # why: the parser split one word in two; bash reads .[^a]nv
+    ("cat < .[^\\a]\\n\\v", "deny"),  # why: the same in a redirect target
+    ("cat **/.env", "deny"),  # why: ** expanded at any depth covers zsh's and bash's readings
+    ("zsh -c 'cat **/.env'", "ask"),  # why: zsh globs are not bash globs
+    ("zsh -c '< README.md'", "ask"),  # why: zsh runs a pager for a redirection without a command
+    ("zsh -lc 'cat README.md >/dev/null'", "ask"),  # why: only plain zsh scripts are proven
+    ("zsh -lc 'git log --oneline -3'", "allow"),  # why: a plain script stays allowed
+    ("bash -c '< README.md'", "allow"),  # why: bash only opens the file
+    ("cd /proc/self/cwd && ls", "allow"),  # why: the alias is the working directory (crashed before)
+    ("git -C /proc/self/cwd status", "allow"),  # why: the same for git -C
+]
+
+
+@pytest.mark.parametrize(("command", "decision"), GLOB_AND_PARSER)
+def test_globs_and_words_are_read_as_the_shell_reads_them(
+    policy: tuple[CommandPolicy, str], command: str, decision: str
+) -> None:
+    p, ws = policy
+    Path(ws, ".env").write_text("KEY=1\n")
+    assert p.assess(command, ws).decision == decision, p.assess(command, ws).reasons
+
+
+def test_git_operands_that_are_files_outside_the_workspace_ask(policy: tuple[CommandPolicy, str]) -> None:
+    # why: git diff A B with B outside the repository compares the files (an implicit --no-index)
+    p, ws = policy
+    outside = Path(ws).parent / "notes.txt"
+    outside.write_text("x\n")
+    assert p.assess("git diff README.md ../notes.txt", ws).decision == "ask"
+    assert p.assess("git diff main..HEAD", ws).decision == "allow"  # a revision, not a file
+
+
+def test_a_git_config_holding_credentials_is_protected(tmp_path: Path) -> None:
+    # why: a CI checkout stores its token in .git/config (http.extraheader); clones can hold one in the URL
+    ws = Path(os.path.realpath(tmp_path)) / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    p = CommandPolicy(PathPolicy(roots=[ws], home=tmp_path))
+    for command in ("cat .git/config", "git config --list", "git remote -v", "grep -r x ."):
+        assert p.assess(command, str(ws)).decision == "allow", command  # no credentials: readable
+    with (ws / ".git" / "config").open("a") as fh:
+        fh.write('[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3M6dG9rZW4=\n')
+    assert p.assess("cat .git/config", str(ws)).decision == "deny"
+    assert p.assess("cd .git && cat config", str(ws)).decision == "deny"
+    for command in ("git config --list", "git remote -v", "git -C .git config --list", "grep -r x ."):
+        v = p.assess(command, str(ws))
+        assert v.decision == "ask", (command, v)
+    assert p.assess("git status", str(ws)).decision == "allow"  # reading the repository is still fine
