@@ -228,6 +228,7 @@ class _Positional:
         self.listing = False
 
 
+_SIGNATURE_FORMAT = re.compile(r"%G|%\(signature")  # format placeholders that run gpg
 _OPTIONAL_ATTACHED = {"status": "u", "tag": "n", "blame": "M", "describe": ""}
 _LOG_TABLE: _Table = (_LOG_LONG, _LOG_VALUES, _LOG_SHORT_FLAGS, _LOG_SHORT_VALUES)
 _GIT_GLOBAL_CHANGES_KEYS = frozenset(_GLOBAL_CHANGES)
@@ -261,6 +262,9 @@ def _options(sub: str, rest: list[str], out: ProgramCheck, table: _Table, effect
             continue
         if a.startswith("--"):
             name, eq, _ = a.partition("=")
+            if _SIGNATURE_FORMAT.search(a) or (not eq and i < len(rest) and _SIGNATURE_FORMAT.search(rest[i])):
+                out.problems.append(f"git {sub} {name}: signature placeholders (%G?, %GG...) run gpg to verify")
+                continue
             hit = long_match(name, effects)
             if hit is not None:
                 out.problems.append(f"git {sub} {name} {effects[hit]}")

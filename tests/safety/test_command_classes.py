@@ -162,7 +162,8 @@ PROGRAM_OPTIONS = [
     "git reflog delete HEAD@{0}", "git stash", "git stash pop", "git remote add x y", "git remote show origin",
     "git worktree add ../x", "git log --unknown-option", "git status --unknown", "git -C /tmp status",
     "git commit -m x", "git push", "git checkout .", "git reset --hard", "git config user.name x",
-    "git log -L1,2:../../.ssh/id_rsa", "sed -n 's/x/y/w out' README.md", "sed -n 's/x/y/e' README.md",
+    "git log -L1,2:../../.ssh/id_rsa", "git log --format=%G?", "git log --pretty=format:%GG",
+    "git for-each-ref --format=%(signature)", "sed -n 's/x/y/w out' README.md", "sed -n 's/x/y/e' README.md",
     # cd: the next commands run there; a folder outside the workspace asks like any path
     "cd /tmp && ls", "cd .. && cat README.md", "cd ~ && ls", "cd && ls", "cd - && ls", "cd src && cat ../../x",
     "python3 -c 'print(1)'", "python3 script.py", "free -s 1", "go version", "cargo --version", "docker --version",
