@@ -114,26 +114,35 @@ class HttpProvider(EndpointProvider):
                 yield chunk
 
 
-def _import_httpx() -> Any:
-    """``import httpx``, without its command-line module when httpx is not loaded yet.
+# Optional modules httpx and httpcore load when they are installed, for features this client never uses: httpx's
+# command line (rich, click: ~45 ms), trio support in httpcore (~45 ms), HTTP/2 through h2 (~20 ms). Each
+# import has a fallback for "not installed" that takes effect while the module is blocked.
+_UNUSED_OPTIONAL = ("httpx._main", "trio", "h2")
 
-    httpx's ``__init__`` imports ``httpx._main`` (its CLI, which pulls in rich and click, ~45 ms and several
-    MiB) whenever those are installed, and falls back to a stub on ImportError. Blocking that one module for
-    the duration of the import takes the stub path; nothing here uses the CLI.
+
+def _import_httpx() -> Any:
+    """``import httpx``, without the optional modules it would load for features we do not use.
+
+    Blocking them (``sys.modules[name] = None``) only during the first import takes httpx's and httpcore's
+    own "not installed" paths; they are unblocked afterwards, so any other library can still import them.
     """
     import sys
 
-    blocked = "httpx" not in sys.modules and "httpx._main" not in sys.modules
-    if blocked:
-        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+    loaded = "httpx" in sys.modules and "httpcore" in sys.modules
+    blocked = [] if loaded else [m for m in _UNUSED_OPTIONAL if m not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
     try:
         # Always through the import statement, never a sys.modules shortcut: while another thread (the TUI's
         # preload) is importing httpx, sys.modules holds a half-initialised module, and only the import
-        # machinery's module lock waits for it to be complete.
+        # machinery's module lock waits for it to be complete. httpx imports httpcore only when a client is
+        # made, so it is imported here too, inside the block.
+        import httpcore  # noqa: F401
         import httpx
     finally:
-        if blocked and sys.modules.get("httpx._main", 0) is None:
-            del sys.modules["httpx._main"]
+        for name in blocked:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
     return httpx
 
 
