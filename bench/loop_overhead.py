@@ -1,7 +1,7 @@
 """Loop overhead per iteration beyond HTTP time.
 
 A turn of N iterations, each a call of a no-op tool, against the loopback fake server (real HTTP + SSE
-through the openai client), compared with N bare provider requests answered the same way. The difference
+through the fast httpx lane), compared with N bare provider requests answered the same way. The difference
 divided by N is what the loop itself costs per round trip (validation, policy, events, conversation).
 
     python bench/loop_overhead.py [N]
@@ -19,7 +19,7 @@ from pathlib import Path
 from swebash_ai.agent import Agent, Conversation, LoopLimits
 from swebash_ai.config import load_settings
 from swebash_ai.providers.base import ToolCall
-from swebash_ai.providers.openai_provider import OpenAIProvider
+from swebash_ai.providers.http_provider import HttpProvider
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult, tool
 
@@ -48,7 +48,7 @@ def responder_for(n: int) -> object:
 
 async def loop_run(server: FakeLLMServer, n: int) -> float:
     server.responder = responder_for(n)  # type: ignore[assignment]
-    provider = OpenAIProvider("openai/fake-model", api_base=server.base_url, api_key="x", retries=0)
+    provider = HttpProvider("openai/fake-model", api_base=server.base_url, api_key="x", retries=0)
     settings = load_settings().settings
     agent = Agent(
         provider,
@@ -64,7 +64,7 @@ async def loop_run(server: FakeLLMServer, n: int) -> float:
 
 async def http_run(server: FakeLLMServer, n: int) -> float:
     server.responder = responder_for(n)  # type: ignore[assignment]
-    provider = OpenAIProvider("openai/fake-model", api_base=server.base_url, api_key="x", retries=0)
+    provider = HttpProvider("openai/fake-model", api_base=server.base_url, api_key="x", retries=0)
     tools = ToolRegistry([noop]).definitions()
     # The same growing conversation the loop sends (system prompt, calls and results), built by hand.
     from swebash_ai.agent.prompt import build_system_prompt

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from swebash_ai.agent import Agent, Conversation, LoopLimits
 from swebash_ai.config import load_settings
-from swebash_ai.providers.openai_provider import OpenAIProvider
+from swebash_ai.providers.http_provider import HttpProvider
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult, tool
 
@@ -37,7 +37,7 @@ async def turn(server: FakeLLMServer, parallel: int) -> float:
         Reply.tool_calls([("wait_one_second", {"label": str(i)}) for i in range(5)]),
         Reply.text("all done"),
     )
-    provider = OpenAIProvider("openai/fake-model", api_base=server.base_url, api_key="x", retries=0)
+    provider = HttpProvider("openai/fake-model", api_base=server.base_url, api_key="x", retries=0)
     agent = Agent(
         provider,
         ToolRegistry([wait_one_second]),

@@ -1,7 +1,8 @@
-"""The same provider tests against both implementations, over real HTTP + SSE on loopback.
+"""The same provider tests against every implementation, over real HTTP + SSE on loopback.
 
-The official openai client talks to the OpenAI-format server; litellm talks to it too (``openai/`` model)
-and to the Anthropic Messages API server (``anthropic/`` model), where its value is translating formats.
+The fast lane (httpx + httpx-sse) talks to the OpenAI-format server; litellm talks to it too (``openai/``
+model, through the official openai client: the reference the fast lane must match) and to the Anthropic
+Messages API server (``anthropic/`` model), where its value is translating formats.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from swebash_ai import errors
 from swebash_ai.providers.base import Chunk, FinishChunk, RetryingProvider, TextChunk, ToolCall, UsageChunk
 from swebash_ai.providers.http_provider import HttpProvider
 from swebash_ai.providers.litellm_provider import LiteLLMProvider
-from swebash_ai.providers.openai_provider import OpenAIProvider
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
 TOOLS = [
@@ -40,12 +40,6 @@ TOOLS = [
 ]
 
 Factory = Callable[[FakeLLMServer, int], RetryingProvider]
-
-
-def _openai(server: FakeLLMServer, retries: int) -> RetryingProvider:
-    return OpenAIProvider(
-        "openai/fake-model", api_base=server.base_url, api_key="sk-x", retries=retries, base_delay=0.01, timeout=10
-    )
 
 
 def _http(server: FakeLLMServer, retries: int) -> RetryingProvider:
@@ -72,7 +66,6 @@ def _litellm_anthropic(server: FakeLLMServer, retries: int) -> RetryingProvider:
 
 
 IMPLEMENTATIONS = [
-    pytest.param(("openai", _openai), id="openai-client"),
     pytest.param(("openai", _http), id="httpx-sse"),
     pytest.param(("openai", _litellm_openai), id="litellm-openai"),
     pytest.param(("anthropic", _litellm_anthropic), id="litellm-anthropic"),
@@ -204,9 +197,9 @@ async def test_stream_that_breaks_midway(impl: Any) -> None:
     assert len(server.requests) == 1  # never retried once text was shown
 
 
-@pytest.mark.parametrize("cls", [OpenAIProvider, HttpProvider], ids=["openai-client", "httpx-sse"])
-async def test_connection_refused_is_unavailable(cls: type[RetryingProvider]) -> None:
-    provider = cls("openai/x", api_base="http://127.0.0.1:9/v1", api_key="k", retries=1, base_delay=0)  # type: ignore[call-arg]
+@pytest.mark.parametrize("cls", [HttpProvider, LiteLLMProvider], ids=["httpx-sse", "litellm"])
+async def test_connection_refused_is_unavailable(cls: type[HttpProvider] | type[LiteLLMProvider]) -> None:
+    provider = cls("openai/x", api_base="http://127.0.0.1:9/v1", api_key="k", retries=1, base_delay=0)
     start = time.monotonic()
     with pytest.raises(errors.ProviderUnavailableError) as info:
         await collect(provider)
