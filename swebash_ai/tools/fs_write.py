@@ -128,9 +128,10 @@ def _render_preview(path: str, action: str, plan: _Change | ToolResult) -> str:
         return f"This call will fail: {plan.text}"
     diff = _diff_lines(path, plan)
     added, removed = _counts(diff)
-    head = f"{action} {path}: +{added} -{removed} lines, {len(plan.new)} bytes"
-    if plan.old is None:
-        head += " (new file)"
+    if plan.old is None:  # "overwrite"/"append" of a file that does not exist yet creates it: say so
+        head = f"create {path}: +{added} -{removed} lines, {len(plan.new)} bytes (new file)"
+    else:
+        head = f"{action} {path}: +{added} -{removed} lines, {len(plan.new)} bytes"
     parts = [head] + ([plan.old_note] if plan.old_note else [])
     if not diff:
         parts.append("(no change: the content is identical)")
@@ -208,7 +209,10 @@ def _commit(path: str, change: _Change, create_dirs: bool, verb: str, ctx: ToolC
 
 def _describe_write(args: Any) -> str:
     size = len(args.content.encode("utf-8", "surrogateescape"))
-    return f"write {size} bytes to {args.path} ({args.mode})"
+    # The verb is the mode: "write ... (overwrite)" read as if an existing file were replaced, even for a
+    # new one (the preview, which looks at the disk, says which).
+    verb = {"overwrite": "write", "append": "append", "create": "create"}.get(args.mode, "write")
+    return f"{verb} {size} bytes to {args.path}"
 
 
 @tool(

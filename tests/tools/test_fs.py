@@ -248,8 +248,15 @@ async def test_write_new_file_preview_policy_and_content(ctx: ToolContext, works
     assert check(ctx, fs_write.write_file, **kw).decision == "ask"
     text = preview(ctx, fs_write.write_file, **kw)
     assert "--- /dev/null" in text and "+++ b/sub/new.txt" in text and "+hello\n+world\n" in text
-    assert "+2 -0" in text and "(new file)" in text
+    assert text.startswith("create sub/new.txt: +2 -0 lines") and "(new file)" in text
     assert not (workspace / "sub").exists()  # a preview changes nothing
+    # The default mode on a missing file creates it too: the preview must not say "overwrite".
+    fresh = preview(ctx, fs_write.write_file, path="fresh.txt", content="x\n")
+    assert fresh.startswith("create fresh.txt: +1 -0 lines") and "overwrite" not in fresh
+    assert fs_write.write_file.describe(parse(fs_write.write_file, {"path": "f.txt", "content": "ab"})) == (
+        "write 2 bytes to f.txt")
+    assert fs_write.write_file.describe(
+        parse(fs_write.write_file, {"path": "f.txt", "content": "ab", "mode": "append"})) == "append 2 bytes to f.txt"
     r = await call(ctx, fs_write.write_file, **kw)
     assert r.ok and "12 bytes" in r.text
     assert (workspace / "sub/new.txt").read_text() == "hello\nworld\n"
