@@ -10,7 +10,8 @@ Then ``python -X importtime`` shows the modules that cost the most on our one-sh
 With ``--venvs DIR`` both are measured as users install them: ``llm`` from the registry into ``DIR/llm`` and
 this checkout with ``pip install .`` (bytecode compiled) into ``DIR/ours``, each in its own fresh venv (made
 once, reused by later runs). Peak RSS of every run is read with ``wait4``. ``--litellm`` also times a one-shot
-answer through litellm (an ``anthropic/`` model against the loopback Anthropic Messages server).
+answer through litellm: an ``anthropic/`` model against the loopback Anthropic Messages server, and an
+``ollama_chat/`` model against its Ollama-native ``/api/chat``.
 
     python bench/oneshot_latency.py [--runs 10] [--top 15] [--venvs /tmp/oneshot-venvs] [--litellm]
 """
@@ -155,7 +156,8 @@ def main() -> int:
                 peer_rss.append(rss)
         floor = [_timed([sys.executable, "-c", "pass"], base, cwd)[0] for _ in range(5)]
         version = [_timed([*_ours(args.venvs), "--version"], ours_env, cwd)[0] for _ in range(5)]
-        lite = _litellm_runs(ours_cmd, ours_env, cwd, args.runs) if args.litellm else []
+        lite = _litellm_runs(ours_cmd, ours_env, cwd, args.runs, "anthropic") if args.litellm else []
+        lite_ollama = _litellm_runs(ours_cmd, ours_env, cwd, args.runs, "ollama") if args.litellm else []
 
         print(f"swebash-ai -c hi   {_fmt(ours)}   [{' '.join(ours_cmd[:-2])}]")
         if llm_env is not None:
@@ -167,6 +169,7 @@ def main() -> int:
             print(f"peak RSS: swebash-ai max {max(ours_rss):.1f} MiB")
         if lite:
             print(f"swebash-ai -c hi via litellm (anthropic/ format)  {_fmt(lite)}")
+            print(f"swebash-ai -c hi via litellm (ollama_chat/ format)  {_fmt(lite_ollama)}")
         if llm_env is None:
             print("llm is not installed (pip install llm, or --venvs): measured swebash-ai only")
         print(f"swebash-ai --version {_fmt(version)}   (our start-up without a model)")
@@ -178,11 +181,12 @@ def main() -> int:
     return 0
 
 
-def _litellm_runs(cmd: list[str], env: dict[str, str], cwd: Path, runs: int) -> list[float]:
-    """Wall times of the same one-shot through litellm (an Anthropic-format server on loopback)."""
-    with FakeLLMServer("anthropic") as server:
+def _litellm_runs(cmd: list[str], env: dict[str, str], cwd: Path, runs: int, dialect: str) -> list[float]:
+    """Wall times of the same one-shot through litellm (an Anthropic- or Ollama-format server on loopback)."""
+    model = {"anthropic": "anthropic/claude-sonnet-4-5", "ollama": "ollama_chat/fake-model"}[dialect]
+    with FakeLLMServer(dialect) as server:  # type: ignore[arg-type]
         server.responder = lambda body: Reply.text("Hello! How can I help?", chunk_size=0)
-        lite_env = {**env, "SWEBASH_AI_MODEL": "anthropic/claude-sonnet-4-5", "SWEBASH_AI_API_BASE": server.base_url}
+        lite_env = {**env, "SWEBASH_AI_MODEL": model, "SWEBASH_AI_API_BASE": server.base_url}
         _timed(cmd, lite_env, cwd)  # warm-up
         return [_timed(cmd, lite_env, cwd)[0] for _ in range(runs)]
 

@@ -23,6 +23,7 @@ from swebash_ai.testing.fake_server import (
     FakeLLMServer,
     Reply,
     check_anthropic_messages,
+    check_ollama_messages,
     check_openai_messages,
 )
 
@@ -183,6 +184,39 @@ def test_message_checkers() -> None:
         {"type": "tool_result", "tool_use_id": "t9", "content": "r"}]}])) == 1
 
 
+def test_ollama_message_checker() -> None:
+    call = {"function": {"name": "f", "arguments": {}}}
+    ok = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [call]},
+          {"role": "tool", "content": "r"}]
+    assert check_ollama_messages(ok) == []
+    assert len(check_ollama_messages([{"role": "user", "content": "q"}, {"role": "tool", "content": "r"}])) == 1
+    assert len(check_ollama_messages([{"role": "robot", "content": "q"}])) == 1
+
+
+def test_ollama_native_chat_over_raw_http() -> None:
+    """Ollama's own wire format: NDJSON lines when streaming (its default), one JSON otherwise, errors as
+    {"error": ...}, and /api/show, /api/tags for the model."""
+    with FakeLLMServer(dialect="ollama") as server:
+        server.enqueue(Reply.tool_calls([("read_file", {"path": "a"})], text="Hi", chunk_size=1),
+                       Reply.text("whole"), Reply.error(404, "model 'x' not found"))
+        base = server.base_url
+        with httpx.stream("POST", base + "/api/chat", json={"model": "m", "messages": USER}) as resp:
+            assert resp.headers["content-type"] == "application/x-ndjson"
+            lines = [json.loads(line) for line in resp.iter_lines() if line]
+        assert [line["message"]["content"] for line in lines[:2]] == ["H", "i"]
+        assert lines[2]["message"]["tool_calls"] == [{"function": {"name": "read_file", "arguments": {"path": "a"}}}]
+        assert lines[-1]["done"] is True and lines[-1]["eval_count"] > 0 and not any(x["done"] for x in lines[:-1])
+        whole = httpx.post(base + "/api/chat", json={"model": "m", "messages": USER, "stream": False}).json()
+        assert whole["message"]["content"] == "whole" and whole["done"] is True
+        error = httpx.post(base + "/api/chat", json={"model": "m", "messages": USER, "stream": False})
+        assert error.status_code == 404 and error.json() == {"error": "model 'x' not found"}
+        assert "tools" in httpx.post(base + "/api/show", json={"name": "m"}).json()["template"]
+        assert httpx.get(base + "/api/tags").json()["models"][0]["name"] == "fake-model"
+        assert server.violations == []
+        httpx.post(base + "/v1/chat/completions", json={"model": "m", "messages": USER})
+        assert server.violations  # the OpenAI route is not Ollama's native API
+
+
 def test_reply_from_json() -> None:
     assert Reply.from_json({"text": "hi"}) == Reply.text("hi")
     tools = Reply.from_json({"tool_calls": [["run_command", {"command": "ls"}, "c1"]], "split": 2})
@@ -203,7 +237,8 @@ async def litellm_stream(server: FakeLLMServer, model: str, **kw: Any) -> Any:
 
 
 @pytest.mark.parametrize("dialect,model", [("anthropic", "anthropic/claude-sonnet-4-5"),
-                                           ("openai", "openai/fake-model")])
+                                           ("openai", "openai/fake-model"),
+                                           ("ollama", "ollama_chat/fake-model")])
 async def test_litellm_streams_text_and_tool_calls(dialect: str, model: str) -> None:
     with FakeLLMServer(dialect=dialect) as server:  # type: ignore[arg-type]
         server.enqueue(Reply.tool_calls(
@@ -211,11 +246,13 @@ async def test_litellm_streams_text_and_tool_calls(dialect: str, model: str) -> 
             text="Reading.", split=3, chunk_size=2))
         text, calls, finishes, _ = await collect(await litellm_stream(server, model))
         assert text == "Reading."
-        assert [(c["id"], c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())] == [
-            ("call_0", "read_file", {"path": "a.txt"}), ("call_1", "run_command", {"command": "ls -la"})]
+        named = [(c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())]
+        assert named == [("read_file", {"path": "a.txt"}), ("run_command", {"command": "ls -la"})]
+        if dialect != "ollama":  # Ollama sends no ids: litellm makes them up
+            assert [c["id"] for _, c in sorted(calls.items())] == ["call_0", "call_1"]
         assert "tool_calls" in finishes
         path = server.requests[0]["path"]
-        assert path == ("/v1/messages" if dialect == "anthropic" else "/v1/chat/completions")
+        assert path == {"anthropic": "/v1/messages", "openai": "/v1/chat/completions", "ollama": "/api/chat"}[dialect]
         assert server.violations == []
 
         # the next turn answers both calls: litellm's translation must keep the pairing intact

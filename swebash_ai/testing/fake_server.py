@@ -1,6 +1,6 @@
 """A scripted fake LLM server on loopback, for tests and benchmarks (stdlib only).
 
-It speaks real HTTP/1.1 + server-sent events in two dialects, so the real ``openai.AsyncOpenAI`` client
+It speaks real HTTP/1.1 (+ server-sent events) in three dialects, so the real ``openai.AsyncOpenAI`` client
 and litellm's real HTTP clients can be pointed at it and nothing ever leaves 127.0.0.1:
 
 * ``dialect="openai"``: ``POST …/chat/completions`` (``stream=true``: ``chat.completion.chunk`` events
@@ -9,6 +9,9 @@ and litellm's real HTTP clients can be pointed at it and nothing ever leaves 127
 * ``dialect="anthropic"``: ``POST …/messages`` (``stream=true``: message_start, ping,
   content_block_start/delta/stop per block, message_delta, message_stop; otherwise one message JSON).
   ``base_url`` is ``http://127.0.0.1:PORT``; both ``/v1/messages`` and ``/messages`` are served.
+* ``dialect="ollama"``: Ollama's native ``POST /api/chat`` (streamed as newline-delimited JSON unless
+  ``"stream": false``, as Ollama does), ``POST /api/show`` (a model whose template supports tools) and
+  ``GET /api/tags``. ``base_url`` is ``http://127.0.0.1:PORT``.
 
 Every POST is answered by the next queued :class:`Reply` (``enqueue``); when the queue is empty the
 optional ``responder(request_body) -> Reply`` is asked; without one the answer is a 500 whose message
@@ -58,6 +61,8 @@ from swebash_ai.testing.replies import (  # noqa: F401 - re-exported for scripts
     anthropic_message,
     anthropic_stream,
     error_body,
+    ollama_message,
+    ollama_stream,
     openai_completion,
     openai_stream,
     pieces,
@@ -104,6 +109,26 @@ def check_openai_messages(messages: Any) -> list[str]:
     if pending:
         out.append(f"tool_call ids [{', '.join(sorted(pending))}] of messages[{min(pending.values())}] "
                    "are never answered by a tool message")
+    return out
+
+
+def check_ollama_messages(messages: Any) -> list[str]:
+    """Shape errors in an Ollama ``messages`` list: tool calls there carry no ids to match up, so a tool
+    result must follow an assistant message that made calls."""
+    if not isinstance(messages, list):
+        return ["messages is not a list"]
+    out: list[str] = []
+    calls_open = False
+    for j, msg in enumerate(messages):
+        if not isinstance(msg, dict) or msg.get("role") not in ("system", "user", "assistant", "tool"):
+            out.append(f"messages[{j}] is not a message with a known role")
+            continue
+        if msg["role"] == "assistant":
+            calls_open = bool(msg.get("tool_calls"))
+        elif msg["role"] == "tool" and not calls_open:
+            out.append(f"messages[{j}] is a tool result with no tool call before it")
+        elif msg["role"] == "user":
+            calls_open = False
     return out
 
 
@@ -198,14 +223,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, error_body(owner.dialect, 400, "fake server: body is not a JSON object"))
             return
         route = self.path.split("?")[0].rstrip("/")
-        suffix = "/chat/completions" if owner.dialect == "openai" else "/messages"
+        if owner.dialect == "ollama" and route == "/api/show":
+            self._send_json(200, {"template": "{{ if .Tools }}tools{{ end }}", "capabilities": ["completion", "tools"],
+                                  "model_info": {"llama.context_length": 32768}})
+            return
+        suffix = {"openai": "/chat/completions", "anthropic": "/messages", "ollama": "/api/chat"}[owner.dialect]
         if not route.endswith(suffix):
             owner._violate(f"unexpected request POST {self.path} for the {owner.dialect} dialect")
             self._send_json(404, error_body(owner.dialect, 404, f"fake server: no route POST {self.path}"))
             return
-        if route not in (suffix, "/v1" + suffix):  # answered, but e.g. /v1/v1/messages is a config bug
+        # Answered, but e.g. /v1/v1/messages is a config bug (Ollama's native API has no /v1 prefix).
+        if route not in (suffix, "/v1" + suffix) or (owner.dialect == "ollama" and route != suffix):
             owner._violate(f"unusual path POST {self.path} (a real server would answer 404)")
-        check = check_openai_messages if owner.dialect == "openai" else check_anthropic_messages
+        check = {"openai": check_openai_messages, "anthropic": check_anthropic_messages,
+                 "ollama": check_ollama_messages}[owner.dialect]
         for problem in check(body.get("messages")):
             owner._violate(f"request {number} ({self.path}): {problem}")
         reply = owner._next_reply(body)
@@ -216,7 +247,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         turn = owner._turn(reply, body)
         abort_after = None
-        if body.get("stream"):
+        if body.get("stream", owner.dialect == "ollama"):  # Ollama streams unless told not to
+            if owner.dialect == "ollama":
+                frames, prefix = ollama_stream(turn)
+                if reply.kind == "broken":
+                    abort_after = prefix + min(reply.after_chunks, len(pieces(reply.content, reply.chunk_size)))
+                self._send_stream(frames, abort_after, reply.delay, "application/x-ndjson")
+                return
             if owner.dialect == "openai":
                 options = body.get("stream_options")
                 include = isinstance(options, dict) and bool(options.get("include_usage"))
@@ -227,7 +264,8 @@ class _Handler(BaseHTTPRequestHandler):
                 abort_after = prefix + min(reply.after_chunks, len(pieces(reply.content, reply.chunk_size)))
             self._send_stream(frames, abort_after, reply.delay)
             return
-        payload = openai_completion(turn) if owner.dialect == "openai" else anthropic_message(turn)
+        payload = {"openai": openai_completion, "anthropic": anthropic_message,
+                   "ollama": ollama_message}[owner.dialect](turn)
         if reply.kind == "broken":  # promise the whole body, deliver half of it, hang up
             data = json.dumps(payload).encode()
             self._start(200, "application/json", {"Content-Length": str(len(data))})
@@ -260,8 +298,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._start(status, "application/json", {"Content-Length": str(len(data)), **(headers or {})})
         self._write(data)
 
-    def _send_stream(self, frames: list[bytes], abort_after: int | None, delay: float) -> None:
-        self._start(200, "text/event-stream; charset=utf-8",
+    def _send_stream(self, frames: list[bytes], abort_after: int | None, delay: float,
+                     content_type: str = "text/event-stream; charset=utf-8") -> None:
+        self._start(200, content_type,
                     {"Cache-Control": "no-cache", "Transfer-Encoding": "chunked"})
         for i, frame in enumerate(frames):
             if abort_after is not None and i >= abort_after:
@@ -287,7 +326,7 @@ class FakeLLMServer:
     """The scripted server. ``start()`` (or ``with``) binds 127.0.0.1 on an ephemeral port."""
 
     def __init__(self, dialect: Dialect = "openai", *, host: str = "127.0.0.1", port: int = 0) -> None:
-        if dialect not in ("openai", "anthropic"):
+        if dialect not in ("openai", "anthropic", "ollama"):
             raise ValueError(f"unknown dialect {dialect!r}")
         self.dialect: Dialect = dialect
         self.host = host
@@ -409,7 +448,7 @@ def echo_responder(body: JSON) -> Reply:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m swebash_ai.testing.fake_server", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dialect", choices=["openai", "anthropic"], default="openai")
+    parser.add_argument("--dialect", choices=["openai", "anthropic", "ollama"], default="openai")
     parser.add_argument("--script", help="JSON file: a list of replies (see Reply.from_json)")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")

@@ -1,5 +1,6 @@
 """What the fake LLM server answers: scripted :class:`Reply` objects, and each rendered in the wire format
-of a dialect (OpenAI chat completions or Anthropic messages; streamed as server-sent events or whole).
+of a dialect (OpenAI chat completions or Anthropic messages, streamed as server-sent events or whole;
+Ollama's native chat, streamed as newline-delimited JSON or whole).
 
 Split from :mod:`swebash_ai.testing.fake_server`, which serves them over HTTP and checks the requests.
 """
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-Dialect = Literal["openai", "anthropic"]
+Dialect = Literal["openai", "anthropic", "ollama"]
 JSON = dict[str, Any]
 ToolCallSpec = tuple[str, dict[str, Any] | str] | tuple[str, dict[str, Any] | str, str]
 Responder = Callable[[JSON], "Reply"]
@@ -269,7 +270,42 @@ def anthropic_message(turn: Turn) -> JSON:
             "usage": {"input_tokens": turn.prompt_tokens, "output_tokens": turn.completion_tokens}}
 
 
+def _ollama_base(turn: Turn) -> JSON:
+    return {"model": turn.model, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def _ollama_calls(turn: Turn) -> list[JSON]:
+    # Ollama sends each call whole, arguments as an object, and no id (clients make one up).
+    return [{"function": {"name": c.name, "arguments": anthropic_input(c.arguments)}} for c in turn.reply.calls]
+
+
+def _ollama_done(turn: Turn) -> JSON:
+    return {"done": True, "done_reason": "stop", "total_duration": 1000, "prompt_eval_count": turn.prompt_tokens,
+            "eval_count": turn.completion_tokens}
+
+
+def ollama_stream(turn: Turn) -> tuple[list[bytes], int]:
+    """NDJSON lines of an Ollama ``/api/chat`` stream, and how many lines precede the first text delta."""
+    reply, base = turn.reply, _ollama_base(turn)
+    lines: list[JSON] = [{**base, "message": {"role": "assistant", "content": piece}, "done": False}
+                         for piece in pieces(reply.content, reply.chunk_size)]
+    if reply.calls:
+        lines.append({**base, "message": {"role": "assistant", "content": "", "tool_calls": _ollama_calls(turn)},
+                      "done": False})
+    lines.append({**base, "message": {"role": "assistant", "content": ""}, **_ollama_done(turn)})
+    return [json.dumps(line).encode() + b"\n" for line in lines], 0
+
+
+def ollama_message(turn: Turn) -> JSON:
+    message: JSON = {"role": "assistant", "content": turn.reply.content}
+    if turn.reply.calls:
+        message["tool_calls"] = _ollama_calls(turn)
+    return {**_ollama_base(turn), "message": message, **_ollama_done(turn)}
+
+
 def error_body(dialect: Dialect, status: int, message: str) -> JSON:
+    if dialect == "ollama":
+        return {"error": message}
     kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     if dialect == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}

@@ -222,3 +222,25 @@ def test_a_call_printed_as_json_goes_through_the_same_approval(
     assert "rm canary.txt" in res.stderr and "denied" in res.stderr
     assistant = next(m for m in llm_env.requests[1]["body"]["messages"] if m["role"] == "assistant")
     assert assistant["tool_calls"][0]["function"]["name"] == "run_command"  # a real call in the history
+
+
+def test_ollama_native_chat_through_litellm_runs_a_tool_and_answers(
+    llm_env: FakeLLMServer, run_cli: Any, workspace: Path
+) -> None:
+    """An ``ollama_chat/`` model speaks Ollama's own /api/chat (NDJSON, calls without ids): litellm
+    translates, and the loop pairs the call with its result all the same."""
+    (workspace / "notes.txt").write_text("the build needs python 3.11\n")
+    with FakeLLMServer("ollama") as ollama:
+        ollama.enqueue(Reply.tool_calls([("read_file", {"path": "notes.txt"})]),
+                       Reply.text("It needs Python 3.11.", chunk_size=3))
+        proc = run_cli("-c", "which python?", env={
+            "SWEBASH_AI_MODEL": "ollama_chat/fake-model", "SWEBASH_AI_API_BASE": ollama.base_url,
+            "SWEBASH_AI_API_KEY": None})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "It needs Python 3.11."
+    chats = [r for r in ollama.requests if r["path"] == "/api/chat"]
+    assert len(chats) == 2 and not llm_env.requests  # the other lane was never asked
+    second = chats[1]["body"]["messages"]
+    assert second[-1]["role"] == "tool" and "python 3.11" in second[-1]["content"]
+    assert second[-2]["role"] == "assistant" and second[-2]["tool_calls"][0]["function"]["name"] == "read_file"
+    assert not ollama.violations, ollama.violations

@@ -1,8 +1,9 @@
 """The same provider tests against every implementation, over real HTTP + SSE on loopback.
 
 The fast lane (httpx + httpx-sse) talks to the OpenAI-format server; litellm talks to it too (``openai/``
-model, through the official openai client: the reference the fast lane must match) and to the Anthropic
-Messages API server (``anthropic/`` model), where its value is translating formats.
+model, through the official openai client: the reference the fast lane must match), to the Anthropic
+Messages API server (``anthropic/`` model) and to Ollama's native chat (``ollama_chat/``), where its value
+is translating formats.
 """
 
 from __future__ import annotations
@@ -65,10 +66,17 @@ def _litellm_anthropic(server: FakeLLMServer, retries: int) -> RetryingProvider:
     )
 
 
+def _litellm_ollama(server: FakeLLMServer, retries: int) -> RetryingProvider:
+    return LiteLLMProvider(
+        "ollama_chat/fake-model", api_base=server.base_url, api_key=None, retries=retries, base_delay=0.01, timeout=10
+    )
+
+
 IMPLEMENTATIONS = [
     pytest.param(("openai", _http), id="httpx-sse"),
     pytest.param(("openai", _litellm_openai), id="litellm-openai"),
     pytest.param(("anthropic", _litellm_anthropic), id="litellm-anthropic"),
+    pytest.param(("ollama", _litellm_ollama), id="litellm-ollama"),
 ]
 
 
