@@ -107,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with -c: print one JSON object per event on stdout (see docs/cli.md)")
     parser.add_argument("--resume", nargs="?", const="", metavar="ID",
                         help="continue a saved session (the latest when no ID is given)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    # prog: without it each command's usage line repeats the whole multi-line usage above.
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", prog="swebash-ai")
     config = sub.add_parser("config", help="show every setting with its value and source (secrets masked)",
                             description="Print the effective settings, each with where it came from "
                             "(default, file, profile, env, flag), secrets masked, and the chosen provider.")

@@ -45,6 +45,24 @@ def test_help_teaches_and_version(run_cli: Any) -> None:
     assert res.returncode == 0 and res.stdout.strip() == f"swebash-ai {__version__}"
 
 
+def test_each_command_has_its_own_usage_line(capsys: Any) -> None:
+    """``swebash-ai undo --help`` starts with its own usage, not the whole program's usage text."""
+    import argparse
+
+    import pytest
+
+    from swebash_ai.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert {"config", "doctor", "mcp", "export", "shell-init", "undo"} <= set(commands)
+    for name in commands:
+        with pytest.raises(SystemExit):
+            parser.parse_args([name, "--help"])
+        usage = capsys.readouterr().out.splitlines()[0]
+        assert usage.startswith(f"usage: swebash-ai {name} ["), usage
+
+
 def test_doctor_against_the_fake_server(llm_env: FakeLLMServer, run_cli: Any) -> None:
     llm_env.enqueue(Reply.tool_calls([("ping", {})]))
     res = run_cli("doctor")
