@@ -129,7 +129,7 @@ class Conversation:
 
     def _turn_bounds(self) -> list[tuple[int, int]]:
         starts = [i for i, m in enumerate(self.messages) if m.get("role") == "user" or i == 0]
-        return list(zip(starts, [*starts[1:], len(self.messages)], strict=True))
+        return list(zip(starts, [*starts[1:], len(self.messages)][: len(starts)], strict=True))
 
     def for_request(self, system: str | None, budget_tokens: int) -> list[Message]:
         """System prompt + the most recent whole turns that fit ``budget_tokens`` (the last turn always)."""

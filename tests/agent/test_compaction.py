@@ -91,6 +91,17 @@ async def test_long_conversation_is_compacted_before_the_turn(small_budget: Fake
     assert saved.meta["compactions"][0]["replaced_messages"] > 0
 
 
+async def test_an_oversized_first_question_is_sent_not_a_crash(small_budget: FakeLLMServer, workspace: Path) -> None:
+    """A fresh session whose first message alone is over the budget (a large pipe into ``-c -``): there is
+    nothing to summarize, so the turn just runs (the provider says if it is too long)."""
+    assert Conversation().turns() == []
+    small_budget.enqueue(Reply.text("Read it."))
+    session = Session(load_settings(), tools=[shout], probe_ollama=False)
+    events = await run(session, "n\n" * (BUDGET * 4))
+    assert isinstance(events[-1], TurnFinished) and events[-1].text == "Read it."
+    assert not any(isinstance(e, Notice) for e in events) and len(small_budget.requests) == 1
+
+
 async def test_failed_summary_falls_back_to_trimming_and_says_so(
     small_budget: FakeLLMServer, workspace: Path
 ) -> None:
