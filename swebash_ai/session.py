@@ -350,7 +350,7 @@ class Session:
         path = find_session(self.loaded.locations.sessions_dir, session_id)
         if path is None:
             what = f"session '{session_id}'" if session_id else "any saved session"
-            raise ConfigError(f"Cannot find {what} in {self.loaded.locations.sessions_dir}.")
+            raise ConfigError(f"Cannot find {what} in {self.loaded.locations.sessions_dir}.", title="No saved session")
         self.conversation = Conversation.load(path)
         if self.agent is not None:
             self.agent = self._make_agent()
@@ -407,7 +407,7 @@ def undo_saved_session(sessions_dir: Path, session_id: str | None, *, force: boo
     path = find_session(sessions_dir, session_id)
     if path is None:
         what = f"session '{session_id}'" if session_id else "any saved session"
-        raise ConfigError(f"Cannot find {what} in {sessions_dir}.")
+        raise ConfigError(f"Cannot find {what} in {sessions_dir}.", title="No saved session")
     conversation = Conversation.load(path)
     result = undo_last_turn(checkpoints_for(sessions_dir, conversation.id), force=force)
     _note_undo(conversation, result)

@@ -79,4 +79,4 @@ def test_a_file_changed_since_is_refused_unless_forced(
 
 def test_undo_of_an_unknown_session_is_a_clear_error(run_cli: Any) -> None:
     res = run_cli("undo", "--session", "nope")
-    assert res.returncode == 2 and "Cannot find session 'nope'" in res.stderr
+    assert res.returncode == 2 and "No saved session: Cannot find session 'nope'" in res.stderr
