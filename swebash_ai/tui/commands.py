@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 #: Every slash command with its argument hint and a one-line description, in help order.
@@ -71,12 +72,23 @@ def common_prefix(names: list[str]) -> str:
     return first[:i]
 
 
-def help_text() -> str:
-    """The /help text: commands and keys in aligned columns (plain text renders instantly)."""
+def help_text(width: int = 100) -> str:
+    """The /help text: commands and keys in aligned columns, descriptions wrapped under themselves to fit
+    ``width`` columns (plain text renders instantly)."""
     rows = [(f"{name} {arg}".rstrip(), desc) for name, (arg, desc) in SLASH_COMMANDS.items()]
-    width = max(len(left) for left, _ in (*rows, *KEYS_HELP)) + 2
+    rows.append(("!command", "run a command yourself, through the same safety checks"))
+    left_width = max(len(left) for left, _ in (*rows, *KEYS_HELP)) + 2
+    indent = " " * (2 + left_width)
+    text_width = max(20, width - len(indent))
+
+    def entry(left: str, desc: str) -> list[str]:
+        wrapped = textwrap.wrap(desc, text_width) or [""]
+        return [f"  {left:<{left_width}}{wrapped[0]}", *(indent + more for more in wrapped[1:])]
+
     lines = ["Commands"]
-    lines += [f"  {left:<{width}}{desc}" for left, desc in rows]
-    lines += [f"  {'!command':<{width}}run a command yourself, through the same safety checks", "", "Keys"]
-    lines += [f"  {key:<{width}}{desc}" for key, desc in KEYS_HELP]
+    for left, desc in rows:
+        lines += entry(left, desc)
+    lines += ["", "Keys"]
+    for key, desc in KEYS_HELP:
+        lines += entry(key, desc)
     return "\n".join(lines)

@@ -327,7 +327,9 @@ class Controller:
         await self.app.activity.clear()
 
     async def cmd_help(self, arg: str) -> None:
-        self.app.chat.add_info(commands.help_text())
+        from swebash_ai.tui.widgets.chat import HelpMessage
+
+        self.app.chat.append(HelpMessage())
 
     async def cmd_context(self, arg: str) -> None:
         session = await self._ready_session()

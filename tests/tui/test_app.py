@@ -268,6 +268,34 @@ def test_command_table_matches_the_issue():
     assert commands.complete("/theme x") == []
 
 
+def test_help_wraps_descriptions_in_their_column():
+    narrow = commands.help_text(60).splitlines()
+    assert max(len(line) for line in narrow) <= 60
+    column = narrow[1].index("show the commands")  # where descriptions start
+    for line in narrow:
+        assert line in ("", "Commands", "Keys") or line.startswith("  "), line
+        if line.startswith(" " * 3):  # a continuation: under the description, never under the names
+            assert len(line) - len(line.lstrip()) == column, line
+    joined = " ".join(part.strip() for part in narrow)
+    assert "put back the files the assistant changed in the last turn (again: the turn before)" in joined
+    assert len(commands.help_text(200).splitlines()) < len(narrow)  # wide: one line per entry
+
+
+async def test_help_is_laid_out_for_the_chat_width(make_app):
+    from swebash_ai.tui.widgets.chat import HelpMessage
+
+    app = make_app()
+    async with app.run_test(size=(90, 50)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "/help")
+        await wait_for(pilot, lambda: bool(app.query(HelpMessage)), what="help")
+        help_message = app.query_one(HelpMessage)
+        width = help_message.content_region.width
+        lines = str(help_message.render()).splitlines()
+        assert width < 90 and max(len(line) for line in lines) <= width
+        assert "/sessions" in str(help_message.render())
+
+
 def test_import_is_light():
     import subprocess
     import sys

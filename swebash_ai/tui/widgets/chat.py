@@ -31,6 +31,7 @@ from textual.timer import Timer
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
+from swebash_ai.tui.commands import help_text
 from swebash_ai.tui.input_first import yield_to_input
 
 if TYPE_CHECKING:
@@ -81,6 +82,14 @@ class ErrorMessage(Static):
 
 class InfoMessage(Static):
     """Help and other app-generated text (/help, no-provider instructions, /tools)."""
+
+
+class HelpMessage(InfoMessage):
+    """The /help text, laid out again for the width it is given: a description that wraps stays in its
+    column instead of running back under the command names."""
+
+    def render(self) -> Content:
+        return Content(help_text(self.content_region.width or 100))
 
 
 class Chapter(Widget):
