@@ -131,9 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
     _export_parser(sub)
     _shell_init_parser(sub)
     undo = sub.add_parser("undo", help="revert the file changes of the latest turn of a saved session",
-                          description="Put back the files that the assistant's write and edit tools changed in "
-                          "the newest turn of the latest session that is not yet undone; run again for the turn "
-                          "before. Refuses when a file changed since the assistant wrote it. See docs/undo.md.")
+                          description="Put back the files that the assistant's write and edit tools, and the "
+                          "commands you approved, changed in the newest turn of the latest session that is not "
+                          "yet undone; run again for the turn before. Refuses when a file changed since, or "
+                          "when a command of that turn could not be snapshotted (--force undoes the rest). "
+                          "See docs/undo.md.")
     undo.add_argument("--session", metavar="ID", help="the session to undo in (default: the latest)")
     undo.add_argument("--force", action="store_true",
                       help="restore even files changed since the assistant wrote them (their changes are lost)")

@@ -143,6 +143,16 @@ class Settings(BaseSettings):
     exec_sandbox_network: bool = False
     """Let sandboxed commands use the network."""
 
+    command_snapshots: bool = True
+    """Before an approved command runs, snapshot the workspace into a shadow git repository beside the session
+    (``.gitignore`` respected), so undo can revert what the command changed. See docs/undo.md."""
+
+    command_snapshot_max_files: int = Field(20_000, ge=1)
+    """A workspace with more files than this is not snapshotted (undo then says the command cannot be undone)."""
+
+    command_snapshot_max_mb: int = Field(200, ge=1)
+    """Nor one that holds more than this many MiB."""
+
     # --- web ------------------------------------------------------------------------------------------
     web_provider: Literal["duckduckgo"] = "duckduckgo"
     """Web search backend."""

@@ -267,7 +267,10 @@ class Session:
     def _begin_turn(self, text: str) -> str:
         """Point the write tools at this turn's checkpoints; put a pending undo note in front of ``text``."""
         store = self.checkpoints
-        store.turn = sum(1 for m in self.conversation.messages if m.get("role") == "user") + 1
+        # One number per user turn, and one of its own for a ``!command`` (which adds no user message), so
+        # that undo can take back either alone.
+        users = sum(1 for m in self.conversation.messages if m.get("role") == "user")
+        store.turn = max(users, store.last_turn()) + 1
         self.context.services["checkpoints"] = store
         note = self.conversation.meta.pop("undo_note", None)
         return f"{note}\n\n{text}" if note and text else text

@@ -1,5 +1,11 @@
 """Checkpoints: the state of every file before a tool changed it, so a turn's changes can be undone.
 
+Approved shell commands are covered too: :meth:`Checkpoints.before_command` and
+:meth:`Checkpoints.after_command` take shadow-git snapshots of the workspace around the command
+(:mod:`swebash_ai.tools.snapshots`, stored in ``shadow.git`` in the same folder); undo reverts the paths that
+differ between the two. A command that could not be snapshotted (too big a workspace, git missing...) is
+recorded with the reason, and undo says plainly that its changes cannot be undone.
+
 Contract: before ``write_file`` or ``edit_file`` replaces a file, :meth:`Checkpoints.record` stores its previous
 content and mode (or that it did not exist) and, after the write, the hash of what the tool wrote. Records go
 to ``<session id>.checkpoints/index.jsonl`` beside the session file; contents go to ``blobs/<sha256>`` in the
@@ -19,9 +25,13 @@ import hashlib
 import json
 import os
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from swebash_ai.tools import snapshots
 
 #: Larger previous contents are not copied (the write tools cap what they write at ``fs_max_size`` anyway).
 MAX_SAVED = 16 * 1024 * 1024
@@ -85,6 +95,36 @@ class Checkpoints:
                 entry["old"] = self._blob(path.read_bytes())
         self._append(entry)
 
+    @property
+    def shadow(self) -> Path:
+        return self.folder / "shadow.git"
+
+    def before_command(self, command: str, cwd: Path, limits: snapshots.Limits | None = None) -> dict[str, Any]:
+        """Snapshot the workspace of ``cwd`` before an approved ``command`` runs; record it (or why it was not
+        taken) and return the record for :meth:`after_command`."""
+        root = snapshots.project_root(cwd)
+        snap = snapshots.ShadowRepo(self.shadow, root, limits).snapshot()
+        entry: dict[str, Any] = {
+            "kind": "command", "id": uuid.uuid4().hex, "turn": self.turn, "command": command, "root": str(root),
+            "time": time.time(), "before": snap.commit, "skipped": snap.reason or None,
+            "modes": self._blob(json.dumps(snap.modes).encode()) if snap.modes else None,
+            "seconds": round(snap.seconds, 3),
+        }
+        self._append(entry)
+        return entry
+
+    def after_command(self, entry: dict[str, Any], limits: snapshots.Limits | None = None) -> None:
+        """Snapshot the workspace again once the command has ended (however it ended)."""
+        if entry.get("before") is None:
+            return
+        snap = snapshots.ShadowRepo(self.shadow, Path(entry["root"]), limits).snapshot()
+        self._append({"kind": "command_after", "id": entry["id"], "after": snap.commit,
+                      "skipped": snap.reason or None})
+
+    def last_turn(self) -> int:
+        """The highest turn number recorded (0 for none)."""
+        return max((int(e["turn"]) for e in self.entries() if "turn" in e), default=0)
+
     def entries(self) -> list[dict[str, Any]]:
         try:
             lines = self.index.read_text(encoding="utf-8").splitlines()
@@ -107,65 +147,55 @@ class UndoRefused(Exception):
 
 @dataclass
 class UndoResult:
-    """What one undo did: the turn reverted and one line per file restored."""
+    """What one undo did: the turn reverted and one line per file restored (and per command reverted)."""
 
     turn: int
     restored: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        lines = [f"Undid the file changes of turn {self.turn}:"] + [f"  {line}" for line in self.restored]
+        lines = [f"Undid the changes of turn {self.turn}:"] + [f"  {line}" for line in self.restored]
         return "\n".join(lines)
 
     def note_for_model(self) -> str:
         files = "; ".join(self.restored)
-        return f"[Note: the user undid your file changes from an earlier turn ({files}). Those files are back " \
+        return f"[Note: the user undid your changes from an earlier turn ({files}). Those files are back " \
             "to their state before that turn; read them again before relying on their content.]"
+
+
+@dataclass
+class _Step:
+    """One recorded change to one path: how to put back the state before it, how to tell that the path is
+    still as it left it."""
+
+    path: str
+    restore: Callable[[], str]
+    unchanged: Callable[[], bool]
+    lost: str | None = None
 
 
 def _pending(entries: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
     undone = {int(e["turn"]) for e in entries if e.get("kind") == "undo"}
+    afters = {e["id"]: e for e in entries if e.get("kind") == "command_after"}
     turns: dict[int, list[dict[str, Any]]] = {}
     for e in entries:
-        if e.get("kind") == "file" and int(e["turn"]) not in undone:
+        if e.get("kind") in ("file", "command") and int(e["turn"]) not in undone:
+            if e["kind"] == "command":
+                after = afters.get(e["id"], {})
+                e = {**e, "after": after.get("after"), "after_skipped": after.get("skipped")}
             turns.setdefault(int(e["turn"]), []).append(e)
     return turns
 
 
-def undo_last_turn(store: Checkpoints, *, force: bool = False) -> UndoResult:
-    """Revert the newest turn with file changes not yet undone. Raises :class:`UndoRefused` when it cannot."""
-    turns = _pending(store.entries())
-    if not turns:
-        raise UndoRefused("Nothing to undo: no file changes recorded in this session (or all already undone).")
-    turn = max(turns)
-    first: dict[str, dict[str, Any]] = {}
-    last: dict[str, dict[str, Any]] = {}
-    for e in turns[turn]:
-        first.setdefault(e["path"], e)
-        last[e["path"]] = e
-    if not force:
-        changed = [p for p, e in last.items() if (cur := _current(Path(p))) is None or _sha(cur) != e["new"]]
-        if changed:
-            raise UndoRefused(
-                "Not undoing: changed since the assistant wrote it: " + ", ".join(changed)
-                + ". Use --force (/undo --force) to restore it anyway and lose those changes."
-            )
-    lost = [f"{p} ({e['lost']})" for p, e in first.items() if e.get("lost")]
-    if lost and not force:
-        raise UndoRefused("Cannot undo: the previous content was not saved for " + ", ".join(lost)
-                          + ". Use --force to undo the other files of that turn.")
-    result = UndoResult(turn)
-    for path_s, e in first.items():
-        path = Path(path_s)
-        if e.get("lost"):
-            result.restored.append(f"{path_s}: NOT restored ({e['lost']})")
-            continue
+def _file_step(store: Checkpoints, e: dict[str, Any]) -> _Step:
+    path = Path(e["path"])
+
+    def restore() -> str:
         if e["old"] is None:
             try:
                 path.unlink()
-                result.restored.append(f"{path_s}: removed (it did not exist before)")
             except FileNotFoundError:
-                result.restored.append(f"{path_s}: already gone")
-            continue
+                return "already gone"
+            return "removed (it did not exist before)"
         data = (store.folder / "blobs" / e["old"]).read_bytes()
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.undo-{os.getpid()}")
@@ -173,7 +203,82 @@ def undo_last_turn(store: Checkpoints, *, force: bool = False) -> UndoResult:
         if e.get("mode") is not None:
             os.chmod(tmp, int(e["mode"]))
         os.replace(tmp, path)
-        result.restored.append(f"{path_s}: restored ({len(data)} bytes)")
+        return f"restored ({len(data)} bytes)"
+
+    def unchanged() -> bool:
+        cur = _current(path)
+        return cur is not None and _sha(cur) == e["new"]
+
+    return _Step(e["path"], restore, unchanged, e.get("lost"))
+
+
+def _command_steps(store: Checkpoints, e: dict[str, Any]) -> list[_Step]:
+    root = Path(e["root"])
+    repo = snapshots.ShadowRepo(store.shadow, root)
+    modes: dict[str, int] = json.loads((store.folder / "blobs" / e["modes"]).read_bytes()) if e.get("modes") else {}
+
+    def step(change: snapshots.Change) -> _Step:
+        path = root / change.path
+        return _Step(str(path), lambda: snapshots.restore(repo, path, change.before, modes.get(change.path)),
+                     lambda: snapshots.matches(path, change.after))
+
+    return [step(change) for change in repo.changes(e["before"], e["after"])]
+
+
+def _not_snapshotted(e: dict[str, Any]) -> str | None:
+    """Why the changes of command record ``e`` cannot be undone (``None``: they can)."""
+    if e.get("before") is None:
+        return e.get("skipped") or "no snapshot was taken"
+    if e.get("after") is None:
+        return e.get("after_skipped") or "the state after it was not recorded (was it interrupted?)"
+    return None
+
+
+def undo_last_turn(store: Checkpoints, *, force: bool = False) -> UndoResult:
+    """Revert the newest turn with changes not yet undone. Raises :class:`UndoRefused` when it cannot."""
+    turns = _pending(store.entries())
+    if not turns:
+        raise UndoRefused("Nothing to undo: no changes recorded in this session (or all already undone).")
+    turn = max(turns)
+    result = UndoResult(turn)
+    steps: list[_Step] = []
+    blocked: list[str] = []
+    for e in turns[turn]:
+        if e["kind"] == "file":
+            steps.append(_file_step(store, e))
+            continue
+        shown = e["command"] if len(e["command"]) <= 60 else e["command"][:57] + "..."
+        why = _not_snapshotted(e)
+        if why is not None:
+            blocked.append(f"`{shown}` ({why})")
+            result.restored.append(f"command `{shown}`: NOT undone, it was not snapshotted ({why})")
+            continue
+        found = _command_steps(store, e)
+        steps += found
+        result.restored.append(f"command `{shown}`: " + (f"{len(found)} path(s) it changed put back" if found
+                                                         else "it changed no files"))
+    first: dict[str, _Step] = {}
+    last: dict[str, _Step] = {}
+    for step in steps:
+        first.setdefault(step.path, step)
+        last[step.path] = step
+    if not force:
+        changed = [p for p, step in last.items() if not step.unchanged()]
+        if changed:
+            raise UndoRefused(
+                "Not undoing: changed since the assistant's turn: " + ", ".join(changed)
+                + ". Use --force (/undo --force) to restore it anyway and lose those changes."
+            )
+        lost = [f"{p} ({step.lost})" for p, step in first.items() if step.lost]
+        if lost:
+            raise UndoRefused("Cannot undo: the previous content was not saved for " + ", ".join(lost)
+                              + ". Use --force to undo the other files of that turn.")
+        if blocked:
+            raise UndoRefused(f"Cannot undo turn {turn} fully: the changes of the command " + ", ".join(blocked)
+                              + " cannot be undone, as it was not snapshotted. Use --force to undo the rest of "
+                              "that turn; that command's changes stay.")
+    for path_s, step in first.items():
+        result.restored.append(f"{path_s}: NOT restored ({step.lost})" if step.lost else f"{path_s}: {step.restore()}")
     store._append({"kind": "undo", "turn": turn, "time": time.time(), "force": force, "files": list(first)})
     return result
 

@@ -10,6 +10,7 @@ Contract:
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -128,6 +129,7 @@ async def run_command(
     except ValueError as exc:
         return ToolResult.error(f"Bad working directory {cwd!r}: {exc}")
     settings, seconds = ctx.settings, timeout or ctx.settings.exec_timeout
+    snapshot = await _snapshot_before(ctx, command, workdir)
     try:
         res = await run_process(
             command,
@@ -142,6 +144,9 @@ async def run_command(
         )
     except ToolError as exc:
         return ToolResult.error(exc.message)
+    finally:
+        if snapshot is not None:  # shielded: a Ctrl-C that killed the command must not lose its after-state
+            await asyncio.shield(asyncio.to_thread(_snapshot_after, ctx, snapshot))
     metadata = {
         "cwd": str(workdir),
         "signal": res.signal,
@@ -153,6 +158,10 @@ async def run_command(
         "sandbox": settings.exec_sandbox,
     }
     text = res.render()
+    if snapshot is not None:
+        metadata["snapshot"] = snapshot["before"] or f"skipped: {snapshot['skipped']}"
+        if snapshot["before"] is None:
+            text += f"\n(not snapshotted, so /undo cannot revert this command: {snapshot['skipped']})"
     if not ctx.approved:
         # Nobody approved this run: a reader allowed by rule can still print a secret that was committed once
         # (git log -p) or that appeared after the command was judged. The model gets the values masked.
@@ -161,6 +170,26 @@ async def run_command(
             metadata["masked_secrets"] = masked
             text += f"\n(note: {masked} secret-looking value(s) were masked as {MASK!r} in this output)"
     return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata)
+
+
+def _limits(ctx: ToolContext) -> Any:
+    from swebash_ai.tools.snapshots import Limits
+
+    return Limits(ctx.settings.command_snapshot_max_files, ctx.settings.command_snapshot_max_mb * 2**20)
+
+
+async def _snapshot_before(ctx: ToolContext, command: str, workdir: Path) -> dict[str, Any] | None:
+    """An approved command changes things: let the session's checkpoints snapshot the workspace first, so undo
+    can revert it (docs/undo.md). Commands allowed by rule only read, and get none."""
+    store = ctx.services.get("checkpoints")
+    if not ctx.approved or store is None or not ctx.settings.command_snapshots:
+        return None
+    entry: dict[str, Any] = await asyncio.to_thread(store.before_command, command, workdir, _limits(ctx))
+    return entry
+
+
+def _snapshot_after(ctx: ToolContext, entry: dict[str, Any]) -> None:
+    ctx.services["checkpoints"].after_command(entry, _limits(ctx))
 
 
 TOOLS: list[Tool] = [run_command]

@@ -1,7 +1,8 @@
 """Running a shell command as a process tree: :func:`run_process`, the one place that starts processes.
 
 Contract:
-    The only place in the package that starts processes (the exec tool, ``tools/exec.py``, calls it):
+    The only place in the package that starts processes (the exec tool, ``tools/exec.py``, calls
+    :func:`run_process`; the undo snapshots, ``tools/snapshots.py``, call :func:`run_program` for git):
     ``bash --noprofile --norc -c``, stdin from ``/dev/null``, its own session (no controlling tty:
     ``sudo``/``ssh`` cannot prompt), a scrubbed
     environment (no secret-looking variables, no ``BASH_ENV``/``ENV``/exported functions, pagers and
@@ -56,6 +57,7 @@ __all__ = [
     "child_environment",
     "clean_output",
     "run_process",
+    "run_program",
 ]
 
 log = logging.getLogger(__name__)
@@ -564,3 +566,32 @@ async def run_process(
         duration=time.monotonic() - start,
         stopped=stopped if not timed_out else 0,
     )
+
+
+def run_program(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float) -> bytes:
+    """Run one of swebash-ai's own helper programs (fixed arguments, not a user's command) and return its
+    stdout. Its own session, stdin from /dev/null, ``env`` as given (the caller builds it whole); at the
+    timeout the whole group is killed.
+
+    Raises:
+        ToolError: it could not start, failed (its stderr is in the message) or timed out.
+    """
+    import subprocess
+
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        raise ToolError(f"Cannot start {argv[0]}: {exc}") from exc
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise ToolError(f"{Path(argv[0]).name} took longer than {timeout:g} s") from None
+    if proc.returncode != 0:
+        detail = err.decode("utf-8", "replace").strip().splitlines()
+        raise ToolError(f"{Path(argv[0]).name} {argv[1] if len(argv) > 1 else ''} failed: "
+                        f"{detail[-1] if detail else f'exit {proc.returncode}'}")
+    return out

@@ -16,7 +16,7 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/tools": ("", "list the tools the model may use"),
     "/mcp": ("", "list the MCP servers, their state and tools"),
     "/theme": ("[NAME]", "list the themes, or switch to one"),
-    "/undo": ("[--force]", "put back the files the assistant changed in the last turn (again: the turn before)"),
+    "/undo": ("[--force]", "put back what the last turn changed: writes and approved commands (again: the one before)"),
     "/save": ("", "save the conversation now and show where"),
     "/sessions": ("[ID]", "pick a saved session to resume (or resume ID)"),
     "/context": ("", "show the instruction files in force and the token budget by part"),

@@ -55,7 +55,7 @@ def test_write_and_edit_undone_turn_by_turn_and_the_model_is_told(
     res = run_cli("--resume", "-c", "what now?")
     assert res.returncode == 0, res.stderr
     last = _user_texts(llm_env, len(llm_env.requests) - 1)[-1]
-    assert "undid your file changes" in last and "what now?" in last
+    assert "undid your changes" in last and "what now?" in last
     assert "run.sh" in last and "new.txt" in last
 
 

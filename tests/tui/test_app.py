@@ -277,7 +277,7 @@ def test_help_wraps_descriptions_in_their_column():
         if line.startswith(" " * 3):  # a continuation: under the description, never under the names
             assert len(line) - len(line.lstrip()) == column, line
     joined = " ".join(part.strip() for part in narrow)
-    assert "put back the files the assistant changed in the last turn (again: the turn before)" in joined
+    assert "put back what the last turn changed: writes and approved commands (again: the one before)" in joined
     assert len(commands.help_text(200).splitlines()) < len(narrow)  # wide: one line per entry
 
 

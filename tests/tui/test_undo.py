@@ -1,4 +1,5 @@
-"""``/undo`` in the app: the write tools' changes undone turn by turn, through Pilot and the loopback server."""
+"""``/undo`` in the app: the write tools' and approved commands' changes undone turn by turn, through Pilot and
+the loopback server."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from tui_helpers import idle, type_and_send, wait_for
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+from swebash_ai.tools.exec import run_command
 from swebash_ai.tools.fs import read_file
 from swebash_ai.tools.fs_write import edit_file, write_file
 from swebash_ai.tui.screens.confirm import ConfirmScreen
@@ -65,5 +67,29 @@ async def test_undo_reverts_turn_by_turn_refuses_conflicts_and_tells_the_model(
         await type_and_send(pilot, "carry on")
         await idle(pilot)
     users = [m["content"] for m in llm_env.requests[-1]["body"]["messages"] if m["role"] == "user"]
-    assert "undid your file changes" in users[-1] and "made.txt" in users[-1] and "notes.txt" in users[-1]
+    assert "undid your changes" in users[-1] and "made.txt" in users[-1] and "notes.txt" in users[-1]
     assert users[-1].endswith("carry on")
+
+
+async def test_a_user_command_is_its_own_turn_and_undone_alone(llm_env: FakeLLMServer, make_app,
+                                                                workspace: Path) -> None:
+    """``!rm b.txt`` (approved), then a model turn that writes a file: each is a turn of its own, so /undo
+    takes back the model's file alone, and a second /undo puts b.txt back."""
+    (workspace / "b.txt").write_text("bee\n")
+    llm_env.enqueue(Reply.tool_calls([("write_file", {"path": "made.txt", "content": "new\n"})]),
+                    Reply.text("Made."))
+    app = make_app(tools=[*TOOLS, run_command])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _turn(pilot, app, "!rm b.txt")
+        await _turn(pilot, app, "make a file")
+        assert not (workspace / "b.txt").exists() and (workspace / "made.txt").exists()
+
+        await type_and_send(pilot, "/undo")
+        await wait_for(pilot, lambda: len(_texts(app, InfoMessage)) >= 1, what="undo shown")
+        assert not (workspace / "made.txt").exists()
+        assert not (workspace / "b.txt").exists()  # the command's turn is the one before
+
+        await type_and_send(pilot, "/undo")
+        await wait_for(pilot, lambda: len(_texts(app, InfoMessage)) >= 2, what="second undo")
+        assert (workspace / "b.txt").read_text() == "bee\n"
+        assert "command `rm b.txt`" in _texts(app, InfoMessage)[-1]

@@ -1,0 +1,257 @@
+"""Shadow-git snapshots of the workspace around approved commands, so undo can revert what they changed.
+
+Contract:
+    ``ShadowRepo(git_dir, root).snapshot()`` records the files under ``root`` as they are now (what git would
+    add: ``.gitignore`` respected, ``.git`` folders skipped) as a commit in ``git_dir``, a repository of ours
+    kept beside the session (never in the project). It returns a :class:`Snapshot`: the commit, or ``None``
+    with the reason it was skipped (too many files or bytes, over the time budget, git missing, a root that
+    is not a project such as ``/`` or the home folder). :meth:`ShadowRepo.changes` lists what differs between
+    two snapshots; :meth:`ShadowRepo.blob` reads a file's content back. :func:`matches` and :func:`restore`
+    compare a path on disk with, and put it back to, a snapshot's entry.
+
+    git keeps only "644", "755" and "symlink"; permission bits other than 0o644/0o755 are returned in
+    :attr:`Snapshot.modes` for the caller to keep, so a restored ``0o600`` file is not widened.
+
+Why plumbing only, in a git dir of our own, with an environment built from nothing: the workspace may be
+hostile, and a snapshot runs before every approved command. Nothing of the workspace configures this git: not
+its ``.git/config`` (another git dir), not the user's global or system config, not its ``.gitattributes``
+(our ``info/attributes``, which wins over them, unsets filter, text, eol, ident and working-tree-encoding for
+every path, so content is stored byte for byte and no filter driver runs); no hooks (plumbing runs none, and
+``core.hooksPath`` is ``/dev/null``), no fsmonitor. The index is kept between snapshots, so after the first
+one git re-reads only files whose stat data changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from swebash_ai.errors import ToolError
+from swebash_ai.tools.process import run_program
+
+__all__ = ["Change", "Entry", "Limits", "ShadowRepo", "Snapshot", "matches", "project_root", "restore"]
+
+_ATTRIBUTES = "* -filter -text -eol -ident -working-tree-encoding -diff -merge\n"
+_CONFIG = (
+    ("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false"), ("core.untrackedCache", "false"),
+    ("core.autocrlf", "false"), ("core.safecrlf", "false"), ("core.symlinks", "true"), ("core.fileMode", "true"),
+    ("core.quotePath", "false"), ("core.excludesFile", "/dev/null"), ("gc.auto", "0"), ("commit.gpgSign", "false"),
+    ("index.threads", "1"),
+)
+_PLAIN_MODES = (0o644, 0o755)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How big a workspace may be to be snapshotted, and how long a snapshot may take."""
+
+    max_files: int = 20_000
+    max_bytes: int = 200 * 1024 * 1024
+    seconds: float = 5.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A commit of the work tree, or ``commit=None`` and the ``reason`` it was not taken."""
+
+    commit: str | None
+    reason: str = ""
+    modes: dict[str, int] = field(default_factory=dict)
+    """Permission bits of the files (paths relative to the root) that are neither 0o644 nor 0o755."""
+    files: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A path in a snapshot: git's mode (``100644``, ``100755``, ``120000``) and blob id."""
+
+    mode: str
+    blob: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """A path that differs between two snapshots (``None``: absent from that one)."""
+
+    path: str
+    before: Entry | None
+    after: Entry | None
+
+
+def project_root(cwd: Path) -> Path:
+    """The folder to snapshot for a command run in ``cwd``: the enclosing repository's top, else ``cwd``."""
+    home = Path.home().resolve()
+    cwd = cwd.resolve()
+    for folder in (cwd, *cwd.parents):
+        if folder == home or folder == Path(folder.anchor):
+            break
+        if (folder / ".git").exists():
+            return folder
+    return cwd
+
+
+def _unsuitable(root: Path) -> str | None:
+    home = Path.home().resolve()
+    if root == Path(root.anchor):
+        return "the workspace is the root folder"
+    if root == home or root in home.parents:
+        return "the workspace is your home folder (or above it)"
+    if not root.is_dir():
+        return "the workspace is not a folder"
+    return None
+
+
+def blob_id(data: bytes) -> str:
+    """git's id of a blob holding ``data``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+class ShadowRepo:
+    """The snapshot repository of one session (``git_dir``) for the work tree ``root``."""
+
+    def __init__(self, git_dir: Path, root: Path, limits: Limits | None = None) -> None:
+        self.git_dir = git_dir
+        self.root = root
+        self.limits = limits or Limits()
+        # One index per work tree, so snapshots of two folders in one session do not rehash each other.
+        self.index = git_dir / "indexes" / hashlib.sha256(str(root).encode()).hexdigest()[:16]
+
+    def _env(self) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.git_dir), "LANG": "C",
+            "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.root), "GIT_INDEX_FILE": str(self.index),
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0", "GIT_AUTHOR_NAME": "swebash-ai", "GIT_AUTHOR_EMAIL": "undo@swebash-ai",
+            "GIT_COMMITTER_NAME": "swebash-ai", "GIT_COMMITTER_EMAIL": "undo@swebash-ai",
+        }
+
+    def _git(self, *args: str, deadline: float, init: bool = False) -> bytes:
+        git = shutil.which("git")
+        if git is None:
+            raise ToolError("git is not installed")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ToolError(f"the snapshot took longer than {self.limits.seconds:g} s")
+        env = self._env()
+        if init:  # git init takes its folder as an argument and refuses a work tree without a git dir
+            del env["GIT_DIR"], env["GIT_WORK_TREE"], env["GIT_INDEX_FILE"]
+        config = [part for key, value in _CONFIG for part in ("-c", f"{key}={value}")]
+        try:
+            return run_program([git, *config, *args], env=env, cwd=self.root, timeout=left)
+        except ToolError as exc:
+            raise ToolError(exc.message.replace("git -c", f"git {args[0]}", 1)) from None
+
+    def _init(self, deadline: float) -> None:
+        if not (self.git_dir / "HEAD").exists():
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+            self._git("init", "-q", "--bare", str(self.git_dir), deadline=deadline, init=True)
+        info = self.git_dir / "info"
+        info.mkdir(exist_ok=True)
+        if not (info / "attributes").exists():
+            (info / "attributes").write_text(_ATTRIBUTES)
+        self.index.parent.mkdir(exist_ok=True)
+
+    def snapshot(self) -> Snapshot:
+        """Commit the work tree as it is now; on any limit or failure, say why instead (never raises)."""
+        start = time.monotonic()
+        deadline = start + self.limits.seconds
+        reason = _unsuitable(self.root)
+        if reason is not None:
+            return Snapshot(None, reason)
+        try:
+            self._init(deadline)
+            listed = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard", deadline=deadline)
+            names = [n for n in listed.decode("utf-8", "surrogateescape").split("\0") if n]
+            if len(names) > self.limits.max_files:
+                return Snapshot(None, f"the workspace has over {self.limits.max_files:,} files")
+            size, modes = 0, {}
+            for name in names:
+                try:
+                    st = os.lstat(self.root / name)
+                except OSError:
+                    continue
+                size += st.st_size
+                bits = stat.S_IMODE(st.st_mode)
+                if stat.S_ISREG(st.st_mode) and bits not in _PLAIN_MODES:
+                    modes[name] = bits
+            if size > self.limits.max_bytes:
+                return Snapshot(None, f"the workspace holds over {self.limits.max_bytes // 2**20} MiB")
+            # --ignore-errors: an unreadable file is left out rather than failing the snapshot (it exits 1 then).
+            try:
+                self._git("add", "-A", "--ignore-errors", "--", ".", deadline=deadline)
+            except ToolError as exc:
+                if "took longer" in exc.message:
+                    raise
+            tree = self._git("write-tree", deadline=deadline).decode().strip()
+            commit = self._git("commit-tree", tree, "-m", "snapshot", deadline=deadline).decode().strip()
+        except (ToolError, OSError) as exc:
+            return Snapshot(None, exc.message if isinstance(exc, ToolError) else f"cannot write the snapshot: {exc}")
+        return Snapshot(commit, modes=modes, files=len(names), seconds=time.monotonic() - start)
+
+    def changes(self, before: str, after: str) -> list[Change]:
+        """The paths that differ between two snapshots (content, kind or executable bit)."""
+        deadline = time.monotonic() + max(self.limits.seconds, 30.0)
+        raw = self._git("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--raw",
+                        before, after, deadline=deadline)
+        parts = raw.decode("utf-8", "surrogateescape").split("\0")
+        out: list[Change] = []
+        for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+            if not meta.startswith(":"):
+                continue
+            old_mode, new_mode, old_blob, new_blob, _status = meta[1:].split(" ")
+            if "160000" in (old_mode, new_mode):
+                continue  # a repository inside the workspace: its content is not ours to snapshot
+            out.append(Change(path, None if old_mode == "000000" else Entry(old_mode, old_blob),
+                              None if new_mode == "000000" else Entry(new_mode, new_blob)))
+        return out
+
+    def blob(self, blob: str) -> bytes:
+        return self._git("cat-file", "blob", blob, deadline=time.monotonic() + 30.0)
+
+
+def matches(path: Path, entry: Entry | None) -> bool:
+    """Whether ``path`` on disk is what ``entry`` recorded (``None``: that it does not exist)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return entry is None
+    if entry is None:
+        return False
+    if entry.mode == "120000":
+        return stat.S_ISLNK(st.st_mode) and blob_id(os.fsencode(os.readlink(path))) == entry.blob
+    if not stat.S_ISREG(st.st_mode) or bool(st.st_mode & 0o100) != (entry.mode == "100755"):
+        return False
+    return blob_id(path.read_bytes()) == entry.blob
+
+
+def restore(repo: ShadowRepo, path: Path, entry: Entry | None, mode: int | None) -> str:
+    """Put ``path`` back to ``entry`` (``None``: remove it); ``mode``: its exact permission bits, if kept.
+    Returns what was done, for the undo summary."""
+    if entry is None:
+        try:
+            if path.is_dir() and not path.is_symlink():
+                return "left in place (it is a folder now)"
+            path.unlink()
+        except FileNotFoundError:
+            return "already gone"
+        return "removed (it did not exist before)"
+    data = repo.blob(entry.blob)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.undo-{os.getpid()}")
+    if entry.mode == "120000":
+        os.symlink(os.fsdecode(data), tmp)
+        os.replace(tmp, path)
+        return f"restored (a link to {os.fsdecode(data)})"
+    tmp.write_bytes(data)
+    os.chmod(tmp, mode if mode is not None else (0o755 if entry.mode == "100755" else 0o644))
+    if path.is_dir() and not path.is_symlink():
+        tmp.unlink()
+        return "NOT restored (a folder is in its place now)"
+    os.replace(tmp, path)
+    return f"restored ({len(data)} bytes)"

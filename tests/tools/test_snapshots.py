@@ -1,0 +1,116 @@
+"""The shadow-git snapshots under undo: byte-exact round trips, limits, and a hostile workspace that gets to
+configure nothing (no filter, no eol conversion, no fsmonitor, no hook runs)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from swebash_ai.tools.snapshots import Limits, ShadowRepo, matches, project_root, restore
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def _revert(repo: ShadowRepo, before: str, after: str, modes: dict[str, int]) -> list[str]:
+    done = []
+    for change in repo.changes(before, after):
+        path = repo.root / change.path
+        assert matches(path, change.after), change
+        done.append(f"{change.path}: {restore(repo, path, change.before, modes.get(change.path))}")
+    return done
+
+
+def test_round_trip_restores_content_modes_links_and_removes_new_files(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "secret.txt").write_text("s")
+    (ws / "secret.txt").chmod(0o600)
+    (ws / "tool").write_text("#!/bin/sh\n")
+    (ws / "tool").chmod(0o755)
+    (ws / "sub").mkdir()
+    (ws / "sub" / "deep.txt").write_text("deep")
+    os.symlink("tool", ws / "link")
+    repo = ShadowRepo(tmp_path / "shadow.git", ws)
+    first = repo.snapshot()
+    assert first.commit and first.files == 4 and first.modes == {"secret.txt": 0o600}
+
+    (ws / "secret.txt").unlink()
+    (ws / "tool").chmod(0o644)
+    shutil.rmtree(ws / "sub")
+    (ws / "link").unlink()
+    os.symlink("secret.txt", ws / "link")
+    (ws / "new.txt").write_text("n")
+    second = repo.snapshot()
+    assert second.commit and second.commit != first.commit
+
+    done = _revert(repo, first.commit, second.commit, first.modes)
+    assert len(done) == 5
+    assert (ws / "secret.txt").read_text() == "s" and (ws / "secret.txt").stat().st_mode & 0o777 == 0o600
+    assert (ws / "tool").stat().st_mode & 0o777 == 0o755
+    assert (ws / "sub" / "deep.txt").read_text() == "deep"
+    assert os.readlink(ws / "link") == "tool"
+    assert not (ws / "new.txt").exists()
+    assert not (ws / ".git").exists()
+
+
+def test_a_hostile_workspace_configures_nothing(tmp_path: Path) -> None:
+    """Its own .git/config defines a clean filter, an fsmonitor and hooks; its .gitattributes asks for them
+    and for eol conversion. The snapshot must store bytes as they are, and run none of it."""
+    ws, marker = tmp_path / "ws", tmp_path / "PWNED"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    for key, value in (("filter.evil.clean", f"touch {marker}-filter; cat"), ("filter.evil.required", "true"),
+                       ("core.fsmonitor", f"touch {marker}-fsmonitor"), ("core.hooksPath", str(ws / "hooks"))):
+        subprocess.run(["git", "-C", str(ws), "config", key, value], check=True)
+    (ws / "hooks").mkdir()
+    for hook in ("pre-commit", "post-commit", "post-index-change", "reference-transaction"):
+        (ws / "hooks" / hook).write_text(f"#!/bin/sh\ntouch {marker}-{hook}\n")
+        (ws / "hooks" / hook).chmod(0o755)
+    (ws / ".gitattributes").write_text("* text eol=crlf filter=evil ident\n")
+    (ws / "data.txt").write_bytes(b"line one\nline two $Id$\n")
+    (ws / "dos.txt").write_bytes(b"a\r\nb\r\n")
+    repo = ShadowRepo(tmp_path / "shadow.git", project_root(ws))
+    first = repo.snapshot()
+    assert first.commit, first.reason
+    (ws / "data.txt").write_bytes(b"changed")
+    (ws / "dos.txt").unlink()
+    second = repo.snapshot()
+    assert second.commit
+    _revert(repo, first.commit, second.commit, first.modes)
+    assert (ws / "data.txt").read_bytes() == b"line one\nline two $Id$\n"
+    assert (ws / "dos.txt").read_bytes() == b"a\r\nb\r\n"
+    assert not list(tmp_path.glob("PWNED*"))
+
+
+def test_limits_and_unsuitable_roots_are_skipped_with_a_reason(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(3):
+        (ws / f"f{i}").write_text("x" * 1000)
+    shadow = tmp_path / "shadow.git"
+    assert ShadowRepo(shadow, ws, Limits(max_files=2)).snapshot().reason == "the workspace has over 2 files"
+    assert "MiB" in ShadowRepo(shadow, ws, Limits(max_bytes=2000)).snapshot().reason
+    too_slow = ShadowRepo(shadow, ws, Limits(seconds=0)).snapshot()
+    assert too_slow.commit is None and "longer than" in too_slow.reason
+    home = ShadowRepo(shadow, Path.home().resolve()).snapshot()
+    assert home.commit is None and "home folder" in home.reason
+    assert ShadowRepo(shadow, Path("/")).snapshot().reason == "the workspace is the root folder"
+
+
+def test_gitignore_is_respected_and_the_repository_top_is_the_root(tmp_path: Path) -> None:
+    ws = tmp_path / "repo"
+    (ws / "src" / "pkg").mkdir(parents=True)
+    (ws / ".git").mkdir()  # a repository: commands in a subfolder snapshot the whole of it
+    (ws / ".gitignore").write_text("node_modules/\n*.log\n")
+    (ws / "node_modules").mkdir()
+    (ws / "node_modules" / "dep.js").write_text("x")
+    (ws / "app.log").write_text("x")
+    (ws / "src" / "pkg" / "mod.py").write_text("x")
+    root = project_root(ws / "src" / "pkg")
+    assert root == ws.resolve()
+    snap = ShadowRepo(tmp_path / "shadow.git", root).snapshot()
+    assert snap.files == 2  # .gitignore and mod.py; not the ignored ones, not .git
