@@ -2,7 +2,7 @@
 
 Approved shell commands are covered too: :meth:`Checkpoints.before_command` and
 :meth:`Checkpoints.after_command` take shadow-git snapshots of the workspace around the command
-(:mod:`swebash_ai.tools.snapshots`, stored in ``shadow.git`` in the same folder); undo reverts the paths that
+(:mod:`swebash_ai.tools.snapshots`, stored in ``snapshots.git`` beside the sessions); undo reverts the paths that
 differ between the two. A command that could not be snapshotted (too big a workspace, git missing...) is
 recorded with the reason, and undo says plainly that its changes cannot be undone.
 
@@ -97,7 +97,8 @@ class Checkpoints:
 
     @property
     def shadow(self) -> Path:
-        return self.folder / "shadow.git"
+        """The snapshot repository, shared by all sessions (see :mod:`swebash_ai.tools.snapshots`)."""
+        return self.folder.parent / "snapshots.git"
 
     def before_command(self, command: str, cwd: Path, limits: snapshots.Limits | None = None) -> dict[str, Any]:
         """Snapshot the workspace of ``cwd`` before an approved ``command`` runs; record it (or why it was not

@@ -3,7 +3,9 @@
 Contract:
     ``ShadowRepo(git_dir, root).snapshot()`` records the files under ``root`` as they are now (what git would
     add: ``.gitignore`` respected, ``.git`` folders skipped) as a commit in ``git_dir``, a repository of ours
-    kept beside the session (never in the project). It returns a :class:`Snapshot`: the commit, or ``None``
+    kept beside the sessions (never in the project), shared by every session and workspace: a file is stored
+    once however many sessions snapshot it, and each workspace keeps its own index there, so only its first
+    snapshot ever reads every file. It returns a :class:`Snapshot`: the commit, or ``None``
     with the reason it was skipped (too many files or bytes, over the time budget, git missing, a root that
     is not a project such as ``/`` or the home folder). :meth:`ShadowRepo.changes` lists what differs between
     two snapshots; :meth:`ShadowRepo.blob` reads a file's content back. :func:`matches` and :func:`restore`
@@ -23,10 +25,12 @@ one git re-reads only files whose stat data changed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 import stat
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +48,16 @@ _CONFIG = (
     ("index.threads", "1"),
 )
 _PLAIN_MODES = (0o644, 0o755)
+_SLOW_FOR = 24 * 3600.0
+"""After a snapshot of a workspace ran out of time, later ones are not tried for this long (each would
+cost the whole budget again before the command it precedes)."""
+_LOCKS: dict[Path, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(index: Path) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(index, threading.Lock())
 
 
 @dataclass(frozen=True)
@@ -159,11 +173,32 @@ class ShadowRepo:
 
     def snapshot(self) -> Snapshot:
         """Commit the work tree as it is now; on any limit or failure, say why instead (never raises)."""
-        start = time.monotonic()
-        deadline = start + self.limits.seconds
         reason = _unsuitable(self.root)
         if reason is not None:
             return Snapshot(None, reason)
+        slow = self.index.with_suffix(".slow")
+        try:
+            if time.time() - slow.stat().st_mtime < _SLOW_FOR:
+                return Snapshot(None, f"a snapshot of this workspace took longer than {self.limits.seconds:g} s "
+                                "earlier today")
+        except OSError:
+            pass
+        lock = _lock_for(self.index)  # two commands of one process must not share the index at once
+        if not lock.acquire(timeout=self.limits.seconds):
+            return Snapshot(None, "another snapshot of this workspace is still running")
+        try:
+            found = self._snapshot()
+        finally:
+            lock.release()
+        if found.commit is None and "took longer" in found.reason:
+            with contextlib.suppress(OSError):
+                Path(f"{self.index}.lock").unlink(missing_ok=True)  # the git we killed left it behind
+                slow.touch()
+        return found
+
+    def _snapshot(self) -> Snapshot:
+        start = time.monotonic()
+        deadline = start + self.limits.seconds
         try:
             self._init(deadline)
             listed = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard", deadline=deadline)

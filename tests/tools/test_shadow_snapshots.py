@@ -96,9 +96,27 @@ def test_limits_and_unsuitable_roots_are_skipped_with_a_reason(tmp_path: Path) -
     assert "MiB" in ShadowRepo(shadow, ws, Limits(max_bytes=2000)).snapshot().reason
     too_slow = ShadowRepo(shadow, ws, Limits(seconds=0)).snapshot()
     assert too_slow.commit is None and "longer than" in too_slow.reason
+    # Each try would cost the whole budget before a command: later ones are skipped at once, and the git that
+    # was stopped left no lock behind to break them for good.
+    again = ShadowRepo(shadow, ws).snapshot()
+    assert again.commit is None and "earlier today" in again.reason
+    assert not list((shadow / "indexes").glob("*.lock"))
     home = ShadowRepo(shadow, Path.home().resolve()).snapshot()
     assert home.commit is None and "home folder" in home.reason
     assert ShadowRepo(shadow, Path("/")).snapshot().reason == "the workspace is the root folder"
+
+
+def test_one_repository_serves_every_session_and_workspace(tmp_path: Path) -> None:
+    """Two workspaces in one snapshot repository: each has its own index, and content is stored once."""
+    shared = tmp_path / "snapshots.git"
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "same.txt").write_text("identical content")
+        assert ShadowRepo(shared, tmp_path / name).snapshot().commit
+    assert len(list((shared / "indexes").iterdir())) == 2
+    objects = subprocess.run(["git", "--git-dir", str(shared), "cat-file", "--batch-all-objects", "--batch-check"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert objects.count("blob") == 1 and objects.count("tree") == 1  # the same content is stored once
 
 
 def test_gitignore_is_respected_and_the_repository_top_is_the_root(tmp_path: Path) -> None:
