@@ -224,6 +224,8 @@ class _Walker:
         items: list[tuple[Any, Word]] = []
 
         def walk(n: Any) -> None:
+            if name == "[" and n.type == "binary_expression":
+                self._bracket_redirect(n)
             for c in n.children:
                 if c.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
                     walk(c)
@@ -243,6 +245,23 @@ class _Walker:
         words = [Word(name, name), *_join_touching(items), Word("]]" if name == "[[" else "]", "]")]
         self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
         self.out.plain = False
+
+    def _bracket_redirect(self, node: Any) -> None:
+        """``[ a > b ]``: the parser reads a comparison, bash a redirection that creates ``b``.
+
+        Only ``[[ ]]`` makes ``<`` and ``>`` string comparisons; in ``[`` (a plain command) they redirect, so
+        ``>`` writes its right operand and ``<`` reads it (judged like ``< FILE``).
+        """
+        op = next((c.text.decode(errors="replace") for c in node.children if not c.is_named), "")
+        right = node.child_by_field_name("right")
+        if right is None or not ("<" in op or ">" in op):
+            return
+        dest = self.word(right)
+        if ">" in op:
+            self.problem(f"[ ... {op} {dest.raw} ]: in [ ], an unquoted {op} is a redirection that writes {dest.raw}")
+            self.out.file_targets.append((dest, "write"))
+        else:
+            self.out.file_targets.append((dest, "read"))
 
     def redirect(self, node: Any) -> None:
         self.out.plain = False

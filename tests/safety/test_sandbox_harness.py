@@ -684,6 +684,9 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("git-remote-get-url-token", "git remote get-url origin"),
     ("cat-git-config", "cat .git/config"),
     ("grep-recursive-git-dir", "grep -r canary .git"),
+    # Round 4 (second red team): an unquoted > inside [ ] is a redirection bash performs, not a comparison.
+    ("bracket-redirect-creates-file", "[ a > b ]"),
+    ("bracket-redirect-append", "[ -n x >> b ]"),
 ]
 
 
