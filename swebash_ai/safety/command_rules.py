@@ -249,13 +249,25 @@ _JQ = Spec(
 )
 
 
+_JQ_ONE_VALUE = fs("--indent --from-file")
+
+
 def _check_jq(args: list[str]) -> ProgramCheck:
     """jq: known options; a filter that never names the environment or loads modules; files are read paths."""
     out = ProgramCheck()
     rest: list[str] = []
     i = 0
-    while i < len(args):  # options with two values first: --arg NAME VALUE, --rawfile NAME FILE...
+    # One pass, left to right, as jq reads them: an option's value is never taken for an option
+    # (``jq -L --arg . FILE``: jq takes ``--arg`` as the library directory, then ``.`` and FILE).
+    while i < len(args):
         a = args[i]
+        if a in _JQ_ONE_VALUE or (a.startswith("-") and not a.startswith("--") and len(a) == 2 and a[1] in "fL"):
+            rest += args[i : i + 2]
+            i += 2
+            continue
+        if re.fullmatch(r"-[A-Za-z]+L.*", a):  # jq reads -nL as "library directory L", getopt as -n -L VALUE
+            out.problems.append(f"jq {a}: write -L on its own (jq and getopt read this cluster differently)")
+            return out
         if a in ("--arg", "--argjson", "--slurpfile", "--rawfile"):
             if i + 2 >= len(args):
                 out.problems.append(f"jq {a} needs a name and a value")

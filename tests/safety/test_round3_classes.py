@@ -55,3 +55,25 @@ def test_comparisons_in_double_brackets_and_input_redirects_stay_allowed(ws: Pat
     assert p.assess("[[ a > b ]]", str(ws)).decision == "allow"  # [[ ]]: a string comparison
     assert p.assess("[ a < README.md ]", str(ws)).decision == "allow"  # reads README.md as stdin
     assert p.assess("[ a < .env ]", str(ws)).decision == "deny"
+
+
+# -- jq: an option's value taken for an option -------------------------------------------------------------
+
+JQ_OPTION_ORDER = [
+    v
+    for seed in ("jq -R -L --arg . .env x", "jq -R -L --arg . ../.netrc x", "jq -RL . ../.netrc",
+                 "jq -nRL . ../.netrc", "jq -R -L --rawfile . ../.netrc x", "jq -R -L --argjson . .env x",
+                 "jq -R --indent --arg . .env x")
+    for v in _wrap(seed)
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", JQ_OPTION_ORDER)
+def test_jq_options_are_read_in_order(ws: Path, command: str) -> None:
+    assert _policy(ws).assess(command, str(ws)).decision != "allow", command
+
+
+def test_jq_library_directories_stay_allowed(ws: Path) -> None:
+    p = _policy(ws)
+    for command in ("jq -L lib . README.md", "jq -Llib . README.md", "jq -nr .", "jq --indent 2 . README.md"):
+        assert p.assess(command, str(ws)).decision == "allow", command
