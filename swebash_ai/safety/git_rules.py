@@ -161,6 +161,8 @@ _SUB_EFFECTS: dict[str, dict[str, str]] = {
                  "--batch": "reads object names from its input", "--batch-command": "reads commands from its input"},
     "blame": {"--contents": "reads another file in place of the work tree's", "-S": "reads revisions from a file",
               "--ignore-revs-file": "reads revisions from a file"},
+    # describe --dirty refreshes the index and writes it back (git takes .git/index.lock even when nothing changed)
+    "describe": {"--dirty": "refreshes and rewrites the index (.git/index)"},
 }
 
 READ_ONLY_SUBCOMMANDS: frozenset[str] = (

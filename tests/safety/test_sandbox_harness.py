@@ -691,6 +691,9 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("jq-library-dir-swallows-arg", "jq -R -L --arg . .env x"),
     ("jq-library-dir-swallows-arg-outside", "jq -R -L --arg . ../.netrc x"),
     ("jq-cluster-library-dir", "jq -RL . ../.netrc"),
+    # git describe --dirty rewrites .git/index (it takes index.lock even when nothing is stale)
+    ("git-describe-dirty-writes-index", "git describe --dirty --always"),
+    ("git-describe-dirty-abbrev", "git describe --always --dirt"),
 ]
 
 
@@ -700,7 +703,7 @@ def test_known_probe_is_harmless_when_allowed(probe: tuple[Sandbox, CommandPolic
     _check(sandbox, policy, command)
 
 
-@pytest.mark.parametrize("command", ["git status", "git diff"])
+@pytest.mark.parametrize("command", ["git status", "git diff", "git describe --broken --always"])
 def test_git_reader_on_a_stale_index_writes_nothing(probe: tuple[Sandbox, CommandPolicy], command: str) -> None:
     """With exactly the product's command environment and a stale index (any edit makes one), an allowed
     git reader must not rewrite .git/index.  (`git status` honours GIT_OPTIONAL_LOCKS=0, which the executor
