@@ -299,6 +299,8 @@ def _options(sub: str, rest: list[str], out: ProgramCheck, table: _Table, effect
                     i += 1
                 if ch == "L" and ":" in value:  # -L 1,2:FILE and -L :func:FILE read FILE
                     out.paths.append((value.rpartition(":")[2], "read"))
+                elif ch == "O":  # -O ORDERFILE: git reads that file to order the diff
+                    out.paths.append((value, "read"))
                 break
             if ch in _OPTIONAL_ATTACHED.get(sub, ""):  # -uno, -n5: a value only when attached
                 break

@@ -77,3 +77,18 @@ def test_jq_library_directories_stay_allowed(ws: Path) -> None:
     p = _policy(ws)
     for command in ("jq -L lib . README.md", "jq -Llib . README.md", "jq -nr .", "jq --indent 2 . README.md"):
         assert p.assess(command, str(ws)).decision == "allow", command
+
+
+# -- git -O ORDERFILE: a file git reads ---------------------------------------------------------------------
+
+GIT_ORDERFILE = [
+    v
+    for seed in ("git log -p -O../.netrc -1", "git log -p -O ../.netrc", "git diff -O .env HEAD",
+                 "git show -O.env HEAD", "git diff -R -O.env", "git diff -pO.env", "git stash show -O .env")
+    for v in _wrap(seed)
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", GIT_ORDERFILE)
+def test_git_orderfile_is_a_path(ws: Path, command: str) -> None:
+    assert _policy(ws).assess(command, str(ws)).decision != "allow", command

@@ -694,6 +694,9 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     # git describe --dirty rewrites .git/index (it takes index.lock even when nothing is stale)
     ("git-describe-dirty-writes-index", "git describe --dirty --always"),
     ("git-describe-dirty-abbrev", "git describe --always --dirt"),
+    # -O ORDERFILE is a file git reads; its value was not checked as a path
+    ("git-log-orderfile-secret", "git log -p -O../.netrc -1"),
+    ("git-diff-orderfile-secret", "git diff -O .env HEAD~1"),
 ]
 
 
