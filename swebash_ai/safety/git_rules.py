@@ -378,17 +378,23 @@ _GIT_CONFIG_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=|$)")
 def git_config_dangers(cwd: str) -> list[str]:
     """Settings in the repository's own config that make read-only git commands run programs.
 
-    A cloned repository cannot ship ``.git/config``, but anything that wrote into it can: an external diff
-    or textconv driver runs on ``git diff/show/log -p``, a clean filter on ``git diff`` and ``git status``,
-    ``gpg.program`` on ``git log --show-signature`` (or ``log.showSignature``), and ``include`` pulls in
-    config we do not follow. The user's own global config is trusted; the repository's is not. (The exec
-    environment separately forces ``core.fsmonitor``, ``core.pager`` and ``core.hooksPath``.)
+    A cloned repository cannot ship ``.git/config``, but anything that wrote into it can (and a tarball or a
+    checked-in *bare* repository ships one: git uses a directory holding ``HEAD``, ``objects`` and ``refs`` as a
+    repository, so ``git -C vendor/x.git diff`` reads ``vendor/x.git/config``).  An external diff or textconv
+    driver runs on ``git diff/show/log -p``, a clean filter on ``git diff`` and ``git status``, ``gpg.program``
+    on ``git log --show-signature`` (or ``log.showSignature``), ``core.alternateRefsCommand`` on ``git log
+    --alternate-refs``; ``core.worktree`` points git at files elsewhere, and ``include`` pulls in config we do
+    not follow.  The user's own global config is trusted; the repository's is not. (The exec environment
+    separately forces ``core.fsmonitor``, ``core.pager`` and ``core.hooksPath``.)
     """
-    config = _git_config_file(Path(cwd))
-    if config is None:
+    found = _git_dir(Path(cwd))
+    if found is None:
         return []
-    # Submodules are git repositories of their own that `git status` and `git diff` enter.
-    configs = [config, *sorted(config.parent.glob("modules/**/config"))[:50]]
+    gitdir, common = found
+    # Submodules are git repositories of their own that `git status` and `git diff` enter; config.worktree is
+    # read on top of config when extensions.worktreeConfig is set.
+    configs = [common / "config", *dict.fromkeys([gitdir / "config.worktree", common / "config.worktree"]),
+               *sorted(common.glob("modules/**/config"))[:50]]
     reasons: list[str] = []
     for path in configs:
         try:
@@ -400,17 +406,30 @@ def git_config_dangers(cwd: str) -> list[str]:
             continue
         names = ", ".join(dict.fromkeys(_config_programs(text)))
         if names:
-            reasons.append(f"this repository's git config ({path}) can make git run programs ({names})")
+            reasons.append(f"this repository's git config ({path}) can make git run programs or read files "
+                           f"elsewhere ({names})")
     return reasons
 
 
 def git_config_credentials(cwd: str) -> list[str]:
     """Why printing this repository's configuration would show credentials (empty when it holds none)."""
-    config = _git_config_file(Path(cwd))
+    found = _git_dir(Path(cwd))
+    config = None if found is None else found[1] / "config"
     if config is None or not git_config_holds_credentials(config):
         return []
     return [f"this repository's git config ({config}) holds credentials (a token in a remote URL or an "
             "http.extraheader): printing it would send them to the model"]
+
+
+# section (first part) -> keys that make a reading git command run a program or read elsewhere
+_CONFIG_DANGERS: dict[str, frozenset[str]] = {
+    "diff": fs("external textconv command"),
+    "filter": fs("clean smudge process"),
+    "gpg": fs("program"),
+    "log": fs("showsignature"),  # runs gpg on every git log
+    "core": fs("alternaterefscommand worktree"),  # git log --alternate-refs runs it; another work tree
+    "blame": fs("ignorerevsfile"),  # a file git blame reads, and prints a bad line of
+}
 
 
 def _config_programs(text: str) -> list[str]:
@@ -426,22 +445,28 @@ def _config_programs(text: str) -> list[str]:
             continue
         key = key_match.group(1).lower()
         top = section.split(".")[0]
-        if (
-            (top == "diff" and key in ("external", "textconv", "command"))
-            or (top == "filter" and key in ("clean", "smudge", "process"))
-            or (top == "gpg" and key == "program")
-            or (top == "log" and key == "showsignature")  # runs gpg on every git log
-            or top in ("include", "includeif")
-        ):
-            found.append(f"{top}.{key}" if top not in ("include", "includeif") else top)
+        if top in ("include", "includeif"):
+            found.append(top)
+        elif key in _CONFIG_DANGERS.get(top, ()):
+            found.append(f"{top}.{key}")
     return found
 
 
-def _git_config_file(start: Path) -> Path | None:
+def _is_git_directory(folder: Path) -> bool:
+    """git's own test for a repository directory (a bare one, or a .git): HEAD, objects/ and refs/."""
+    return (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir()
+
+
+def _git_dir(start: Path) -> tuple[Path, Path] | None:
+    """The git directory git would use from ``start`` and its common directory (they differ in worktrees).
+
+    Found the way git searches: at each folder from ``start`` up, a ``.git`` directory or ``gitdir:`` file
+    first, then the folder itself if it is a git directory (a bare repository).
+    """
     for folder in (start, *start.parents):
         dot_git = folder / ".git"
         if dot_git.is_dir():
-            return dot_git / "config"
+            return dot_git, dot_git
         if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
             try:
                 target = dot_git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
@@ -451,10 +476,12 @@ def _git_config_file(start: Path) -> Path | None:
             common = gitdir / "commondir"
             if common.is_file():
                 try:
-                    gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+                    return gitdir, (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
                 except OSError:
                     return None
-            return gitdir / "config"
+            return gitdir, gitdir
+        if _is_git_directory(folder):
+            return folder, folder
     return None
 
 

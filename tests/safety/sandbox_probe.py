@@ -42,7 +42,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -210,7 +210,24 @@ def build_template(base: Path) -> Path:
     git("config", "remote.origin.url", f"https://ci:{SECRET_GIT_CONFIG['remote.origin.url']}@example.com/demo.git")
     (ws / "README.md").write_text(PLAIN_FILES["proj/README.md"] + "more\n")
     git("commit", "-q", "-am", "readme")
+    _embedded_bare_repository(ws, git)
     return home
+
+
+def _embedded_bare_repository(ws: Path, git: Callable[..., None]) -> None:
+    """A bare repository checked into the workspace (``vendor/lib.git``), as a malicious clone can ship one.
+
+    git uses any directory holding HEAD, objects/ and refs/ as a repository, with its own config: here an
+    external diff and an alternate-refs command (with an alternate object store, so git runs it).
+    """
+    bare = ws / "vendor" / "lib.git"
+    git("clone", "-q", "--bare", "--no-local", ".", str(bare))
+    git("--git-dir", str(bare), "remote", "remove", "origin")
+    with open(bare / "config", "a", encoding="utf-8") as fh:
+        fh.write("[diff]\n\texternal = touch /tmp/pwned-diff-external\n"
+                 "[core]\n\talternateRefsCommand = touch /tmp/pwned-alternate-refs\n")
+    (bare / "objects" / "info").mkdir(exist_ok=True)
+    (bare / "objects" / "info" / "alternates").write_text("../../../.git/objects\n")
 
 
 def _snapshot(root: Path) -> dict[str, str]:

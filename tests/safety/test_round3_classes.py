@@ -92,3 +92,54 @@ GIT_ORDERFILE = [
 @pytest.mark.parametrize("command", GIT_ORDERFILE)
 def test_git_orderfile_is_a_path(ws: Path, command: str) -> None:
     assert _policy(ws).assess(command, str(ws)).decision != "allow", command
+
+
+# -- a repository's own config, wherever git finds it -----------------------------------------------------
+
+_GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "x"]):
+        subprocess.run(["git", *args], cwd=path, env=_GIT_ENV, check=True, capture_output=True)
+    return path
+
+
+READERS = ["git status", "git diff", "git log -p", "git show", "git blame README.md", "git log --alternate-refs"]
+
+
+@pytest.mark.parametrize(
+    ("where", "setting"),
+    [
+        ("config", "[diff]\n\texternal = touch /tmp/p"),
+        ("config", "[core]\n\talternateRefsCommand = touch /tmp/p"),
+        ("config", "[core]\n\tworktree = /"),
+        ("config", "[blame]\n\tignoreRevsFile = /etc/shadow"),
+        ("config.worktree", "[diff]\n\texternal = touch /tmp/p"),
+        ("config.worktree", '[filter "x"]\n\tclean = touch /tmp/p'),
+    ],
+)
+def test_settings_that_run_programs_make_git_readers_ask(tmp_path: Path, where: str, setting: str) -> None:
+    ws = _repo(tmp_path / "proj")
+    with open(ws / ".git" / where, "a", encoding="utf-8") as fh:
+        fh.write(setting + "\n")
+    p = _policy(ws)
+    for command in READERS:
+        assert p.assess(command, str(ws)).decision == "ask", (command, where, setting)
+
+
+def test_a_bare_repository_in_the_workspace_is_judged_by_its_own_config(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "proj")
+    bare = ws / "vendor" / "lib.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(ws), str(bare)], env=_GIT_ENV, check=True)
+    p = _policy(ws)
+    assert p.assess("git -C vendor/lib.git log", str(ws)).decision == "allow"  # a harmless config
+    with open(bare / "config", "a", encoding="utf-8") as fh:
+        fh.write("[diff]\n\texternal = touch /tmp/p\n")
+    for command in [*(f"git -C vendor/lib.git {r.removeprefix('git ')}" for r in READERS),
+                    "cd vendor/lib.git && git diff", "git -C vendor/lib.git/refs diff"]:
+        assert p.assess(command, str(ws)).decision == "ask", command
+    assert p.assess("git status", str(ws)).decision == "allow"  # the outer repository is not that one

@@ -697,6 +697,11 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     # -O ORDERFILE is a file git reads; its value was not checked as a path
     ("git-log-orderfile-secret", "git log -p -O../.netrc -1"),
     ("git-diff-orderfile-secret", "git diff -O .env HEAD~1"),
+    # a bare repository checked into the workspace is a repository with its own config (diff.external...)
+    ("git-embedded-bare-diff-external", "git -C vendor/lib.git diff HEAD~1 HEAD"),
+    ("git-embedded-bare-alternate-refs", "git -C vendor/lib.git log --alternate-refs --oneline"),
+    ("git-embedded-bare-cd", "cd vendor/lib.git && git diff HEAD~1 HEAD"),
+    ("git-embedded-bare-objects-dir", "git -C vendor/lib.git/objects diff HEAD~1 HEAD"),
 ]
 
 
