@@ -621,7 +621,8 @@ class CommandPolicy:
             if pv.decision == "deny" or (pv.decision == "ask" and exists):  # git diff FILE OUTSIDE reads it
                 verdicts.append(pv)
         if rule.reveals_config:
-            verdicts += [Verdict.ask(r, rule="command.git_config") for r in git_rules.git_config_credentials(cwd)]
+            leaks = git_rules.git_config_credentials(cwd, self.paths.home)
+            verdicts += [Verdict.ask(r, rule="command.git_config") for r in leaks]
         verdicts += [self._tree(t, cwd, base) for t in rule.trees if t not in globs]
         for pat in rule.patterns:  # belt and braces: a misparsed option could shift a path here
             if "/" in pat or pat.startswith("~"):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from swebash_ai.safety.paths import git_config_holds_credentials
+from swebash_ai.safety.paths import config_text_holds_credentials
 from swebash_ai.safety.programs import ProgramCheck, fs, long_match, register
 
 __all__ = [
@@ -411,14 +411,22 @@ def git_config_dangers(cwd: str) -> list[str]:
     return reasons
 
 
-def git_config_credentials(cwd: str) -> list[str]:
-    """Why printing this repository's configuration would show credentials (empty when it holds none)."""
+def git_config_credentials(cwd: str, home: Path | None = None) -> list[str]:
+    """Why printing git's configuration here would show credentials (empty when none holds any).
+
+    Every file git reads counts: the repository's ``config`` and ``config.worktree``, and the user's
+    ``~/.gitconfig`` and ``~/.config/git/config``, where a token often sits in a ``url.<base>.insteadOf`` rule
+    (``git remote -v`` prints remote URLs after that rewriting).
+    """
+    files: list[Path] = []
     found = _git_dir(Path(cwd))
-    config = None if found is None else found[1] / "config"
-    if config is None or not git_config_holds_credentials(config):
-        return []
-    return [f"this repository's git config ({config}) holds credentials (a token in a remote URL or an "
-            "http.extraheader): printing it would send them to the model"]
+    if found is not None:
+        gitdir, common = found
+        files += dict.fromkeys([common / "config", gitdir / "config.worktree", common / "config.worktree"])
+    if home is not None:
+        files += [home / ".gitconfig", home / ".config" / "git" / "config"]
+    return [f"git's config file {config} holds credentials (a token in a URL or an http.extraheader): printing "
+            "it would send them to the model" for config in files if config_text_holds_credentials(config)]
 
 
 # section (first part) -> keys that make a reading git command run a program or read elsewhere

@@ -308,6 +308,11 @@ def git_config_holds_credentials(path: Path) -> bool:
     """
     if path.name != "config" or ".git" not in path.parts:
         return False
+    return config_text_holds_credentials(path)
+
+
+def config_text_holds_credentials(path: Path) -> bool:
+    """True when the git config file ``path`` (any name: ``~/.gitconfig`` too) holds credentials."""
     try:
         with open(path, "rb") as fh:
             text = fh.read(256 * 1024).decode("utf-8", errors="replace")

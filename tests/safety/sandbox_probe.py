@@ -132,6 +132,8 @@ SECRET_FILES: dict[str, str] = {
 SECRET_GIT_CONFIG: dict[str, str] = {
     "http.https://example.com/.extraheader": "canary-git-extraheader-57c1",
     "remote.origin.url": "canary-git-remote-token-9e34",
+    # the user's ~/.gitconfig: a token in a url.<base>.insteadOf rule, which `git remote -v` prints rewritten
+    "~/.gitconfig url.insteadOf": "canary-global-insteadof-3d71",
 }
 SECRET_ENV: dict[str, str] = {
     "SECRET_TOKEN": "canary-env-secret-token-6a0f",
@@ -211,7 +213,22 @@ def build_template(base: Path) -> Path:
     (ws / "README.md").write_text(PLAIN_FILES["proj/README.md"] + "more\n")
     git("commit", "-q", "-am", "readme")
     _embedded_bare_repository(ws, git)
+    _global_config_with_token(home, ws, git)
     return home
+
+
+def _global_config_with_token(home: Path, ws: Path, git: Callable[..., None]) -> None:
+    """A token in the user's ~/.gitconfig (an insteadOf rule), and a plain nested repository whose remote it
+    rewrites (``vendor/app``: its own config is clean, so only the global config leaks)."""
+    token = SECRET_GIT_CONFIG["~/.gitconfig url.insteadOf"]
+    (home / ".gitconfig").write_text(
+        f'[url "https://x-access-token:{token}@github.com/"]\n\tinsteadOf = https://github.com/\n'
+    )
+    app = ws / "vendor" / "app"
+    app.mkdir(parents=True)
+    git("-C", str(app), "init", "-q", "-b", "main")
+    git("-C", str(app), "commit", "-q", "--allow-empty", "-m", "x")
+    git("-C", str(app), "remote", "add", "origin", "https://github.com/demo/app.git")
 
 
 def _embedded_bare_repository(ws: Path, git: Callable[..., None]) -> None:

@@ -143,3 +143,19 @@ def test_a_bare_repository_in_the_workspace_is_judged_by_its_own_config(tmp_path
                     "cd vendor/lib.git && git diff", "git -C vendor/lib.git/refs diff"]:
         assert p.assess(command, str(ws)).decision == "ask", command
     assert p.assess("git status", str(ws)).decision == "allow"  # the outer repository is not that one
+
+
+def test_credentials_in_the_users_git_config_make_config_listings_ask(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "home" / "proj")
+    subprocess.run(["git", "remote", "add", "origin", "https://github.com/x/y.git"], cwd=ws, env=_GIT_ENV, check=True)
+    p = _policy(ws)
+    listings = ["git remote -v", "git remote get-url origin", "git config --list", "git config --global -l",
+                "git config --get-regexp url", "git -C . remote -v", "bash -c 'git remote -v'"]
+    assert all(p.assess(c, str(ws)).decision == "allow" for c in listings)  # nothing secret yet
+    for where in (ws.parent / ".gitconfig", ws.parent / ".config" / "git" / "config"):
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text('[url "https://x-access-token:ghs_0123456789abcdef@github.com/"]\n\tinsteadOf = x\n')
+        for command in listings:
+            assert p.assess(command, str(ws)).decision == "ask", (where, command)
+        assert p.assess("git log", str(ws)).decision == "allow"  # readers that print no config stay allowed
+        where.unlink()

@@ -702,6 +702,11 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("git-embedded-bare-alternate-refs", "git -C vendor/lib.git log --alternate-refs --oneline"),
     ("git-embedded-bare-cd", "cd vendor/lib.git && git diff HEAD~1 HEAD"),
     ("git-embedded-bare-objects-dir", "git -C vendor/lib.git/objects diff HEAD~1 HEAD"),
+    # a token in the user's ~/.gitconfig (url.<base>.insteadOf) is printed by remote and config listings
+    ("git-global-insteadof-remote-v", "git -C vendor/app remote -v"),
+    ("git-global-insteadof-get-url", "git -C vendor/app remote get-url origin"),
+    ("git-global-insteadof-config-list", "git -C vendor/app config --list"),
+    ("git-global-insteadof-config-global", "cd vendor/app && git config --global --get-regexp url"),
 ]
 
 
