@@ -154,6 +154,8 @@ _AWK_DANGERS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bENVIRON\b"), "reads the environment (ENVIRON), which may hold API keys"),
     (re.compile(r"\bARG[VC]\b"), "changes which files it reads (ARGV)"),
     (re.compile(r"\bPROCINFO\b"), "reads process information (PROCINFO)"),
+    # gawk's SYMTAB reaches every variable by a computed name: SYMTAB["ENV" "IRON"], SYMTAB["ARG" "V"][1]
+    (re.compile(r"\bSYMTAB\b"), "reaches any variable by name (SYMTAB), ENVIRON and ARGV included"),
     (re.compile(r"@"), "loads extensions or other source files (@load, @include)"),
 )
 _AWK_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')

@@ -202,11 +202,19 @@ def check_git(args: list[str]) -> ProgramCheck:
     if sub in ("config", "remote", "stash", "worktree"):
         return _check_modal(sub, rest, out)
     if sub in _LOG_FAMILY:
-        if sub == "reflog" and rest and rest[0] in ("expire", "delete", "exists", "show"):
+        if sub == "reflog" and rest and rest[0] in ("expire", "delete", "exists", "show", "list"):
             if rest[0] in ("expire", "delete"):
                 out.problems.append(f"git reflog {rest[0]} changes the reflog")
                 return out
             rest = rest[1:]
+        elif sub == "reflog" and rest and re.fullmatch(r"[a-z][a-z-]*", rest[0]):
+            # Older git reads an unknown word as `reflog show WORD`; newer git adds subcommands that write
+            # (`drop`, `write`), so a bare word is only proven read-only when written after `show`.
+            out.problems.append(
+                f"git reflog {rest[0]}: git may read this word as a reflog subcommand (newer versions have `drop` "
+                f"and `write`); `git reflog show {rest[0]}` runs without asking"
+            )
+            return out
         positional = _options(sub, rest, out, _LOG_TABLE, _LOG_EFFECTS)
     else:
         positional = _options(sub, rest, out, _TABLES[sub], _SUB_EFFECTS.get(sub, {}))

@@ -159,3 +159,26 @@ def test_credentials_in_the_users_git_config_make_config_listings_ask(tmp_path: 
             assert p.assess(command, str(ws)).decision == "ask", (where, command)
         assert p.assess("git log", str(ws)).decision == "allow"  # readers that print no config stay allowed
         where.unlink()
+
+
+# -- version-dependent readings: gawk's SYMTAB, git reflog's subcommands -----------------------------------
+
+VERSION_DEPENDENT = [
+    v
+    for seed in ("awk 'BEGIN { for (k in SYMTAB[\"ENV\" \"IRON\"]) print k }'",
+                 "gawk 'BEGIN { SYMTAB[\"ARG\" \"V\"][1] = \".env\" } {print}' README.md",
+                 "git reflog drop", "git reflog write HEAD 0 0 x", "git reflog frobnicate")
+    for v in _wrap(seed)
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", VERSION_DEPENDENT)
+def test_what_a_newer_version_reads_differently_asks(ws: Path, command: str) -> None:
+    assert _policy(ws).assess(command, str(ws)).decision != "allow", command
+
+
+def test_reflog_readings_stay_allowed(ws: Path) -> None:
+    p = _policy(ws)
+    for command in ("git reflog", "git reflog show main", "git reflog list", "git reflog HEAD@{1}",
+                    "git reflog -n 5", "git reflog show --oneline feature/x", "git reflog origin/main"):
+        assert p.assess(command, str(ws)).decision == "allow", command
