@@ -538,7 +538,9 @@ class Sandbox:
             if c.name in ("open", "openat", "openat2"):
                 writing = any(flag in c.args for flag in _WRITE_FLAGS)
                 resolved = c.fd_path or _absolute(strings[0] if strings else "", self.ws)
-                if writing and not _harmless_write(resolved):
+                # /dev/stdout and /dev/stderr reopen the command's own capture files: its output, not a write
+                own_output = resolved in (str(self.base / "stdout"), str(self.base / "stderr"))
+                if writing and not _harmless_write(resolved) and not own_output:
                     obs.write_violations.append(f"{c.name} for writing {resolved} = {c.ret} {c.errno}".rstrip())
                 if c.ret.isdigit() and c.fd_path in self.secret_paths:
                     obs.secret_violations.append(f"opened secret file {c.fd_path}")

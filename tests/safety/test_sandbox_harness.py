@@ -736,6 +736,7 @@ def test_the_sandbox_sees_each_kind_of_harm(probe: tuple[Sandbox, CommandPolicy]
     and a harmless read is clean (so a green harness means something)."""
     sandbox, _ = probe
     assert sandbox.run("cat README.md; git log --oneline; ls -la").violations == []
+    assert sandbox.run("cat README.md &>/dev/stderr; echo x >/dev/stdout").violations == []  # its own output
     assert any(v.startswith("write:") for v in sandbox.run("sort -o /tmp/p README.md").violations)
     assert any(v.startswith("exec:") for v in sandbox.run("touch README.md").violations)
     assert any(v.startswith("secret:") for v in sandbox.run("grep -c . ~/.ssh/id_rsa").violations)
