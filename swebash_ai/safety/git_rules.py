@@ -463,6 +463,10 @@ def _config_programs(text: str) -> list[str]:
         top = section.split(".")[0]
         if top in ("include", "includeif"):
             found.append(top)
+        elif top == "alias" and key in READ_ONLY_SUBCOMMANDS:
+            # git ignores an alias named like a builtin, but a builtin that a newer git drops (whatchanged is
+            # on its way out) would then run the alias, which may be `!sh ...`
+            found.append(f"alias.{key}")
         elif key in _CONFIG_DANGERS.get(top, ()):
             found.append(f"{top}.{key}")
     return found

@@ -120,6 +120,8 @@ READERS = ["git status", "git diff", "git log -p", "git show", "git blame README
         ("config", "[blame]\n\tignoreRevsFile = /etc/shadow"),
         ("config.worktree", "[diff]\n\texternal = touch /tmp/p"),
         ("config.worktree", '[filter "x"]\n\tclean = touch /tmp/p'),
+        ("config", "[alias]\n\tstatus = !touch /tmp/p\n\tlog = !touch /tmp/p\n\tdiff = !touch /tmp/p\n"
+                   "\tshow = !touch /tmp/p\n\tblame = !touch /tmp/p"),
     ],
 )
 def test_settings_that_run_programs_make_git_readers_ask(tmp_path: Path, where: str, setting: str) -> None:
@@ -182,3 +184,10 @@ def test_reflog_readings_stay_allowed(ws: Path) -> None:
     for command in ("git reflog", "git reflog show main", "git reflog list", "git reflog HEAD@{1}",
                     "git reflog -n 5", "git reflog show --oneline feature/x", "git reflog origin/main"):
         assert p.assess(command, str(ws)).decision == "allow", command
+
+
+def test_ordinary_aliases_do_not_make_readers_ask(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "proj")
+    with open(ws / ".git" / "config", "a", encoding="utf-8") as fh:
+        fh.write("[alias]\n\tlg = log --oneline\n\tst = status\n")
+    assert _policy(ws).assess("git log", str(ws)).decision == "allow"
