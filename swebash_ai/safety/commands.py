@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import glob as _glob
+import itertools
 import json
 import os
 import re
@@ -211,6 +212,7 @@ class _Walker:
                 self.redirect(c)
             else:
                 items.append((c, self.word(c)))
+        self._translated(items)
         words = _join_touching(items)
         if not words:
             return
@@ -242,9 +244,20 @@ class _Walker:
                     items.append((c, self.word(c)))
 
         walk(node)
+        self._translated(items)
         words = [Word(name, name), *_join_touching(items), Word("]]" if name == "[[" else "]", "]")]
         self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
         self.out.plain = False
+
+    def _translated(self, items: list[tuple[Any, Any]]) -> None:
+        """``$"..."``: the parser gives a bare ``$`` then a string, bash a translated string without the ``$``.
+
+        Kept as written, the word would be judged as ``$.env`` (refused only because paths never expand
+        variables) while bash opens ``.env``; a word whose text differs from what bash runs cannot be judged.
+        """
+        for (node, _), (nxt, _) in itertools.pairwise(items):
+            if node.type == "$" and nxt.type == "string" and nxt.start_byte == node.end_byte:
+                self.problem(_WORD_PROBLEMS["translated_string"])
 
     def _bracket_redirect(self, node: Any) -> None:
         """``[ a > b ]``: the parser reads a comparison, bash a redirection that creates ``b``.

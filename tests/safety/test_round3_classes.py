@@ -191,3 +191,18 @@ def test_ordinary_aliases_do_not_make_readers_ask(tmp_path: Path) -> None:
     with open(ws / ".git" / "config", "a", encoding="utf-8") as fh:
         fh.write("[alias]\n\tlg = log --oneline\n\tst = status\n")
     assert _policy(ws).assess("git log", str(ws)).decision == "allow"
+
+
+# -- $"...": bash drops the $, the parser keeps it ------------------------------------------------------------
+
+TRANSLATED = [v for seed in ('cat $".env"', 'grep -c . $"../.netrc"', '[ -e $".env" ]', 'echo $"x"',
+                             'git show $"HEAD:README.md"') for v in _wrap(seed)]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", TRANSLATED)
+def test_translated_strings_ask(ws: Path, command: str) -> None:
+    assert _policy(ws).assess(command, str(ws)).decision == "ask", command
+
+
+def test_a_dollar_before_a_separate_string_is_only_a_dollar(ws: Path) -> None:
+    assert _policy(ws).assess('echo $ "x"', str(ws)).decision == "allow"
