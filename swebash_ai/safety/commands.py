@@ -110,6 +110,7 @@ class ParsedCommand:
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # everything but tab and newline
 _SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})  # harmless redirect targets
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "\n"})
+_SHELL_OPERATORS = frozenset({"&&", "||", "|", "|&", "&", ";", ";;", "&;"})  # end a command wherever they stand
 _COMPOUND: dict[str, str] = {
     "subshell": "runs a subshell ( ... )",
     "compound_statement": "uses a command group { ...; }",
@@ -227,7 +228,7 @@ class _Walker:
 
         def walk(n: Any) -> None:
             if name == "[" and n.type == "binary_expression":
-                self._bracket_redirect(n)
+                self._bracket_operator(n)
             for c in n.children:
                 if c.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
                     walk(c)
@@ -259,13 +260,23 @@ class _Walker:
             if node.type == "$" and nxt.type == "string" and nxt.start_byte == node.end_byte:
                 self.problem(_WORD_PROBLEMS["translated_string"])
 
-    def _bracket_redirect(self, node: Any) -> None:
+    def _bracket_operator(self, node: Any) -> None:
         """``[ a > b ]``: the parser reads a comparison, bash a redirection that creates ``b``.
+
+        Likewise ``[ a | touch ]`` and ``[ a && touch x ]``: the parser reads operators of the test, bash a
+        pipeline or a list that runs ``touch``.
 
         Only ``[[ ]]`` makes ``<`` and ``>`` string comparisons; in ``[`` (a plain command) they redirect, so
         ``>`` writes its right operand and ``<`` reads it (judged like ``< FILE``).
         """
         op = next((c.text.decode(errors="replace") for c in node.children if not c.is_named), "")
+        if op in _SHELL_OPERATORS:
+            self.problem(f"[ ... {op} ... ]: in [ ], an unquoted {op} is a shell operator: bash ends the test there "
+                         "and runs what follows as a command")
+            return
+        if op.startswith("<<"):
+            self.problem(f"[ ... {op} ... ]: in [ ], an unquoted {op} starts a here-document: cannot check it")
+            return
         right = node.child_by_field_name("right")
         if right is None or not ("<" in op or ">" in op):
             return

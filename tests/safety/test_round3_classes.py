@@ -40,7 +40,8 @@ def _policy(ws: Path) -> CommandPolicy:
 BRACKET_REDIRECTS = [
     v
     for seed in ("[ a > b ]", "[ a >> b ]", "[ -n x > out ]", "[ a = a -a b > out ]", "[ ! a > out ]",
-                 "[ a >out ]", "[ x > /tmp/p ]")
+                 "[ a >out ]", "[ x > /tmp/p ]", "[ a | touch ]", "[ -n a -o x | touch ]", "[ a || touch ]",
+                 "[ a && touch README.md ]", "[ a & touch ]", "[ ! a | touch ]", "[ a << b ]", "[ a |& touch ]")
     for v in _wrap(seed)
 ]  # fmt: skip
 
@@ -52,6 +53,9 @@ def test_a_redirection_inside_single_brackets_asks(ws: Path, command: str) -> No
 
 def test_comparisons_in_double_brackets_and_input_redirects_stay_allowed(ws: Path) -> None:
     p = _policy(ws)
+    for command in ("[ a = b -o c = d ]", "[ -n a ] && [ -e README.md ]", "[ -e README.md ] || echo no",
+                    "[[ -n a && -e README.md ]]", "[[ -e README.md || -d src ]]", "[ ! -e x ]"):
+        assert p.assess(command, str(ws)).decision == "allow", command
     assert p.assess("[[ a > b ]]", str(ws)).decision == "allow"  # [[ ]]: a string comparison
     assert p.assess("[ a < README.md ]", str(ws)).decision == "allow"  # reads README.md as stdin
     assert p.assess("[ a < .env ]", str(ws)).decision == "deny"

@@ -687,6 +687,10 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     # Round 4 (second red team): an unquoted > inside [ ] is a redirection bash performs, not a comparison.
     ("bracket-redirect-creates-file", "[ a > b ]"),
     ("bracket-redirect-append", "[ -n x >> b ]"),
+    # ... and | && || & inside [ ] end the test: bash runs what follows (`touch ]`)
+    ("bracket-pipe-runs-command", "[ a | touch ]"),
+    ("bracket-pipe-after-or", "[ -n a -o x | touch ]"),
+    ("bracket-and-runs-command", "[ a && touch README.md ]"),
     # jq reads options left to right: -L takes `--arg` as its directory, so `. FILE` are the filter and a file.
     ("jq-library-dir-swallows-arg", "jq -R -L --arg . .env x"),
     ("jq-library-dir-swallows-arg-outside", "jq -R -L --arg . ../.netrc x"),
