@@ -77,7 +77,8 @@ _LOG_LONG = fs(
     "--exclude-first-parent-only --in-commit-order --reflog --alternate-refs --bisect --stdin --no-color-words "
     "--output-indicator-new --output-indicator-old --output-indicator-context --numbered --summary --email "
     "--group --committer --ws-error-highlight --check --skip-to --rotate-to --find-object --stat-graph-width "
-    "--show-origin --show-scope --name-only --null --default --relative-date --ignore-missing --tags --help"
+    "--show-origin --show-scope --name-only --null --default --relative-date --ignore-missing --tags --help "
+    "--no-commit-id"
 )
 _LOG_VALUES = fs(
     "--max-count --skip --since --after --until --before --author --committer --grep --format --pretty "
