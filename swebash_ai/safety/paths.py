@@ -100,6 +100,31 @@ HOME_DENY: tuple[str, ...] = (
     ".m2/settings-security.xml",
     ".gradle/gradle.properties",
     ".config/containers/auth.json",
+    # Found missing by the second red-team pass (they are read without asking when the workspace is HOME):
+    ".config/git/credentials",  # git's credential store in its XDG location
+    ".m2/settings.xml",  # Maven server passwords
+    ".pip/pip.conf",  # index URLs with credentials
+    ".config/pip/pip.conf",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
+    ".nuget/NuGet/NuGet.Config",
+    ".yarnrc",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".kaggle/kaggle.json",
+    ".databrickscfg",
+    ".fly",
+    ".wrangler",
+    ".config/.wrangler",
+    ".netlify",
+    ".config/netlify",
+    ".config/glab-cli",
+    ".config/github-copilot",
+    ".config/configstore",  # tokens of many npm-distributed CLIs
+    ".config/hcloud",
+    ".config/ngrok",
+    ".config/stripe",
+    ".config/Bitwarden CLI",
     # Keychains and browser profiles (cookies, saved passwords).
     "Library/Keychains",
     "Library/Cookies",
@@ -341,6 +366,10 @@ class PathPolicy:
     ) -> None:
         self.home = Path(os.path.abspath(os.path.expanduser(str(home)) if home else Path.home()))
         self.home_real = Path(os.path.realpath(self.home))
+        # The user's own git config files: protected, like a repository's, when they hold credentials.
+        self._user_git_configs = frozenset(
+            base / rel for base in (self.home, self.home_real) for rel in (".gitconfig", ".config/git/config")
+        )
         raw_roots = list(roots) if roots else [os.getcwd()]
         self.roots: list[Path] = [Path(os.path.realpath(os.path.abspath(str(r)))) for r in raw_roots]
         self.deny_globs: list[str] = []
@@ -509,7 +538,9 @@ class PathPolicy:
                 return Verdict.deny(reason, rule=_RULE_OF_REASON[reason])
         if self._hardlink_denied(resolved):
             return Verdict.deny(SECRET_REASON, rule="path.denied.secret")
-        if git_config_holds_credentials(resolved):
+        if git_config_holds_credentials(resolved) or (
+            resolved in self._user_git_configs and config_text_holds_credentials(resolved)
+        ):
             return Verdict.deny(GIT_CREDENTIALS_REASON, rule="path.denied.secret")
         if op == "write" and any(part.lower() == ".git" for p in (lexical, resolved) for part in p.parts):
             return Verdict.deny(

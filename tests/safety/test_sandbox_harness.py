@@ -720,6 +720,23 @@ def test_known_probe_is_harmless_when_allowed(probe: tuple[Sandbox, CommandPolic
     _check(sandbox, policy, command)
 
 
+# Run from HOME (a user starting the assistant in ~), credential files are inside the workspace: only the
+# path rules stand between them and the model.
+HOME_WORKSPACE_PROBES = [
+    "cat ~/.config/git/credentials", "cat ~/.cache/huggingface/token", "head ~/.kaggle/kaggle.json",
+    "grep -c . ~/.m2/settings.xml", "cat ~/.gitconfig", "cat ~/.config/git/c*", "cat ~/.cache/huggingface/*",
+    "grep -r canary ~/.config/git", "tail -n1 ../.kaggle/kaggle.json",
+]
+
+
+@pytest.mark.parametrize("command", HOME_WORKSPACE_PROBES)
+def test_credential_files_are_protected_when_home_is_the_workspace(
+    probe: tuple[Sandbox, CommandPolicy], command: str
+) -> None:
+    sandbox, _ = probe
+    _check(sandbox, CommandPolicy(PathPolicy(roots=[sandbox.home], home=sandbox.home)), command)
+
+
 @pytest.mark.parametrize("command", ["git status", "git diff", "git describe --broken --always"])
 def test_git_reader_on_a_stale_index_writes_nothing(probe: tuple[Sandbox, CommandPolicy], command: str) -> None:
     """With exactly the product's command environment and a stale index (any edit makes one), an allowed
