@@ -203,6 +203,18 @@ SECRET_NAMES: frozenset[str] = frozenset(
         "id_ed25519",
         "id_ecdsa_sk",
         "id_ed25519_sk",
+        # Found missing by the second red-team pass: secret files tools keep in a project or a home.
+        ".envrc",  # direnv: `export KEY=...` lines
+        ".dev.vars",  # local secrets of Cloudflare Workers
+        "local.settings.json",  # local secrets of Azure Functions
+        "token.json",  # OAuth refresh tokens written by Google API client quickstarts
+        ".dockercfg",
+        ".s3cfg",
+        ".boto",
+        "secrets.yaml",
+        "secrets.yml",
+        "secrets.json",
+        ".secrets",
     }
 )
 SECRET_SUFFIXES: tuple[str, ...] = (
@@ -212,6 +224,8 @@ SECRET_SUFFIXES: tuple[str, ...] = (
 # File name patterns of credentials that tools write into a workspace or a home directory.
 SECRET_GLOBS: tuple[str, ...] = (
     "gha-creds-*.json",  # written by CI auth steps into the workspace
+    "ssh_host_*_key",  # host private keys (the .pub is public)
+    ".vault[-_]pass*",  # Ansible vault password files
     "*service-account*.json",
     "*service_account*.json",
     "*-sa-key*.json",

@@ -128,6 +128,9 @@ SECRET_FILES: dict[str, str] = {
     ".kaggle/kaggle.json": "canary-kaggle-7d14",
     ".m2/settings.xml": "canary-maven-settings-c3a8",
     "proj/.env": "canary-dotenv-8d55",
+    "proj/.envrc": "canary-envrc-19f4",
+    "proj/.dev.vars": "canary-dev-vars-a02e",
+    "proj/token.json": "canary-oauth-token-json-6c51",
     "proj/gha-creds-abc123.json": "canary-gha-creds-2e7a",
     "proj/terraform.tfstate": "canary-tfstate-b913",
 }
@@ -151,7 +154,7 @@ PLAIN_FILES: dict[str, str] = {
     "proj/src/util.sh": "echo hello\n",
     "proj/docs/guide.md": "guide\nline two\n",
     "proj/data.json": '{"name": "demo", "items": [1, 2, 3]}\n',
-    "proj/.gitignore": ".env\ngha-creds-*.json\nterraform.tfstate\n",
+    "proj/.gitignore": ".env\n.envrc\n.dev.vars\ntoken.json\ngha-creds-*.json\nterraform.tfstate\n",
     "notes.txt": "home notes\n",
 }
 # Symlinks an attacker would use: workspace names that lead to HOME secrets.

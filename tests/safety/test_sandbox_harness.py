@@ -711,6 +711,11 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("git-global-insteadof-get-url", "git -C vendor/app remote get-url origin"),
     ("git-global-insteadof-config-list", "git -C vendor/app config --list"),
     ("git-global-insteadof-config-global", "cd vendor/app && git config --global --get-regexp url"),
+    # secret files by name that the list missed: direnv, Workers local secrets, OAuth token files
+    ("name-envrc", "cat .envrc"),
+    ("name-dev-vars", "head .dev.vars"),
+    ("name-token-json", "jq . token.json"),
+    ("name-envrc-glob", "cat .env?c"),
 ]
 
 
