@@ -628,6 +628,12 @@ class CommandPolicy:
                 reasons = [f"{base} -c runs a command string", *(f"the inner command {r}" for r in sv.reasons)]
                 return Verdict(sv.decision, reasons, sv.rule, sv.severe)
         if rule.workdir is not None:  # git -C DIR: DIR is where paths and the repository's config are read
+            moved_by_glob = [t for k, t in enumerate(arg_texts[1:]) if arg_texts[k] == "-C" and t in globs]
+            if moved_by_glob:  # bash expands it (vendor/l* is vendor/lib.git): DIR as written proves nothing
+                return Verdict.ask(
+                    f"{base} -C {moved_by_glob[0]}: a glob names the repository, so its config cannot be checked",
+                    rule="command.path",
+                )
             wv = self._path(rule.workdir, "list", cwd, None, f"{base} -C")
             if wv.decision != "allow":
                 return wv

@@ -210,3 +210,18 @@ def test_translated_strings_ask(ws: Path, command: str) -> None:
 
 def test_a_dollar_before_a_separate_string_is_only_a_dollar(ws: Path) -> None:
     assert _policy(ws).assess('echo $ "x"', str(ws)).decision == "allow"
+
+
+def test_a_glob_after_git_c_asks(tmp_path: Path) -> None:
+    """bash expands `git -C vendor/l*` to the bare repository; the DIR as written names no repository."""
+    ws = _repo(tmp_path / "proj")
+    bare = ws / "vendor" / "lib.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(ws), str(bare)], env=_GIT_ENV, check=True)
+    with open(bare / "config", "a", encoding="utf-8") as fh:
+        fh.write("[diff]\n\texternal = touch /tmp/p\n")
+    p = _policy(ws)
+    for seed in ("git -C vendor/l* diff", "git -C vendor/lib.gi? log -p", "git -C vendor -C [l]ib.git diff",
+                 "git -C v*/lib.git show", "git -P -C vendor/* diff"):
+        for command in _wrap(seed):
+            assert p.assess(command, str(ws)).decision == "ask", command
+    assert p.assess("git -C . log -- '*.py'", str(ws)).decision == "allow"

@@ -706,6 +706,9 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("git-embedded-bare-alternate-refs", "git -C vendor/lib.git log --alternate-refs --oneline"),
     ("git-embedded-bare-cd", "cd vendor/lib.git && git diff HEAD~1 HEAD"),
     ("git-embedded-bare-objects-dir", "git -C vendor/lib.git/objects diff HEAD~1 HEAD"),
+    ("git-embedded-bare-glob-dir", "git -C vendor/l* diff HEAD~1 HEAD"),
+    ("git-embedded-bare-glob-question", "git -C ven*/lib.gi? log --alternate-refs --oneline"),
+    ("git-embedded-bare-glob-second-c", "git -C vendor -C [l]ib.git diff HEAD~1 HEAD"),
     # a token in the user's ~/.gitconfig (url.<base>.insteadOf) is printed by remote and config listings
     ("git-global-insteadof-remote-v", "git -C vendor/app remote -v"),
     ("git-global-insteadof-get-url", "git -C vendor/app remote get-url origin"),
