@@ -76,6 +76,7 @@ def _check_printf(args: list[str]) -> ProgramCheck:
         out.problems.append(
             "printf -v assigns a shell variable, and bash evaluates its subscript, which can run commands"
         )
+    out.text += args  # a format and values: printed, never run or opened
     return out
 
 

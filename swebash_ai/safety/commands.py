@@ -556,6 +556,9 @@ class CommandPolicy:
         allowlisted = base in allowed_programs() and "/" not in prog and not name.escaped
         rule = check_allowed(base, arg_texts) if allowlisted else None
         if rule is not None and not rule.problems:
+            expanded = self._glob_expansion(base, args, arg_texts, rule, unchecked, cwd)
+            if expanded is not None:
+                return expanded
             return self._judge_allowlisted(base, cmd, rule, arg_texts, globs, unchecked, cwd, depth)
         inner_cmds, reasons, severe = describe_dangers(base, arg_texts, cwd, self.paths)
         for inner in inner_cmds[:5]:
@@ -595,6 +598,54 @@ class CommandPolicy:
         else:
             verdicts.append(Verdict.ask(f"not on the read-only list: {base}", rule="command.not_allowlisted"))
         return Verdict.strictest(verdicts)
+
+    def _glob_expansion(
+        self, base: str, args: list[Word], arg_texts: list[str], rule: ProgramCheck, unchecked: set[str], cwd: str
+    ) -> Verdict | None:
+        """Judge the words bash passes after glob expansion, not the patterns as written.
+
+        An unquoted glob that matches files is replaced by their names, which shift into whatever place the
+        pattern held: ``bash -c cat\\ R*`` runs a file named ``cat README.md; touch x`` as its script, and
+        ``grep .e* README.md`` takes ``.env`` as the pattern and reads ``.envrc``.  So the program's rule is run
+        on the expanded words, and every file name a glob produced must land where it is only a path (checked
+        as one) or printed text; anywhere else (a script, a pattern, a filter, an option's value, the command
+        a wrapper runs) the command asks.  ``[[ ]]`` does not expand globs.  A glob that matches nothing
+        stays as written, as bash leaves it.
+        """
+        if base == "[[":
+            return None
+        expanded: list[str] = []
+        produced: list[tuple[str, str]] = []  # (pattern, one file name it produced)
+        for w, t in zip(args, arg_texts, strict=True):
+            matches = sorted(self._expand(t, cwd)) if w.glob and t not in unchecked else []
+            if not matches:
+                expanded.append(t)
+                continue
+            expanded += matches
+            produced += [(w.raw, m) for m in matches]
+        if not produced or any(os.path.basename(m).startswith("-") for _, m in produced):
+            return None  # a name read as an option asks below, with its own reason
+        if rule.inner_at is not None:  # the wrapped command is judged on its own; the wrapper's own words may not move
+            own = {w.raw for w in args[: rule.inner_at]}
+            moved = [pat for pat, _ in produced if pat in own]
+            if not moved:
+                return None
+            return Verdict.ask(f"{base} {moved[0]}: the glob matches files, whose names would shift the command "
+                               f"{base} runs", rule="command.path")
+        again = check_allowed(base, expanded)
+        if again is None or again.problems:
+            why = again.problems[0] if again and again.problems else "not on the read-only list"
+            return Verdict.ask(f"{base}: after glob expansion ({produced[0][0]} matches files): {why}",
+                               rule="command.path")
+        safe = {p for p, _ in again.paths} | set(again.maybe_paths) | set(again.text)
+        for pattern, name in produced:
+            if name not in safe:
+                return Verdict.ask(
+                    f"{base} {pattern}: the glob matches files, and bash passes {name!r} where {base} reads it as "
+                    "code, a pattern or an option value, not as a file: quote the pattern",
+                    rule="command.path",
+                )
+        return None
 
     def _judge_allowlisted(
         self,

@@ -156,6 +156,8 @@ PLAIN_FILES: dict[str, str] = {
     "proj/data.json": '{"name": "demo", "items": [1, 2, 3]}\n',
     "proj/.gitignore": ".env\n.envrc\n.dev.vars\ntoken.json\ngha-creds-*.json\nterraform.tfstate\n",
     "notes.txt": "home notes\n",
+    # A file name a malicious clone can ship: a glob that matches it passes it to a program as one word.
+    "proj/cat README.md; touch pwned": "x\n",
 }
 # Symlinks an attacker would use: workspace names that lead to HOME secrets.
 SYMLINKS: dict[str, str] = {

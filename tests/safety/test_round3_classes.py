@@ -225,3 +225,38 @@ def test_a_glob_after_git_c_asks(tmp_path: Path) -> None:
         for command in _wrap(seed):
             assert p.assess(command, str(ws)).decision == "ask", command
     assert p.assess("git -C . log -- '*.py'", str(ws)).decision == "allow"
+
+
+# -- an unquoted glob is replaced by file names wherever it stands -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def crafted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workspace whose file names a malicious clone chose."""
+    ws = Path(os.path.realpath(tmp_path_factory.mktemp("crafted"))) / "proj"
+    ws.mkdir()
+    for name in ("README.md", "cat README.md; touch pwned", ".envrc", "{print > \"x\"} R", ".x", "a.py", "b.py"):
+        (ws / name).write_text("x\n")
+    return ws
+
+
+GLOB_SHIFTS = [
+    v
+    for seed in ("bash -c cat\\ R*", "sh -c 'cat 'R*", "bash -c \"cat \"R*", "bash -lc cat\\ R?ADME*",
+                 "grep .e* README.md", "rg .e* README.md", "awk \\{print*\\ R README.md", "find . -name *.py",
+                 "tree -P *.py", "test -v *.py")
+    for v in _wrap(seed)
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", GLOB_SHIFTS)
+def test_a_glob_that_matches_files_asks_where_it_is_not_a_path(crafted: Path, command: str) -> None:
+    assert _policy(crafted).assess(command, str(crafted)).decision != "allow", command
+
+
+def test_globs_that_expand_to_paths_or_text_stay_allowed(crafted: Path) -> None:
+    p = _policy(crafted)
+    for command in ("cat *.py", "grep -n x *.py", "echo *", "printf '%s\\n' *.py", "wc -l *.py", "ls -d *",
+                    "head -n1 *.md", "[ -e *.md ]", "timeout 5 cat *.py", "find . -name '*.py'", "bash -c 'cat *.py'",
+                    "grep x.* README.md"):
+        assert p.assess(command, str(crafted)).decision == "allow", command

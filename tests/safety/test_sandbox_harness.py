@@ -719,6 +719,12 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("name-dev-vars", "head .dev.vars"),
     ("name-token-json", "jq . token.json"),
     ("name-envrc-glob", "cat .env?c"),
+    # an unquoted glob is replaced by file names wherever it stands: a script, a pattern
+    ("glob-becomes-shell-script", "bash -c cat\\ R*"),
+    ("glob-becomes-sh-script", "sh -c 'cat 'R*"),
+    ("glob-becomes-script-wrapped", "timeout 5 bash -c cat\\ R?ADME*"),
+    ("glob-becomes-grep-pattern", "grep .e* README.md"),
+    ("glob-becomes-rg-pattern", "rg -N .e* README.md"),
 ]
 
 
