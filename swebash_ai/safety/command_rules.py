@@ -342,6 +342,8 @@ def _check_find(args: list[str]) -> ProgramCheck:
             out.problems.append(f"find {a}: not a known read-only primary of find (unknown primaries ask)")
             break
     out.paths += [(p, "list") for p in (starts or ["."])]
+    if "-L" in args[:i] or "-follow" in rest:  # walks through symlinks: lists what they point to
+        out.followed += starts or ["."]
     return out
 
 

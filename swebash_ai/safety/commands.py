@@ -316,6 +316,7 @@ class CommandPolicy:
             leaks = git_rules.git_config_credentials(cwd, self.paths.home)
             verdicts += [Verdict.ask(r, rule="command.git_config") for r in leaks]
         verdicts += [self._tree(t, cwd, base) for t in rule.trees if t not in globs]
+        verdicts += [self._tree(t, cwd, base, links_only=True) for t in rule.followed if t not in globs]
         for pat in rule.patterns:  # belt and braces: a misparsed option could shift a path here
             if "/" in pat or pat.startswith("~"):
                 pv = self._path(pat, "read", cwd, None, base)
@@ -359,8 +360,12 @@ class CommandPolicy:
             return v
         return Verdict(v.decision, [f"{prog} {text}: {r}" for r in v.reasons], v.rule)
 
-    def _tree(self, top: str, cwd: str, prog: str) -> Verdict:
-        """A recursive reader reads every file below ``top``: ask if any of them is protected."""
+    def _tree(self, top: str, cwd: str, prog: str, links_only: bool = False) -> Verdict:
+        """A recursive reader reads every file below ``top``: ask if any of them is protected.
+
+        ``links_only``: a listing that follows symlinks (``ls -RL``) prints names, so only a symlink into a
+        protected place (``keys -> ~/.ssh``) matters: it would list what the path policy refuses to list.
+        """
         try:
             root = self.paths.resolve(top, cwd)
         except ValueError as exc:  # the path check of the same operand explains it; never allow what is unseen
@@ -389,12 +394,21 @@ class CommandPolicy:
                         stack.append(e.path)
                 except OSError:
                     link = multi = False
-                denied = (
-                    self.paths.check(e.path, "read").decision == "deny"
-                    if link or multi
-                    else self.paths.denied_reason(Path(e.path)) is not None
-                    or git_config_holds_credentials(Path(e.path))
-                )
+                if links_only:
+                    denied = link and self.paths.check(e.path, "list").decision == "deny"
+                else:
+                    denied = (
+                        self.paths.check(e.path, "read").decision == "deny"
+                        if link or multi
+                        else self.paths.denied_reason(Path(e.path)) is not None
+                        or git_config_holds_credentials(Path(e.path))
+                    )
+                if denied and links_only:
+                    return Verdict.ask(
+                        f"{prog} lists {root} through its symlinks, and {e.path} leads to a protected place: "
+                        "it would list what may not be listed (drop the option that follows symlinks)",
+                        rule="command.path",
+                    )
                 if denied:
                     return Verdict.ask(
                         f"{prog} reads every file under {root}, including protected files such as "

@@ -73,6 +73,7 @@ class ProgramCheck:
     maybe_paths: list[str] = field(default_factory=list)  # words that are paths if they exist (git revisions)
     reveals_config: bool = False  # prints configuration, which may hold credentials (git config --list)
     text: list[str] = field(default_factory=list)  # operands that are only printed or compared (echo WORDS)
+    followed: list[str] = field(default_factory=list)  # directories listed recursively through symlinks (ls -RL)
 
 
 def fs(names: str) -> frozenset[str]:

@@ -260,3 +260,37 @@ def test_globs_that_expand_to_paths_or_text_stay_allowed(crafted: Path) -> None:
                     "head -n1 *.md", "[ -e *.md ]", "timeout 5 cat *.py", "find . -name '*.py'", "bash -c 'cat *.py'",
                     "grep x.* README.md"):
         assert p.assess(command, str(crafted)).decision == "allow", command
+
+
+# -- listings that follow symlinks into a protected folder -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = Path(os.path.realpath(tmp_path_factory.mktemp("linked"))) / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_work").write_text("key\n")
+    ws = home / "proj"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "a.py").write_text("x\n")
+    (ws / "keys").symlink_to("../.ssh")
+    return ws
+
+
+FOLLOWING_LISTINGS = [v for seed in ("ls -RL", "ls -R -L .", "ls --recursive --dereference", "du -aL", "du -L .",
+                                     "tree -l", "find -L . -name 'id_*'", "find . -follow -type f")
+                      for v in _wrap(seed)]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", FOLLOWING_LISTINGS)
+def test_a_listing_that_follows_a_symlink_into_a_protected_folder_asks(linked: Path, command: str) -> None:
+    p = CommandPolicy(PathPolicy(roots=[linked], home=linked.parent))
+    assert p.assess("ls keys", str(linked)).decision == "deny"  # what the recursion would list
+    assert p.assess(command, str(linked)).decision == "ask", command
+
+
+def test_listings_that_do_not_follow_symlinks_stay_allowed(linked: Path) -> None:
+    p = CommandPolicy(PathPolicy(roots=[linked], home=linked.parent))
+    for command in ("ls -R", "ls -L", "ls -RL src", "du -a", "du -L src", "tree", "find . -name 'id_*'",
+                    "find -L src", "ls -la"):
+        assert p.assess(command, str(linked)).decision == "allow", command
