@@ -76,6 +76,7 @@ def _check_printf(args: list[str]) -> ProgramCheck:
         out.problems.append(
             "printf -v assigns a shell variable, and bash evaluates its subscript, which can run commands"
         )
+    out.text += args  # a format and values: printed, never run or opened
     return out
 
 
@@ -154,6 +155,8 @@ _AWK_DANGERS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bENVIRON\b"), "reads the environment (ENVIRON), which may hold API keys"),
     (re.compile(r"\bARG[VC]\b"), "changes which files it reads (ARGV)"),
     (re.compile(r"\bPROCINFO\b"), "reads process information (PROCINFO)"),
+    # gawk's SYMTAB reaches every variable by a computed name: SYMTAB["ENV" "IRON"], SYMTAB["ARG" "V"][1]
+    (re.compile(r"\bSYMTAB\b"), "reaches any variable by name (SYMTAB), ENVIRON and ARGV included"),
     (re.compile(r"@"), "loads extensions or other source files (@load, @include)"),
 )
 _AWK_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
@@ -249,13 +252,25 @@ _JQ = Spec(
 )
 
 
+_JQ_ONE_VALUE = fs("--indent --from-file")
+
+
 def _check_jq(args: list[str]) -> ProgramCheck:
     """jq: known options; a filter that never names the environment or loads modules; files are read paths."""
     out = ProgramCheck()
     rest: list[str] = []
     i = 0
-    while i < len(args):  # options with two values first: --arg NAME VALUE, --rawfile NAME FILE...
+    # One pass, left to right, as jq reads them: an option's value is never taken for an option
+    # (``jq -L --arg . FILE``: jq takes ``--arg`` as the library directory, then ``.`` and FILE).
+    while i < len(args):
         a = args[i]
+        if a in _JQ_ONE_VALUE or (a.startswith("-") and not a.startswith("--") and len(a) == 2 and a[1] in "fL"):
+            rest += args[i : i + 2]
+            i += 2
+            continue
+        if re.fullmatch(r"-[A-Za-z]+L.*", a):  # jq reads -nL as "library directory L", getopt as -n -L VALUE
+            out.problems.append(f"jq {a}: write -L on its own (jq and getopt read this cluster differently)")
+            return out
         if a in ("--arg", "--argjson", "--slurpfile", "--rawfile"):
             if i + 2 >= len(args):
                 out.problems.append(f"jq {a} needs a name and a value")
@@ -327,6 +342,8 @@ def _check_find(args: list[str]) -> ProgramCheck:
             out.problems.append(f"find {a}: not a known read-only primary of find (unknown primaries ask)")
             break
     out.paths += [(p, "list") for p in (starts or ["."])]
+    if "-L" in args[:i] or "-follow" in rest:  # walks through symlinks: lists what they point to
+        out.followed += starts or ["."]
     return out
 
 

@@ -33,14 +33,13 @@ import glob as _glob
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from swebash_ai.safety import command_rules, git_rules, text_rules
 from swebash_ai.safety.dangers import describe_dangers, pipe_dangers
 from swebash_ai.safety.paths import PathPolicy, git_config_holds_credentials
 from swebash_ai.safety.programs import ProgramCheck, allowed_programs, check_allowed
+from swebash_ai.safety.shell_parse import CONTROL_RE, ParsedCommand, SimpleCommand, Word, parse
 from swebash_ai.safety.verdict import Verdict
 
 _RULE_MODULES = (command_rules, git_rules, text_rules)  # importing them fills the read-only table
@@ -52,351 +51,6 @@ __all__ = ["CommandPolicy", "ParsedCommand", "SimpleCommand", "Word", "assess", 
 
 MAX_GLOB_MATCHES = 500
 MAX_TREE_ENTRIES = 20_000
-
-_parser: Any = None
-
-
-def _get_parser() -> Any:
-    """The tree-sitter bash parser, created on first use (importing the grammar costs time)."""
-    global _parser
-    if _parser is None:
-        import tree_sitter
-        import tree_sitter_bash
-
-        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-    return _parser
-
-
-@dataclass(frozen=True)
-class Word:
-    """One shell word after quote removal.
-
-    ``literal``: no expansion of any kind; ``glob``: unquoted ``*?[``; ``tilde``: an unquoted leading
-    ``~`` the shell will expand; ``escaped``: written with a backslash.
-    """
-
-    text: str
-    raw: str
-    literal: bool = True
-    glob: bool = False
-    tilde: bool = False
-    escaped: bool = False
-
-
-@dataclass
-class SimpleCommand:
-    """One simple command: its words (program first); ``nested``: found inside ``$(...)``, a subshell..."""
-
-    words: list[Word]
-    nested: bool = False
-
-    @property
-    def argv(self) -> list[str]:
-        return [w.text for w in self.words]
-
-
-@dataclass
-class ParsedCommand:
-    """What the parser found: simple commands, pipelines (indexes), and features it cannot check."""
-
-    commands: list[SimpleCommand] = field(default_factory=list)
-    pipelines: list[list[int]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    file_targets: list[tuple[Word, str]] = field(default_factory=list)
-    plain: bool = True
-
-
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # everything but tab and newline
-_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})  # harmless redirect targets
-_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "\n"})
-_COMPOUND: dict[str, str] = {
-    "subshell": "runs a subshell ( ... )",
-    "compound_statement": "uses a command group { ...; }",
-    "function_definition": "defines a shell function",
-    "if_statement": "uses an if statement",
-    "while_statement": "uses a loop",
-    "for_statement": "uses a loop",
-    "c_style_for_statement": "uses a loop",
-    "case_statement": "uses a case statement",
-    "declaration_command": "declares shell variables (declare/export/local/readonly)",
-    "unset_command": "unsets shell variables",
-    "variable_assignment": "assigns a shell variable",
-}
-_WORD_PROBLEMS: dict[str, str] = {
-    "simple_expansion": "expands a variable ({t}): cannot check its value",
-    "expansion": "expands a variable ({t}): cannot check its value",
-    "process_substitution": "uses process substitution {t}: cannot check what it runs",
-    "arithmetic_expansion": "uses arithmetic expansion $((...)): it can run commands",
-    "ansi_c_string": "uses $'...' quoting ({t}): cannot check the decoded text",
-    "translated_string": 'uses $"..." quoting: cannot check it',
-    "brace_expression": "uses brace expansion ({t})",
-}
-
-
-class _Walker:
-    def __init__(self) -> None:
-        self.out = ParsedCommand()
-        self.nested = 0
-
-    def problem(self, text: str) -> None:
-        self.out.plain = False
-        if text not in self.out.problems:
-            self.out.problems.append(text)
-
-    # statements -----------------------------------------------------------------------------------
-
-    def stmt(self, node: Any, pipeline: list[int] | None) -> None:
-        t = node.type
-        if t in ("program", "list"):
-            for c in node.children:
-                if c.is_named:
-                    self.stmt(c, None)
-                elif c.type == "&":
-                    self.problem("runs a command in the background (&): it keeps running unchecked")
-                elif c.type not in _SEPARATORS:
-                    self.problem(f"uses the shell operator {c.type!r}")
-            if t == "list":
-                self.out.plain = False
-        elif t == "pipeline":
-            self.out.plain = False
-            own: list[int] = []
-            for c in node.named_children:
-                self.stmt(c, own)
-            self.out.pipelines.append(own)
-        elif t == "redirected_statement":
-            for c in node.named_children:
-                if c.type.endswith("redirect"):
-                    self.redirect(c)
-                else:
-                    self.stmt(c, pipeline)
-        elif t == "command":
-            self.command(node, pipeline)
-        elif t == "negated_command":
-            self.out.plain = False
-            for c in node.named_children:
-                self.stmt(c, pipeline)
-        elif t == "test_command":
-            self.test_command(node)
-        elif t == "comment":
-            self.out.plain = False
-        else:
-            snippet = node.text.decode(errors="replace")[:40]
-            what = _COMPOUND.get(t, f"uses shell syntax '{t}'")
-            if snippet.startswith("(("):
-                what = "evaluates an arithmetic command (( ... )), which can run commands"
-            self.problem(what + f" ({snippet}): cannot check it")
-            self.inner(node)
-
-    def inner(self, node: Any) -> None:
-        """Collect the commands hidden inside a construct we do not accept (for their dangers)."""
-        self.nested += 1
-        for c in node.named_children:
-            if c.type in ("command", "pipeline", "list", "redirected_statement", "subshell"):
-                self.stmt(c, None)
-            else:
-                self.inner(c)
-        self.nested -= 1
-
-    def command(self, node: Any, pipeline: list[int] | None) -> None:
-        items: list[tuple[Any, Word]] = []
-        for c in node.children:
-            if not c.is_named:  # a bare "$" the shell prints literally: keep it, so argv stays exact
-                items.append((c, self.word(c)))
-            elif c.type == "variable_assignment":
-                self.problem(f"sets a variable for the command ({c.text.decode(errors='replace')})")
-                self.inner(c)
-            elif c.type == "command_name":
-                items += [(n, self.word(n)) for n in c.named_children]
-            elif c.type.endswith("redirect"):
-                self.redirect(c)
-            else:
-                items.append((c, self.word(c)))
-        words = _join_touching(items)
-        if not words:
-            return
-        self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
-        if pipeline is not None:
-            pipeline.append(len(self.out.commands) - 1)
-
-    def test_command(self, node: Any) -> None:
-        """``[ ... ]`` and ``[[ ... ]]`` as a command named ``[`` or ``[[`` whose words keep their operators."""
-        name = "[[" if node.text.startswith(b"[[") else "["
-        items: list[tuple[Any, Word]] = []
-
-        def walk(n: Any) -> None:
-            for c in n.children:
-                if c.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
-                    walk(c)
-                elif not c.is_named or c.type == "test_operator":
-                    text = c.text.decode(errors="replace")
-                    if text not in ("[", "[[", "]", "]]"):
-                        items.append((c, Word(text, text)))
-                elif c.type == "regex":
-                    text = c.text.decode(errors="replace")
-                    if "$" in text or "`" in text:
-                        self.problem(f"uses an expansion in the pattern {text!r}: cannot check it")
-                    items.append((c, Word(text, text, literal="$" not in text and "`" not in text)))
-                else:
-                    items.append((c, self.word(c)))
-
-        walk(node)
-        words = [Word(name, name), *_join_touching(items), Word("]]" if name == "[[" else "]", "]")]
-        self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
-        self.out.plain = False
-
-    def redirect(self, node: Any) -> None:
-        self.out.plain = False
-        text = node.text.decode(errors="replace")
-        if node.type != "file_redirect":
-            kind = "a here-string (<<<)" if node.type == "herestring_redirect" else "a here-document (<<)"
-            self.problem(f"uses {kind}: cannot check it")
-            self.inner(node)
-            return
-        op = next((c.type for c in node.children if not c.is_named), "")
-        dests = [c for c in node.named_children if c.type != "file_descriptor"]
-        joined = _join_touching([(c, self.word(c)) for c in dests])
-        dest = joined[-1] if joined else Word("", "")
-        if op in (">&", "<&") and (dest.raw.isdigit() or dest.raw == "-"):
-            return
-        if op in (">", ">>", "&>", "&>>", ">|", ">&") and dest.literal and dest.text in _SINKS:
-            return
-        if op in ("<", "0<"):  # input from a file: a read, judged like a path the command reads
-            if not dest.literal:
-                self.problem(f"reads input from a file named by an expansion ({text}): cannot check it")
-            self.out.file_targets.append((dest, "read"))
-        elif op.startswith("<"):
-            self.problem(f"opens a file for reading and writing ({text}): it can change it")
-            self.out.file_targets.append((dest, "write"))
-        else:
-            self.problem(f"redirects output to a file ({text}): writes or overwrites it")
-            self.out.file_targets.append((dest, "write"))
-
-    # words ----------------------------------------------------------------------------------------
-
-    def word(self, node: Any) -> Word:
-        t = node.type
-        raw = node.text.decode(errors="replace")
-        if t == "word":
-            return self._unquoted(raw)
-        if t == "number":
-            return Word(raw, raw)
-        if t == "raw_string":
-            return Word(raw[1:-1], raw)
-        if t == "string":
-            parts: list[str] = []
-            literal = True
-            for c in node.children:
-                if not c.is_named:
-                    continue
-                if c.type == "string_content":
-                    parts.append(_unescape_dq(c.text.decode(errors="replace")))
-                else:
-                    literal = self.word(c).literal and literal
-            return Word("".join(parts), raw, literal=literal)
-        if t == "$":
-            return Word("$", "$")
-        if t == "concatenation":
-            subs = [self.word(c) for c in node.children]
-            text = "".join(s.text for s in subs)
-            w = Word(
-                text,
-                raw,
-                literal=all(s.literal for s in subs),
-                glob=any(s.glob for s in subs),
-                tilde=bool(subs) and subs[0].tilde,
-                escaped=any(s.escaped for s in subs),
-            )
-            if raw != "{}" and any(s.raw.startswith("{") for s in subs) and ("," in raw or ".." in raw):
-                self.problem(f"uses brace expansion ({raw})")
-                return Word(text, raw, literal=False)
-            return w
-        if t == "command_substitution":
-            kind = "backticks `...`" if raw.startswith("`") else "command substitution $(...)"
-            self.problem(f"uses {kind}: cannot check what it runs")
-            self.inner(node)
-            return Word(raw, raw, literal=False)
-        template = _WORD_PROBLEMS.get(t, "uses shell syntax '" + t + "' ({t}): cannot check it")
-        msg = template.replace("{t}", raw[:40])
-        if t == "expansion" and "@" in raw:
-            msg += "; ${var@P} can even run commands"
-        self.problem(msg)
-        self.inner(node)
-        return Word(raw, raw, literal=False)
-
-    def _unquoted(self, raw: str) -> Word:
-        out: list[str] = []
-        glob = escaped = False
-        i = 0
-        while i < len(raw):
-            c = raw[i]
-            if c == "\\":
-                escaped = True
-                if i + 1 < len(raw) and raw[i + 1] != "\n":
-                    out.append(raw[i + 1])
-                i += 2
-                continue
-            if c in "*?[":
-                glob = True
-            elif c in "$`":
-                self.problem(f"uses an expansion in {raw!r}: cannot check it")
-                return Word(raw, raw, literal=False)
-            out.append(c)
-            i += 1
-        text = "".join(out)
-        tilde = raw.startswith("~")
-        if tilde and not (raw == "~" or raw.startswith("~/")):
-            self.problem(f"expands another user's home ({raw.split('/')[0]}): cannot check it")
-            return Word(text, raw, literal=False)
-        return Word(text, raw, glob=glob, tilde=tilde, escaped=escaped)
-
-
-def _unescape_dq(s: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(s):
-        if s[i] == "\\" and i + 1 < len(s) and s[i + 1] in '$`"\\\n':
-            if s[i + 1] != "\n":
-                out.append(s[i + 1])
-            i += 2
-            continue
-        out.append(s[i])
-        i += 1
-    return "".join(out)
-
-
-def _join_touching(items: list[tuple[Any, Word]]) -> list[Word]:
-    """Nodes with no blank between them are one shell word, whatever the parser made of them.
-
-    tree-sitter-bash sometimes ends a word early and starts a sibling at the very next byte (``.[^\\a]\\n\\v``
-    comes out as ``.[^\\a]`` and ``\\n\\v``); bash reads one word, ``.[^a]nv``, which globs to ``.env``.
-    """
-    words: list[Word] = []
-    end = -1
-    for node, w in items:
-        if words and node.start_byte == end:
-            prev = words[-1]
-            words[-1] = Word(
-                prev.text + w.text, prev.raw + w.raw, literal=prev.literal and w.literal,
-                glob=prev.glob or w.glob, tilde=prev.tilde, escaped=prev.escaped or w.escaped,
-            )
-        else:
-            words.append(w)
-        end = node.end_byte
-    return words
-
-
-def parse(command: str) -> ParsedCommand | None:
-    """Parse ``command`` as bash; ``None`` when it has a syntax error."""
-    tree = _get_parser().parse(command.encode("utf-8", errors="surrogateescape"))
-    root = tree.root_node
-    if root.has_error:
-        return None
-    w = _Walker()
-    w.stmt(root, None)
-    if len(w.out.commands) != 1:
-        w.out.plain = False
-    return w.out
-
 
 class CommandPolicy:
     """Judges shell commands; path arguments are judged by ``path_policy`` (default: rooted at cwd)."""
@@ -416,7 +70,7 @@ class CommandPolicy:
 
     def session_key(self, command: str) -> str | None:
         """JSON argv of one plain literal simple command, else ``None`` (never covers a compound)."""
-        if not command.strip() or len(command) > self.max_length or _CONTROL_RE.search(command):
+        if not command.strip() or len(command) > self.max_length or CONTROL_RE.search(command):
             return None
         parsed = parse(command)
         if parsed is None or not parsed.plain or parsed.problems or len(parsed.commands) != 1:
@@ -438,7 +92,7 @@ class CommandPolicy:
             )
         if "\x00" in command:
             return Verdict.deny("command contains a NUL byte", rule="command.nul")
-        if _CONTROL_RE.search(command):
+        if CONTROL_RE.search(command):
             return Verdict.ask(
                 "contains control characters (such as a carriage return) that bash and this check may read differently",
                 rule="command.syntax",
@@ -513,6 +167,9 @@ class CommandPolicy:
         allowlisted = base in allowed_programs() and "/" not in prog and not name.escaped
         rule = check_allowed(base, arg_texts) if allowlisted else None
         if rule is not None and not rule.problems:
+            expanded = self._glob_expansion(base, args, arg_texts, rule, unchecked, cwd)
+            if expanded is not None:
+                return expanded
             return self._judge_allowlisted(base, cmd, rule, arg_texts, globs, unchecked, cwd, depth)
         inner_cmds, reasons, severe = describe_dangers(base, arg_texts, cwd, self.paths)
         for inner in inner_cmds[:5]:
@@ -553,6 +210,54 @@ class CommandPolicy:
             verdicts.append(Verdict.ask(f"not on the read-only list: {base}", rule="command.not_allowlisted"))
         return Verdict.strictest(verdicts)
 
+    def _glob_expansion(
+        self, base: str, args: list[Word], arg_texts: list[str], rule: ProgramCheck, unchecked: set[str], cwd: str
+    ) -> Verdict | None:
+        """Judge the words bash passes after glob expansion, not the patterns as written.
+
+        An unquoted glob that matches files is replaced by their names, which shift into whatever place the
+        pattern held: ``bash -c cat\\ R*`` runs a file named ``cat README.md; touch x`` as its script, and
+        ``grep .e* README.md`` takes ``.env`` as the pattern and reads ``.envrc``.  So the program's rule is run
+        on the expanded words, and every file name a glob produced must land where it is only a path (checked
+        as one) or printed text; anywhere else (a script, a pattern, a filter, an option's value, the command
+        a wrapper runs) the command asks.  ``[[ ]]`` does not expand globs.  A glob that matches nothing
+        stays as written, as bash leaves it.
+        """
+        if base == "[[":
+            return None
+        expanded: list[str] = []
+        produced: list[tuple[str, str]] = []  # (pattern, one file name it produced)
+        for w, t in zip(args, arg_texts, strict=True):
+            matches = sorted(self._expand(t, cwd)) if w.glob and t not in unchecked else []
+            if not matches:
+                expanded.append(t)
+                continue
+            expanded += matches
+            produced += [(w.raw, m) for m in matches]
+        if not produced or any(os.path.basename(m).startswith("-") for _, m in produced):
+            return None  # a name read as an option asks below, with its own reason
+        if rule.inner_at is not None:  # the wrapped command is judged on its own; the wrapper's own words may not move
+            own = {w.raw for w in args[: rule.inner_at]}
+            moved = [pat for pat, _ in produced if pat in own]
+            if not moved:
+                return None
+            return Verdict.ask(f"{base} {moved[0]}: the glob matches files, whose names would shift the command "
+                               f"{base} runs", rule="command.path")
+        again = check_allowed(base, expanded)
+        if again is None or again.problems:
+            why = again.problems[0] if again and again.problems else "not on the read-only list"
+            return Verdict.ask(f"{base}: after glob expansion ({produced[0][0]} matches files): {why}",
+                               rule="command.path")
+        safe = {p for p, _ in again.paths} | set(again.maybe_paths) | set(again.text)
+        for pattern, name in produced:
+            if name not in safe:
+                return Verdict.ask(
+                    f"{base} {pattern}: the glob matches files, and bash passes {name!r} where {base} reads it as "
+                    "code, a pattern or an option value, not as a file: quote the pattern",
+                    rule="command.path",
+                )
+        return None
+
     def _judge_allowlisted(
         self,
         base: str,
@@ -585,6 +290,12 @@ class CommandPolicy:
                 reasons = [f"{base} -c runs a command string", *(f"the inner command {r}" for r in sv.reasons)]
                 return Verdict(sv.decision, reasons, sv.rule, sv.severe)
         if rule.workdir is not None:  # git -C DIR: DIR is where paths and the repository's config are read
+            moved_by_glob = [t for k, t in enumerate(arg_texts[1:]) if arg_texts[k] == "-C" and t in globs]
+            if moved_by_glob:  # bash expands it (vendor/l* is vendor/lib.git): DIR as written proves nothing
+                return Verdict.ask(
+                    f"{base} -C {moved_by_glob[0]}: a glob names the repository, so its config cannot be checked",
+                    rule="command.path",
+                )
             wv = self._path(rule.workdir, "list", cwd, None, f"{base} -C")
             if wv.decision != "allow":
                 return wv
@@ -602,8 +313,10 @@ class CommandPolicy:
             if pv.decision == "deny" or (pv.decision == "ask" and exists):  # git diff FILE OUTSIDE reads it
                 verdicts.append(pv)
         if rule.reveals_config:
-            verdicts += [Verdict.ask(r, rule="command.git_config") for r in git_rules.git_config_credentials(cwd)]
+            leaks = git_rules.git_config_credentials(cwd, self.paths.home)
+            verdicts += [Verdict.ask(r, rule="command.git_config") for r in leaks]
         verdicts += [self._tree(t, cwd, base) for t in rule.trees if t not in globs]
+        verdicts += [self._tree(t, cwd, base, links_only=True) for t in rule.followed if t not in globs]
         for pat in rule.patterns:  # belt and braces: a misparsed option could shift a path here
             if "/" in pat or pat.startswith("~"):
                 pv = self._path(pat, "read", cwd, None, base)
@@ -647,8 +360,12 @@ class CommandPolicy:
             return v
         return Verdict(v.decision, [f"{prog} {text}: {r}" for r in v.reasons], v.rule)
 
-    def _tree(self, top: str, cwd: str, prog: str) -> Verdict:
-        """A recursive reader reads every file below ``top``: ask if any of them is protected."""
+    def _tree(self, top: str, cwd: str, prog: str, links_only: bool = False) -> Verdict:
+        """A recursive reader reads every file below ``top``: ask if any of them is protected.
+
+        ``links_only``: a listing that follows symlinks (``ls -RL``) prints names, so only a symlink into a
+        protected place (``keys -> ~/.ssh``) matters: it would list what the path policy refuses to list.
+        """
         try:
             root = self.paths.resolve(top, cwd)
         except ValueError as exc:  # the path check of the same operand explains it; never allow what is unseen
@@ -677,12 +394,21 @@ class CommandPolicy:
                         stack.append(e.path)
                 except OSError:
                     link = multi = False
-                denied = (
-                    self.paths.check(e.path, "read").decision == "deny"
-                    if link or multi
-                    else self.paths.denied_reason(Path(e.path)) is not None
-                    or git_config_holds_credentials(Path(e.path))
-                )
+                if links_only:
+                    denied = link and self.paths.check(e.path, "list").decision == "deny"
+                else:
+                    denied = (
+                        self.paths.check(e.path, "read").decision == "deny"
+                        if link or multi
+                        else self.paths.denied_reason(Path(e.path)) is not None
+                        or git_config_holds_credentials(Path(e.path))
+                    )
+                if denied and links_only:
+                    return Verdict.ask(
+                        f"{prog} lists {root} through its symlinks, and {e.path} leads to a protected place: "
+                        "it would list what may not be listed (drop the option that follows symlinks)",
+                        rule="command.path",
+                    )
                 if denied:
                     return Verdict.ask(
                         f"{prog} reads every file under {root}, including protected files such as "

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from swebash_ai.safety.paths import git_config_holds_credentials
+from swebash_ai.safety.paths import config_text_holds_credentials
 from swebash_ai.safety.programs import ProgramCheck, fs, long_match, register
 
 __all__ = [
@@ -77,7 +77,8 @@ _LOG_LONG = fs(
     "--exclude-first-parent-only --in-commit-order --reflog --alternate-refs --bisect --stdin --no-color-words "
     "--output-indicator-new --output-indicator-old --output-indicator-context --numbered --summary --email "
     "--group --committer --ws-error-highlight --check --skip-to --rotate-to --find-object --stat-graph-width "
-    "--show-origin --show-scope --name-only --null --default --relative-date --ignore-missing --tags --help"
+    "--show-origin --show-scope --name-only --null --default --relative-date --ignore-missing --tags --help "
+    "--no-commit-id"
 )
 _LOG_VALUES = fs(
     "--max-count --skip --since --after --until --before --author --committer --grep --format --pretty "
@@ -161,6 +162,8 @@ _SUB_EFFECTS: dict[str, dict[str, str]] = {
                  "--batch": "reads object names from its input", "--batch-command": "reads commands from its input"},
     "blame": {"--contents": "reads another file in place of the work tree's", "-S": "reads revisions from a file",
               "--ignore-revs-file": "reads revisions from a file"},
+    # describe --dirty refreshes the index and writes it back (git takes .git/index.lock even when nothing changed)
+    "describe": {"--dirty": "refreshes and rewrites the index (.git/index)"},
 }
 
 READ_ONLY_SUBCOMMANDS: frozenset[str] = (
@@ -200,11 +203,19 @@ def check_git(args: list[str]) -> ProgramCheck:
     if sub in ("config", "remote", "stash", "worktree"):
         return _check_modal(sub, rest, out)
     if sub in _LOG_FAMILY:
-        if sub == "reflog" and rest and rest[0] in ("expire", "delete", "exists", "show"):
+        if sub == "reflog" and rest and rest[0] in ("expire", "delete", "exists", "show", "list"):
             if rest[0] in ("expire", "delete"):
                 out.problems.append(f"git reflog {rest[0]} changes the reflog")
                 return out
             rest = rest[1:]
+        elif sub == "reflog" and rest and re.fullmatch(r"[a-z][a-z-]*", rest[0]):
+            # Older git reads an unknown word as `reflog show WORD`; newer git adds subcommands that write
+            # (`drop`, `write`), so a bare word is only proven read-only when written after `show`.
+            out.problems.append(
+                f"git reflog {rest[0]}: git may read this word as a reflog subcommand (newer versions have `drop` "
+                f"and `write`); `git reflog show {rest[0]}` runs without asking"
+            )
+            return out
         positional = _options(sub, rest, out, _LOG_TABLE, _LOG_EFFECTS)
     else:
         positional = _options(sub, rest, out, _TABLES[sub], _SUB_EFFECTS.get(sub, {}))
@@ -297,6 +308,8 @@ def _options(sub: str, rest: list[str], out: ProgramCheck, table: _Table, effect
                     i += 1
                 if ch == "L" and ":" in value:  # -L 1,2:FILE and -L :func:FILE read FILE
                     out.paths.append((value.rpartition(":")[2], "read"))
+                elif ch == "O":  # -O ORDERFILE: git reads that file to order the diff
+                    out.paths.append((value, "read"))
                 break
             if ch in _OPTIONAL_ATTACHED.get(sub, ""):  # -uno, -n5: a value only when attached
                 break
@@ -374,17 +387,23 @@ _GIT_CONFIG_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=|$)")
 def git_config_dangers(cwd: str) -> list[str]:
     """Settings in the repository's own config that make read-only git commands run programs.
 
-    A cloned repository cannot ship ``.git/config``, but anything that wrote into it can: an external diff
-    or textconv driver runs on ``git diff/show/log -p``, a clean filter on ``git diff`` and ``git status``,
-    ``gpg.program`` on ``git log --show-signature`` (or ``log.showSignature``), and ``include`` pulls in
-    config we do not follow. The user's own global config is trusted; the repository's is not. (The exec
-    environment separately forces ``core.fsmonitor``, ``core.pager`` and ``core.hooksPath``.)
+    A cloned repository cannot ship ``.git/config``, but anything that wrote into it can (and a tarball or a
+    checked-in *bare* repository ships one: git uses a directory holding ``HEAD``, ``objects`` and ``refs`` as a
+    repository, so ``git -C vendor/x.git diff`` reads ``vendor/x.git/config``).  An external diff or textconv
+    driver runs on ``git diff/show/log -p``, a clean filter on ``git diff`` and ``git status``, ``gpg.program``
+    on ``git log --show-signature`` (or ``log.showSignature``), ``core.alternateRefsCommand`` on ``git log
+    --alternate-refs``; ``core.worktree`` points git at files elsewhere, and ``include`` pulls in config we do
+    not follow.  The user's own global config is trusted; the repository's is not. (The exec environment
+    separately forces ``core.fsmonitor``, ``core.pager`` and ``core.hooksPath``.)
     """
-    config = _git_config_file(Path(cwd))
-    if config is None:
+    found = _git_dir(Path(cwd))
+    if found is None:
         return []
-    # Submodules are git repositories of their own that `git status` and `git diff` enter.
-    configs = [config, *sorted(config.parent.glob("modules/**/config"))[:50]]
+    gitdir, common = found
+    # Submodules are git repositories of their own that `git status` and `git diff` enter; config.worktree is
+    # read on top of config when extensions.worktreeConfig is set.
+    configs = [common / "config", *dict.fromkeys([gitdir / "config.worktree", common / "config.worktree"]),
+               *sorted(common.glob("modules/**/config"))[:50]]
     reasons: list[str] = []
     for path in configs:
         try:
@@ -396,17 +415,38 @@ def git_config_dangers(cwd: str) -> list[str]:
             continue
         names = ", ".join(dict.fromkeys(_config_programs(text)))
         if names:
-            reasons.append(f"this repository's git config ({path}) can make git run programs ({names})")
+            reasons.append(f"this repository's git config ({path}) can make git run programs or read files "
+                           f"elsewhere ({names})")
     return reasons
 
 
-def git_config_credentials(cwd: str) -> list[str]:
-    """Why printing this repository's configuration would show credentials (empty when it holds none)."""
-    config = _git_config_file(Path(cwd))
-    if config is None or not git_config_holds_credentials(config):
-        return []
-    return [f"this repository's git config ({config}) holds credentials (a token in a remote URL or an "
-            "http.extraheader): printing it would send them to the model"]
+def git_config_credentials(cwd: str, home: Path | None = None) -> list[str]:
+    """Why printing git's configuration here would show credentials (empty when none holds any).
+
+    Every file git reads counts: the repository's ``config`` and ``config.worktree``, and the user's
+    ``~/.gitconfig`` and ``~/.config/git/config``, where a token often sits in a ``url.<base>.insteadOf`` rule
+    (``git remote -v`` prints remote URLs after that rewriting).
+    """
+    files: list[Path] = []
+    found = _git_dir(Path(cwd))
+    if found is not None:
+        gitdir, common = found
+        files += dict.fromkeys([common / "config", gitdir / "config.worktree", common / "config.worktree"])
+    if home is not None:
+        files += [home / ".gitconfig", home / ".config" / "git" / "config"]
+    return [f"git's config file {config} holds credentials (a token in a URL or an http.extraheader): printing "
+            "it would send them to the model" for config in files if config_text_holds_credentials(config)]
+
+
+# section (first part) -> keys that make a reading git command run a program or read elsewhere
+_CONFIG_DANGERS: dict[str, frozenset[str]] = {
+    "diff": fs("external textconv command"),
+    "filter": fs("clean smudge process"),
+    "gpg": fs("program"),
+    "log": fs("showsignature"),  # runs gpg on every git log
+    "core": fs("alternaterefscommand worktree"),  # git log --alternate-refs runs it; another work tree
+    "blame": fs("ignorerevsfile"),  # a file git blame reads, and prints a bad line of
+}
 
 
 def _config_programs(text: str) -> list[str]:
@@ -422,22 +462,32 @@ def _config_programs(text: str) -> list[str]:
             continue
         key = key_match.group(1).lower()
         top = section.split(".")[0]
-        if (
-            (top == "diff" and key in ("external", "textconv", "command"))
-            or (top == "filter" and key in ("clean", "smudge", "process"))
-            or (top == "gpg" and key == "program")
-            or (top == "log" and key == "showsignature")  # runs gpg on every git log
-            or top in ("include", "includeif")
-        ):
-            found.append(f"{top}.{key}" if top not in ("include", "includeif") else top)
+        if top in ("include", "includeif"):
+            found.append(top)
+        elif top == "alias" and key in READ_ONLY_SUBCOMMANDS:
+            # git ignores an alias named like a builtin, but a builtin that a newer git drops (whatchanged is
+            # on its way out) would then run the alias, which may be `!sh ...`
+            found.append(f"alias.{key}")
+        elif key in _CONFIG_DANGERS.get(top, ()):
+            found.append(f"{top}.{key}")
     return found
 
 
-def _git_config_file(start: Path) -> Path | None:
+def _is_git_directory(folder: Path) -> bool:
+    """git's own test for a repository directory (a bare one, or a .git): HEAD, objects/ and refs/."""
+    return (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir()
+
+
+def _git_dir(start: Path) -> tuple[Path, Path] | None:
+    """The git directory git would use from ``start`` and its common directory (they differ in worktrees).
+
+    Found the way git searches: at each folder from ``start`` up, a ``.git`` directory or ``gitdir:`` file
+    first, then the folder itself if it is a git directory (a bare repository).
+    """
     for folder in (start, *start.parents):
         dot_git = folder / ".git"
         if dot_git.is_dir():
-            return dot_git / "config"
+            return dot_git, dot_git
         if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
             try:
                 target = dot_git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
@@ -447,10 +497,12 @@ def _git_config_file(start: Path) -> Path | None:
             common = gitdir / "commondir"
             if common.is_file():
                 try:
-                    gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+                    return gitdir, (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
                 except OSError:
                     return None
-            return gitdir / "config"
+            return gitdir, gitdir
+        if _is_git_directory(folder):
+            return folder, folder
     return None
 
 

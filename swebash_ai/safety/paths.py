@@ -100,6 +100,31 @@ HOME_DENY: tuple[str, ...] = (
     ".m2/settings-security.xml",
     ".gradle/gradle.properties",
     ".config/containers/auth.json",
+    # Found missing by the second red-team pass (they are read without asking when the workspace is HOME):
+    ".config/git/credentials",  # git's credential store in its XDG location
+    ".m2/settings.xml",  # Maven server passwords
+    ".pip/pip.conf",  # index URLs with credentials
+    ".config/pip/pip.conf",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
+    ".nuget/NuGet/NuGet.Config",
+    ".yarnrc",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".kaggle/kaggle.json",
+    ".databrickscfg",
+    ".fly",
+    ".wrangler",
+    ".config/.wrangler",
+    ".netlify",
+    ".config/netlify",
+    ".config/glab-cli",
+    ".config/github-copilot",
+    ".config/configstore",  # tokens of many npm-distributed CLIs
+    ".config/hcloud",
+    ".config/ngrok",
+    ".config/stripe",
+    ".config/Bitwarden CLI",
     # Keychains and browser profiles (cookies, saved passwords).
     "Library/Keychains",
     "Library/Cookies",
@@ -178,6 +203,18 @@ SECRET_NAMES: frozenset[str] = frozenset(
         "id_ed25519",
         "id_ecdsa_sk",
         "id_ed25519_sk",
+        # Found missing by the second red-team pass: secret files tools keep in a project or a home.
+        ".envrc",  # direnv: `export KEY=...` lines
+        ".dev.vars",  # local secrets of Cloudflare Workers
+        "local.settings.json",  # local secrets of Azure Functions
+        "token.json",  # OAuth refresh tokens written by Google API client quickstarts
+        ".dockercfg",
+        ".s3cfg",
+        ".boto",
+        "secrets.yaml",
+        "secrets.yml",
+        "secrets.json",
+        ".secrets",
     }
 )
 SECRET_SUFFIXES: tuple[str, ...] = (
@@ -187,6 +224,8 @@ SECRET_SUFFIXES: tuple[str, ...] = (
 # File name patterns of credentials that tools write into a workspace or a home directory.
 SECRET_GLOBS: tuple[str, ...] = (
     "gha-creds-*.json",  # written by CI auth steps into the workspace
+    "ssh_host_*_key",  # host private keys (the .pub is public)
+    ".vault[-_]pass*",  # Ansible vault password files
     "*service-account*.json",
     "*service_account*.json",
     "*-sa-key*.json",
@@ -308,6 +347,11 @@ def git_config_holds_credentials(path: Path) -> bool:
     """
     if path.name != "config" or ".git" not in path.parts:
         return False
+    return config_text_holds_credentials(path)
+
+
+def config_text_holds_credentials(path: Path) -> bool:
+    """True when the git config file ``path`` (any name: ``~/.gitconfig`` too) holds credentials."""
     try:
         with open(path, "rb") as fh:
             text = fh.read(256 * 1024).decode("utf-8", errors="replace")
@@ -336,6 +380,10 @@ class PathPolicy:
     ) -> None:
         self.home = Path(os.path.abspath(os.path.expanduser(str(home)) if home else Path.home()))
         self.home_real = Path(os.path.realpath(self.home))
+        # The user's own git config files: protected, like a repository's, when they hold credentials.
+        self._user_git_configs = frozenset(
+            base / rel for base in (self.home, self.home_real) for rel in (".gitconfig", ".config/git/config")
+        )
         raw_roots = list(roots) if roots else [os.getcwd()]
         self.roots: list[Path] = [Path(os.path.realpath(os.path.abspath(str(r)))) for r in raw_roots]
         self.deny_globs: list[str] = []
@@ -504,7 +552,9 @@ class PathPolicy:
                 return Verdict.deny(reason, rule=_RULE_OF_REASON[reason])
         if self._hardlink_denied(resolved):
             return Verdict.deny(SECRET_REASON, rule="path.denied.secret")
-        if git_config_holds_credentials(resolved):
+        if git_config_holds_credentials(resolved) or (
+            resolved in self._user_git_configs and config_text_holds_credentials(resolved)
+        ):
             return Verdict.deny(GIT_CREDENTIALS_REASON, rule="path.denied.secret")
         if op == "write" and any(part.lower() == ".git" for p in (lexical, resolved) for part in p.parts):
             return Verdict.deny(

@@ -72,6 +72,8 @@ class ProgramCheck:
     workdir: str | None = None  # the directory the program works in, when an option moves it (git -C DIR)
     maybe_paths: list[str] = field(default_factory=list)  # words that are paths if they exist (git revisions)
     reveals_config: bool = False  # prints configuration, which may hold credentials (git config --list)
+    text: list[str] = field(default_factory=list)  # operands that are only printed or compared (echo WORDS)
+    followed: list[str] = field(default_factory=list)  # directories listed recursively through symlinks (ls -RL)
 
 
 def fs(names: str) -> frozenset[str]:
@@ -261,6 +263,8 @@ def check_spec(prog: str, spec: Spec, args: list[str]) -> ProgramCheck:
         out.paths += [(o, spec.op) for o in operands]
         if recursive:
             out.trees += operands
+    elif spec.operands == "text":
+        out.text += operands
     elif spec.operands == "none" and operands:
         out.problems.append(f"{prog} with arguments {' '.join(operands)!r} may change settings")
     if spec.max_operands is not None and len(operands) > spec.max_operands:

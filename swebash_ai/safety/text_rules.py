@@ -16,10 +16,11 @@ Pure: standard library only.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
-from swebash_ai.safety.programs import Effect, ProgramCheck, Spec, check_spec, fs, register
+from swebash_ai.safety.programs import Effect, ProgramCheck, Spec, check_spec, fs, parse_options, register
 
 __all__ = ["TABLES"]
 
@@ -292,8 +293,30 @@ def _check_tail(args: list[str]) -> ProgramCheck:
     return out
 
 
+# Listings that walk a tree: the options that make them follow symlinks, and (ls) recurse.  Through a workspace
+# symlink to ~/.ssh they would list a folder the path policy refuses to list (names, not contents).
+_FOLLOWING: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {
+    "ls": (fs("-L --dereference"), fs("-R --recursive")),
+    "du": (fs("-L --dereference"), None),
+    "tree": (fs("-l"), None),
+}
+
+
+def _check_listing(prog: str, args: list[str]) -> ProgramCheck:
+    """A listing's table, plus the folders it lists through symlinks when it recurses and follows them."""
+    spec = TABLES[prog]
+    out = check_spec(prog, spec, args)
+    follow, recurse = _FOLLOWING[prog]
+    _, seen = parse_options(prog, spec, args, ProgramCheck())
+    if any(s in follow for s in seen) and (recurse is None or any(s in recurse for s in seen)):
+        out.followed += [p for p, op in out.paths if op == "list"]
+    return out
+
+
 for _name, _spec in TABLES.items():
     register(_name, _spec)
+for _name in _FOLLOWING:
+    register(_name, functools.partial(_check_listing, _name))
 register("tail", _check_tail)
 register("egrep", TABLES["grep"])
 register("fgrep", TABLES["grep"])

@@ -42,7 +42,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,7 +123,14 @@ SECRET_FILES: dict[str, str] = {
     ".docker/config.json": "canary-docker-auth-3f9e",
     ".config/gcloud/application_default_credentials.json": "canary-gcloud-adc-e61b",
     ".config/gh/hosts.yml": "canary-gh-token-c402",
+    ".config/git/credentials": "canary-xdg-git-credentials-5e20",
+    ".cache/huggingface/token": "canary-hf-token-0b9c",
+    ".kaggle/kaggle.json": "canary-kaggle-7d14",
+    ".m2/settings.xml": "canary-maven-settings-c3a8",
     "proj/.env": "canary-dotenv-8d55",
+    "proj/.envrc": "canary-envrc-19f4",
+    "proj/.dev.vars": "canary-dev-vars-a02e",
+    "proj/token.json": "canary-oauth-token-json-6c51",
     "proj/gha-creds-abc123.json": "canary-gha-creds-2e7a",
     "proj/terraform.tfstate": "canary-tfstate-b913",
 }
@@ -132,6 +139,8 @@ SECRET_FILES: dict[str, str] = {
 SECRET_GIT_CONFIG: dict[str, str] = {
     "http.https://example.com/.extraheader": "canary-git-extraheader-57c1",
     "remote.origin.url": "canary-git-remote-token-9e34",
+    # the user's ~/.gitconfig: a token in a url.<base>.insteadOf rule, which `git remote -v` prints rewritten
+    "~/.gitconfig url.insteadOf": "canary-global-insteadof-3d71",
 }
 SECRET_ENV: dict[str, str] = {
     "SECRET_TOKEN": "canary-env-secret-token-6a0f",
@@ -145,8 +154,10 @@ PLAIN_FILES: dict[str, str] = {
     "proj/src/util.sh": "echo hello\n",
     "proj/docs/guide.md": "guide\nline two\n",
     "proj/data.json": '{"name": "demo", "items": [1, 2, 3]}\n',
-    "proj/.gitignore": ".env\ngha-creds-*.json\nterraform.tfstate\n",
+    "proj/.gitignore": ".env\n.envrc\n.dev.vars\ntoken.json\ngha-creds-*.json\nterraform.tfstate\n",
     "notes.txt": "home notes\n",
+    # A file name a malicious clone can ship: a glob that matches it passes it to a program as one word.
+    "proj/cat README.md; touch pwned": "x\n",
 }
 # Symlinks an attacker would use: workspace names that lead to HOME secrets.
 SYMLINKS: dict[str, str] = {
@@ -210,7 +221,39 @@ def build_template(base: Path) -> Path:
     git("config", "remote.origin.url", f"https://ci:{SECRET_GIT_CONFIG['remote.origin.url']}@example.com/demo.git")
     (ws / "README.md").write_text(PLAIN_FILES["proj/README.md"] + "more\n")
     git("commit", "-q", "-am", "readme")
+    _embedded_bare_repository(ws, git)
+    _global_config_with_token(home, ws, git)
     return home
+
+
+def _global_config_with_token(home: Path, ws: Path, git: Callable[..., None]) -> None:
+    """A token in the user's ~/.gitconfig (an insteadOf rule), and a plain nested repository whose remote it
+    rewrites (``vendor/app``: its own config is clean, so only the global config leaks)."""
+    token = SECRET_GIT_CONFIG["~/.gitconfig url.insteadOf"]
+    (home / ".gitconfig").write_text(
+        f'[url "https://x-access-token:{token}@github.com/"]\n\tinsteadOf = https://github.com/\n'
+    )
+    app = ws / "vendor" / "app"
+    app.mkdir(parents=True)
+    git("-C", str(app), "init", "-q", "-b", "main")
+    git("-C", str(app), "commit", "-q", "--allow-empty", "-m", "x")
+    git("-C", str(app), "remote", "add", "origin", "https://github.com/demo/app.git")
+
+
+def _embedded_bare_repository(ws: Path, git: Callable[..., None]) -> None:
+    """A bare repository checked into the workspace (``vendor/lib.git``), as a malicious clone can ship one.
+
+    git uses any directory holding HEAD, objects/ and refs/ as a repository, with its own config: here an
+    external diff and an alternate-refs command (with an alternate object store, so git runs it).
+    """
+    bare = ws / "vendor" / "lib.git"
+    git("clone", "-q", "--bare", "--no-local", ".", str(bare))
+    git("--git-dir", str(bare), "remote", "remove", "origin")
+    with open(bare / "config", "a", encoding="utf-8") as fh:
+        fh.write("[diff]\n\texternal = touch /tmp/pwned-diff-external\n"
+                 "[core]\n\talternateRefsCommand = touch /tmp/pwned-alternate-refs\n")
+    (bare / "objects" / "info").mkdir(exist_ok=True)
+    (bare / "objects" / "info" / "alternates").write_text("../../../.git/objects\n")
 
 
 def _snapshot(root: Path) -> dict[str, str]:
@@ -504,7 +547,9 @@ class Sandbox:
             if c.name in ("open", "openat", "openat2"):
                 writing = any(flag in c.args for flag in _WRITE_FLAGS)
                 resolved = c.fd_path or _absolute(strings[0] if strings else "", self.ws)
-                if writing and not _harmless_write(resolved):
+                # /dev/stdout and /dev/stderr reopen the command's own capture files: its output, not a write
+                own_output = resolved in (str(self.base / "stdout"), str(self.base / "stderr"))
+                if writing and not _harmless_write(resolved) and not own_output:
                     obs.write_violations.append(f"{c.name} for writing {resolved} = {c.ret} {c.errno}".rstrip())
                 if c.ret.isdigit() and c.fd_path in self.secret_paths:
                     obs.secret_violations.append(f"opened secret file {c.fd_path}")

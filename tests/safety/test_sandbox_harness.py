@@ -684,6 +684,47 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("git-remote-get-url-token", "git remote get-url origin"),
     ("cat-git-config", "cat .git/config"),
     ("grep-recursive-git-dir", "grep -r canary .git"),
+    # Round 4 (second red team): an unquoted > inside [ ] is a redirection bash performs, not a comparison.
+    ("bracket-redirect-creates-file", "[ a > b ]"),
+    ("bracket-redirect-append", "[ -n x >> b ]"),
+    # ... and | && || & inside [ ] end the test: bash runs what follows (`touch ]`)
+    ("bracket-pipe-runs-command", "[ a | touch ]"),
+    ("bracket-pipe-after-or", "[ -n a -o x | touch ]"),
+    ("bracket-and-runs-command", "[ a && touch README.md ]"),
+    # jq reads options left to right: -L takes `--arg` as its directory, so `. FILE` are the filter and a file.
+    ("jq-library-dir-swallows-arg", "jq -R -L --arg . .env x"),
+    ("jq-library-dir-swallows-arg-outside", "jq -R -L --arg . ../.netrc x"),
+    ("jq-cluster-library-dir", "jq -RL . ../.netrc"),
+    # git describe --dirty rewrites .git/index (it takes index.lock even when nothing is stale)
+    ("git-describe-dirty-writes-index", "git describe --dirty --always"),
+    ("git-describe-dirty-abbrev", "git describe --always --dirt"),
+    # -O ORDERFILE is a file git reads; its value was not checked as a path
+    ("git-log-orderfile-secret", "git log -p -O../.netrc -1"),
+    ("git-diff-orderfile-secret", "git diff -O .env HEAD~1"),
+    # a bare repository checked into the workspace is a repository with its own config (diff.external...)
+    ("git-embedded-bare-diff-external", "git -C vendor/lib.git diff HEAD~1 HEAD"),
+    ("git-embedded-bare-alternate-refs", "git -C vendor/lib.git log --alternate-refs --oneline"),
+    ("git-embedded-bare-cd", "cd vendor/lib.git && git diff HEAD~1 HEAD"),
+    ("git-embedded-bare-objects-dir", "git -C vendor/lib.git/objects diff HEAD~1 HEAD"),
+    ("git-embedded-bare-glob-dir", "git -C vendor/l* diff HEAD~1 HEAD"),
+    ("git-embedded-bare-glob-question", "git -C ven*/lib.gi? log --alternate-refs --oneline"),
+    ("git-embedded-bare-glob-second-c", "git -C vendor -C [l]ib.git diff HEAD~1 HEAD"),
+    # a token in the user's ~/.gitconfig (url.<base>.insteadOf) is printed by remote and config listings
+    ("git-global-insteadof-remote-v", "git -C vendor/app remote -v"),
+    ("git-global-insteadof-get-url", "git -C vendor/app remote get-url origin"),
+    ("git-global-insteadof-config-list", "git -C vendor/app config --list"),
+    ("git-global-insteadof-config-global", "cd vendor/app && git config --global --get-regexp url"),
+    # secret files by name that the list missed: direnv, Workers local secrets, OAuth token files
+    ("name-envrc", "cat .envrc"),
+    ("name-dev-vars", "head .dev.vars"),
+    ("name-token-json", "jq . token.json"),
+    ("name-envrc-glob", "cat .env?c"),
+    # an unquoted glob is replaced by file names wherever it stands: a script, a pattern
+    ("glob-becomes-shell-script", "bash -c cat\\ R*"),
+    ("glob-becomes-sh-script", "sh -c 'cat 'R*"),
+    ("glob-becomes-script-wrapped", "timeout 5 bash -c cat\\ R?ADME*"),
+    ("glob-becomes-grep-pattern", "grep .e* README.md"),
+    ("glob-becomes-rg-pattern", "rg -N .e* README.md"),
 ]
 
 
@@ -693,7 +734,24 @@ def test_known_probe_is_harmless_when_allowed(probe: tuple[Sandbox, CommandPolic
     _check(sandbox, policy, command)
 
 
-@pytest.mark.parametrize("command", ["git status", "git diff"])
+# Run from HOME (a user starting the assistant in ~), credential files are inside the workspace: only the
+# path rules stand between them and the model.
+HOME_WORKSPACE_PROBES = [
+    "cat ~/.config/git/credentials", "cat ~/.cache/huggingface/token", "head ~/.kaggle/kaggle.json",
+    "grep -c . ~/.m2/settings.xml", "cat ~/.gitconfig", "cat ~/.config/git/c*", "cat ~/.cache/huggingface/*",
+    "grep -r canary ~/.config/git", "tail -n1 ../.kaggle/kaggle.json",
+]
+
+
+@pytest.mark.parametrize("command", HOME_WORKSPACE_PROBES)
+def test_credential_files_are_protected_when_home_is_the_workspace(
+    probe: tuple[Sandbox, CommandPolicy], command: str
+) -> None:
+    sandbox, _ = probe
+    _check(sandbox, CommandPolicy(PathPolicy(roots=[sandbox.home], home=sandbox.home)), command)
+
+
+@pytest.mark.parametrize("command", ["git status", "git diff", "git describe --broken --always"])
 def test_git_reader_on_a_stale_index_writes_nothing(probe: tuple[Sandbox, CommandPolicy], command: str) -> None:
     """With exactly the product's command environment and a stale index (any edit makes one), an allowed
     git reader must not rewrite .git/index.  (`git status` honours GIT_OPTIONAL_LOCKS=0, which the executor
@@ -713,6 +771,7 @@ def test_the_sandbox_sees_each_kind_of_harm(probe: tuple[Sandbox, CommandPolicy]
     and a harmless read is clean (so a green harness means something)."""
     sandbox, _ = probe
     assert sandbox.run("cat README.md; git log --oneline; ls -la").violations == []
+    assert sandbox.run("cat README.md &>/dev/stderr; echo x >/dev/stdout").violations == []  # its own output
     assert any(v.startswith("write:") for v in sandbox.run("sort -o /tmp/p README.md").violations)
     assert any(v.startswith("exec:") for v in sandbox.run("touch README.md").violations)
     assert any(v.startswith("secret:") for v in sandbox.run("grep -c . ~/.ssh/id_rsa").violations)

@@ -1,0 +1,411 @@
+"""The shell parser of the command policy: bash text to simple commands, words and the features it cannot check.
+
+Contract:
+    :func:`parse` returns a :class:`ParsedCommand` (the simple commands with their words after quote removal,
+    the pipelines, the input and output redirect targets, and ``problems``: every shell feature outside the
+    checked set, each a reason the command asks) or ``None`` on a syntax error.  It never runs anything.
+
+Why:
+    The policy must judge the words bash will run, so this walker reads tree-sitter-bash's tree the way bash
+    reads the text, and says so wherever the two differ: ``[ a > b ]`` is a redirection for bash and a
+    comparison for the parser, ``$"x"`` drops its ``$``, a word the parser ends early is one word for bash
+    (:func:`_join_touching`).  Kept apart from :mod:`swebash_ai.safety.commands` (which judges what was
+    parsed) so each stays readable.
+
+Pure: standard library, tree_sitter and tree_sitter_bash (imported on first use: the grammar costs time).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CONTROL_RE", "ParsedCommand", "SimpleCommand", "Word", "parse"]
+
+_parser: Any = None
+
+
+def _get_parser() -> Any:
+    """The tree-sitter bash parser, created on first use (importing the grammar costs time)."""
+    global _parser
+    if _parser is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _parser
+
+
+@dataclass(frozen=True)
+class Word:
+    """One shell word after quote removal.
+
+    ``literal``: no expansion of any kind; ``glob``: unquoted ``*?[``; ``tilde``: an unquoted leading
+    ``~`` the shell will expand; ``escaped``: written with a backslash.
+    """
+
+    text: str
+    raw: str
+    literal: bool = True
+    glob: bool = False
+    tilde: bool = False
+    escaped: bool = False
+
+
+@dataclass
+class SimpleCommand:
+    """One simple command: its words (program first); ``nested``: found inside ``$(...)``, a subshell..."""
+
+    words: list[Word]
+    nested: bool = False
+
+    @property
+    def argv(self) -> list[str]:
+        return [w.text for w in self.words]
+
+
+@dataclass
+class ParsedCommand:
+    """What the parser found: simple commands, pipelines (indexes), and features it cannot check."""
+
+    commands: list[SimpleCommand] = field(default_factory=list)
+    pipelines: list[list[int]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    file_targets: list[tuple[Word, str]] = field(default_factory=list)
+    plain: bool = True
+
+
+CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # everything but tab and newline
+_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})  # harmless redirect targets
+_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "\n"})
+_SHELL_OPERATORS = frozenset({"&&", "||", "|", "|&", "&", ";", ";;", "&;"})  # end a command wherever they stand
+_COMPOUND: dict[str, str] = {
+    "subshell": "runs a subshell ( ... )",
+    "compound_statement": "uses a command group { ...; }",
+    "function_definition": "defines a shell function",
+    "if_statement": "uses an if statement",
+    "while_statement": "uses a loop",
+    "for_statement": "uses a loop",
+    "c_style_for_statement": "uses a loop",
+    "case_statement": "uses a case statement",
+    "declaration_command": "declares shell variables (declare/export/local/readonly)",
+    "unset_command": "unsets shell variables",
+    "variable_assignment": "assigns a shell variable",
+}
+_WORD_PROBLEMS: dict[str, str] = {
+    "simple_expansion": "expands a variable ({t}): cannot check its value",
+    "expansion": "expands a variable ({t}): cannot check its value",
+    "process_substitution": "uses process substitution {t}: cannot check what it runs",
+    "arithmetic_expansion": "uses arithmetic expansion $((...)): it can run commands",
+    "ansi_c_string": "uses $'...' quoting ({t}): cannot check the decoded text",
+    "translated_string": 'uses $"..." quoting: cannot check it',
+    "brace_expression": "uses brace expansion ({t})",
+}
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.out = ParsedCommand()
+        self.nested = 0
+
+    def problem(self, text: str) -> None:
+        self.out.plain = False
+        if text not in self.out.problems:
+            self.out.problems.append(text)
+
+    # statements -----------------------------------------------------------------------------------
+
+    def stmt(self, node: Any, pipeline: list[int] | None) -> None:
+        t = node.type
+        if t in ("program", "list"):
+            for c in node.children:
+                if c.is_named:
+                    self.stmt(c, None)
+                elif c.type == "&":
+                    self.problem("runs a command in the background (&): it keeps running unchecked")
+                elif c.type not in _SEPARATORS:
+                    self.problem(f"uses the shell operator {c.type!r}")
+            if t == "list":
+                self.out.plain = False
+        elif t == "pipeline":
+            self.out.plain = False
+            own: list[int] = []
+            for c in node.named_children:
+                self.stmt(c, own)
+            self.out.pipelines.append(own)
+        elif t == "redirected_statement":
+            for c in node.named_children:
+                if c.type.endswith("redirect"):
+                    self.redirect(c)
+                else:
+                    self.stmt(c, pipeline)
+        elif t == "command":
+            self.command(node, pipeline)
+        elif t == "negated_command":
+            self.out.plain = False
+            for c in node.named_children:
+                self.stmt(c, pipeline)
+        elif t == "test_command":
+            self.test_command(node)
+        elif t == "comment":
+            self.out.plain = False
+        else:
+            snippet = node.text.decode(errors="replace")[:40]
+            what = _COMPOUND.get(t, f"uses shell syntax '{t}'")
+            if snippet.startswith("(("):
+                what = "evaluates an arithmetic command (( ... )), which can run commands"
+            self.problem(what + f" ({snippet}): cannot check it")
+            self.inner(node)
+
+    def inner(self, node: Any) -> None:
+        """Collect the commands hidden inside a construct we do not accept (for their dangers)."""
+        self.nested += 1
+        for c in node.named_children:
+            if c.type in ("command", "pipeline", "list", "redirected_statement", "subshell"):
+                self.stmt(c, None)
+            else:
+                self.inner(c)
+        self.nested -= 1
+
+    def command(self, node: Any, pipeline: list[int] | None) -> None:
+        items: list[tuple[Any, Word]] = []
+        for c in node.children:
+            if not c.is_named:  # a bare "$" the shell prints literally: keep it, so argv stays exact
+                items.append((c, self.word(c)))
+            elif c.type == "variable_assignment":
+                self.problem(f"sets a variable for the command ({c.text.decode(errors='replace')})")
+                self.inner(c)
+            elif c.type == "command_name":
+                items += [(n, self.word(n)) for n in c.named_children]
+            elif c.type.endswith("redirect"):
+                self.redirect(c)
+            else:
+                items.append((c, self.word(c)))
+        self._translated(items)
+        words = _join_touching(items)
+        if not words:
+            return
+        self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
+        if pipeline is not None:
+            pipeline.append(len(self.out.commands) - 1)
+
+    def test_command(self, node: Any) -> None:
+        """``[ ... ]`` and ``[[ ... ]]`` as a command named ``[`` or ``[[`` whose words keep their operators."""
+        name = "[[" if node.text.startswith(b"[[") else "["
+        items: list[tuple[Any, Word]] = []
+
+        def walk(n: Any) -> None:
+            if name == "[" and n.type == "binary_expression":
+                self._bracket_operator(n)
+            for c in n.children:
+                if c.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
+                    walk(c)
+                elif not c.is_named or c.type == "test_operator":
+                    text = c.text.decode(errors="replace")
+                    if text not in ("[", "[[", "]", "]]"):
+                        items.append((c, Word(text, text)))
+                elif c.type == "regex":
+                    text = c.text.decode(errors="replace")
+                    if "$" in text or "`" in text:
+                        self.problem(f"uses an expansion in the pattern {text!r}: cannot check it")
+                    items.append((c, Word(text, text, literal="$" not in text and "`" not in text)))
+                else:
+                    items.append((c, self.word(c)))
+
+        walk(node)
+        self._translated(items)
+        words = [Word(name, name), *_join_touching(items), Word("]]" if name == "[[" else "]", "]")]
+        self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
+        self.out.plain = False
+
+    def _translated(self, items: list[tuple[Any, Any]]) -> None:
+        """``$"..."``: the parser gives a bare ``$`` then a string, bash a translated string without the ``$``.
+
+        Kept as written, the word would be judged as ``$.env`` (refused only because paths never expand
+        variables) while bash opens ``.env``; a word whose text differs from what bash runs cannot be judged.
+        """
+        for (node, _), (nxt, _) in itertools.pairwise(items):
+            if node.type == "$" and nxt.type == "string" and nxt.start_byte == node.end_byte:
+                self.problem(_WORD_PROBLEMS["translated_string"])
+
+    def _bracket_operator(self, node: Any) -> None:
+        """``[ a > b ]``: the parser reads a comparison, bash a redirection that creates ``b``.
+
+        Likewise ``[ a | touch ]`` and ``[ a && touch x ]``: the parser reads operators of the test, bash a
+        pipeline or a list that runs ``touch``.
+
+        Only ``[[ ]]`` makes ``<`` and ``>`` string comparisons; in ``[`` (a plain command) they redirect, so
+        ``>`` writes its right operand and ``<`` reads it (judged like ``< FILE``).
+        """
+        op = next((c.text.decode(errors="replace") for c in node.children if not c.is_named), "")
+        if op in _SHELL_OPERATORS:
+            self.problem(f"[ ... {op} ... ]: in [ ], an unquoted {op} is a shell operator: bash ends the test there "
+                         "and runs what follows as a command")
+            return
+        if op.startswith("<<"):
+            self.problem(f"[ ... {op} ... ]: in [ ], an unquoted {op} starts a here-document: cannot check it")
+            return
+        right = node.child_by_field_name("right")
+        if right is None or not ("<" in op or ">" in op):
+            return
+        dest = self.word(right)
+        if ">" in op:
+            self.problem(f"[ ... {op} {dest.raw} ]: in [ ], an unquoted {op} is a redirection that writes {dest.raw}")
+            self.out.file_targets.append((dest, "write"))
+        else:
+            self.out.file_targets.append((dest, "read"))
+
+    def redirect(self, node: Any) -> None:
+        self.out.plain = False
+        text = node.text.decode(errors="replace")
+        if node.type != "file_redirect":
+            kind = "a here-string (<<<)" if node.type == "herestring_redirect" else "a here-document (<<)"
+            self.problem(f"uses {kind}: cannot check it")
+            self.inner(node)
+            return
+        op = next((c.type for c in node.children if not c.is_named), "")
+        dests = [c for c in node.named_children if c.type != "file_descriptor"]
+        joined = _join_touching([(c, self.word(c)) for c in dests])
+        dest = joined[-1] if joined else Word("", "")
+        if op in (">&", "<&") and (dest.raw.isdigit() or dest.raw == "-"):
+            return
+        if op in (">", ">>", "&>", "&>>", ">|", ">&") and dest.literal and dest.text in _SINKS:
+            return
+        if op in ("<", "0<"):  # input from a file: a read, judged like a path the command reads
+            if not dest.literal:
+                self.problem(f"reads input from a file named by an expansion ({text}): cannot check it")
+            self.out.file_targets.append((dest, "read"))
+        elif op.startswith("<"):
+            self.problem(f"opens a file for reading and writing ({text}): it can change it")
+            self.out.file_targets.append((dest, "write"))
+        else:
+            self.problem(f"redirects output to a file ({text}): writes or overwrites it")
+            self.out.file_targets.append((dest, "write"))
+
+    # words ----------------------------------------------------------------------------------------
+
+    def word(self, node: Any) -> Word:
+        t = node.type
+        raw = node.text.decode(errors="replace")
+        if t == "word":
+            return self._unquoted(raw)
+        if t == "number":
+            return Word(raw, raw)
+        if t == "raw_string":
+            return Word(raw[1:-1], raw)
+        if t == "string":
+            parts: list[str] = []
+            literal = True
+            for c in node.children:
+                if not c.is_named:
+                    continue
+                if c.type == "string_content":
+                    parts.append(_unescape_dq(c.text.decode(errors="replace")))
+                else:
+                    literal = self.word(c).literal and literal
+            return Word("".join(parts), raw, literal=literal)
+        if t == "$":
+            return Word("$", "$")
+        if t == "concatenation":
+            subs = [self.word(c) for c in node.children]
+            text = "".join(s.text for s in subs)
+            w = Word(
+                text,
+                raw,
+                literal=all(s.literal for s in subs),
+                glob=any(s.glob for s in subs),
+                tilde=bool(subs) and subs[0].tilde,
+                escaped=any(s.escaped for s in subs),
+            )
+            if raw != "{}" and any(s.raw.startswith("{") for s in subs) and ("," in raw or ".." in raw):
+                self.problem(f"uses brace expansion ({raw})")
+                return Word(text, raw, literal=False)
+            return w
+        if t == "command_substitution":
+            kind = "backticks `...`" if raw.startswith("`") else "command substitution $(...)"
+            self.problem(f"uses {kind}: cannot check what it runs")
+            self.inner(node)
+            return Word(raw, raw, literal=False)
+        template = _WORD_PROBLEMS.get(t, "uses shell syntax '" + t + "' ({t}): cannot check it")
+        msg = template.replace("{t}", raw[:40])
+        if t == "expansion" and "@" in raw:
+            msg += "; ${var@P} can even run commands"
+        self.problem(msg)
+        self.inner(node)
+        return Word(raw, raw, literal=False)
+
+    def _unquoted(self, raw: str) -> Word:
+        out: list[str] = []
+        glob = escaped = False
+        i = 0
+        while i < len(raw):
+            c = raw[i]
+            if c == "\\":
+                escaped = True
+                if i + 1 < len(raw) and raw[i + 1] != "\n":
+                    out.append(raw[i + 1])
+                i += 2
+                continue
+            if c in "*?[":
+                glob = True
+            elif c in "$`":
+                self.problem(f"uses an expansion in {raw!r}: cannot check it")
+                return Word(raw, raw, literal=False)
+            out.append(c)
+            i += 1
+        text = "".join(out)
+        tilde = raw.startswith("~")
+        if tilde and not (raw == "~" or raw.startswith("~/")):
+            self.problem(f"expands another user's home ({raw.split('/')[0]}): cannot check it")
+            return Word(text, raw, literal=False)
+        return Word(text, raw, glob=glob, tilde=tilde, escaped=escaped)
+
+
+def _unescape_dq(s: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        if s[i] == "\\" and i + 1 < len(s) and s[i + 1] in '$`"\\\n':
+            if s[i + 1] != "\n":
+                out.append(s[i + 1])
+            i += 2
+            continue
+        out.append(s[i])
+        i += 1
+    return "".join(out)
+
+
+def _join_touching(items: list[tuple[Any, Word]]) -> list[Word]:
+    """Nodes with no blank between them are one shell word, whatever the parser made of them.
+
+    tree-sitter-bash sometimes ends a word early and starts a sibling at the very next byte (``.[^\\a]\\n\\v``
+    comes out as ``.[^\\a]`` and ``\\n\\v``); bash reads one word, ``.[^a]nv``, which globs to ``.env``.
+    """
+    words: list[Word] = []
+    end = -1
+    for node, w in items:
+        if words and node.start_byte == end:
+            prev = words[-1]
+            words[-1] = Word(
+                prev.text + w.text, prev.raw + w.raw, literal=prev.literal and w.literal,
+                glob=prev.glob or w.glob, tilde=prev.tilde, escaped=prev.escaped or w.escaped,
+            )
+        else:
+            words.append(w)
+        end = node.end_byte
+    return words
+
+
+def parse(command: str) -> ParsedCommand | None:
+    """Parse ``command`` as bash; ``None`` when it has a syntax error."""
+    tree = _get_parser().parse(command.encode("utf-8", errors="surrogateescape"))
+    root = tree.root_node
+    if root.has_error:
+        return None
+    w = _Walker()
+    w.stmt(root, None)
+    if len(w.out.commands) != 1:
+        w.out.plain = False
+    return w.out
