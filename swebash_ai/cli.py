@@ -331,7 +331,7 @@ def _undo(args: argparse.Namespace) -> int:
         print(f"swebash-ai: {exc}", file=sys.stderr)
         return ExitCode.ERROR
     print(result.summary())
-    return ExitCode.OK
+    return ExitCode.ERROR if result.failed else ExitCode.OK
 
 
 def _checked_cwd(raw: str | None) -> Path | None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swebash_ai.errors import ToolError
 from swebash_ai.tools import snapshots
 
 #: Larger previous contents are not copied (the write tools cap what they write at ``fs_max_size`` anyway).
@@ -152,10 +153,13 @@ class UndoResult:
 
     turn: int
     restored: list[str] = field(default_factory=list)
+    failed: int = 0
+    """Paths that could not be put back (an error on disk): they are listed, and the rest is still done."""
 
     def summary(self) -> str:
-        lines = [f"Undid the changes of turn {self.turn}:"] + [f"  {line}" for line in self.restored]
-        return "\n".join(lines)
+        head = f"Undid the changes of turn {self.turn}" + (
+            f" ({self.failed} path(s) could NOT be restored, see below):" if self.failed else ":")
+        return "\n".join([head] + [f"  {line}" for line in self.restored])
 
     def note_for_model(self) -> str:
         files = "; ".join(self.restored)
@@ -251,10 +255,16 @@ def undo_last_turn(store: Checkpoints, *, force: bool = False) -> UndoResult:
         shown = e["command"] if len(e["command"]) <= 60 else e["command"][:57] + "..."
         why = _not_snapshotted(e)
         if why is not None:
-            blocked.append(f"`{shown}` ({why})")
+            blocked.append(f"`{shown}` (not snapshotted: {why})")
             result.restored.append(f"command `{shown}`: NOT undone, it was not snapshotted ({why})")
             continue
-        found = _command_steps(store, e)
+        try:
+            found = _command_steps(store, e)
+        except (ToolError, OSError, ValueError) as exc:  # git gone, the snapshot repository deleted...
+            why = f"its snapshots cannot be read: {exc}"
+            blocked.append(f"`{shown}` ({why})")
+            result.restored.append(f"command `{shown}`: NOT undone ({why})")
+            continue
         steps += found
         result.restored.append(f"command `{shown}`: " + (f"{len(found)} path(s) it changed put back" if found
                                                          else "it changed no files"))
@@ -276,10 +286,17 @@ def undo_last_turn(store: Checkpoints, *, force: bool = False) -> UndoResult:
                               + ". Use --force to undo the other files of that turn.")
         if blocked:
             raise UndoRefused(f"Cannot undo turn {turn} fully: the changes of the command " + ", ".join(blocked)
-                              + " cannot be undone, as it was not snapshotted. Use --force to undo the rest of "
-                              "that turn; that command's changes stay.")
+                              + " cannot be undone. Use --force to undo the rest of that turn; that command's "
+                              "changes stay.")
     for path_s, step in first.items():
-        result.restored.append(f"{path_s}: NOT restored ({step.lost})" if step.lost else f"{path_s}: {step.restore()}")
+        if step.lost:
+            result.restored.append(f"{path_s}: NOT restored ({step.lost})")
+            continue
+        try:
+            result.restored.append(f"{path_s}: {step.restore()}")
+        except (OSError, ToolError) as exc:  # one path that fails must not leave the others half done
+            result.failed += 1
+            result.restored.append(f"{path_s}: NOT restored ({exc})")
     store._append({"kind": "undo", "turn": turn, "time": time.time(), "force": force, "files": list(first)})
     return result
 

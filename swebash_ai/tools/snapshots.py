@@ -254,7 +254,7 @@ def matches(path: Path, entry: Entry | None) -> bool:
     """Whether ``path`` on disk is what ``entry`` recorded (``None``: that it does not exist)."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a parent replaced by a file: the path is gone too
         return entry is None
     if entry is None:
         return False

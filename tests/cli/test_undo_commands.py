@@ -98,3 +98,28 @@ def test_snapshots_off_by_setting(llm_env: FakeLLMServer, run_cli: Any, workspac
     result = _command_turn(llm_env, run_cli, "rm a.txt", env={"SWEBASH_AI_COMMAND_SNAPSHOTS": "false"})
     assert "not snapshotted" not in result
     assert "Nothing to undo" in run_cli("undo").stderr
+
+
+def test_a_folder_replaced_by_a_file_comes_back(llm_env: FakeLLMServer, run_cli: Any, workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "a.txt").write_text("a")
+    _command_turn(llm_env, run_cli, "rm -r sub && echo x > sub")
+    res = run_cli("undo")
+    assert res.returncode == 0, res.stderr
+    assert (workspace / "sub" / "a.txt").read_text() == "a"
+
+
+def test_snapshots_that_cannot_be_read_are_said_not_a_traceback(
+    llm_env: FakeLLMServer, run_cli: Any, workspace: Path, cli_env: dict[str, str]
+) -> None:
+    import shutil
+
+    (workspace / "a.txt").write_text("a")
+    _command_turn(llm_env, run_cli, "rm a.txt")
+    shared = next(Path(cli_env["SWEBASH_AI_HOME"]).rglob("snapshots.git"))
+    shutil.rmtree(shared)  # the user deleted it to free space
+    res = run_cli("undo")
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert "`rm a.txt`" in res.stderr and "cannot be read" in res.stderr
+    res = run_cli("undo", "--force")
+    assert res.returncode == 0 and "NOT undone" in res.stdout

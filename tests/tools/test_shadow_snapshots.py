@@ -132,3 +132,29 @@ def test_gitignore_is_respected_and_the_repository_top_is_the_root(tmp_path: Pat
     assert root == ws.resolve()
     snap = ShadowRepo(tmp_path / "shadow.git", root).snapshot()
     assert snap.files == 2  # .gitignore and mod.py; not the ignored ones, not .git
+
+
+def test_undo_goes_on_past_a_path_it_cannot_restore(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One path failing on disk is listed as NOT restored; the others are still put back."""
+    from swebash_ai.tools import checkpoints, snapshots
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a")
+    (ws / "b.txt").write_text("b")
+    store = checkpoints.Checkpoints(tmp_path / "sessions" / "s1.checkpoints", turn=1)
+    entry = store.before_command("rm a.txt b.txt", ws)
+    (ws / "a.txt").unlink()
+    (ws / "b.txt").unlink()
+    store.after_command(entry)
+    real = snapshots.restore
+
+    def flaky(repo: ShadowRepo, path: Path, *args: object) -> str:
+        if path.name == "a.txt":
+            raise PermissionError(13, "Permission denied")
+        return real(repo, path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(snapshots, "restore", flaky)
+    result = checkpoints.undo_last_turn(store)
+    assert result.failed == 1 and (ws / "b.txt").read_text() == "b" and not (ws / "a.txt").exists()
+    assert "could NOT be restored" in result.summary() and "a.txt: NOT restored" in result.summary()
