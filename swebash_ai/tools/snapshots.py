@@ -48,9 +48,11 @@ _CONFIG = (
     ("index.threads", "1"),
 )
 _PLAIN_MODES = (0o644, 0o755)
+_BACKGROUND = 120.0
+"""How long a ``git add`` that outlived a snapshot's budget may go on in the background."""
 _SLOW_FOR = 24 * 3600.0
-"""After a snapshot of a workspace ran out of time, later ones are not tried for this long (each would
-cost the whole budget again before the command it precedes)."""
+"""After a snapshot of a workspace ran out of even that time, later ones are not tried for this long (each
+would cost the whole budget again before the command it precedes)."""
 _LOCKS: dict[Path, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
 
@@ -185,18 +187,53 @@ class ShadowRepo:
             pass
         lock = _lock_for(self.index)  # two commands of one process must not share the index at once
         if not lock.acquire(timeout=self.limits.seconds):
-            return Snapshot(None, "another snapshot of this workspace is still running")
+            return Snapshot(None, "another snapshot of this workspace is still being made")
+        handed_over = threading.Event()  # set when a background `git add` took the lock over
         try:
-            found = self._snapshot()
+            found = self._snapshot(lock, handed_over)
         finally:
-            lock.release()
+            if not handed_over.is_set():
+                lock.release()
         if found.commit is None and "took longer" in found.reason:
-            with contextlib.suppress(OSError):
-                Path(f"{self.index}.lock").unlink(missing_ok=True)  # the git we killed left it behind
-                slow.touch()
+            self._gave_up()
         return found
 
-    def _snapshot(self) -> Snapshot:
+    def _gave_up(self) -> None:
+        with contextlib.suppress(OSError):
+            Path(f"{self.index}.lock").unlink(missing_ok=True)  # the git we stopped left it behind
+            self.index.with_suffix(".slow").touch()
+
+    def _add(self, deadline: float, lock: threading.Lock, handed_over: threading.Event) -> bool:
+        """``git add`` the work tree; ``False`` when it is still running at ``deadline``. It then goes on in
+        the background (holding ``lock``) up to :data:`_BACKGROUND`, so that this snapshot is lost but the
+        next ones find the index warm: a big workspace's first snapshot reads every file."""
+        done = threading.Event()
+        gate = threading.Lock()  # who frees ``lock`` is decided under it: the worker once handed over, else us
+
+        def work() -> None:
+            try:
+                # --ignore-errors: an unreadable file is left out rather than failing the snapshot (exit 1).
+                self._git("add", "-A", "--ignore-errors", "--", ".", deadline=time.monotonic() + _BACKGROUND)
+            except ToolError as exc:
+                if "took longer" in exc.message:
+                    self._gave_up()
+            finally:
+                with gate:
+                    done.set()
+                    mine = handed_over.is_set()
+                if mine:
+                    lock.release()
+
+        threading.Thread(target=work, name="snapshot-add", daemon=True).start()
+        if done.wait(max(0.0, deadline - time.monotonic())):
+            return True
+        with gate:
+            if done.is_set():
+                return True
+            handed_over.set()
+        return False
+
+    def _snapshot(self, lock: threading.Lock, handed_over: threading.Event) -> Snapshot:
         start = time.monotonic()
         deadline = start + self.limits.seconds
         try:
@@ -217,12 +254,9 @@ class ShadowRepo:
                     modes[name] = bits
             if size > self.limits.max_bytes:
                 return Snapshot(None, f"the workspace holds over {self.limits.max_bytes // 2**20} MiB")
-            # --ignore-errors: an unreadable file is left out rather than failing the snapshot (it exits 1 then).
-            try:
-                self._git("add", "-A", "--ignore-errors", "--", ".", deadline=deadline)
-            except ToolError as exc:
-                if "took longer" in exc.message:
-                    raise
+            if not self._add(deadline, lock, handed_over):
+                return Snapshot(None, f"the first snapshot of this workspace takes over {self.limits.seconds:g} s; "
+                                "it goes on in the background, so later commands can be undone")
             tree = self._git("write-tree", deadline=deadline).decode().strip()
             commit = self._git("commit-tree", tree, "-m", "snapshot", deadline=deadline).decode().strip()
         except (ToolError, OSError) as exc:

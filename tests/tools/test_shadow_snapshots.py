@@ -106,6 +106,36 @@ def test_limits_and_unsuitable_roots_are_skipped_with_a_reason(tmp_path: Path) -
     assert ShadowRepo(shadow, Path("/")).snapshot().reason == "the workspace is the root folder"
 
 
+def test_a_first_snapshot_over_the_budget_finishes_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big workspace's first snapshot reads every file: the command it precedes is not held up past the
+    budget (that snapshot is lost, and said so), but the work goes on, so the next snapshot is quick."""
+    import time
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("f")
+    real = ShadowRepo._git
+
+    def slow_add(self: ShadowRepo, *args: str, **kw: object) -> bytes:
+        if args[0] == "add":
+            time.sleep(1.5)
+        return real(self, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ShadowRepo, "_git", slow_add)
+    repo = ShadowRepo(tmp_path / "shadow.git", ws, Limits(seconds=0.5))
+    first = repo.snapshot()
+    assert first.commit is None and "goes on in the background" in first.reason
+    assert "still being made" in repo.snapshot().reason  # the index is busy; nothing waits past the budget
+    monkeypatch.setattr(ShadowRepo, "_git", real)
+    deadline = time.monotonic() + 20
+    while (later := ShadowRepo(tmp_path / "shadow.git", ws, Limits(seconds=0.5)).snapshot()).commit is None:
+        assert time.monotonic() < deadline, later.reason
+        time.sleep(0.2)
+    assert later.files == 1
+
+
 def test_one_repository_serves_every_session_and_workspace(tmp_path: Path) -> None:
     """Two workspaces in one snapshot repository: each has its own index, and content is stored once."""
     shared = tmp_path / "snapshots.git"
