@@ -88,15 +88,23 @@ async def test_streamed_work_waits_while_a_key_is_handled(make_app, monkeypatch)
         assert not gate.holding and app._batch_count == 0
 
 
-async def test_keys_typed_without_pause_leave_the_screen_its_turn(make_app) -> None:
+async def test_keys_typed_without_pause_leave_the_screen_its_turn(make_app, monkeypatch) -> None:
+    from swebash_ai.tui import input_first
+
+    # "Right after" must not depend on how fast a loaded test machine gets from one line to the next.
+    monkeypatch.setattr(input_first, "REPAINT_WITHIN", 30.0)
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await idle(pilot)
         gate = app.input_first
+        await wait_for(pilot, lambda: gate._repainted or not gate.holds, timeout=2, what="a quiet screen")
         gate.hold()
+        assert gate.holding
+        batches = app._batch_count
         gate.release()
+        assert app._batch_count == batches - 1
         gate.hold()  # a key right after a hold, before the screen was repainted: no hold
-        assert not gate.holding and app._batch_count == 0
+        assert not gate.holding and app._batch_count == batches - 1
         await wait_for(pilot, lambda: gate._repainted, timeout=2, what="a repaint")
         gate.hold()
         assert gate.holding
