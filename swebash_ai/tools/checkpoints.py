@@ -195,6 +195,8 @@ def _file_step(store: Checkpoints, e: dict[str, Any]) -> _Step:
     path = Path(e["path"])
 
     def restore() -> str:
+        if os.path.realpath(path.parent) != str(path.parent):  # recorded resolved: a link was put in its way
+            return "NOT restored (a folder on its way is a link elsewhere now)"
         if e["old"] is None:
             try:
                 path.unlink()

@@ -284,6 +284,13 @@ class ShadowRepo:
         return self._git("cat-file", "blob", blob, deadline=time.monotonic() + 30.0)
 
 
+def _inside(folder: Path, root: Path) -> bool:
+    """Whether ``folder``, with its symlinks followed as far as it exists, is ``root`` or under it: a command
+    may have replaced a folder with a link to elsewhere, and undo must not write through it."""
+    real, top = os.path.realpath(folder), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
 def matches(path: Path, entry: Entry | None) -> bool:
     """Whether ``path`` on disk is what ``entry`` recorded (``None``: that it does not exist)."""
     try:
@@ -302,6 +309,8 @@ def matches(path: Path, entry: Entry | None) -> bool:
 def restore(repo: ShadowRepo, path: Path, entry: Entry | None, mode: int | None) -> str:
     """Put ``path`` back to ``entry`` (``None``: remove it); ``mode``: its exact permission bits, if kept.
     Returns what was done, for the undo summary."""
+    if not _inside(path.parent, repo.root):
+        return "NOT restored (a folder on its way now leads outside the workspace)"
     if entry is None:
         try:
             if path.is_dir() and not path.is_symlink():

@@ -123,3 +123,19 @@ def test_snapshots_that_cannot_be_read_are_said_not_a_traceback(
     assert "`rm a.txt`" in res.stderr and "cannot be read" in res.stderr
     res = run_cli("undo", "--force")
     assert res.returncode == 0 and "NOT undone" in res.stdout
+
+
+def test_undo_never_writes_through_a_link_a_command_put_in_a_folder_s_place(
+    llm_env: FakeLLMServer, run_cli: Any, workspace: Path, tmp_path: Path
+) -> None:
+    """The command ignored ``sub`` and made it a link to a folder outside: restoring ``sub/a.txt`` would
+    write there. It is refused for that path, and said."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "a.txt").write_text("a")
+    _command_turn(llm_env, run_cli, f"rm -r sub && echo sub > .gitignore && ln -s {outside} sub")
+    res = run_cli("undo")
+    assert res.returncode == 0, res.stderr
+    assert "sub/a.txt: NOT restored (a folder on its way now leads outside the workspace)" in res.stdout
+    assert not (outside / "a.txt").exists() and not (workspace / ".gitignore").exists()
