@@ -82,6 +82,9 @@ GIT_HARDENING: tuple[tuple[str, str], ...] = (
     # harness, git 2.39): a reader must not write.
     ("diff.autoRefreshIndex", "false"),
     ("protocol.ext.allow", "never"),
+    # A bare repository inside the workspace (vendor/lib.git of a cloned project) brings its own config, which
+    # git would read on `cd vendor/lib.git && git log`; only an explicit --git-dir may use one.
+    ("safe.bareRepository", "explicit"),
 )
 # Variables that change what a command the policy judged will do: shell start-up hooks and options, git's
 # external programs, a ripgrep config file (it can add --pre), CDPATH (``cd src`` could leave the workspace),

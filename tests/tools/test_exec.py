@@ -73,6 +73,19 @@ async def test_stdout_stderr_and_exit_codes(workspace: Path) -> None:
     assert ok.status == "ok" and ok.ok and ok.exit_code == 0 and "(no output)" in ok.text
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+async def test_a_bare_repository_in_the_workspace_is_not_found_by_itself(workspace: Path) -> None:
+    """Its config (an external diff, a pager...) must not apply to a command that merely runs inside it."""
+    bare = workspace / "vendor" / "lib.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    subprocess.run(["git", "--git-dir", str(bare), "config", "core.alternateRefsCommand", "touch PWNED"], check=True)
+    res = await run_process("git log -1", cwd=bare, timeout=20, max_output=10_000)
+    assert res.exit_code != 0 and "safe.bareRepository" in res.stderr
+    res = await run_process(f"git --git-dir={bare} rev-parse --is-bare-repository", cwd=workspace, timeout=20,
+                            max_output=10_000)
+    assert res.stdout.strip() == "true"  # an explicit --git-dir still works
+
+
 async def test_killed_by_signal_is_named(workspace: Path) -> None:
     res = await call(run_command, make_ctx(workspace), command="kill -KILL $$")
     assert res.exit_code == 137 and "killed by SIGKILL" in res.text
