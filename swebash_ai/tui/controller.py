@@ -131,9 +131,10 @@ class Controller:
 
     def render_conversation(self, session: Session) -> None:
         """Show a resumed conversation: user and assistant text in the chat, tool calls in the tool pane."""
-        from swebash_ai.tui.widgets.activity import format_arguments
+        from swebash_ai.tui.widgets.activity import ToolRecord, format_arguments
 
-        chat, activity = self.app.chat, self.app.activity
+        chat = self.app.chat
+        calls: dict[str, ToolRecord] = {}  # shown at once at the end: most stay records (see ActivityPane)
         prefixes = {"Denied:": "denied", "Error:": "error", "Cancelled:": "cancelled", "Timed out:": "timeout"}
         for msg in session.conversation.messages:
             role, content = msg.get("role"), msg.get("content")
@@ -145,12 +146,15 @@ class Controller:
                 for call in msg.get("tool_calls") or ():
                     fn = call.get("function", {})
                     args = str(fn.get("arguments", ""))
-                    activity.start(call.get("id", ""), fn.get("name", "?"), args[:200], format_arguments(args),
-                                   state="checking")
+                    call_id = str(call.get("id", ""))
+                    calls[call_id] = ToolRecord(call_id, fn.get("name", "?"), args[:200], format_arguments(args))
             elif role == "tool":
                 text = content if isinstance(content, str) else str(content)
                 status = next((s for p, s in prefixes.items() if text.startswith(p)), "ok")
-                activity.finish(msg.get("tool_call_id", ""), msg.get("name", "?"), status, text, None, 0.0)
+                call_id, name = str(msg.get("tool_call_id", "")), str(msg.get("name", "?"))
+                record = calls.setdefault(call_id, ToolRecord(call_id, name, name, {}))
+                record.finish(status, text, None, 0.0)
+        self.app.activity.load_history(calls.values())
         chat.add_notice(f"Resumed session {session.conversation.id} ({session.conversation.title}).")
 
     # --- input ----------------------------------------------------------------------------------------
