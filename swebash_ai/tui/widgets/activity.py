@@ -3,7 +3,9 @@
 Each entry shows the tool's name, a one-line summary of the call, its state (checking, waiting for
 approval, running with the elapsed time, done, failed, timed out, denied, cancelled), the duration and
 the exit code. Enter or a click expands it to the full arguments and the output (scrollable); a running
-command's output streams into it as it arrives and the entry opens itself the first time output comes.
+command's output streams into it as it arrives and the entry opens itself the first time output comes; it
+closes again when a later call starts (unless the user opened or closed it), so a long turn does not leave
+dozens of open logs for every layout pass to arrange.
 
 A long session makes a thousand tool calls, and every Textual layout pass arranges every widget of the
 screen: with one entry per call kept forever, the pane alone made each pass of a streamed reply cost
@@ -215,6 +217,11 @@ class ToolEntry(Vertical, can_focus=True):
                 self._build_body()
         self._write(text)
 
+    def close_if_opened_itself(self) -> None:
+        """Close the entry if it is finished and was opened by its output, not by the user."""
+        if self.expanded and not self._user_toggled and self.state in FINAL_STATES:
+            self.remove_class("-expanded")
+
     def status_text(self) -> str:
         icon, label = STATES.get(self.state, ("?", self.state))
         parts = [f"{icon} {label}"]
@@ -303,6 +310,8 @@ class ActivityPane(FollowingScroll):
         self, call_id: str, name: str, summary: str, arguments: dict[str, Any] | str, state: str = "running"
     ) -> ToolEntry:
         self._placeholder.display = False
+        for earlier in self.entries.values():
+            earlier.close_if_opened_itself()
         entry = ToolEntry(call_id, name, summary, arguments)
         self.entries[call_id] = entry
         self.mount(entry)
@@ -368,6 +377,8 @@ class ActivityPane(FollowingScroll):
             return
         gone: list[ToolEntry] = []
         for entry in self.query_children(ToolEntry):
+            if self.entries.get(entry.call_id) is not entry:
+                continue  # already on its way out (removal completes later)
             if len(gone) == excess or entry.state not in FINAL_STATES or entry.has_focus:
                 break  # records stay in order: only the oldest run of finished calls goes
             gone.append(entry)
