@@ -10,7 +10,7 @@ dozens of open logs for every layout pass to arrange.
 A long session makes a thousand tool calls, and every Textual layout pass arranges every widget of the
 screen: with one entry per call kept forever, the pane alone made each pass of a streamed reply cost
 150-250 ms (measured with ``bench/tui_resume_session.py``) and the resume of such a session took seconds.
-So the pane keeps at most :data:`LIVE_ENTRIES` finished entries as widgets; earlier calls are kept as
+So the pane keeps at most :data:`LIVE_ENTRIES` (20) finished entries as widgets; earlier calls are kept as
 :class:`ToolRecord` (plain data, their output cut to :data:`RECORD_OUTPUT_CHARS`) behind an
 :class:`EarlierCalls` line ("N earlier tool calls") that shows them again, :data:`PAGE` at a time. An
 entry's arguments and output widgets are only built when it is first expanded (or output streams in).
@@ -47,9 +47,9 @@ STATES: dict[str, tuple[str, str]] = {
     "denied": ("⊘", "denied"),
     "cancelled": ("■", "cancelled"),
 }
-LIVE_ENTRIES = 40
+LIVE_ENTRIES = 20
 """Most tool calls the pane keeps as widgets while it follows the newest (see the module's docstring)."""
-PAGE = 40
+PAGE = 20
 """Earlier calls shown again per Enter (or click) on the "earlier tool calls" line."""
 MOST_ENTRIES = 400
 """Most entries kept as widgets even while the user browses earlier calls (new calls then push the oldest
