@@ -7,7 +7,7 @@ Markdown answer), then the app is started on it with ``--resume`` (headless, 160
 * the time until the resumed conversation is shown, the resident memory (RSS) and the number of widgets
   in the DOM (chat pane, tool pane) after the load;
 * the same after MORE further turns grown live (the controller handling the events a turn produces:
-  streamed text, tool calls with output, results);
+  streamed text, tool calls with output, results; the full garbage collection the app runs after each);
 * the CPU time of Textual's layout passes while one more reply streams (40 paragraphs flushed one by
   one, garbage collection handled as the app does around a turn): median, 90th percentile, worst.
 
@@ -90,6 +90,7 @@ async def live_turn(app: Any, pilot: Any, n: int, calls: int) -> None:
         await handle(ev.TextDelta(chunk + " "))
     await app.chat.end_reply()
     await pilot.pause()
+    app.controller.collect_when_idle()  # as the app does a second after each turn
 
 
 async def run(turns: int, calls: int, more: int, size: tuple[int, int]) -> None:

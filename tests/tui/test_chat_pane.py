@@ -146,3 +146,20 @@ def test_the_tail_is_word_wrapped_cheaply_and_keeps_its_blank_lines() -> None:
     assert wrap_plain("word   ", 4) == ["word"]  # the spaces at a break go
     assert wrap_plain("日本語のテキスト", 6) == ["日本語", "のテキ", "スト"]  # wide characters by cells
     assert wrap_plain("\tx", 8) == ["    x"]
+
+
+async def test_folded_answers_forget_their_lines_and_draw_them_again_when_unfolded() -> None:
+    app = ChatHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        answers = [chat.add_assistant(f"**Answer {i}**\n\n" + "word " * 60 + "\n") for i in range(120)]
+        await settle(pilot)
+        first = answers[0]
+        assert first.parent is chapters(chat)[0] and chapters(chat)[0].folded
+        assert first._lines is None and first._rendered == []  # no lines kept for a folded answer
+        height = chat.virtual_size.height
+        chat.scroll_home(animate=False)
+        await settle(pilot)
+        assert not chapters(chat)[0].folded
+        assert first.text_lines()[0] == "Answer 0" and first.region.height > 1  # drawn again
+        assert chat.virtual_size.height == height

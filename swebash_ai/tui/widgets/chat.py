@@ -89,7 +89,9 @@ class Chapter(Widget):
     Every re-layout walks every displayed widget of the screen (Textual arranges the whole tree, not just
     what shows). A conversation of 400 messages made each flush of a streamed reply cost 75-85 ms (median;
     over 300 ms at the 90th percentile), and it grew with every message. A folded chapter keeps its height
-    (the scroll bar and position do not move) but its messages are not displayed, so re-layouts skip them.
+    (the scroll bar and position do not move) but its messages are not displayed, so re-layouts skip them;
+    its assistant messages drop their rendered lines (memory that grew with the session) and render
+    them again when it unfolds.
     """
 
     DEFAULT_CSS = """
@@ -112,6 +114,10 @@ class Chapter(Widget):
         if not self.folded and height:
             self.styles.height = height
             self.add_class("-folded")
+            for message in self.children:  # their rendered lines, rendered again when unfolded
+                release = getattr(message, "release_lines", None)
+                if release is not None:
+                    release()
 
     def unfold(self) -> None:
         if self.folded:
