@@ -7,7 +7,7 @@ Markdown answer), then the app is started on it with ``--resume`` (headless, 160
 * the time until the resumed conversation is shown, the resident memory (RSS) and the number of widgets
   in the DOM (chat pane, tool pane) after the load;
 * the same after MORE further turns grown live (the controller handling the events a turn produces:
-  streamed text, tool calls with output, results; the full garbage collection the app runs after each);
+  streamed text, tool calls with output, results; the garbage collections the app runs after them);
 * the CPU time of Textual's layout passes while one more reply streams (40 paragraphs flushed one by
   one, garbage collection handled as the app does around a turn): median, 90th percentile, worst.
 
@@ -77,6 +77,8 @@ async def live_turn(app: Any, pilot: Any, n: int, calls: int) -> None:
     """One turn as the controller renders it: question, text, tool calls with output, answer."""
     from swebash_ai.agent import events as ev
     from swebash_ai.tools.registry import ToolResult
+    from swebash_ai.tui.controller import DEEP_COLLECT_TURNS
+    from swebash_ai.tui.garbage import collect_everything
 
     handle = app.controller.handle
     app.chat.add_user(f"live question {n}")
@@ -91,6 +93,8 @@ async def live_turn(app: Any, pilot: Any, n: int, calls: int) -> None:
     await app.chat.end_reply()
     await pilot.pause()
     app.controller.collect_when_idle()  # as the app does a second after each turn
+    if (n + 1) % DEEP_COLLECT_TURNS == 0:  # as the app does every few turns, once the user is quiet
+        collect_everything()
 
 
 async def run(turns: int, calls: int, more: int, size: tuple[int, int]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,11 @@ log = logging.getLogger(__name__)
 
 IDLE_COLLECT_AFTER = 1.0
 """Seconds after a turn before the garbage it made is collected (see ``full_collections_held``)."""
+
+DEEP_COLLECT_TURNS = 10
+"""Turns between two collections of everything, frozen objects included (see ``collect_everything``)..."""
+QUIET_BEFORE_DEEP_COLLECT = 5.0
+"""...run once no key has come for this many seconds and no turn runs (it takes a few hundred ms)."""
 
 BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact", "/undo"})
 
@@ -53,6 +59,8 @@ class Controller:
     def __init__(self, app: ControllerHost) -> None:
         self.app = app
         self._future: concurrent.futures.Future[None] | None = None
+        self._turns_since_deep_collect = 0
+        self._deep_collect_due = False
 
     @property
     def session(self) -> Session | None:
@@ -201,6 +209,27 @@ class Controller:
 
         if not self.app.busy:
             collect_garbage()
+            self._turns_since_deep_collect += 1
+            if self._turns_since_deep_collect >= DEEP_COLLECT_TURNS and not self._deep_collect_due:
+                self._deep_collect_due = True
+                self.app.set_timer(QUIET_BEFORE_DEEP_COLLECT, self.collect_everything_when_quiet)
+
+    def collect_everything_when_quiet(self) -> None:
+        """The occasional collection of everything (``collect_everything``), once the user has not typed for
+        :data:`QUIET_BEFORE_DEEP_COLLECT` seconds; during a turn, at the end of it."""
+        from swebash_ai.tui.garbage import collect_everything
+
+        app = self.app
+        if app.busy:
+            self._deep_collect_due = False  # the turn's end schedules it again
+            return
+        quiet = time.monotonic() - app.input_first.last_input
+        if quiet < QUIET_BEFORE_DEEP_COLLECT:
+            app.set_timer(QUIET_BEFORE_DEEP_COLLECT - quiet, self.collect_everything_when_quiet)
+            return
+        self._deep_collect_due = False
+        self._turns_since_deep_collect = 0
+        collect_everything()
 
     async def _run_turn(self, text: str, *, shell: bool) -> None:
         from swebash_ai.errors import SwebashError

@@ -52,6 +52,8 @@ class InputFirst:
         self.holds = 0
         """How many keys started a hold (for tests and benchmarks)."""
         self.echoes = 0
+        self.last_input = 0.0
+        """When the last key or paste reached the app (``time.monotonic``)."""
         """How many times the focused widget was drawn ahead of the screen (see :meth:`echo`)."""
 
     @property
@@ -60,6 +62,7 @@ class InputFirst:
 
     def hold(self) -> None:
         """A key or a paste has just reached the app (call on the app's loop)."""
+        self.last_input = time.monotonic()
         if self._check is not None:
             return  # the hold that is on covers it; its deadline stands
         if not self._repainted and time.monotonic() - self._released_at < REPAINT_WITHIN:

@@ -98,3 +98,39 @@ async def test_many_tool_calls_in_a_turn_keep_a_bounded_pane_and_every_call(make
         assert "line 0" in pane.earlier[0].output and pane.earlier[0].state == "done"
         # Opened by its own output, an entry closes when the next call starts; the newest stays open.
         assert entries[-1].expanded and not any(entry.expanded for entry in entries[:-1])
+
+
+async def test_garbage_frozen_after_a_turn_is_freed_by_the_occasional_deep_collection(make_app, monkeypatch) -> None:
+    """A tool entry alive when memory was settled (frozen), then put back behind the "earlier" line, is only
+    freed by the collection of everything, which the app runs after a few turns once the user is quiet."""
+    import gc
+    import weakref
+
+    from swebash_ai.tui import controller as controller_module
+    from swebash_ai.tui.garbage import collect_garbage, settle_memory
+
+    monkeypatch.setattr(controller_module, "DEEP_COLLECT_TURNS", 1)
+    monkeypatch.setattr(controller_module, "QUIET_BEFORE_DEEP_COLLECT", 0.2)
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await idle(pilot)
+        handle = app.controller.handle
+        await handle(ev.ToolCallStarted("first", "exec", {"command": "echo"}, "$ echo"))
+        await handle(ev.ToolCallFinished("first", "exec", ToolResult.success("done\n", exit_code=0)))
+        await pilot.pause()
+        first = weakref.ref(app.activity.entries["first"])
+        settle_memory()  # as after a turn: the entry is frozen
+        for n in range(activity.LIVE_ENTRIES + 1):  # pushes "first" behind the earlier line
+            await handle(ev.ToolCallStarted(f"k{n}", "exec", {"command": "echo"}, "$ echo"))
+            await handle(ev.ToolCallFinished(f"k{n}", "exec", ToolResult.success("done\n", exit_code=0)))
+            await pilot.pause()  # laid out: the pane follows the newest call
+        await pilot.pause(0.1)
+        assert app.activity.earlier[0].call_id == "first"
+        collect_garbage()
+        assert first() is not None  # frozen: the usual collection never frees it
+        app.input_first.last_input = time.monotonic()  # the user just typed: not now
+        app.controller.collect_when_idle()
+        await pilot.pause(0.1)
+        assert first() is not None
+        await wait_for(pilot, lambda: first() is None, timeout=3, what="the collection of everything")
+        assert gc.get_freeze_count() > 0  # and memory settled again
