@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual.app import App
 from textual.screen import Screen
 
-from swebash_ai.tui.app import collect_garbage, full_collections_held
+from swebash_ai.tui.garbage import collect_garbage, full_collections_held
 from swebash_ai.tui.widgets import chat as chat_module
 from swebash_ai.tui.widgets.chat import Chapter, ChatPane
 

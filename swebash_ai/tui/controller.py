@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,11 @@ log = logging.getLogger(__name__)
 
 IDLE_COLLECT_AFTER = 1.0
 """Seconds after a turn before the garbage it made is collected (see ``full_collections_held``)."""
+
+DEEP_COLLECT_TURNS = 10
+"""Turns between two collections of everything, frozen objects included (see ``collect_everything``)..."""
+QUIET_BEFORE_DEEP_COLLECT = 5.0
+"""...run once no key has come for this many seconds and no turn runs (it takes a few hundred ms)."""
 
 BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact", "/undo"})
 
@@ -53,6 +59,8 @@ class Controller:
     def __init__(self, app: ControllerHost) -> None:
         self.app = app
         self._future: concurrent.futures.Future[None] | None = None
+        self._turns_since_deep_collect = 0
+        self._deep_collect_due = False
 
     @property
     def session(self) -> Session | None:
@@ -131,9 +139,10 @@ class Controller:
 
     def render_conversation(self, session: Session) -> None:
         """Show a resumed conversation: user and assistant text in the chat, tool calls in the tool pane."""
-        from swebash_ai.tui.widgets.activity import format_arguments
+        from swebash_ai.tui.widgets.activity import ToolRecord, format_arguments
 
-        chat, activity = self.app.chat, self.app.activity
+        chat = self.app.chat
+        calls: dict[str, ToolRecord] = {}  # shown at once at the end: most stay records (see ActivityPane)
         prefixes = {"Denied:": "denied", "Error:": "error", "Cancelled:": "cancelled", "Timed out:": "timeout"}
         for msg in session.conversation.messages:
             role, content = msg.get("role"), msg.get("content")
@@ -145,12 +154,15 @@ class Controller:
                 for call in msg.get("tool_calls") or ():
                     fn = call.get("function", {})
                     args = str(fn.get("arguments", ""))
-                    activity.start(call.get("id", ""), fn.get("name", "?"), args[:200], format_arguments(args),
-                                   state="checking")
+                    call_id = str(call.get("id", ""))
+                    calls[call_id] = ToolRecord(call_id, fn.get("name", "?"), args[:200], format_arguments(args))
             elif role == "tool":
                 text = content if isinstance(content, str) else str(content)
                 status = next((s for p, s in prefixes.items() if text.startswith(p)), "ok")
-                activity.finish(msg.get("tool_call_id", ""), msg.get("name", "?"), status, text, None, 0.0)
+                call_id, name = str(msg.get("tool_call_id", "")), str(msg.get("name", "?"))
+                record = calls.setdefault(call_id, ToolRecord(call_id, name, name, {}))
+                record.finish(status, text, None, 0.0)
+        self.app.activity.load_history(calls.values())
         chat.add_notice(f"Resumed session {session.conversation.id} ({session.conversation.title}).")
 
     # --- input ----------------------------------------------------------------------------------------
@@ -197,6 +209,27 @@ class Controller:
 
         if not self.app.busy:
             collect_garbage()
+            self._turns_since_deep_collect += 1
+            if self._turns_since_deep_collect >= DEEP_COLLECT_TURNS and not self._deep_collect_due:
+                self._deep_collect_due = True
+                self.app.set_timer(QUIET_BEFORE_DEEP_COLLECT, self.collect_everything_when_quiet)
+
+    def collect_everything_when_quiet(self) -> None:
+        """The occasional collection of everything (``collect_everything``), once the user has not typed for
+        :data:`QUIET_BEFORE_DEEP_COLLECT` seconds; during a turn, at the end of it."""
+        from swebash_ai.tui.garbage import collect_everything
+
+        app = self.app
+        if app.busy:
+            self._deep_collect_due = False  # the turn's end schedules it again
+            return
+        quiet = time.monotonic() - app.input_first.last_input
+        if quiet < QUIET_BEFORE_DEEP_COLLECT:
+            app.set_timer(QUIET_BEFORE_DEEP_COLLECT - quiet, self.collect_everything_when_quiet)
+            return
+        self._deep_collect_due = False
+        self._turns_since_deep_collect = 0
+        collect_everything()
 
     async def _run_turn(self, text: str, *, shell: bool) -> None:
         from swebash_ai.errors import SwebashError

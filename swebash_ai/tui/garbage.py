@@ -51,3 +51,18 @@ def collect_garbage() -> None:
     settle_memory()
 
 
+
+
+def collect_everything() -> None:
+    """A full collection of every object, frozen ones included; then :func:`settle_memory` again.
+
+    Objects frozen after a turn that become garbage later (widgets removed from the screen: tool entries
+    put back behind the "earlier calls" line, a reply's plain-text tail) are never freed by
+    :func:`collect_garbage`, whose collection skips frozen objects: a long session grew by ~0.7 MB a turn
+    (``bench/tui_resume_session.py``), ~0.1 MB with this run now and then. It scans the whole heap (0.3-0.9 s
+    with a 1,000-message session), so the app runs it only after several turns, when no key has come for
+    a while (see ``Controller.collect_everything_when_quiet``).
+    """
+    gc.unfreeze()
+    gc.collect()
+    settle_memory()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from swebash_ai.session import Session
     from swebash_ai.tools.registry import Tool
     from swebash_ai.tui.engine import Engine
+    from swebash_ai.tui.input_first import InputFirst
     from swebash_ai.tui.widgets.activity import ActivityPane
     from swebash_ai.tui.widgets.chat import ChatPane
     from swebash_ai.tui.widgets.status import StatusBar
@@ -33,6 +34,7 @@ class ControllerHost(Protocol):
     session_ready: asyncio.Event
     loaded: LoadedSettings | None
     busy: bool
+    input_first: InputFirst
     turn_worker: Worker[None] | None
     cwd: Path
     tools: Sequence[Tool] | None

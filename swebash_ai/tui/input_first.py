@@ -10,6 +10,11 @@ So from the moment a key (or a paste) reaches the app until every queue on its w
 held (Textual's batch update) and a streamed reply commits no new text (:func:`yield_to_input`). The hold
 never lasts more than :data:`HOLD_MAX`, so a user typing without pause still sees the screen repainted;
 the repaint after it shows the key. Measured with ``bench/tui_stream.py``.
+
+When the hold ends with the key handled, the widget that took it (the prompt) is drawn at once, in the
+layout the screen has (:meth:`InputFirst.echo`): the next repaint of a streaming chat includes a layout pass
+of 20-30 ms of CPU, which on a busy host (two CPU-bound processes on two cores) made the key's echo wait
+60-100 ms. The layout pass follows at the next refresh, as before.
 """
 
 from __future__ import annotations
@@ -46,6 +51,10 @@ class InputFirst:
         self._repainted = True  # since the last hold ended
         self.holds = 0
         """How many keys started a hold (for tests and benchmarks)."""
+        self.echoes = 0
+        self.last_input = 0.0
+        """When the last key or paste reached the app (``time.monotonic``)."""
+        """How many times the focused widget was drawn ahead of the screen (see :meth:`echo`)."""
 
     @property
     def holding(self) -> bool:
@@ -53,6 +62,7 @@ class InputFirst:
 
     def hold(self) -> None:
         """A key or a paste has just reached the app (call on the app's loop)."""
+        self.last_input = time.monotonic()
         if self._check is not None:
             return  # the hold that is on covers it; its deadline stands
         if not self._repainted and time.monotonic() - self._released_at < REPAINT_WITHIN:
@@ -89,10 +99,27 @@ class InputFirst:
         self._check.cancel()
         self._check = None
         self._batch.close()
+        self.echo()
         self._released.set()
         self._released_at = time.monotonic()
         self._repainted = False
         self._app.call_after_refresh(self._repaint_done)
+
+    def echo(self) -> None:
+        """Draw the focused widget now if it changed (it took the key), without waiting for the layout pass
+        the rest of the screen may need; the other changes are drawn at the next refresh, as usual."""
+        app = self._app
+        if app._batch_count:
+            return
+        with contextlib.suppress(Exception):  # no screen yet, or the app is closing: nothing to draw
+            screen = app.screen
+            widget = app.focused
+            if widget is None or widget not in screen._dirty_widgets or not screen.is_current:
+                return
+            screen._dirty_widgets.discard(widget)
+            screen._compositor.update_widgets({widget})
+            app._display(screen, screen._compositor.render_update(screen_stack=app._background_screens))
+            self.echoes += 1
 
     def _repaint_done(self) -> None:
         self._repainted = True

@@ -10,7 +10,7 @@ from typing import Any
 
 from textual import events
 
-from swebash_ai.tui.widgets.chat import CHAPTER_SIZE, TAIL_CHARS, Chapter, ChatPane, tail_excerpt
+from swebash_ai.tui.widgets.chat import CHAPTER_SIZE, TAIL_CHARS, Chapter, ChatPane, Shelf, tail_excerpt
 from tests.tui.tui_helpers import ChatHost, wait_for
 
 
@@ -61,7 +61,7 @@ async def test_a_streamed_reply_goes_into_chapters_above_its_tail() -> None:
         assert chat.children[-1] is stream.tail_widget  # the tail stays last, below every chapter
         await chat.end_reply()
         assert chat.last_reply_text() == paragraphs + "an unfinished line"
-        assert all(isinstance(child, Chapter) for child in chat.children)
+        assert all(isinstance(child, (Chapter, Shelf)) for child in chat.children)
 
 
 # --- folding ------------------------------------------------------------------------------------------
@@ -146,3 +146,41 @@ def test_the_tail_is_word_wrapped_cheaply_and_keeps_its_blank_lines() -> None:
     assert wrap_plain("word   ", 4) == ["word"]  # the spaces at a break go
     assert wrap_plain("日本語のテキスト", 6) == ["日本語", "のテキ", "スト"]  # wide characters by cells
     assert wrap_plain("\tx", 8) == ["    x"]
+
+
+async def test_folded_answers_forget_their_lines_and_draw_them_again_when_unfolded() -> None:
+    app = ChatHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        answers = [chat.add_assistant(f"**Answer {i}**\n\n" + "word " * 60 + "\n") for i in range(120)]
+        await settle(pilot)
+        first = answers[0]
+        assert first.parent is chapters(chat)[0] and chapters(chat)[0].folded
+        assert first._lines is None and first._rendered == []  # no lines kept for a folded answer
+        height = chat.virtual_size.height
+        chat.scroll_home(animate=False)
+        await settle(pilot)
+        assert not chapters(chat)[0].folded
+        assert first.text_lines()[0] == "Answer 0" and first.region.height > 1  # drawn again
+        assert chat.virtual_size.height == height
+
+
+async def test_folded_chapters_at_the_top_are_shelved_and_come_back_when_scrolled_to() -> None:
+    async with chat_with(120) as (pilot, chat):
+        shelved = [chapter for chapter in chapters(chat) if chapter.shelved]
+        assert shelved and shelved == chapters(chat)[:len(shelved)]  # the leading run
+        assert not any(chapter.display for chapter in shelved)  # not even arranged
+        shelf = chat.query_children(Shelf).first()
+        assert chat.children[0] is shelf and shelf.outer_size.height == sum(c.kept_height for c in shelved)
+        height = chat.virtual_size.height
+        assert len(list(chat.messages())) == 240  # every message is still there
+
+        chat.scroll_home(animate=False)
+        await settle(pilot)
+        assert not any(chapter.shelved for chapter in chapters(chat)) and shelf.outer_size.height == 0
+        assert chapters(chat)[0].children[0].region.height > 0  # drawn where the user looks
+        assert chat.virtual_size.height == height  # nothing jumped
+
+        chat.scroll_end(animate=False)
+        await settle(pilot)
+        assert chapters(chat)[0].shelved and chat.virtual_size.height == height

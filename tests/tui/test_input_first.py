@@ -109,3 +109,35 @@ async def test_keys_typed_without_pause_leave_the_screen_its_turn(make_app, monk
         gate.hold()
         assert gate.holding
         gate.release()
+
+
+async def test_the_key_is_drawn_before_a_pending_layout_pass(make_app) -> None:
+    """A streaming chat has asked for a layout pass (tens of ms on a long reply): the frame that shows the
+    key comes first, drawn in the current layout, and the layout pass after it."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        gate = app.input_first
+        screen = app.screen
+        layouts = 0
+        frames: list[tuple[str, int]] = []  # (the prompt's text, layout passes so far) at each frame drawn
+        real_layout, real_display = screen._refresh_layout, app._display
+
+        def layout(*args, **kwargs):
+            nonlocal layouts
+            layouts += 1
+            return real_layout(*args, **kwargs)
+
+        def display(target, renderable):
+            if renderable is not None and not app._batch_count:
+                frames.append((app.prompt.text, layouts))
+            return real_display(target, renderable)
+
+        screen._refresh_layout = layout
+        app._display = display
+        screen._layout_required = True  # as after a flush of the chat
+        app.post_message(events.Key("x", "x"))
+        await wait_for(pilot, lambda: not gate.holding and layouts > 0, timeout=2, what="the key and a layout")
+        first_with_key = next(layouts_before for text, layouts_before in frames if text == "x")
+        assert first_with_key == 0
+        assert gate.echoes == 1

@@ -98,7 +98,9 @@ class Chapter(Widget):
     Every re-layout walks every displayed widget of the screen (Textual arranges the whole tree, not just
     what shows). A conversation of 400 messages made each flush of a streamed reply cost 75-85 ms (median;
     over 300 ms at the 90th percentile), and it grew with every message. A folded chapter keeps its height
-    (the scroll bar and position do not move) but its messages are not displayed, so re-layouts skip them.
+    (the scroll bar and position do not move) but its messages are not displayed, so re-layouts skip them;
+    its assistant messages drop their rendered lines (memory that grew with the session) and render
+    them again when it unfolds.
     """
 
     DEFAULT_CSS = """
@@ -109,7 +111,17 @@ class Chapter(Widget):
     Chapter.-folded > * {
         display: none;
     }
+    Chapter.-shelved {
+        display: none;
+    }
     """
+
+    _kept = 0
+
+    @property
+    def kept_height(self) -> int:
+        """The height kept while folded."""
+        return self._kept
 
     @property
     def folded(self) -> bool:
@@ -119,13 +131,43 @@ class Chapter(Widget):
         """Keep the current height, stop displaying the messages."""
         height = self.outer_size.height
         if not self.folded and height:
+            self._kept = height
             self.styles.height = height
             self.add_class("-folded")
+            for message in self.children:  # their rendered lines, rendered again when unfolded
+                release = getattr(message, "release_lines", None)
+                if release is not None:
+                    release()
 
     def unfold(self) -> None:
+        self.unshelve()
         if self.folded:
             self.remove_class("-folded")
             self.styles.height = "auto"
+
+    @property
+    def shelved(self) -> bool:
+        return self.has_class("-shelved")
+
+    def shelve(self) -> None:
+        """Not even arranged: a folded chapter in the run at the top that the pane's :class:`Shelf` stands for."""
+        if self.folded:
+            self.add_class("-shelved")
+
+    def unshelve(self) -> None:
+        self.remove_class("-shelved")
+
+
+class Shelf(Widget):
+    """The first child of the chat pane: as tall as the folded chapters at the top, which are not displayed at
+    all (see :meth:`ChatPane.update_folds`). A folded chapter is still a widget every layout pass arranges;
+    a thousand-message session has some ninety of them, over a third of the screen's widgets."""
+
+    DEFAULT_CSS = """
+    Shelf {
+        height: 0;
+    }
+    """
 
 
 class FollowingScroll(VerticalScroll):
@@ -160,6 +202,7 @@ class ChatPane(FollowingScroll):
         self._last_reply: list[AssistantMessage] = []
         self._folds_scheduled = False
         self._folded_at_width = 0
+        self._shelf: Shelf | None = None
 
     # --- folding chapters far from the view -----------------------------------------------------------
     def watch_scroll_y(self, old: float, new: float) -> None:
@@ -177,6 +220,7 @@ class ChatPane(FollowingScroll):
             self._folded_at_width = width
             for chapter in self.query_children(Chapter):
                 chapter.unfold()
+            self._set_shelf(0)
         self._folds_due()
 
     def _folds_due(self) -> None:
@@ -195,14 +239,41 @@ class ChatPane(FollowingScroll):
             return
         top, bottom = self.scroll_y, self.scroll_y + view
         chapters = list(self.query_children(Chapter))
-        for chapter in chapters[:-1]:
-            region = chapter.virtual_region
-            if region.bottom >= top - UNFOLD_WITHIN * view and region.y <= bottom + UNFOLD_WITHIN * view:
+        y = 0  # where a shelved chapter is: the shelf is at the top and stands for them in order
+        shelved = 0  # chapters[:shelved]: the run of folded chapters at the top, far above the view
+        for index, chapter in enumerate(chapters[:-1]):
+            if chapter.shelved:
+                start, end = y, y + chapter.kept_height
+            else:
+                region = chapter.virtual_region
+                start, end = region.y, region.bottom
+            y = end
+            if end >= top - UNFOLD_WITHIN * view and start <= bottom + UNFOLD_WITHIN * view:
                 chapter.unfold()
-            elif region.bottom < top - FOLD_BEYOND * view or region.y > bottom + FOLD_BEYOND * view:
+            elif end < top - FOLD_BEYOND * view or start > bottom + FOLD_BEYOND * view:
                 chapter.fold()
+            if shelved == index and chapter.folded and end < top - FOLD_BEYOND * view:
+                shelved = index + 1
+        height = 0
+        for index, chapter in enumerate(chapters):
+            if index < shelved:
+                chapter.shelve()
+                height += chapter.kept_height
+            else:
+                chapter.unshelve()
         if chapters:
             chapters[-1].unfold()
+        self._set_shelf(height)
+
+    def _set_shelf(self, height: int) -> None:
+        """The shelf as tall as the shelved chapters (mounted the first time there are any)."""
+        if self._shelf is None:
+            if not height:
+                return
+            self._shelf = Shelf()
+            self.mount(self._shelf, before=0)
+        if self._shelf.styles.height is None or self._shelf.styles.height.value != height:
+            self._shelf.styles.height = height
 
     # --- the list of messages -------------------------------------------------------------------------
     def append(self, widget: Widget) -> AwaitMount:
@@ -283,6 +354,7 @@ class ChatPane(FollowingScroll):
     async def clear(self) -> None:
         await self.end_reply()
         await self.remove_children()
+        self._shelf = None
         self.anchor(False)
 
 

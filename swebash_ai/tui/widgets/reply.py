@@ -273,6 +273,11 @@ class AssistantMessage(Widget):
         if key != self._render_key:
             self._render_key, self._rendered, self._lines, self._plain = key, [], None, None
 
+    def release_lines(self) -> None:
+        """Forget the rendered lines (the message is folded away, see ``Chapter``): a long session keeps its
+        Markdown, not the lines of every message; they are rendered again when it shows."""
+        self._render_key, self._rendered, self._lines, self._plain = None, [], None, None
+
     def _render_next(self, width: int) -> None:
         """Render the next block not rendered yet (all of them again if the width or the style changed)."""
         self._check_key(width)
