@@ -12,7 +12,8 @@ from swebash_ai.tui.input_first import InputFirst, yield_to_input
 from tests.tui.tui_helpers import idle, wait_for
 
 
-async def test_a_key_holds_repaints_until_the_prompt_has_handled_it(make_app) -> None:
+async def test_a_key_holds_repaints_until_the_prompt_has_handled_it(make_app, monkeypatch) -> None:
+    monkeypatch.setattr(input_first, "REPAINT_WITHIN", 0.0)  # this key holds, however recent the last hold
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await idle(pilot)
@@ -69,7 +70,7 @@ async def test_a_hold_ends_after_hold_max_even_if_the_queues_never_empty(make_ap
         gate.hold()
         while gate.holding:
             await asyncio.sleep(0.002)
-        assert time.monotonic() - start < input_first.HOLD_MAX + 0.5
+        assert time.monotonic() - start < input_first.HOLD_MAX + 2.0  # slack for a loaded machine, far below 5 s
         assert app._batch_count == 0
         await pilot.pause()
 
