@@ -162,7 +162,9 @@ class UndoResult:
         return "\n".join([head] + [f"  {line}" for line in self.restored])
 
     def note_for_model(self) -> str:
-        files = "; ".join(self.restored)
+        shown = self.restored[:20]  # a command can change thousands of files; the model needs the gist
+        more = len(self.restored) - len(shown)
+        files = "; ".join(shown) + (f"; and {more} more" if more else "")
         return f"[Note: the user undid your changes from an earlier turn ({files}). Those files are back " \
             "to their state before that turn; read them again before relying on their content.]"
 

@@ -11,6 +11,7 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,6 +35,8 @@ __all__ = [
     "run_command",
     "run_process",
 ]
+
+log = logging.getLogger(__name__)
 
 MAX_COMMAND_CHARS = 10_000
 APPROVED_ENV = ("SSH_AUTH_SOCK",)
@@ -189,7 +192,12 @@ async def _snapshot_before(ctx: ToolContext, command: str, workdir: Path) -> dic
 
 
 def _snapshot_after(ctx: ToolContext, entry: dict[str, Any]) -> None:
-    ctx.services["checkpoints"].after_command(entry, _limits(ctx))
+    """The command has run: a failure to record its after-state (a full disk) must not turn its result into
+    an error; undo will say that the state after it was not recorded."""
+    try:
+        ctx.services["checkpoints"].after_command(entry, _limits(ctx))
+    except OSError as exc:
+        log.warning("could not record the state after %r: %s", entry.get("command"), exc)
 
 
 TOOLS: list[Tool] = [run_command]

@@ -4,10 +4,15 @@ loop (one-shot, scripted server), reverted turn by turn; what was not snapshotte
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed: no snapshots")
 
 
 def _command_turn(llm_env: FakeLLMServer, run_cli: Any, command: str, *args: str,

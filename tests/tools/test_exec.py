@@ -86,6 +86,24 @@ async def test_a_bare_repository_in_the_workspace_is_not_found_by_itself(workspa
     assert res.stdout.strip() == "true"  # an explicit --git-dir still works
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+async def test_an_approved_command_keeps_its_result_when_its_after_state_cannot_be_saved(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from swebash_ai.tools.checkpoints import Checkpoints
+
+    class DiskFull(Checkpoints):
+        def after_command(self, entry: dict[str, Any], limits: Any = None) -> None:
+            raise OSError(28, "No space left on device")
+
+    store = DiskFull(tmp_path / "sessions" / "s.checkpoints", turn=1)
+    ctx = make_ctx(workspace)
+    ctx.services["checkpoints"], ctx.approved = store, True
+    res = await call(run_command, ctx, command="echo done > out.txt; echo ran")
+    assert res.ok and "ran" in res.text and (workspace / "out.txt").exists()
+    assert res.metadata["snapshot"] == store.entries()[0]["before"]  # the before-state was taken
+
+
 async def test_killed_by_signal_is_named(workspace: Path) -> None:
     res = await call(run_command, make_ctx(workspace), command="kill -KILL $$")
     assert res.exit_code == 137 and "killed by SIGKILL" in res.text

@@ -188,3 +188,11 @@ def test_undo_goes_on_past_a_path_it_cannot_restore(tmp_path: Path, monkeypatch:
     result = checkpoints.undo_last_turn(store)
     assert result.failed == 1 and (ws / "b.txt").read_text() == "b" and not (ws / "a.txt").exists()
     assert "could NOT be restored" in result.summary() and "a.txt: NOT restored" in result.summary()
+
+
+def test_the_model_hears_the_gist_of_a_large_undo() -> None:
+    from swebash_ai.tools.checkpoints import UndoResult
+
+    result = UndoResult(3, [f"/w/f{i}.txt: restored (1 bytes)" for i in range(500)])
+    note = result.note_for_model()
+    assert "f19.txt" in note and "f20.txt" not in note and "and 480 more" in note and len(note) < 2_000
