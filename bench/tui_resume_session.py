@@ -129,8 +129,10 @@ async def run(turns: int, calls: int, more: int, size: tuple[int, int]) -> None:
                 loaded_after = time.perf_counter() - start
                 await pilot.pause(0.5)
                 collect_garbage()
-                chat_messages = sum(1 for _ in app.chat.messages())
-                print(f"resumed session          {turns} turns: {chat_messages} chat messages, "
+                mounted = sum(1 for _ in app.chat.messages())
+                stored = sum(len(chapter) for chapter in app.chat._stored)
+                print(f"resumed session          {turns} turns: {mounted + stored} chat messages "
+                      f"({mounted} as widgets, {stored} stored behind the 'earlier' line), "
                       f"{turns * calls} tool calls")
                 print(f"resume to shown          {loaded_after:.2f} s")
                 screen, chat, tools = widget_counts(app)

@@ -184,3 +184,66 @@ async def test_folded_chapters_at_the_top_are_shelved_and_come_back_when_scrolle
         chat.scroll_end(animate=False)
         await settle(pilot)
         assert chapters(chat)[0].shelved and chat.virtual_size.height == height
+
+
+# --- the oldest chapters stored as blueprints ---------------------------------------------------------
+async def test_the_oldest_chapters_are_stored_behind_an_earlier_line_and_come_back(monkeypatch: Any) -> None:
+    """Beyond the allowance of mounted chapters, the oldest are kept as blueprints: widgets stay bounded,
+    and the 'earlier messages' line brings them back, newest first, with their text and kind."""
+    from swebash_ai.tui.widgets import chat as chat_module
+    from swebash_ai.tui.widgets.chat import ErrorMessage, NoticeMessage
+    from swebash_ai.tui.widgets.earlier import EarlierMessages
+
+    monkeypatch.setattr(chat_module, "MOUNTED_CHAPTERS", 4)
+    monkeypatch.setattr(chat_module, "SHOW_MORE", 2)
+    async with chat_with(60) as (pilot, chat):  # 120 messages: 10 chapters
+        chat.add_error("Boom", "it broke", "try again")
+        chat.add_assistant("**final** answer")
+        await settle(pilot)
+        assert len(chapters(chat)) == 4 and len(list(chat.messages())) <= 4 * CHAPTER_SIZE
+        line = chat.query_one(EarlierMessages)
+        assert chat.children[0] is line
+        assert "84 earlier messages" in str(line.render())  # 122 messages: 7 chapters stored, 38 widgets
+        texts = [str(w.render()) for w in chat.messages()]
+        assert texts[-1] != "" and "question 59" in " ".join(texts)
+
+        line.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "60 earlier messages" in str(line.render())  # two chapters of 12 came back
+        assert len(chapters(chat)) == 6
+        back = list(chat.messages())
+        assert str(back[0].render()) == "question 30" and isinstance(back[1], NoticeMessage)
+        assert "-info" in back[1].classes  # rebuilt with its kind
+
+        for _ in range(3):
+            await pilot.click(EarlierMessages)
+            await settle(pilot)
+        assert not chat.query(EarlierMessages)  # all shown: the line goes
+        assert str(next(chat.messages()).render()) == "question 0"
+        assert any(isinstance(w, ErrorMessage) for w in chat.messages())
+
+        chat.add_user("one more")  # the chapters shown again stay until the chat is cleared
+        await settle(pilot)
+        assert not chat.query(EarlierMessages)
+        await chat.clear()
+        await settle(pilot)
+        assert chat._stored == [] and not chapters(chat)
+
+
+async def test_nothing_is_stored_while_the_user_reads_further_up(monkeypatch: Any) -> None:
+    from swebash_ai.tui.widgets import chat as chat_module
+
+    monkeypatch.setattr(chat_module, "MOUNTED_CHAPTERS", 4)
+    async with chat_with(24) as (pilot, chat):  # 4 chapters: at the allowance
+        chat.scroll_home(animate=False)
+        await settle(pilot)
+        for i in range(30):
+            chat.add_user(f"later {i}")
+        await settle(pilot)
+        assert len(chapters(chat)) > 4 and str(next(chat.messages()).render()) == "question 0"
+        chat.scroll_end(animate=False)
+        await settle(pilot)
+        chat.add_user("back at the end")
+        await settle(pilot)
+        assert len(chapters(chat)) == 4  # stored once the view follows the end again

@@ -33,6 +33,7 @@ from textual.widgets import Static
 
 from swebash_ai.tui.commands import help_text
 from swebash_ai.tui.input_first import yield_to_input
+from swebash_ai.tui.widgets.earlier import MOUNTED_CHAPTERS, SHOW_MORE, Blueprint, EarlierMessages, blueprint
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -117,6 +118,8 @@ class Chapter(Widget):
     """
 
     _kept = 0
+    stored = False
+    """Its messages were turned into blueprints and it is being removed (see ``ChatPane._store_oldest``)."""
 
     @property
     def kept_height(self) -> int:
@@ -203,6 +206,9 @@ class ChatPane(FollowingScroll):
         self._folds_scheduled = False
         self._folded_at_width = 0
         self._shelf: Shelf | None = None
+        self._stored: list[list[Blueprint]] = []  # the oldest chapters, as blueprints (see widgets/earlier.py)
+        self._earlier: EarlierMessages | None = None
+        self._allowance = MOUNTED_CHAPTERS
 
     # --- folding chapters far from the view -----------------------------------------------------------
     def watch_scroll_y(self, old: float, new: float) -> None:
@@ -271,7 +277,10 @@ class ChatPane(FollowingScroll):
             if not height:
                 return
             self._shelf = Shelf()
-            self.mount(self._shelf, before=0)
+            if self._earlier is not None:
+                self.mount(self._shelf, after=self._earlier)
+            else:
+                self.mount(self._shelf, before=0)
         if self._shelf.styles.height is None or self._shelf.styles.height.value != height:
             self._shelf.styles.height = height
 
@@ -284,12 +293,60 @@ class ChatPane(FollowingScroll):
         if chapter is None or len(chapter.children) >= CHAPTER_SIZE:
             chapter = Chapter()
             self.mount(chapter, before=self._stream.tail_widget if self._stream is not None else None)
+        self._store_oldest()
         return chapter.mount(widget)
+
+    # --- the oldest chapters as blueprints (widgets/earlier.py) ---------------------------------------
+    def _store_oldest(self) -> None:
+        """Beyond the allowance, turn the oldest chapters into blueprints, while nobody reads up there."""
+        chapters = [c for c in self.query_children(Chapter) if not c.stored]  # removal is not immediate
+        if len(chapters) <= self._allowance or (self.max_scroll_y and self.scroll_y < self.max_scroll_y - 1):
+            return
+        stored = 0
+        for chapter in chapters[: len(chapters) - self._allowance]:
+            prints = [blueprint(message) for message in chapter.children]
+            if any(p is None for p in prints) or not prints:
+                break  # a message that cannot be built again: keep it, and everything after it
+            self._stored.append([p for p in prints if p is not None])
+            chapter.stored = True
+            chapter.remove()
+            stored += 1
+        if stored:
+            self._show_count()
+            self._folds_due()
+
+    def _show_count(self) -> None:
+        count = sum(len(chapter) for chapter in self._stored)
+        if not count:
+            if self._earlier is not None:
+                self._earlier.remove()
+                self._earlier = None
+            return
+        if self._earlier is None:
+            self._earlier = EarlierMessages()
+            self.mount(self._earlier, before=0)
+        self._earlier.set_count(count)
+
+    def show_earlier(self) -> None:
+        """Mount the newest stored chapters again, above the others; they stay until the chat is cleared."""
+        first = next(iter(self.query_children(Chapter)), None)
+        shown = 0
+        while self._stored and shown < SHOW_MORE:
+            chapter = Chapter(*[build() for build in self._stored.pop()])
+            if first is not None:
+                self.mount(chapter, before=first)
+            else:
+                self.mount(chapter)
+            first, shown = chapter, shown + 1
+        self._allowance += shown
+        self._show_count()
+        self._folds_due()
 
     def messages(self) -> Iterator[Widget]:
         """Every message and reply segment, oldest first (the unfinished tail of a stream excluded)."""
         for chapter in self.query_children(Chapter):
-            yield from chapter.children
+            if not chapter.stored:
+                yield from chapter.children
 
     # --- plain messages -------------------------------------------------------------------------------
     def add_user(self, text: str) -> UserMessage:
@@ -355,6 +412,7 @@ class ChatPane(FollowingScroll):
         await self.end_reply()
         await self.remove_children()
         self._shelf = None
+        self._stored, self._earlier, self._allowance = [], None, MOUNTED_CHAPTERS
         self.anchor(False)
 
 
