@@ -343,6 +343,13 @@ class SwebashApp(App[int]):
         return decision
 
     # --- prompt ---------------------------------------------------------------------------------------
+    def on_prompt_input_page(self, message: PromptInput.Page) -> None:
+        """PageUp/PageDown typed in the prompt scroll the chat (where the earlier messages are)."""
+        if message.up:
+            self.chat.scroll_page_up(animate=False)
+        else:
+            self.chat.scroll_page_down(animate=False)
+
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         await self.controller.submit(message.text)
 

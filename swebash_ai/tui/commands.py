@@ -28,6 +28,7 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Enter", "send"),
     ("Ctrl+J / Shift+Enter", "new line"),
     ("Up / Down", "previous / next prompt from the history"),
+    ("PageUp / PageDown", "scroll the chat (earlier messages: Enter on the line at its top)"),
     ("Tab", "complete a slash command"),
     ("Esc / Ctrl+C", "cancel the running turn"),
     ("Ctrl+C twice", "quit (on an idle prompt)"),

@@ -153,6 +153,25 @@ async def test_slash_completion_and_help(make_app):
         assert "Unknown command /nope" in str(app.query(NoticeMessage).last().render())
 
 
+async def test_page_keys_in_the_prompt_scroll_the_chat(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        for i in range(40):
+            app.chat.add_notice(f"notice {i}")
+        await pilot.pause()
+        app.chat.scroll_end(animate=False)
+        await pilot.pause()
+        bottom = app.chat.scroll_y
+        assert bottom > 0 and app.focused is app.prompt
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert app.chat.scroll_y < bottom and app.focused is app.prompt and app.prompt.text == ""
+        await pilot.press("pagedown", "pagedown")
+        await pilot.pause()
+        assert app.chat.scroll_y == bottom
+
+
 async def test_enter_sends_ctrl_j_adds_a_line(make_app):
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:

@@ -68,7 +68,8 @@ class PromptHistory:
 
 
 class PromptInput(TextArea):
-    """Multi-line input. Enter posts :class:`PromptInput.Submitted`; Up/Down walk the history."""
+    """Multi-line input. Enter posts :class:`PromptInput.Submitted`; Up/Down walk the history; PageUp and
+    PageDown post :class:`PromptInput.Page` (they scroll the chat: the prompt is a few lines at most)."""
 
     class Submitted(Message):
         """The user pressed Enter."""
@@ -76,6 +77,13 @@ class PromptInput(TextArea):
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
+
+    class Page(Message):
+        """The user pressed PageUp (``up``) or PageDown."""
+
+        def __init__(self, up: bool) -> None:
+            super().__init__()
+            self.up = up
 
     def __init__(self, history: PromptHistory, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
@@ -97,6 +105,11 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.insert("\n")
+            return
+        if key in ("pageup", "pagedown"):
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Page(key == "pageup"))
             return
         if key == "tab" and self.complete():
             event.stop()
