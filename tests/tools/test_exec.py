@@ -44,10 +44,11 @@ async def call(t: Tool, ctx: ToolContext, **args: Any) -> ToolResult:
 
 # A tree of sleepers, each recording its pid: a background job, an orphan from a subshell, a grandchild
 # that escapes the process group with setsid, the shell itself, and a foreground-ish sleeper.
-def sleeper_tree(pids: Path) -> str:
+def sleeper_tree(pids: Path, seconds: str = "100") -> str:
+    s = seconds
     return (
-        f"sleep 100 & echo $! >> {pids}; (sleep 100 & echo $! >> {pids}); "
-        f"setsid sleep 100 & echo $! >> {pids}; echo $$ >> {pids}; sleep 100 & echo $! >> {pids}; wait"
+        f"sleep {s} & echo $! >> {pids}; (sleep {s} & echo $! >> {pids}); "
+        f"setsid sleep {s} & echo $! >> {pids}; echo $$ >> {pids}; sleep {s} & echo $! >> {pids}; wait"
     )
 
 
@@ -364,12 +365,11 @@ async def test_bwrap_sandbox(workspace: Path, tmp_path: Path) -> None:
     assert (workspace / "inside").exists()
     assert not Path("/usr/outside_canary").exists() and "rc=1" in res.text
     pids = workspace / "pids"
-    start = time.time() - 1
-    timed = await call(run_command, ctx, command=sleeper_tree(pids), timeout=1)
+    seconds = f"100.{os.getpid()}{int(time.time() * 1000) % 100_000}"  # ours alone, not another run's
+    timed = await call(run_command, ctx, command=sleeper_tree(pids, seconds), timeout=1)
     assert timed.status == "timeout"
-    # pids inside the sandbox are namespaced: find the host processes (ours, started since) by name instead
-    left = [p for p in psutil.process_iter(["cmdline", "create_time"])
-            if p.info["cmdline"] == ["sleep", "100"] and p.info["create_time"] >= start]
+    # pids inside the sandbox are namespaced: find the host processes (ours: a unique duration) by name instead
+    left = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", seconds]]
     assert left == []
 
 
