@@ -8,7 +8,9 @@ Checks, in order (later ones are skipped when an earlier one makes them meaningl
 4. the model can call tools (a tiny request offering one tool, or litellm's ``supports_function_calling``
    for litellm models, which never sends a request);
 5. the sandbox (``bwrap`` on PATH when ``exec_sandbox = "bwrap"``);
-6. the bash grammar (tree-sitter-bash) loads: the command policy needs it.
+6. the bash grammar (tree-sitter-bash) loads: the command policy needs it;
+7. undo snapshots of approved commands: git on PATH, and the folder they cover here;
+8. each configured MCP server starts and lists its tools.
 
 Each check prints one line: ``✓`` fine, ``!`` works with a caveat, ``✗`` broken, followed by what to do.
 Exit 0 when nothing is broken, else 1.
@@ -24,6 +26,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 if TYPE_CHECKING:
@@ -100,8 +103,24 @@ def checks(flags: Mapping[str, Any] | None = None, *, profile: str | None = None
     out.extend(provider_checks)
     out.append(_sandbox_check(loaded))
     out.append(_parser_check())
+    out.append(_snapshot_check(loaded))
     out.extend(_mcp_checks(loaded))
     return out
+
+
+def _snapshot_check(loaded: LoadedSettings) -> Check:
+    """Can undo revert approved commands here? (docs/undo.md)"""
+    from swebash_ai.tools.snapshots import project_root
+
+    settings = loaded.settings
+    if not settings.command_snapshots:
+        return Check("undo snapshots", "ok", "off (command_snapshots = false): undo reverts file writes only")
+    if shutil.which("git") is None:
+        return Check("undo snapshots", "warn", "git is not on PATH: undo cannot revert approved commands",
+                     "Install git to let /undo revert what approved commands change.")
+    root = project_root(Path.cwd())
+    return Check("undo snapshots", "ok", f"git found; commands run here are snapshotted in {root} (up to "
+                 f"{settings.command_snapshot_max_files:,} files, {settings.command_snapshot_max_mb} MiB)")
 
 
 def _mcp_checks(loaded: LoadedSettings) -> list[Check]:

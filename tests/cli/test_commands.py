@@ -68,11 +68,25 @@ def test_doctor_against_the_fake_server(llm_env: FakeLLMServer, run_cli: Any) ->
     res = run_cli("doctor")
     assert res.returncode == 0, res.stdout + res.stderr
     lines = res.stdout.splitlines()
-    for name in ("settings", "provider", "API key", "server", "tool calling", "sandbox", "shell parser"):
+    for name in ("settings", "provider", "API key", "server", "tool calling", "sandbox", "shell parser",
+                 "undo snapshots"):
         assert any(line.startswith(("✓ " + name, "! " + name)) for line in lines), (name, res.stdout)
     assert any(line.startswith("✓ tool calling") for line in lines)
     assert llm_env.requests[0]["path"].endswith("/models")
     assert llm_env.requests[1]["body"]["tools"][0]["function"]["name"] == "ping"
+
+
+def test_doctor_says_when_undo_cannot_revert_commands(monkeypatch: Any) -> None:
+    from swebash_ai import doctor
+    from swebash_ai.config import load_settings
+
+    loaded = load_settings()
+    assert doctor._snapshot_check(loaded).status == "ok"
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    missing = doctor._snapshot_check(loaded)
+    assert missing.status == "warn" and "git" in missing.detail and missing.fix
+    off = doctor._snapshot_check(load_settings({"command_snapshots": False}))
+    assert off.status == "ok" and "off" in off.detail
 
 
 def test_doctor_says_what_to_fix_when_broken(run_cli: Any) -> None:
