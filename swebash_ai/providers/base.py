@@ -260,31 +260,14 @@ def classify_error(exc: BaseException, *, model: str = "") -> errors.ProviderErr
     status = getattr(exc, "status_code", None)
     raw = str(getattr(exc, "message", None) or exc)
     detail = _short(raw)
-    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return errors.AuthenticationError(
-            f"The provider rejected the API key for {model or 'the model'} ({status}): {detail}",
-            hint="Set SWEBASH_AI_API_KEY (or the provider's own variable, e.g. OPENAI_API_KEY) to a valid key.",
-            status=status,
-        )
-    if isinstance(exc, openai.NotFoundError):
-        return errors.ModelNotFoundError(
-            f"Model '{model}' was not found: {detail}",
-            hint="Check SWEBASH_AI_MODEL (litellm's provider/model form, e.g. openai/gpt-4.1) and SWEBASH_AI_API_BASE.",
-            status=status,
-        )
-    if isinstance(exc, openai.RateLimitError):
-        return errors.RateLimitError(
-            f"Rate limited by the provider: {detail}", status=status, retry_after=_retry_after(exc)
-        )
-    if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
-        lowered = raw.lower()
-        if "context" in lowered and any(w in lowered for w in ("length", "too long", "maximum", "exceed")):
-            return errors.ContextTooLongError(
-                f"The conversation is too long for {model}: {detail}",
-                hint="Start a new conversation (/new) or lower SWEBASH_AI_CONTEXT_TOKENS.",
-                status=status,
-            )
-        return errors.BadRequestError(f"The provider refused the request: {detail}", status=status)
+    if isinstance(exc, openai.APIStatusError):
+        # One mapping of statuses (classify_status, which the httpx lane uses too); the class decides where a
+        # litellm subclass carries an odd status_code.
+        kinds = ((openai.AuthenticationError, 401), (openai.PermissionDeniedError, 403), (openai.NotFoundError, 404),
+                 (openai.RateLimitError, 429), (openai.BadRequestError, 400), (openai.UnprocessableEntityError, 422))
+        code = next((c for kind, c in kinds if isinstance(exc, kind)), status)
+        if isinstance(code, int):
+            return classify_status(code, raw, model=model, retry_after=_retry_after(exc))
     if isinstance(exc, openai.APITimeoutError):
         return errors.ProviderUnavailableError(f"The provider did not answer in time: {detail}")
     if isinstance(exc, openai.APIConnectionError):
@@ -292,12 +275,6 @@ def classify_error(exc: BaseException, *, model: str = "") -> errors.ProviderErr
             f"Cannot reach the provider: {detail}",
             hint="Is the server running and SWEBASH_AI_API_BASE right? Are you online?",
         )
-    if isinstance(exc, openai.APIStatusError):
-        if status is not None and status >= 500:
-            return errors.ProviderUnavailableError(f"The provider failed ({status}): {detail}", status=status)
-        if status == 429:
-            return errors.RateLimitError(f"Rate limited: {detail}", status=status, retry_after=_retry_after(exc))
-        return errors.BadRequestError(f"The provider answered {status}: {detail}", status=status)
     name = type(exc).__name__
     if "Timeout" in name:
         return errors.ProviderUnavailableError(f"The provider did not answer in time: {detail}")
@@ -309,8 +286,8 @@ def classify_error(exc: BaseException, *, model: str = "") -> errors.ProviderErr
 def classify_status(
     status: int, raw: str, *, model: str = "", retry_after: str | float | None = None
 ) -> errors.ProviderError:
-    """Map an HTTP error status and its body to our error tree, as :func:`classify_error` does for the
-    official client's exceptions (same statuses, same messages), without importing any client library."""
+    """Map an HTTP error status and its body to our error tree, without importing any client library: the
+    httpx lane's errors, and (through :func:`classify_error`) the openai and litellm clients' status errors."""
     detail = _short(raw)
     try:
         wait = float(retry_after) if retry_after is not None else None
