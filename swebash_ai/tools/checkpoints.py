@@ -33,6 +33,7 @@ from typing import Any
 
 from swebash_ai.errors import ToolError
 from swebash_ai.tools import snapshots
+from swebash_ai.tools.atomic import write_atomically
 
 #: Larger previous contents are not copied (the write tools cap what they write at ``fs_max_size`` anyway).
 MAX_SAVED = 16 * 1024 * 1024
@@ -64,10 +65,7 @@ class Checkpoints:
         digest = _sha(data)
         target = self.folder / "blobs" / digest
         if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(".tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, target)
+            write_atomically(target, data)
         return digest
 
     def _append(self, entry: dict[str, Any]) -> None:
@@ -206,12 +204,7 @@ def _file_step(store: Checkpoints, e: dict[str, Any]) -> _Step:
                 return "already gone"
             return "removed (it did not exist before)"
         data = (store.folder / "blobs" / e["old"]).read_bytes()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.undo-{os.getpid()}")
-        tmp.write_bytes(data)
-        if e.get("mode") is not None:
-            os.chmod(tmp, int(e["mode"]))
-        os.replace(tmp, path)
+        write_atomically(path, data, mode=None if e.get("mode") is None else int(e["mode"]))
         return f"restored ({len(data)} bytes)"
 
     def unchanged() -> bool:

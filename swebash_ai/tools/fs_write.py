@@ -9,11 +9,9 @@ atomic: a temporary file in the same directory, ``fsync``, then ``os.replace`` k
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -21,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from swebash_ai.safety.paths import PathRefused, open_for_read
+from swebash_ai.tools.atomic import write_atomically
 from swebash_ai.tools.fs import (
     _MAX_DIFF_LINES,
     _guard,
@@ -141,48 +140,6 @@ def _render_preview(path: str, action: str, plan: _Change | ToolResult) -> str:
     return "\n".join(parts) + "\n" + shown
 
 
-def _umask() -> int:
-    with contextlib.suppress(OSError, ValueError, IndexError), open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    mask = os.umask(0o022)  # process-wide for an instant: only where /proc cannot tell
-    os.umask(mask)
-    return mask
-
-
-def _atomic_write(target: Path, data: bytes, create_dirs: bool, exclusive: bool = False) -> None:
-    """Write ``data`` to ``target`` through a temporary file and ``os.replace``; keep the mode bits.
-
-    ``exclusive``: never replace an existing file (``os.link`` fails if one appeared meanwhile).
-    """
-    parent = target.parent
-    if not parent.is_dir():
-        if not create_dirs:
-            raise FileNotFoundError(f"the directory {parent} does not exist (create_dirs=false)")
-        parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{target.name}.", suffix=".swebash-tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        if exclusive:
-            os.link(tmp, target)
-            os.unlink(tmp)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def _checkpoint(ctx: ToolContext, change: _Change) -> None:
     """Let the session's checkpoint store (``ctx.services["checkpoints"]``) save the file's state first."""
     store = ctx.services.get("checkpoints")
@@ -194,7 +151,7 @@ def _commit(path: str, change: _Change, create_dirs: bool, verb: str, ctx: ToolC
     try:
         if ctx is not None:
             _checkpoint(ctx, change)
-        _atomic_write(change.resolved, change.new, create_dirs, exclusive=verb == "Created")
+        write_atomically(change.resolved, change.new, create_dirs=create_dirs, exclusive=verb == "Created")
     except FileExistsError:
         return ToolResult.error(f"'{path}' was created by something else meanwhile; nothing was written.")
     except OSError as exc:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from swebash_ai.errors import ToolError
+from swebash_ai.tools.atomic import write_atomically
 from swebash_ai.tools.process import run_program
 
 __all__ = ["Change", "Entry", "Limits", "ShadowRepo", "Snapshot", "matches", "project_root", "restore"]
@@ -320,16 +321,13 @@ def restore(repo: ShadowRepo, path: Path, entry: Entry | None, mode: int | None)
             return "already gone"
         return "removed (it did not exist before)"
     data = repo.blob(entry.blob)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.undo-{os.getpid()}")
     if entry.mode == "120000":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.undo-{os.getpid()}")
         os.symlink(os.fsdecode(data), tmp)
         os.replace(tmp, path)
         return f"restored (a link to {os.fsdecode(data)})"
-    tmp.write_bytes(data)
-    os.chmod(tmp, mode if mode is not None else (0o755 if entry.mode == "100755" else 0o644))
     if path.is_dir() and not path.is_symlink():
-        tmp.unlink()
         return "NOT restored (a folder is in its place now)"
-    os.replace(tmp, path)
+    write_atomically(path, data, mode=mode if mode is not None else (0o755 if entry.mode == "100755" else 0o644))
     return f"restored ({len(data)} bytes)"
