@@ -128,18 +128,9 @@ class McpTool(Tool):
         return f"the server says: {', '.join(said)} (not verified)" if said else ""
 
     def parse_arguments(self, raw: str | Mapping[str, Any] | None) -> BaseModel | ToolResult:
-        data: Any
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
-            data = {}
-        elif isinstance(raw, str):
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                return ToolResult.error(f"The arguments for {self.name} are not valid JSON ({exc.msg}).")
-        else:
-            data = dict(raw)
-        if not isinstance(data, dict):
-            return ToolResult.error(f"The arguments for {self.name} must be a JSON object.")
+        data = self.decode_arguments(raw)  # then the server's JSON Schema, not a pydantic model, validates
+        if isinstance(data, ToolResult):
+            return data
         problems = sorted(self._validator.iter_errors(data), key=lambda e: list(e.absolute_path))
         if problems:
             said = "; ".join(

@@ -225,6 +225,16 @@ class Tool:
     # --- per call -------------------------------------------------------------------------------------
     def parse_arguments(self, raw: str | Mapping[str, Any] | None) -> BaseModel | ToolResult:
         """Validate the model's arguments; an error result (for the model) when they are bad."""
+        data = self.decode_arguments(raw)
+        if isinstance(data, ToolResult):
+            return data
+        try:
+            return self.args_model.model_validate(data)
+        except ValidationError as exc:
+            return ToolResult.error(self._explain(exc))
+
+    def decode_arguments(self, raw: str | Mapping[str, Any] | None) -> dict[str, Any] | ToolResult:
+        """The arguments as a JSON object (none: ``{}``), or an error result that says how to call the tool."""
         data: Any
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             data = {}
@@ -243,10 +253,7 @@ class Tool:
                 f"The arguments for {self.name} must be a JSON object, not {type(data).__name__}. "
                 f"Expected: {self._signature_hint()}."
             )
-        try:
-            return self.args_model.model_validate(data)
-        except ValidationError as exc:
-            return ToolResult.error(self._explain(exc))
+        return data
 
     def _signature_hint(self) -> str:
         props = self.parameters.get("properties", {})
