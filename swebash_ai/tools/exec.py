@@ -23,6 +23,7 @@ from swebash_ai.safety.redact import MASK, redact_output
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.process import ProcessResult, build_argv, child_environment, clean_output, run_process
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
+from swebash_ai.tools.snapshots import Limits
 
 __all__ = [
     "APPROVED_ENV",
@@ -175,9 +176,7 @@ async def run_command(
     return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata)
 
 
-def _limits(ctx: ToolContext) -> Any:
-    from swebash_ai.tools.snapshots import Limits
-
+def _limits(ctx: ToolContext) -> Limits:
     return Limits(ctx.settings.command_snapshot_max_files, ctx.settings.command_snapshot_max_mb * 2**20)
 
 
