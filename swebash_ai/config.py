@@ -144,8 +144,8 @@ class Settings(BaseSettings):
     """Let sandboxed commands use the network."""
 
     command_snapshots: bool = True
-    """Before an approved command runs, snapshot the workspace into a shadow git repository beside the session
-    (``.gitignore`` respected), so undo can revert what the command changed. See docs/undo.md."""
+    """Before an approved command runs, snapshot the workspace into a git repository of swebash-ai's own in the
+    sessions folder (``.gitignore`` respected), so undo can revert what the command changed. See docs/undo.md."""
 
     command_snapshot_max_files: int = Field(20_000, ge=1)
     """A workspace with more files than this is not snapshotted (undo then says the command cannot be undone)."""

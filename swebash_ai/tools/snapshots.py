@@ -130,13 +130,13 @@ def blob_id(data: bytes) -> str:
 
 
 class ShadowRepo:
-    """The snapshot repository of one session (``git_dir``) for the work tree ``root``."""
+    """The snapshot repository (``git_dir``, shared by all sessions) seen from the work tree ``root``."""
 
     def __init__(self, git_dir: Path, root: Path, limits: Limits | None = None) -> None:
         self.git_dir = git_dir
         self.root = root
         self.limits = limits or Limits()
-        # One index per work tree, so snapshots of two folders in one session do not rehash each other.
+        # One index per work tree, so snapshots of two workspaces do not rehash each other's files.
         self.index = git_dir / "indexes" / hashlib.sha256(str(root).encode()).hexdigest()[:16]
 
     def _env(self) -> dict[str, str]:
