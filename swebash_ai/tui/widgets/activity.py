@@ -32,6 +32,7 @@ from textual.widgets import Log, Static
 
 from swebash_ai.tui.early_frame import NO_TOOL_CALLS
 from swebash_ai.tui.widgets.chat import FollowingScroll
+from swebash_ai.tui.widgets.earlier import EarlierLine
 
 #: The clock behind the elapsed time (replaced in snapshot tests so frames never depend on timing).
 clock: Callable[[], float] = time.monotonic
@@ -251,18 +252,8 @@ class ToolEntry(Vertical, can_focus=True):
             self.action_toggle_expand()
 
 
-class EarlierCalls(Static, can_focus=True):
+class EarlierCalls(EarlierLine):
     """The line above the entries standing for the calls kept as records; Enter or a click shows more."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter,space", "show_more", "Show earlier", show=False)]
-
-    def action_show_more(self) -> None:
-        pane = self.parent
-        if isinstance(pane, ActivityPane):
-            pane.show_earlier()
-
-    def on_click(self) -> None:
-        self.action_show_more()
 
 
 class ActivityPane(FollowingScroll):

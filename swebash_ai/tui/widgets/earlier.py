@@ -45,8 +45,23 @@ def blueprint(widget: Widget) -> Blueprint | None:
     return None
 
 
-class EarlierMessages(Static, can_focus=True):
-    """The first line of the chat while messages are stored: Enter or a click shows more of them."""
+class EarlierLine(Static, can_focus=True):
+    """A pane's first line standing for what it keeps as plain data (the chat's stored messages, the tool
+    pane's earlier calls): Enter, Space or a click asks the pane to ``show_earlier()``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter,space", "show_more", "Show earlier", show=False)]
+
+    def action_show_more(self) -> None:
+        show = getattr(self.parent, "show_earlier", None)
+        if callable(show):
+            show()
+
+    def on_click(self) -> None:
+        self.action_show_more()
+
+
+class EarlierMessages(EarlierLine):
+    """The first line of the chat while messages are stored."""
 
     DEFAULT_CSS = """
     EarlierMessages {
@@ -59,17 +74,6 @@ class EarlierMessages(Static, can_focus=True):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter,space", "show_more", "Show earlier", show=False)]
-
     def set_count(self, count: int) -> None:
         noun = "message" if count == 1 else "messages"
         self.update(f"▲ {count} earlier {noun}: Enter or click to show more")
-
-    def action_show_more(self) -> None:
-        from swebash_ai.tui.widgets.chat import ChatPane
-
-        if isinstance(self.parent, ChatPane):
-            self.parent.show_earlier()
-
-    def on_click(self) -> None:
-        self.action_show_more()
