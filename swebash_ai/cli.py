@@ -129,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with serve: working directory for the tools (default: the current one)")
     _common_options(mcp, suppress=True)
     _export_parser(sub)
+    _stats_parser(sub)
     _shell_init_parser(sub)
     undo = sub.add_parser("undo", help="revert the file changes of the latest turn of a saved session",
                           description="Put back the files that the assistant's write and edit tools, and the "
@@ -155,6 +156,37 @@ def _export_parser(sub: Any) -> None:
     export.add_argument("--all", action="store_true", help="export every saved session, oldest first")
     export.add_argument("--format", choices=("openai", "markdown"), default="openai",
                         help="openai: JSONL fine-tuning records (default); markdown: a readable transcript")
+
+
+def _stats_parser(sub: Any) -> None:
+    stats = sub.add_parser("stats", prog="swebash-ai stats",
+                           help="what the tools did, how well and at what cost (from the audit log and sessions)",
+                           description="Per tool: calls, ok/error/denied/timeout, p50 and p95 duration (MCP tools "
+                           "by server); approval decisions and who made them; tool rounds per turn; model requests "
+                           "(latency, failures, retries); tokens in and out for turns with and without tools; the "
+                           "estimated cost where prices are known. Read from what is stored on this machine "
+                           "(nothing is sent anywhere). Default: everything recorded. See docs/observability.md.")
+    which = stats.add_mutually_exclusive_group()
+    which.add_argument("--session", metavar="ID", help="one saved session (a unique prefix is enough)")
+    which.add_argument("--since", metavar="AGE", help="only the last AGE: 30m, 24h, 7d, 2w")
+    which.add_argument("--all", action="store_true", help="everything recorded (the default)")
+    stats.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+
+
+def _stats(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from swebash_ai.locations import locations
+    from swebash_ai.observe.stats import Window, collect, parse_since, render
+
+    try:
+        since = None if args.since is None else time.time() - parse_since(args.since)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    figures = collect(locations(), Window(session=args.session, since=since))
+    print(json.dumps(figures, indent=1) if args.json else render(figures))
+    return ExitCode.OK
 
 
 def _shell_init_parser(sub: Any) -> None:
@@ -251,6 +283,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return export_sessions(args.session_id, every=args.all, fmt=args.format)
     if args.command == "shell-init":
         return _shell_init(args)
+    if args.command == "stats":
+        return _stats(args)
     if args.shell and (args.question is None or args.command is not None):
         raise UsageError("--shell needs words to turn into a command: --shell -c WORDS.")
     if args.shell and (args.json or args.yes or args.resume is not None):

@@ -171,7 +171,13 @@ class Settings(BaseSettings):
     """TUI theme: a name from ``themes/`` or the user themes directory."""
 
     audit: bool = True
-    """Write one line per tool call to the audit log (arguments redacted)."""
+    """Write one line per tool call to the audit log (arguments redacted), and one per turn to ``turns.jsonl``
+    (request latencies, tokens, rounds): ``swebash-ai stats`` reads both."""
+    telemetry: Literal["off", "otlp"] = "off"
+    """``otlp``: export traces and metrics over OTLP/HTTP to ``OTEL_EXPORTER_OTLP_ENDPOINT`` (needs the
+    ``telemetry`` extra). Never exported: prompts, file contents, command output. See docs/observability.md."""
+    telemetry_log_commands: bool = False
+    """With telemetry on, add the command line (redacted like the audit log) to each ``run_command`` span."""
 
     @field_validator("tools_allow", "tools_deny", "workspace_roots", "path_deny", mode="before")
     @classmethod

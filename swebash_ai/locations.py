@@ -37,6 +37,11 @@ class Locations:
         return self.state_dir / "audit.jsonl"
 
     @property
+    def turns_log(self) -> Path:
+        """One line per turn: model requests, tokens, rounds (``swebash-ai stats`` reads it with the audit log)."""
+        return self.state_dir / "turns.jsonl"
+
+    @property
     def prompt_history(self) -> Path:
         return self.state_dir / "prompt_history"
 

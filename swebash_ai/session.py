@@ -22,6 +22,7 @@ from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.prompt import build_system_prompt
 from swebash_ai.config import LoadedSettings, Settings
 from swebash_ai.errors import ConfigError, ProviderError, SwebashError
+from swebash_ai.observe import Observer
 from swebash_ai.providers import ProviderChoice, choose_provider, make_provider
 from swebash_ai.providers.base import Provider, TextChunk
 from swebash_ai.providers.text_tools import TextToolCallProvider, is_tools_unsupported
@@ -72,6 +73,7 @@ class Session:
         self.instructions = self._load_instructions()
         self.agent: Agent | None = self._make_agent() if self.provider is not None else None
         self._toolbox: Agent | None = None
+        self.observers: list[Observer] = self._make_observers()
         self.mcp: Any = None
         """The :class:`~swebash_ai.tools.mcp_client.McpHost` once :meth:`start_mcp` ran with servers configured."""
 
@@ -97,6 +99,8 @@ class Session:
         """End every MCP server process this session started (safe to call more than once)."""
         if self.mcp is not None:
             await self.mcp.aclose()
+        self._observe("close")
+        self.observers = []
 
     # --- wiring ---------------------------------------------------------------------------------------
     def _make_context(self) -> ToolContext:
@@ -181,6 +185,31 @@ class Session:
 
     def _on_retry(self, err: ProviderError, delay: float, attempt: int) -> None:
         self.notices.append(f"{err.title}: retrying in {delay:.1f}s (attempt {attempt + 1})")
+        self._observe("on_retry")
+
+    # --- observers: turn statistics, OpenTelemetry (see swebash_ai/observe) ---------------------------
+    def _make_observers(self) -> list[Observer]:
+        found: list[Observer] = []
+        if self.settings.audit:
+            from swebash_ai.observe.recorder import TurnRecorder
+
+            found.append(TurnRecorder(self.loaded.locations.turns_log, self.conversation.id, self.model))
+        if self.settings.telemetry == "otlp":
+            try:
+                from swebash_ai.observe.otel import telemetry_observer
+            except ImportError as exc:
+                self.notices.append(f"Telemetry is on but OpenTelemetry is not installed ({exc.name}): "
+                                    "pip install 'swebash-ai[telemetry]'. The session goes on without it.")
+            else:
+                found.append(telemetry_observer(self.settings, self.model))
+        return found
+
+    def _observe(self, method: str, *args: Any) -> None:
+        for observer in self.observers:
+            try:
+                getattr(observer, method)(*args)
+            except Exception:  # an observer is never allowed to break a turn
+                log.warning("observer %s failed in %s", type(observer).__name__, method, exc_info=True)
 
     @property
     def model(self) -> str:
@@ -206,6 +235,9 @@ class Session:
             for notice in await self.compact(upcoming=text):
                 yield notice
             mark = len(self.conversation.messages)
+            for observer in self.observers:
+                if hasattr(observer, "session_id"):
+                    observer.session_id = self.conversation.id
             for attempt in (1, 2):
                 tools_ran = False
                 async with contextlib.aclosing(self.agent.run_turn(self.conversation, text)) as events:
@@ -217,6 +249,7 @@ class Session:
                         if isinstance(event, TurnFailed) and attempt == 1 and not tools_ran and self._fall_back(event):
                             retry = True
                             break
+                        self._observe("on_event", event)
                         yield event
                 if not retry:
                     return
@@ -225,6 +258,7 @@ class Session:
                     f"{self.model} refused native tool calls; describing the tools in the prompt instead.", "warning"
                 )
         finally:
+            self._observe("end_turn")
             self.save()
 
     async def compact(self, *, force: bool = False, upcoming: str = "") -> list[Notice]:

@@ -76,6 +76,20 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class ModelRequest:
+    """One model request ended (its stream finished, failed or was cancelled): for statistics and telemetry."""
+
+    model: str
+    seconds: float
+    """From sending the request to the end of its stream (retries included)."""
+    tool_calls: int = 0
+    """How many tool calls the response asked for (a response with any is one tool round)."""
+    ok: bool = True
+    first_token_seconds: float | None = None
+    """Until the first text or tool call arrived, when one did."""
+
+
+@dataclass(frozen=True)
 class Notice:
     """Something the user should know that is not part of the answer (a retry, a limit)."""
 
@@ -108,6 +122,7 @@ AgentEvent = (
     | ToolOutput
     | ToolCallFinished
     | Usage
+    | ModelRequest
     | Notice
     | TurnFinished
     | TurnFailed

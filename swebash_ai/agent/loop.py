@@ -20,6 +20,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import time
 import uuid
 from collections.abc import AsyncGenerator, Coroutine
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from swebash_ai.agent.events import (
     AgentEvent,
     ApprovalRequest,
     ApprovalRequested,
+    ModelRequest,
     Notice,
     StopReason,
     TextDelta,
@@ -202,20 +204,29 @@ class _Turn:
         self.partial_text = []
         calls: list[ToolCall] = []
         self.in_stream = True
-        async for chunk in agent.provider.stream(messages, tools, tool_choice):
-            if isinstance(chunk, TextChunk):
-                self.partial_text.append(chunk.text)
-                self.emit(TextDelta(chunk.text))
-            elif isinstance(chunk, ToolCall):
-                calls.append(chunk)
-            elif isinstance(chunk, UsageChunk):
-                self.prompt_tokens += chunk.prompt_tokens
-                self.completion_tokens += chunk.completion_tokens
-                if chunk.cost is not None:
-                    self.cost = (self.cost or 0.0) + chunk.cost
-                self.emit(Usage(chunk.prompt_tokens, chunk.completion_tokens, chunk.cost))
-            elif isinstance(chunk, FinishChunk):
-                pass
+        started = time.monotonic()
+        first: float | None = None
+        ok = False
+        try:
+            async for chunk in agent.provider.stream(messages, tools, tool_choice):
+                if first is None and isinstance(chunk, TextChunk | ToolCall):
+                    first = time.monotonic() - started
+                if isinstance(chunk, TextChunk):
+                    self.partial_text.append(chunk.text)
+                    self.emit(TextDelta(chunk.text))
+                elif isinstance(chunk, ToolCall):
+                    calls.append(chunk)
+                elif isinstance(chunk, UsageChunk):
+                    self.prompt_tokens += chunk.prompt_tokens
+                    self.completion_tokens += chunk.completion_tokens
+                    if chunk.cost is not None:
+                        self.cost = (self.cost or 0.0) + chunk.cost
+                    self.emit(Usage(chunk.prompt_tokens, chunk.completion_tokens, chunk.cost))
+                elif isinstance(chunk, FinishChunk):
+                    pass
+            ok = True
+        finally:
+            self.emit(ModelRequest(agent.provider.model, time.monotonic() - started, len(calls), ok, first))
         text = "".join(self.partial_text)
         self.in_stream = False
         self.conv.add_assistant(text, calls)
@@ -396,7 +407,10 @@ class _Turn:
                     )
                 if answer is Decision.ALLOW_SESSION:
                     agent.session_approvals.remember(tool.name, key)
-                decided_by = "user" if agent.approver.interactive else getattr(agent.approver, "reason", "approver")
+                if not agent.approver.interactive:
+                    decided_by = getattr(agent.approver, "reason", "approver")
+                else:  # "user-session": allowed for the rest of the session (later calls say "session")
+                    decided_by = "user-session" if answer is Decision.ALLOW_SESSION else "user"
         call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
                                        approved=verdict.decision == "ask")
         return await tool.invoke(call_ctx, args), verdict.decision, decided_by

@@ -369,6 +369,17 @@ class Controller:
         if session is not None:
             self.app.chat.add_info(session.context_report(), title="Context")
 
+    async def cmd_stats(self, arg: str) -> None:
+        from swebash_ai.observe.stats import Window, collect, render
+
+        session = self.app.session
+        if session is None:
+            self.app.chat.add_error("No session", "The session could not start; see the error above.")
+            return
+        where, sid = session.loaded.locations, session.conversation.id
+        report = await asyncio.to_thread(lambda: render(collect(where, Window(session=sid))))
+        self.app.chat.add_info(report + "\n\nAll sessions: swebash-ai stats --all (or --since 7d).", title="Stats")
+
     async def cmd_compact(self, arg: str) -> None:
         session = await self._ready_session()
         if session is None:

@@ -1,0 +1,93 @@
+"""One line per turn in ``turns.jsonl`` (the state folder): what the audit log cannot say about a turn.
+
+The audit log already has one line per tool call (tool, decision, who decided, outcome, duration). A turn
+adds the model side: each request's latency, retries, tokens and cost, the number of tool rounds and how
+the turn ended. ``swebash-ai stats`` reads both. Appends are one ``write`` of a whole line, like the audit
+log, so two sessions never interleave; a failure to write is logged and never breaks a turn.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from swebash_ai.agent import events as ev
+
+log = logging.getLogger(__name__)
+
+
+class TurnRecorder:
+    """Collects a turn's figures from its events and appends them when the turn ends."""
+
+    def __init__(self, path: Path, session_id: str = "", model: str = "") -> None:
+        self.path = path
+        self.session_id = session_id
+        self.model = model
+        self._reset()
+
+    def _reset(self) -> None:
+        self._requests: list[list[Any]] = []
+        self._retries = 0
+        self._tool_calls = 0
+        self._prompt = 0
+        self._completion = 0
+        self._cost: float | None = None
+        self._active = False
+
+    def on_retry(self) -> None:
+        self._retries += 1
+
+    def on_event(self, event: ev.AgentEvent) -> None:
+        self._active = True
+        if isinstance(event, ev.ModelRequest):
+            self.model = event.model or self.model
+            first = None if event.first_token_seconds is None else round(event.first_token_seconds, 4)
+            self._requests.append([round(event.seconds, 4), event.tool_calls, event.ok, first])
+        elif isinstance(event, ev.ToolCallStarted):
+            self._tool_calls += 1
+        elif isinstance(event, ev.Usage):
+            self._prompt += event.prompt_tokens
+            self._completion += event.completion_tokens
+            if event.cost is not None:
+                self._cost = (self._cost or 0.0) + event.cost
+        elif isinstance(event, ev.TurnFinished):
+            self._write(event.reason)
+        elif isinstance(event, ev.TurnFailed):
+            self._write("failed")
+
+    def end_turn(self) -> None:
+        if self._active:  # a turn that never got to its end (Ctrl-C between events)
+            self._write("cancelled")
+
+    def close(self) -> None:
+        self.end_turn()
+
+    def _write(self, reason: str) -> None:
+        entry = {
+            "time": round(time.time(), 3),
+            "session": self.session_id,
+            "model": self.model,
+            "reason": reason,
+            "rounds": sum(1 for r in self._requests if r[1] > 0),
+            "requests": self._requests,
+            "retries": self._retries,
+            "tool_calls": self._tool_calls,
+            "prompt_tokens": self._prompt,
+            "completion_tokens": self._completion,
+            "cost": self._cost,
+        }
+        self._reset()
+        line = json.dumps(entry, separators=(",", ":")) + "\n"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                os.write(fd, line.encode("utf-8"))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            log.warning("cannot write the turn statistics %s: %s", self.path, exc)

@@ -1,0 +1,34 @@
+"""``swebash-ai stats`` after real one-shot turns: the figures match what happened."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+
+def test_one_shot_turns_are_counted_by_the_stats_command(llm_env: FakeLLMServer, run_cli: Any,
+                                                         workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("hello\n")
+    llm_env.enqueue(
+        Reply.tool_calls([("read_file", {"path": "notes.txt"}), ("list_dir", {"path": "."})], usage=(120, 8)),
+        Reply.text("It says hello.", usage=(300, 5)),
+        Reply.text("Nothing else.", usage=(50, 3)),
+    )
+    assert run_cli("-c", "what is in notes.txt?").returncode == 0
+    assert run_cli("--resume", "-c", "anything else?").returncode == 0
+    res = run_cli("stats", "--json")
+    assert res.returncode == 0, res.stderr
+    stats = json.loads(res.stdout)
+    assert stats["tools"]["read_file"]["ok"] == 1 and stats["tools"]["list_dir"]["ok"] == 1
+    assert stats["decisions"]["auto_allowed"] == 2
+    assert stats["turns"]["count"] == 2 and stats["turns"]["rounds"] == {"0": 1, "1": 1}
+    assert stats["requests"]["count"] == 3 and stats["requests"]["failed"] == 0
+    assert stats["tokens"]["with_tools"] == {"turns": 1, "prompt": 420, "completion": 13}
+    assert stats["tokens"]["without_tools"] == {"turns": 1, "prompt": 50, "completion": 3}
+    text = run_cli("stats", "--since", "1h")
+    assert text.returncode == 0 and "read_file" in text.stdout and "tool rounds per turn" in text.stdout
+    bad = run_cli("stats", "--since", "soon")
+    assert bad.returncode == 2 and "30m, 24h, 7d" in bad.stderr
