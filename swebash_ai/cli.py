@@ -394,6 +394,7 @@ def _mask(secret: str) -> str:
 def print_instructions(loaded: LoadedSettings, cwd: Path, out: TextIO | None = None) -> None:
     """After the settings of ``swebash-ai config``: the AGENTS.md files a session in ``cwd`` would follow."""
     from swebash_ai.agent.instructions import load_instructions
+    from swebash_ai.session import session_path_policy
 
     out = out or sys.stdout
     settings = loaded.settings
@@ -401,12 +402,13 @@ def print_instructions(loaded: LoadedSettings, cwd: Path, out: TextIO | None = N
     if not settings.project_instructions:
         print("instructions: off (project_instructions = false)", file=out)
         return
-    found = load_instructions(cwd, loaded.locations.config_dir, settings.instructions_max_chars)
+    found = load_instructions(cwd, loaded.locations.config_dir, settings.instructions_max_chars,
+                              policy=session_path_policy(loaded, cwd), max_bytes=settings.fs_max_size)
     print(f"instructions: {len(found.files)} file(s), {found.chars} characters" if found.files
           else "instructions: no AGENTS.md file in force", file=out)
     for f in found.files:
         print(f"  {f.path}" + (" (cut)" if f.cut else ""), file=out)
-    for line in (*found.problems, *found.warnings):
+    for line in found.notices:
         print(f"  ! {line}", file=out)
 
 
