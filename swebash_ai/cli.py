@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", prog="swebash-ai")
     config = sub.add_parser("config", help="show every setting with its value and source (secrets masked)",
                             description="Print the effective settings, each with where it came from "
-                            "(default, file, profile, env, flag), secrets masked, and the chosen provider.")
+                            "(default, file, profile, env, flag), secrets masked, and the chosen provider; then the "
+                            "AGENTS.md files a session here would follow, and those refused or unreadable.")
     config.add_argument("--path", action="store_true", help="print only the config file's location")
     _common_options(config, suppress=True)
     doctor = sub.add_parser("doctor", help="check the provider, the model's tool support and the sandbox",
