@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", prog="swebash-ai")
     config = sub.add_parser("config", help="show every setting with its value and source (secrets masked)",
                             description="Print the effective settings, each with where it came from "
-                            "(default, file, profile, env, flag), secrets masked, and the chosen provider.")
+                            "(default, file, profile, env, flag), secrets masked, and the chosen provider; then the "
+                            "AGENTS.md files a session here would follow, and those refused or unreadable.")
     config.add_argument("--path", action="store_true", help="print only the config file's location")
     _common_options(config, suppress=True)
     doctor = sub.add_parser("doctor", help="check the provider, the model's tool support and the sandbox",
@@ -428,6 +429,7 @@ def _mask(secret: str) -> str:
 def print_instructions(loaded: LoadedSettings, cwd: Path, out: TextIO | None = None) -> None:
     """After the settings of ``swebash-ai config``: the AGENTS.md files a session in ``cwd`` would follow."""
     from swebash_ai.agent.instructions import load_instructions
+    from swebash_ai.session import session_path_policy
 
     out = out or sys.stdout
     settings = loaded.settings
@@ -435,12 +437,13 @@ def print_instructions(loaded: LoadedSettings, cwd: Path, out: TextIO | None = N
     if not settings.project_instructions:
         print("instructions: off (project_instructions = false)", file=out)
         return
-    found = load_instructions(cwd, loaded.locations.config_dir, settings.instructions_max_chars)
+    found = load_instructions(cwd, loaded.locations.config_dir, settings.instructions_max_chars,
+                              policy=session_path_policy(loaded, cwd), max_bytes=settings.fs_max_size)
     print(f"instructions: {len(found.files)} file(s), {found.chars} characters" if found.files
           else "instructions: no AGENTS.md file in force", file=out)
     for f in found.files:
         print(f"  {f.path}" + (" (cut)" if f.cut else ""), file=out)
-    for line in (*found.problems, *found.warnings):
+    for line in found.notices:
         print(f"  ! {line}", file=out)
 
 

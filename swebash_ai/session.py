@@ -26,11 +26,19 @@ from swebash_ai.observe import Observer
 from swebash_ai.providers import ProviderChoice, choose_provider, make_provider
 from swebash_ai.providers.base import Provider, TextChunk
 from swebash_ai.providers.text_tools import TextToolCallProvider, is_tools_unsupported
+from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools import builtin_tools
 from swebash_ai.tools.checkpoints import Checkpoints, UndoResult, checkpoints_for, undo_last_turn
 from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
+
+
+def session_path_policy(loaded: LoadedSettings, cwd: Path) -> PathPolicy:
+    """The path policy of a session in ``cwd``: the tools' guard, and the guard of every file the app reads
+    by itself (see :mod:`swebash_ai.safety.unasked`)."""
+    roots = [Path(r).expanduser() for r in loaded.settings.workspace_roots] or [cwd]
+    return PathPolicy(roots=roots, extra_deny=loaded.settings.path_deny, protected_files=[loaded.config_file])
 
 
 class Session:
@@ -105,12 +113,8 @@ class Session:
     # --- wiring ---------------------------------------------------------------------------------------
     def _make_context(self) -> ToolContext:
         from swebash_ai.safety.commands import CommandPolicy
-        from swebash_ai.safety.paths import PathPolicy
 
-        roots = [Path(r).expanduser() for r in self.settings.workspace_roots] or [self.cwd]
-        path_policy = PathPolicy(
-            roots=roots, extra_deny=self.settings.path_deny, protected_files=[self.loaded.config_file]
-        )
+        path_policy = session_path_policy(self.loaded, self.cwd)
         return ToolContext(
             settings=self.settings,
             cwd=self.cwd,
@@ -139,8 +143,11 @@ class Session:
         """AGENTS.md files in force (none when ``project_instructions`` is off); problems become notices."""
         if not self.settings.project_instructions:
             return Instructions()
-        found = load_instructions(self.cwd, self.loaded.locations.config_dir, self.settings.instructions_max_chars)
-        self.notices.extend(found.problems + found.warnings)
+        found = load_instructions(
+            self.cwd, self.loaded.locations.config_dir, self.settings.instructions_max_chars,
+            policy=self.context.path_policy, max_bytes=self.settings.fs_max_size,
+        )
+        self.notices.extend(found.notices)
         return found
 
     def system_prompt(self) -> str:
@@ -166,6 +173,9 @@ class Session:
         if not self.settings.project_instructions:
             lines[-1] += " - project_instructions is off"
         lines += [f"  ! {p}" for p in (*self.instructions.problems, *self.instructions.warnings)]
+        if self.instructions.refused:
+            lines += ["Instruction files refused (left out):"]
+            lines += [f"  {r.path}: {r.reason}" for r in self.instructions.refused]
         total = system + tokens(instructions) + tools + history
         lines += [
             "",

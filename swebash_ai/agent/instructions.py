@@ -5,20 +5,29 @@ Contract:
     the repository root and every directory below it down to the working directory (the nearest last, so
     it wins when two disagree). Without a repository (no ``.git`` above), only the working directory's file
     is read. The total text is capped at ``max_chars``: the nearest files keep their text first, farther
-    ones are cut, and each cut is named in :attr:`Instructions.warnings`. A file that cannot be read (no
-    permission, not UTF-8, a directory) lands in :attr:`Instructions.problems` and never stops a session.
+    ones are cut, and each cut is named in :attr:`Instructions.warnings`. Every file is read through
+    :func:`swebash_ai.safety.unasked.read_unasked`: a file the guard refuses (a link to a protected file, a
+    hard link to one, a project file leading outside its repository, a FIFO or device, a file over
+    ``fs_max_size``, a symlink loop) lands in :attr:`Instructions.refused`, one that merely cannot be read
+    (no permission, not UTF-8) in :attr:`Instructions.problems`; neither ever stops a session.
 
 Why:
     Every project has conventions (how to run the tests, what not to touch) that the model would otherwise
     have to be told each session. The files are re-read when a session is built, never cached, so an edit
-    applies to the next session. Pure standard library: the core stays light.
+    applies to the next session. A repository decides what its ``AGENTS.md`` is (git stores symlinks), and
+    the text goes to the provider before any question is asked: hence the guard, and a notice for each
+    file left out, never a silent drop.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.safety.unasked import DEFAULT_MAX_BYTES, UnaskedRefusal, read_unasked
 
 FILE_NAME = "AGENTS.md"
 
@@ -34,11 +43,30 @@ class InstructionFile:
 
 
 @dataclass(frozen=True)
+class RefusedFile:
+    """An instruction file the path guard left out, and why (for the user; the model never sees it)."""
+
+    path: Path
+    scope: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return f"Refused instructions {self.path}: {self.reason}. It is left out."
+
+
+@dataclass(frozen=True)
 class Instructions:
     files: tuple[InstructionFile, ...] = ()
     warnings: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     chars: int = field(default=0)
+    refused: tuple[RefusedFile, ...] = ()
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """Everything to tell the user at start-up: refused files first, then unreadable and cut ones."""
+        return (*(r.message for r in self.refused), *self.problems, *self.warnings)
 
     def render(self) -> str:
         """The block for the system prompt ("" when no file is in force), one heading per file."""
@@ -64,7 +92,11 @@ def repository_root(cwd: Path) -> Path | None:
 
 
 def instruction_paths(cwd: Path, config_dir: Path) -> list[tuple[Path, str]]:
-    """(path, scope) of every candidate file, in prompt order: personal, root ... nearest."""
+    """(path, scope) of every candidate file, in prompt order: personal, root ... nearest.
+
+    Candidates are directory entries named ``AGENTS.md`` of any kind (a dangling or looping link, a FIFO):
+    deciding what may be read is :func:`read_unasked`'s job, so that each refusal is reported.
+    """
     cwd = cwd.resolve()
     root = repository_root(cwd)
     chain = [cwd]
@@ -72,32 +104,47 @@ def instruction_paths(cwd: Path, config_dir: Path) -> list[tuple[Path, str]]:
         chain = [folder for folder in (cwd, *cwd.parents) if folder == root or root in folder.parents]
     found: list[tuple[Path, str]] = []
     personal = config_dir / FILE_NAME
-    if personal.exists() or personal.is_symlink():
+    if os.path.lexists(personal):
         found.append((personal, "Personal instructions"))
     for folder in reversed(chain):
         path = folder / FILE_NAME
-        if (path.exists() or path.is_symlink()) and path.resolve() != personal.resolve():
+        # os.path.realpath does not raise on a symlink loop (Path.resolve does, on this Python).
+        if os.path.lexists(path) and os.path.realpath(path) != os.path.realpath(personal):
             found.append((path, "Project instructions" if folder == (root or cwd) else "Directory instructions"))
     return found
 
 
-def _read(path: Path) -> str:
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory")
-    return path.read_text(encoding="utf-8")
+def load_instructions(
+    cwd: Path,
+    config_dir: Path,
+    max_chars: int,
+    *,
+    policy: PathPolicy | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Instructions:
+    """Read the instruction files for a session in ``cwd`` (see the module docstring).
 
-
-def load_instructions(cwd: Path, config_dir: Path, max_chars: int) -> Instructions:
-    """Read the instruction files for a session in ``cwd`` (see the module docstring)."""
+    ``policy`` is the session's path policy (its protected files and ``path_deny`` apply); by default one
+    rooted at the repository. Project and directory files must lead into the repository (or ``cwd`` when
+    there is none); the personal file may lead anywhere the policy does not deny.
+    """
+    cwd = cwd.resolve()
+    top = repository_root(cwd) or cwd
+    policy = policy or PathPolicy(roots=[top])
     texts: list[tuple[Path, str, str]] = []
     problems: list[str] = []
+    refused: list[RefusedFile] = []
     for path, scope in instruction_paths(cwd, config_dir):
-        try:
-            texts.append((path, scope, _read(path)))
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else (exc.strerror or str(exc))
-            problems.append(f"Cannot read instructions {path}: {reason}; it is ignored.")
-    return _capped(texts, max_chars, problems)
+        within = () if scope == "Personal instructions" else (top,)
+        got = read_unasked(path, policy, within=within, max_bytes=max_bytes)
+        if not isinstance(got, UnaskedRefusal):
+            texts.append((path, scope, got.text))
+        elif got.guarded:
+            refused.append(RefusedFile(path, scope, got.reason))
+        else:
+            problems.append(f"Cannot read instructions {path}: {got.reason}; it is ignored.")
+    found = _capped(texts, max_chars, problems)
+    return Instructions(found.files, found.warnings, found.problems, found.chars, tuple(refused))
 
 
 def _capped(texts: Sequence[tuple[Path, str, str]], max_chars: int, problems: list[str]) -> Instructions:

@@ -28,7 +28,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -524,6 +524,13 @@ class PathPolicy:
             return False
         return (st.st_dev, st.st_ino) in self._protected_inodes()
 
+    def descriptor_reason(self, st: os.stat_result) -> str | None:
+        """Why an opened file must not be read: a hard link to a protected file, judged on the descriptor's
+        (device, inode), so a link renamed into place after :meth:`check` is still caught."""
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and (st.st_dev, st.st_ino) in self._protected_inodes():
+            return SECRET_REASON
+        return None
+
     def in_workspace(self, resolved: Path) -> bool:
         return any(resolved.is_relative_to(r) for r in self.roots)
 
@@ -576,12 +583,16 @@ def check(path: str, op: str, cwd: str | None = None) -> Verdict:
     return PathPolicy(roots=[root]).check(path, op, cwd=root)
 
 
-def open_for_read(path: Path, max_size: int) -> tuple[bytes, bool]:
+def open_for_read(
+    path: Path, max_size: int, refuse: Callable[[os.stat_result], str | None] | None = None
+) -> tuple[bytes, bool]:
     """Read at most ``max_size`` bytes of the regular file at the *resolved* ``path``.
 
     Opens with ``O_NOFOLLOW|O_NONBLOCK`` so a swapped-in symlink fails and a FIFO cannot block, refuses
     anything but a regular file, and checks that the opened descriptor really is ``path`` (a directory
     on the way may have been swapped between the policy check and the open).
+
+    ``refuse`` judges the open descriptor's ``fstat`` (``PathPolicy.descriptor_reason``); a reason refuses.
 
     Returns:
         ``(data, truncated)`` where ``truncated`` says the file was longer than ``max_size``.
@@ -607,6 +618,9 @@ def open_for_read(path: Path, max_size: int) -> tuple[bytes, bool]:
                 else "not a regular file"
             )
             raise PathRefused(f"refusing to read {path}: it is {kind}, only regular files can be read")
+        why = refuse(st) if refuse is not None else None
+        if why:
+            raise PathRefused(f"refusing to read {path}: {why}")
         link = f"/proc/self/fd/{fd}"
         if os.path.exists(link):
             actual = os.readlink(link)

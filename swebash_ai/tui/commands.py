@@ -19,7 +19,7 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/undo": ("[--force]", "put back what the last turn changed: writes and approved commands (again: the one before)"),
     "/save": ("", "save the conversation now and show where"),
     "/sessions": ("[ID]", "pick a saved session to resume (or resume ID)"),
-    "/context": ("", "show the instruction files in force and the token budget by part"),
+    "/context": ("", "show the instruction files in force (and refused), and the token budget by part"),
     "/stats": ("", "tool calls, approvals, model latency and tokens of this session (swebash-ai stats: all)"),
     "/compact": ("", "replace older turns with a summary the model writes, to free context"),
     "/exit": ("", "quit"),

@@ -114,11 +114,14 @@ class Controller:
         self.app.chat.add_info("\n".join(lines), title="MCP servers")
 
     def _show_instructions(self, session: Session) -> None:
-        """Which AGENTS.md files the model follows, and any that could not be read, said at start-up."""
+        """Which AGENTS.md files the model follows, and any refused or unreadable, said at start-up."""
         files = session.instructions.files
         if files:
             names = ", ".join(str(f.path) for f in files)
             self.app.chat.add_notice(f"Following instructions from {names} (/context shows the budget).")
+        for refused in session.instructions.refused:  # a pop-up too: a refusal may mean a hostile repository
+            self.app.notify(f"{refused.path}: {refused.reason}", title="Instruction file refused",
+                            severity="warning", timeout=10)
         while session.notices:  # unreadable or cut instruction files: now, not at the first turn
             self.app.chat.add_notice(session.notices.pop(0), "warning")
 

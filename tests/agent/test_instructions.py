@@ -66,3 +66,23 @@ def test_unreadable_file_is_reported_not_fatal(tmp_path: Path) -> None:
     assert [f.text for f in found.files] == ["personal"]
     assert len(found.problems) == 2
     assert any("not UTF-8" in p and str(repo / "AGENTS.md") in p for p in found.problems)
+
+
+def test_files_go_through_the_guard_refusals_are_reported(tmp_path: Path) -> None:
+    repo, sub, config = _tree(tmp_path)
+    outside = tmp_path / "outside.md"
+    outside.write_text("from outside the repository")
+    (config / "AGENTS.md").symlink_to(outside)  # the user's own file may lead anywhere the policy allows
+    (tmp_path / "bashrc").write_text("export TOKEN=x")
+    (repo / "AGENTS.md").symlink_to(tmp_path / "bashrc")  # the repository's may not leave the repository
+    (repo / "pkg" / "AGENTS.md").symlink_to("AGENTS.md")  # a loop: refused, never a crash
+    (repo / "docs").mkdir()
+    (repo / "docs" / "agents.md").write_text("see docs")
+    (sub / "AGENTS.md").symlink_to("../../docs/agents.md")  # stays inside: read
+    found = load_instructions(sub, config, 10_000)
+    assert [(f.path, f.text) for f in found.files] == [
+        (config / "AGENTS.md", "from outside the repository"), (sub / "AGENTS.md", "see docs")]
+    assert [r.path for r in found.refused] == [repo / "AGENTS.md", repo / "pkg" / "AGENTS.md"]
+    assert f"outside {repo}" in found.refused[0].reason and "ELOOP" in found.refused[1].reason
+    assert found.notices[0] == found.refused[0].message and found.notices[0].startswith("Refused instructions ")
+    assert not found.problems

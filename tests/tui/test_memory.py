@@ -102,3 +102,32 @@ async def test_compact_command_summarizes_and_the_next_request_uses_it(llm_env: 
     assert [m["role"] for m in sent[2:]] == ["user", "assistant", "user"]  # the last turn stays verbatim
     assert sent[2]["content"] == "second" and check_openai_messages(sent) == []
     assert saved.messages[0]["content"].startswith(SUMMARY_PREFIX)
+
+
+async def test_refused_instruction_file_is_notified_and_listed_by_context(
+    llm_env: FakeLLMServer, make_app, workspace: Path, isolated_env: Path, monkeypatch
+) -> None:
+    (isolated_env / ".ssh").mkdir()
+    (isolated_env / ".ssh" / "id_rsa").write_text("CANARY-TUI-KEY\n")
+    (workspace / "AGENTS.md").symlink_to(isolated_env / ".ssh" / "id_rsa")
+    llm_env.enqueue(Reply.text("Noted."))
+    app = make_app()
+    notes: list[str] = []
+    real_notify = app.notify
+    monkeypatch.setattr(app, "notify", lambda message, **kw: (notes.append(str(message)), real_notify(message, **kw)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await wait_for(pilot, lambda: bool(app.query(NoticeMessage)), what="warning")
+        await type_and_send(pilot, "hello")
+        await wait_for(pilot, lambda: bool(app.query(AssistantMessage)), what="answer")
+        await idle(pilot)
+        await type_and_send(pilot, "/context")
+        await wait_for(pilot, lambda: any("Token budget" in str(w.render()) for w in app.query(InfoMessage)),
+                       what="/context")
+        context = str(app.query(InfoMessage).last().render())
+        notices = [str(w.render()) for w in app.query(NoticeMessage)]
+    assert "CANARY-TUI-KEY" not in llm_env.requests[-1]["body"]["messages"][0]["content"]
+    assert any(str(workspace / "AGENTS.md") in n and "credentials/secrets" in n for n in notes)
+    assert any("Refused instructions" in n and str(workspace / "AGENTS.md") in n for n in notices)
+    assert "Instruction files refused (left out):" in context
+    assert f"{workspace / 'AGENTS.md'}: access to this path is not allowed" in context
