@@ -12,11 +12,12 @@ timestamps are compared as numbers (the audit log's are parsed only when a windo
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,24 +45,62 @@ class Window:
     since: float | None = None
     """A Unix time; records before it are left out."""
 
+    def after(self, stamp: Any) -> bool:
+        """Whether an audit time (``2026-11-25T14:30:00+0000``) is at or after ``since``.
+
+        Most lines are days away from the edge: their date alone decides (an offset is under a day), and
+        only the two days around it are parsed in full (parsing 50,000 times costs more than the rest).
+        """
+        if self.since is None:
+            return True
+        text = str(stamp)
+        day = text[:10]
+        low, high = self._edge_days
+        if not (day[:4].isdigit() and day[4:5] == "-"):
+            return False  # not an audit time: a foreign or damaged line does not count
+        if day > high:
+            return True
+        if day < low:
+            return False
+        when = _audit_time(text)
+        return when is not None and when >= self.since
+
+    @functools.cached_property
+    def _edge_days(self) -> tuple[str, str]:
+        since = self.since or 0.0
+        return dt.date.fromtimestamp(since - 86400).isoformat(), dt.date.fromtimestamp(since + 86400).isoformat()
+
     def takes_session(self, session_id: str) -> bool:
         return self.session is None or session_id == self.session or session_id.startswith(self.session)
 
 
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSONL file; a torn or foreign line is skipped (the logs are append-only)."""
+_DECODE = json.JSONDecoder().decode  # str in, no encoding sniffing per line (a fifth of the time on bytes)
+
+
+def _lines(path: Path, skip: Callable[[str], bool] | None = None) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL file; a torn or foreign line is skipped (the logs are append-only).
+
+    ``skip`` drops a line before it is parsed (cheaper than parsing what would be thrown away).
+    """
     try:
-        fh = path.open("rb")
+        fh = path.open(encoding="utf-8", errors="replace")
     except OSError:
         return
     with fh:
         for raw in fh:
+            if skip is not None and skip(raw):
+                continue
             try:
-                obj = json.loads(raw)
+                obj = _DECODE(raw)
             except ValueError:
                 continue
             if isinstance(obj, dict):
                 yield obj
+
+
+def _tool_message(line: str) -> bool:
+    """A saved tool result (the bulk of a session: file contents, command output), which stats never needs."""
+    return line.startswith('{"role": "tool"')
 
 
 def _audit_time(text: Any) -> float | None:
@@ -123,10 +162,8 @@ def _tool_stats(audit: Iterable[dict[str, Any]], window: Window) -> tuple[dict[s
         session = str(entry.get("session", ""))
         if not window.takes_session(session):
             continue
-        if window.since is not None:
-            when = _audit_time(entry.get("time"))
-            if when is None or when < window.since:
-                continue
+        if window.since is not None and not window.after(entry.get("time")):
+            continue
         tool = str(entry.get("tool", "?"))
         outcome = str(entry.get("outcome", "?"))
         per_tool[tool]["calls"] += 1
@@ -165,7 +202,7 @@ def _old_session_turns(folder: Path, window: Window, recorded: set[str]) -> list
         except OSError:
             continue
         current: int | None = None
-        for msg in _lines(path):
+        for msg in _lines(path, _tool_message):
             role = msg.get("role")
             if role == "user":
                 if current is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import time
@@ -128,3 +129,12 @@ def test_tool_decision_turn_and_token_figures(isolated_env: Path) -> None:
 def test_empty_install_says_so(isolated_env: Path) -> None:
     text = render(collect(locations()))
     assert "no tool calls recorded" in text and "0 turns" in text
+
+
+def test_window_edges_by_date_then_by_time() -> None:
+    since = dt.datetime(2026, 6, 15, 12, 0, tzinfo=dt.timezone.utc).timestamp()
+    w = Window(since=since)
+    assert w.after("2026-07-01T00:00:00+0000") and not w.after("2026-06-01T00:00:00+0000")  # decided by date
+    assert w.after("2026-06-15T12:00:00+0000") and not w.after("2026-06-15T11:59:59+0000")  # parsed in full
+    assert w.after("2026-06-15T14:00:00+0200") and not w.after("2026-06-15T13:59:59+0200")  # offsets count
+    assert not w.after("garbage-on-the-edge") and not w.after("2026-06-15Tgarbage")
