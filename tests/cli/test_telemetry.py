@@ -19,14 +19,14 @@ from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
 pytest.importorskip("opentelemetry.proto")
 
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest  # noqa: E402
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest  # noqa: E402
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 
 class _Receiver(BaseHTTPRequestHandler):
     received: list[tuple[str, bytes]]
 
-    def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length", "0")))
         self.server.received.append((self.path, body))  # type: ignore[attr-defined]
         self.send_response(200)

@@ -14,11 +14,11 @@ from swebash_ai.tools.registry import ToolResult
 
 pytest.importorskip("opentelemetry.sdk")
 
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from swebash_ai.observe.otel import build_observer  # noqa: E402
+from swebash_ai.observe.otel import build_observer
 
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
 

@@ -132,7 +132,7 @@ def test_empty_install_says_so(isolated_env: Path) -> None:
 
 
 def test_window_edges_by_date_then_by_time() -> None:
-    since = dt.datetime(2026, 6, 15, 12, 0, tzinfo=dt.timezone.utc).timestamp()
+    since = dt.datetime(2026, 6, 15, 12, 0, tzinfo=dt.UTC).timestamp()
     w = Window(since=since)
     assert w.after("2026-07-01T00:00:00+0000") and not w.after("2026-06-01T00:00:00+0000")  # decided by date
     assert w.after("2026-06-15T12:00:00+0000") and not w.after("2026-06-15T11:59:59+0000")  # parsed in full
