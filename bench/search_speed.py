@@ -35,6 +35,7 @@ from pathlib import Path
 
 from swebash_ai.config import load_settings
 from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.tools import search_rg
 from swebash_ai.tools.registry import ToolContext, ToolResult
 from swebash_ai.tools.search import search
 
@@ -168,6 +169,25 @@ def ours(ctx: ToolContext, pattern: str, regex: bool, case_sensitive: bool) -> i
     return int(asyncio.run(go()).metadata["matches"])
 
 
+def walk(ctx: ToolContext, pattern: str, regex: bool, case_sensitive: bool) -> int:
+    """Ours without ripgrep: the Python walk, the fallback where no rg is installed."""
+    saved = search_rg.ripgrep
+    search_rg.ripgrep = lambda: None  # type: ignore[assignment]
+    try:
+        return ours(ctx, pattern, regex, case_sensitive)
+    finally:
+        search_rg.ripgrep = saved  # type: ignore[assignment]
+
+
+def rg(root: Path, pattern: str, regex: bool, case_sensitive: bool) -> int:
+    """ripgrep itself, printing line numbers like grep -rn, as a user would run it (no ignore files, hidden
+    files searched: what the tool searches)."""
+    cmd = [search_rg.ripgrep() or "rg", "-n", "--no-ignore", "--hidden", "--no-config", "-g", "!.git",
+           "--max-filesize", str(2**20)] + ([] if regex else ["-F"]) + ([] if case_sensitive else ["-i"])
+    proc = subprocess.run([*cmd, "--", pattern, "."], cwd=root, capture_output=True, check=False)
+    return proc.stdout.count(b"\n")
+
+
 def grep(root: Path, pattern: str, regex: bool, case_sensitive: bool) -> int:
     cmd = ["grep", "-rnI", "-E" if regex else "-F"] + ([] if case_sensitive else ["-i"]) + ["--", pattern, "."]
     proc = subprocess.run(cmd, cwd=root, capture_output=True, env={**os.environ, "LC_ALL": "C"}, check=False)
@@ -198,27 +218,33 @@ def main() -> None:
             f"grep alternate so both see the same machine load; grep: {shutil.which('grep')}, LC_ALL=C; "
             f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n"
         )
-        cols = ("ours cold", "ours warm", "grep cold", "grep warm", "ours cpu", "grep cpu")
-        header = f"{'pattern':<26}" + "".join(f"{c:>10}" for c in cols) + "  matching lines ours/grep"
+        who_runs = ("ours", "walk", "rg", "grep")
+        cols = ("ours cold", "ours warm", "walk warm", "rg cold", "rg warm", "grep warm", "ours cpu", "rg cpu")
+        header = f"{'pattern':<26}" + "".join(f"{c:>10}" for c in cols) + f"{'ours/rg':>9}  lines ours/walk/rg/grep"
         print(header)
         print("-" * len(header))
         for label, pattern, regex, cs in PATTERNS:
-            runs: dict[str, list[float]] = {c: [] for c in cols}
-            counts = [0, 0]
+            runs: dict[str, list[float]] = {f"{w} {k}": [] for w in who_runs for k in ("cold", "warm", "cpu")}
+            counts = dict.fromkeys(who_runs, 0)
+            fns: dict[str, Callable[[], int]] = {
+                "ours": lambda p=pattern, r=regex, c=cs: ours(ctx, p, r, c),
+                "walk": lambda p=pattern, r=regex, c=cs: walk(ctx, p, r, c),
+                "rg": lambda p=pattern, r=regex, c=cs: rg(root, p, r, c),
+                "grep": lambda p=pattern, r=regex, c=cs: grep(root, p, r, c),
+            }
             for _ in range(opts.runs):
-                for who, fn in (
-                    ("ours", lambda p=pattern, r=regex, c=cs: ours(ctx, p, r, c)),
-                    ("grep", lambda p=pattern, r=regex, c=cs: grep(root, p, r, c)),
-                ):
-                    evict(root)
-                    wall, _cpu, _n = timed(fn)
-                    runs[f"{who} cold"].append(wall)
-                    wall, cpu, n = timed(fn)
+                for who in who_runs:  # alternating, so every competitor sees the same machine load
+                    if who in ("ours", "rg"):
+                        evict(root)
+                        wall, _cpu, _n = timed(fns[who])
+                        runs[f"{who} cold"].append(wall)
+                    wall, cpu, n = timed(fns[who])
                     runs[f"{who} warm"].append(wall)
                     runs[f"{who} cpu"].append(cpu)
-                    counts[who == "grep"] = n
+                    counts[who] = n
             cells = "".join(f"{statistics.median(runs[c]):>10.3f}" for c in cols)
-            print(f"{label:<26}{cells}  {counts[0]}/{counts[1]}", flush=True)
+            ratio = statistics.median(runs["ours warm"]) / statistics.median(runs["rg warm"])
+            print(f"{label:<26}{cells}{ratio:>8.2f}x  {'/'.join(str(counts[w]) for w in who_runs)}", flush=True)
         print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     finally:
         if opts.keep:

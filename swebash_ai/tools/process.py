@@ -571,10 +571,12 @@ async def run_process(
     )
 
 
-def run_program(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float) -> bytes:
+def run_program(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float,
+                ok_codes: tuple[int, ...] = (0,)) -> bytes:
     """Run one of swebash-ai's own helper programs (fixed arguments, not a user's command) and return its
     stdout. Its own session, stdin from /dev/null, ``env`` as given (the caller builds it whole); at the
-    timeout the whole group is killed.
+    timeout the whole group is killed. ``ok_codes``: the exit codes that are not failures (``grep``-like
+    programs exit 1 for "nothing found").
 
     Raises:
         ToolError: it could not start, failed (its stderr is in the message) or timed out.
@@ -593,7 +595,7 @@ def run_program(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeo
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise ToolError(f"{Path(argv[0]).name} took longer than {timeout:g} s") from None
-    if proc.returncode != 0:
+    if proc.returncode not in ok_codes:
         detail = err.decode("utf-8", "replace").strip().splitlines()
         raise ToolError(f"{Path(argv[0]).name} {argv[1] if len(argv) > 1 else ''} failed: "
                         f"{detail[-1] if detail else f'exit {proc.returncode}'}")

@@ -9,12 +9,15 @@ Contract:
 Safety (never an oracle for secrets):
     Every entry is judged by the :class:`~swebash_ai.safety.paths.PathPolicy` rules ``read_file`` uses
     (see :class:`PolicyGate`); denied files are skipped silently and never counted, so a search cannot
-    say whether ``.env`` holds a word.  Symlinks leaving the tree are skipped, symlinked files inside it
-    are judged by their target, symlinked directories are not followed (no loops, no duplicates).
+    say whether ``.env`` holds a word.  Symlinks are never followed: a file or directory one points to
+    inside the tree is searched where it really is (no loops, no duplicates), one leaving the tree is
+    counted as skipped.
     Directories are opened relative to their parent's descriptor with ``O_NOFOLLOW`` (a directory
     swapped for a symlink mid-walk leads nowhere); files with ``O_NOFOLLOW|O_NONBLOCK``, regular only.
 
-Speed (not slower than ``grep -r`` on 20,000 files; see ``bench/search_speed.py``):
+Speed (see ``bench/search_speed.py``): where ripgrep is available, it proposes the candidate files and
+only those are read here (:mod:`swebash_ai.tools.search_rg`: same policy, same matcher, same output).
+Otherwise, or for a regex with no literal to look for, the walk (not slower than ``grep -r``):
     ``os.scandir`` on descriptors, entries taken in inode order (fewer disk seeks when cold; the answer is
     sorted by path); each file read whole as bytes in one read (over ``fs_max_size``:
     skipped; a NUL in the first 8 KiB: binary, skipped); the pattern found on the whole buffer with
@@ -43,6 +46,7 @@ from pydantic import Field
 
 from swebash_ai.safety.paths import PathRefused
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools import search_rg
 from swebash_ai.tools.guard import PolicyGate, denial_message, path_policy_of
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
 
@@ -86,6 +90,8 @@ class _Matcher:
 
     def __init__(self, pattern: str, is_regex: bool, case_sensitive: bool) -> None:
         self.text_mode = not pattern.isascii() and (is_regex or not case_sensitive)
+        self.pattern = pattern
+        self.is_regex = is_regex
         self.lower = False
         self.rx: re.Pattern[Any] | None = None
         self.needle: bytes | str = pattern
@@ -108,6 +114,21 @@ class _Matcher:
             self.needle = pattern.lower().encode() if self.lower else pattern.encode("utf-8")
             if b"\n" not in self.needle:  # counts matching lines in C: the first hit, then the line's rest
                 self.counter = re.compile(re.escape(self.needle) + rb"[^\n]*")
+
+    def literal(self) -> tuple[str, bool] | None:
+        """A text every match contains, and whether case is ignored: what ripgrep may look for to propose
+        candidates (see :mod:`swebash_ai.tools.search_rg`). ``None`` when there is none."""
+        if self.rx is None:  # a literal search
+            return self.pattern, self.lower
+        if not self.text_mode and self.prefilter is not None:
+            literal, ignore = self.prefilter
+            try:
+                return literal.decode("utf-8"), ignore
+            except UnicodeDecodeError:  # a literal cut inside a character: not a text to hand over
+                return None
+        if self.text_mode and not self.is_regex:
+            return self.pattern, True
+        return None
 
     def haystack(self, data: bytes) -> Any:
         if self.text_mode:
@@ -186,6 +207,7 @@ class _Search:
         context: int,
         max_results: int,
         stop: threading.Event,
+        use_ripgrep: bool = True,
     ) -> None:
         self.m = matcher
         self.gate = gate
@@ -196,6 +218,7 @@ class _Search:
         self.max_results = max_results
         self.stop = stop
         self.deadline = time.monotonic() + _TIME_BUDGET
+        self.use_ripgrep = use_ripgrep
         self.out = _Outcome()
         self.root_real = ""
 
@@ -210,12 +233,80 @@ class _Search:
         fd = os.open(self.root_real, _DIR_FLAGS)
         try:
             if is_dir:
-                self._walk(fd, self.root_real, "", 0)
+                if not self._fast(fd, root):
+                    self._walk(fd, self.root_real, "", 0)
             elif not self.gate.read_denied(str(root)):
                 self._file(fd, root.name, root.name, str(root))
         finally:
             os.close(fd)
         return self.out
+
+    def _fast(self, root_fd: int, root: Path) -> bool:
+        """Search the candidates ripgrep proposes, each judged as the walk judges a file (see search_rg).
+        False when ripgrep cannot be used here: the caller walks."""
+        if not self.use_ripgrep:
+            return False
+        wanted = self.m.literal()
+        if wanted is None:
+            return False
+        policy = self.gate.policy
+        bases = [base for base, _why in getattr(policy, "deny_paths", [])]
+        found = search_rg.candidates(root, wanted[0], ignore_case=wanted[1], max_size=self.max_size,
+                                     exclude=self.exclude, deny_bases=bases,
+                                     deny_globs=list(getattr(policy, "deny_globs", [])))
+        if found is None:
+            return False
+        rels, self.out.searched = found
+        root_abs = self.root_real.rstrip("/")
+        dirs: dict[str, int | None] = {}  # folder (relative) -> descriptor, or None: not to be entered
+        try:
+            for rel in sorted(rels, key=lambda r: r.split("/")):  # path order: which lines are shown is stable
+                if self._should_stop():
+                    break
+                folder, _, name = rel.rpartition("/")
+                parent = self._folder(root_fd, root_abs, folder, dirs)
+                if parent is None or not self._wanted(rel, name):
+                    continue
+                abs_path = f"{root_abs}/{rel}"
+                if self.gate.denied(abs_path, name, self.gate.full_check_below(abs_path.rsplit("/", 1)[0])):
+                    continue
+                searched = self.out.searched
+                self._file(parent, name, rel, abs_path)
+                self.out.searched = searched  # ripgrep's figure counts every file, not only the candidates
+        finally:
+            for fd in dirs.values():
+                if fd is not None:
+                    os.close(fd)
+        return True
+
+    def _folder(self, root_fd: int, root_abs: str, folder: str, dirs: dict[str, int | None]) -> int | None:
+        """A descriptor of ``folder`` (relative to the root), opened one ``O_NOFOLLOW`` step at a time from
+        its parent's (a folder swapped for a symlink since ripgrep saw it leads nowhere) and judged as the
+        walk judges a folder it descends into; ``None`` when it is not to be entered. Cached: candidates come
+        in path order, so a folder is opened once."""
+        if not folder:
+            return root_fd
+        if folder in dirs:
+            return dirs[folder]
+        if len(dirs) >= 256:  # bounded: close what earlier paths needed
+            for old in dirs.values():
+                if old is not None:
+                    os.close(old)
+            dirs.clear()
+        above, _, name = folder.rpartition("/")
+        parent = self._folder(root_fd, root_abs, above, dirs)
+        fd: int | None = None
+        dir_abs = f"{root_abs}/{above}" if above else root_abs
+        if parent is not None and name not in SKIP_DIRS and not (
+            self.gate.denied(f"{dir_abs}/{name}", name, self.gate.full_check_below(dir_abs or "/"))
+            or (self.exclude and _glob_hit(self.exclude, folder, name))
+        ):
+            try:
+                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+            except OSError:
+                self.out.unreadable += 1
+        dirs[folder] = fd
+        return fd
 
     def _walk(self, dir_fd: int, dir_abs: str, rel: str, depth: int) -> None:
         try:
@@ -274,22 +365,11 @@ class _Search:
         return not (self.exclude and _glob_hit(self.exclude, rel, name))
 
     def _link(self, abs_path: str, rel: str) -> None:
+        """Symlinks are never followed: what one points to inside the tree is searched where it really is
+        (once, like ripgrep does), and one that leaves the tree is counted as skipped."""
         target = os.path.realpath(abs_path)
         if not Path(target).is_relative_to(self.root_real) or target == self.root_real:
             self.out.links_out += 1
-            return
-        if not os.path.isfile(target) or not self._wanted(rel, rel.rsplit("/", 1)[-1]):
-            return  # directories inside the tree are searched where they really are
-        if self.gate.read_denied(target):
-            return
-        try:
-            fd = os.open(os.path.dirname(target), _DIR_FLAGS)
-        except OSError:
-            return
-        try:
-            self._file(fd, os.path.basename(target), rel, target)
-        finally:
-            os.close(fd)
 
     # -- one file ----------------------------------------------------------------------------------------
     def _read(self, dir_fd: int, name: str, abs_path: str) -> bytes | None:
@@ -469,8 +549,9 @@ async def search(
     """Search the contents of files under a directory (like grep -rn), grouped by file.
 
     Matching lines are shown as "  12: text", context lines as "  11- text". Skips .git, binary files,
-    files over the size limit (fs_max_size), symlinks leaving the tree and protected files. Says how
-    many matching lines and files there are in total, and when the output was cut.
+    files over the size limit (fs_max_size) and protected files; symlinks are not followed (a file one
+    points to inside the tree is found where it really is). Says how many matching lines and files there
+    are in total, and when the output was cut.
 
     Args:
         pattern: Text to find; a Python regular expression when regex is true.

@@ -14,10 +14,21 @@ import pytest
 from swebash_ai.config import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools import search as search_mod
+from swebash_ai.tools import search_rg
 from swebash_ai.tools.guard import PolicyGate
 from swebash_ai.tools.registry import ToolContext, ToolResult
 
 search = search_mod.search
+
+
+@pytest.fixture(autouse=True, params=["ripgrep", "walk"])
+def lane(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs in both lanes: ripgrep proposing candidates, and the Python walk (no ripgrep)."""
+    if request.param == "walk":
+        monkeypatch.setattr(search_rg, "ripgrep", lambda: None)
+    elif search_rg.ripgrep() is None:
+        pytest.skip("ripgrep is not installed")
+    return str(request.param)
 
 
 @pytest.fixture
@@ -76,7 +87,7 @@ def tree(workspace: Path) -> Path:
     return workspace
 
 
-async def test_literal_case_insensitive_by_default(ctx: ToolContext, tree: Path) -> None:
+async def test_literal_case_insensitive_by_default(ctx: ToolContext, tree: Path, lane: str) -> None:
     r = await run(ctx, pattern="hello")
     assert r.ok
     assert hits(r) == [
@@ -87,7 +98,8 @@ async def test_literal_case_insensitive_by_default(ctx: ToolContext, tree: Path)
     ]
     first = r.text.splitlines()[0]
     assert first.startswith("4 matching lines in 3 files for 'hello' under .")
-    assert "skipped: 1 binary" in r.text
+    if lane == "walk":  # the walk sees every binary file; ripgrep skips them without saying
+        assert "skipped: 1 binary" in r.text
 
 
 async def test_never_shows_secrets_binary_or_git(ctx: ToolContext, tree: Path) -> None:
@@ -155,7 +167,8 @@ async def test_max_results_cuts_but_counts_everything(ctx: ToolContext, workspac
     assert r.metadata["matches"] == 10
 
 
-async def test_skips_large_files_and_links_leaving_the_tree(ctx: ToolContext, workspace: Path, tmp_path: Path) -> None:
+async def test_skips_large_files_and_links_leaving_the_tree(ctx: ToolContext, workspace: Path, tmp_path: Path,
+                                                            lane: str) -> None:
     small = dataclasses.replace(ctx, settings=ctx.settings.model_copy(update={"fs_max_size": 50}))
     outside = tmp_path / "outside.txt"
     outside.write_text("needle outside\n")
@@ -163,8 +176,11 @@ async def test_skips_large_files_and_links_leaving_the_tree(ctx: ToolContext, wo
     (workspace / "out").symlink_to(outside)
     (workspace / "in").symlink_to(workspace / "inner/real.txt")
     r = await run(small, pattern="needle")
-    assert {f for f, _, _ in hits(r)} == {"ok.txt", "inner/real.txt", "in"}
-    assert "1 over the fs_max_size limit" in r.text and "1 symlinks leaving the tree" in r.text
+    # Symlinks are never followed: "in" points at inner/real.txt, which is found where it really is.
+    assert {f for f, _, _ in hits(r)} == {"ok.txt", "inner/real.txt"}
+    assert "outside" not in r.text
+    if lane == "walk":  # ripgrep skips these without counting them
+        assert "1 over the fs_max_size limit" in r.text and "1 symlinks leaving the tree" in r.text
 
 
 async def test_symlink_inside_tree_to_a_secret_is_not_searched(
@@ -264,3 +280,49 @@ async def test_case_insensitive_finds_every_case(ctx: ToolContext, workspace: Pa
     assert [(f, n) for f, n, _ in hits(r)] == [("a.py", 1), ("a.py", 2), ("a.py", 3)]
     r = await run(ctx, pattern=r"my_v\w+ = \d", regex=True)
     assert [(f, n) for f, n, _ in hits(r)] == [("a.py", 1)]
+
+
+async def test_the_ripgrep_lane_reads_only_its_candidates(ctx: ToolContext, tree: Path, lane: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    if lane != "ripgrep":
+        pytest.skip("ripgrep lane only")
+    opened: list[str] = []
+    real = search_mod._Search._file
+
+    def spy(self: Any, dir_fd: int, name: str, rel: str, abs_path: str) -> None:
+        opened.append(rel)
+        real(self, dir_fd, name, rel, abs_path)
+
+    def no_walk(*_a: Any) -> None:
+        raise AssertionError("the walk ran although ripgrep could answer")
+
+    monkeypatch.setattr(search_mod._Search, "_file", spy)
+    monkeypatch.setattr(search_mod._Search, "_walk", no_walk)
+    r = await run(ctx, pattern="hello")
+    assert sorted(opened) == ["docs/readme.md", "src/app.py", "src/util.py"]  # not notes.txt, data.bin, .env
+    assert r.metadata["matches"] == 4
+
+
+@pytest.mark.parametrize(
+    ("name", "proposed"),
+    [
+        (".env", False), (".env.local", False), (".ENV.production", False), ("id_work", False),  # by name
+        ("secrets.yaml", False), ("server.pem", False), ("gha-creds-1.json", False), (".bash_history", False),
+        ("db.sqlite", False),  # the user's path_deny glob
+        (".env.example", True), ("id_rsa.pub", True), ("id_utils.py", True), ("env.py", True),  # ordinary
+        ("notes#1.txt", True), ("!important.txt", True),
+    ],
+)
+def test_ripgrep_never_opens_what_the_policy_protects(workspace: Path, isolated_env: Path, name: str,
+                                                      proposed: bool, lane: str) -> None:
+    if lane != "ripgrep":
+        pytest.skip("ripgrep lane only")
+    write(workspace, {name: "needle\n", "sub/.ssh/id_x": "needle\n", "plain.txt": "needle\n"})
+    policy = PathPolicy(roots=[workspace], home=isolated_env, extra_deny=["*.sqlite", str(workspace / "sub/.ssh")])
+    found = search_rg.candidates(workspace, "needle", ignore_case=True, max_size=10_000, exclude=[],
+                                 deny_bases=[b for b, _ in policy.deny_paths], deny_globs=policy.deny_globs)
+    assert found is not None
+    rels, _searched = found
+    assert "plain.txt" in rels and "sub/.ssh/id_x" not in rels
+    assert (name in rels) is proposed
+    assert (policy.denied_reason(workspace / name) is None) is proposed  # the same verdict as the policy's
