@@ -27,7 +27,6 @@ rule. Every fetch is bounded: one deadline (``web_timeout``) for the whole call,
 from __future__ import annotations
 
 import asyncio
-import codecs
 import html
 import inspect
 import ipaddress
@@ -39,13 +38,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import Status, Tool, ToolContext, ToolResult, tool
+from swebash_ai.tools.web_text import decode, html_to_text, kind
 
 if TYPE_CHECKING:
     import httpx
@@ -67,13 +66,6 @@ _HEADERS = {
     "Accept": "text/html,text/plain,application/json,text/*;q=0.9,*/*;q=0.1",
 }
 _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
-# fmt: off
-_TEXT_TYPES = frozenset({
-    "application/json", "application/xml", "application/javascript", "application/x-yaml", "application/yaml",
-    "application/toml", "application/x-ndjson",
-})
-# fmt: on
-_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".home.arpa", ".lan")
 
 SearchBackend = Callable[[str, int, float], Any]
@@ -326,134 +318,6 @@ def _describe_fetch(args: BaseModel) -> str:
     return f"fetch {getattr(args, 'url', '')}"
 
 
-# --- fetch_url: turning a body into text ----------------------------------------------------------------
-class _TextExtractor(HTMLParser):
-    """HTML to readable text: drops scripts, styles and navigation; headings become ``#`` lines."""
-
-    _SKIP = frozenset({"script", "style", "noscript", "nav", "template", "svg", "head", "iframe", "button"})
-    # fmt: off
-    _BLOCK = frozenset({
-        "p", "div", "section", "article", "main", "header", "footer", "aside", "ul", "ol", "table", "tr",
-        "blockquote", "pre", "form", "dl", "dt", "dd", "figure", "hr",
-    })
-    # fmt: on
-
-    def __init__(self, base_url: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.base_url = base_url
-        self.title = ""
-        self._out: list[str] = []
-        self._skip = 0
-        self._pre = 0
-        self._in_title = False
-        self._link: tuple[str, int] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self._in_title = True
-        if tag in self._SKIP:
-            self._skip += 1
-        if self._skip:
-            return
-        if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
-            self._out.append("\n\n" + "#" * int(tag[1]) + " ")
-        elif tag == "li":
-            self._out.append("\n- ")
-        elif tag == "br":
-            self._out.append("\n")
-        elif tag in self._BLOCK:
-            self._out.append("\n\n")
-        elif tag in ("td", "th"):
-            self._out.append(" | ")
-        elif tag == "a":
-            href = dict(attrs).get("href") or ""
-            keep = href and not href.startswith(("#", "javascript:"))
-            self._link = (href, len(self._out)) if keep else None
-        if tag == "pre":
-            self._pre += 1
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self._in_title = False
-        if tag in self._SKIP:
-            self._skip = max(0, self._skip - 1)
-            return
-        if self._skip:
-            return
-        if tag == "pre":
-            self._pre = max(0, self._pre - 1)
-        if (len(tag) == 2 and tag[0] == "h" and tag[1] in "123456") or tag in self._BLOCK:
-            self._out.append("\n\n")
-        elif tag == "a" and self._link is not None:
-            href, start = self._link
-            self._link = None
-            label = "".join(self._out[start:]).strip()
-            url = _join_url(self.base_url, href)
-            if label and url and url.startswith(("http://", "https://")) and url not in (label, label + "/"):
-                self._out.append(f" ({url})")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-        if self._skip:
-            return
-        self._out.append(data if self._pre else _SPACE.sub(" ", data))
-
-    def text(self) -> str:
-        lines = []
-        for line in "".join(self._out).split("\n"):
-            line = line.rstrip()
-            if not line.startswith("  "):  # not preformatted: drop the space runs joined pieces leave
-                line = _SPACE.sub(" ", line).strip()
-            lines.append(line)
-        body = "\n".join(line for line in lines if not re.fullmatch(r"#+", line))  # empty headings
-        return re.sub(r"\n{3,}", "\n\n", body).strip()
-
-
-def _join_url(base: str, href: str) -> str:
-    import httpx
-
-    try:
-        return str(httpx.URL(base).join(href.strip()))
-    except (httpx.InvalidURL, ValueError):
-        return ""
-
-
-def html_to_text(markup: str, base_url: str = "") -> tuple[str, str]:
-    """Readable text of an HTML document, and its title."""
-    parser = _TextExtractor(base_url)
-    parser.feed(markup)
-    parser.close()
-    title = _SPACE.sub(" ", parser.title).strip()
-    return parser.text(), title
-
-
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
-
-
-def _decode(body: bytes, charset: str | None, is_html: bool) -> str:
-    if not charset and is_html:
-        found = _META_CHARSET.search(body[:4096])
-        charset = found.group(1).decode("ascii") if found else None
-    try:
-        codec = codecs.lookup(charset or "utf-8").name
-    except LookupError:
-        codec = "utf-8"
-    return body.decode(codec, errors="replace")
-
-
-def _kind(content_type: str, body_start: bytes) -> str | None:
-    """``"html"``, ``"text"`` or ``None`` (binary) for a media type; sniffs when the server sent none."""
-    if content_type in _HTML_TYPES:
-        return "html"
-    if content_type.startswith("text/") or content_type in _TEXT_TYPES or content_type.endswith(("+json", "+xml")):
-        return "text"
-    if content_type or b"\x00" in body_start:
-        return None
-    head = body_start[:512].lstrip().lower()
-    return "html" if head.startswith((b"<!doctype html", b"<html")) else "text"
-
-
 # --- fetch_url ------------------------------------------------------------------------------------------
 @tool("web", policy=_fetch_policy, describe=_describe_fetch)
 async def fetch_url(
@@ -537,7 +401,7 @@ async def _read(response: httpx.Response, final_url: str, max_chars: int, redire
     }
     declared = response.headers.get("content-length", "")
     not_text = "is not a text page; fetch_url only reads text (HTML, plain text, JSON, Markdown)."
-    if content_type and _kind(content_type, b"") is None:  # refuse before downloading anything
+    if content_type and kind(content_type, b"") is None:  # refuse before downloading anything
         meta["bytes"] = int(declared) if declared.isdigit() else None
         shown = f", {declared} bytes" if declared.isdigit() else ""
         return ToolResult.error(
@@ -555,12 +419,12 @@ async def _read(response: httpx.Response, final_url: str, max_chars: int, redire
             break
     body = b"".join(chunks)[:MAX_DOWNLOAD_BYTES]
     meta["bytes"] = len(body)
-    kind = _kind(content_type, body[:1024])
-    if kind is None:
+    page_kind = kind(content_type, body[:1024])
+    if page_kind is None:
         shown = f"no content type, {len(body)} bytes, looks binary"
         return ToolResult.error(f"{final_url} ({shown}, HTTP {response.status_code}) {not_text}", metadata=meta)
-    text = _decode(body, charset, kind == "html")
-    if kind == "html":
+    text = decode(body, charset, page_kind == "html")
+    if page_kind == "html":
         text, title = html_to_text(text, final_url)
         meta["title"] = title
         if title and not text.startswith("# "):
