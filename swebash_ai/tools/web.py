@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, Field
 
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools import web_guard
 from swebash_ai.tools.registry import Status, Tool, ToolContext, ToolResult, tool
 from swebash_ai.tools.web_text import decode, html_to_text, kind
 
@@ -69,6 +70,7 @@ _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 _PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".home.arpa", ".lan")
 
 SearchBackend = Callable[[str, int, float], Any]
+Resolver = Callable[[str], list[str]]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
@@ -133,9 +135,10 @@ def _clean(text: Any, limit: int) -> str:
     return out if len(out) <= limit else out[: limit - 1].rstrip() + "…"
 
 
-def format_results(query: str, raw: Any, limit: int) -> tuple[str, int]:
-    """A numbered list (title, URL, snippet) of up to ``limit`` results unique by URL; and their count."""
+def format_results(query: str, raw: Any, limit: int) -> tuple[str, list[str]]:
+    """A numbered list (title, URL, snippet) of up to ``limit`` results unique by URL; and their URLs."""
     lines: list[str] = []
+    urls: list[str] = []
     seen: set[str] = set()
     count = 0
     for item in raw if isinstance(raw, list) else []:
@@ -148,13 +151,14 @@ def format_results(query: str, raw: Any, limit: int) -> tuple[str, int]:
         if not url or key in seen:
             continue
         seen.add(key)
+        urls.append(url)
         count += 1
         title = _clean(item.get("title"), _TITLE_CHARS) or url
         snippet = _clean(item.get("body") or item.get("snippet") or item.get("description"), _SNIPPET_CHARS)
         lines.append(f"{count}. {title}\n   {url}" + (f"\n   {snippet}" if snippet else ""))
     if not lines:
-        return f'No web results for "{query}".', 0
-    return f'Web results for "{query}":\n\n' + "\n\n".join(lines), count
+        return f'No web results for "{query}".', []
+    return f'Web results for "{query}":\n\n' + "\n\n".join(lines), urls
 
 
 def _search_error(exc: BaseException, limit_s: float) -> ToolResult | None:
@@ -177,7 +181,8 @@ def _search_error(exc: BaseException, limit_s: float) -> ToolResult | None:
 
 
 def _search_policy(ctx: ToolContext, args: BaseModel) -> Verdict:
-    # Read-only; the query itself leaves the machine, which enabling the web tools accepts.
+    # The query goes to the search provider only (docs/safety.md, "Ways out"): enabling the web tools accepts
+    # that. What comes back is remembered as URLs that may be fetched; the query itself never is.
     return Verdict.allow("the query is sent to the search provider", rule="web.search")
 
 
@@ -219,8 +224,10 @@ async def web_search(
         if problem is not None:
             return ToolResult(problem.ok, problem.content, problem.status, metadata=meta)
         raw = []
-    text, count = format_results(query, raw, min(num_results, MAX_RESULTS))
-    return ToolResult.success(text, metadata={**meta, "results": count})
+    text, urls = format_results(query, raw, min(num_results, MAX_RESULTS))
+    for url in urls:  # the provider chose these, not the model: fetch_url may open them unasked
+        ctx.provenance.add_url(url)
+    return ToolResult.success(text, metadata={**meta, "results": len(urls)})
 
 
 # --- fetch_url: address checks ----------------------------------------------------------------------------
@@ -271,7 +278,7 @@ def _url_problem(url: str, allow_private: bool) -> str | None:
     return None
 
 
-async def _resolve(host: str, port: int, allow_private: bool) -> str:
+async def _resolve(host: str, port: int, allow_private: bool, resolver: Resolver | None = None) -> str:
     """A checked address to connect to. Every address the name has must pass, not just the first.
 
     Raises:
@@ -280,6 +287,10 @@ async def _resolve(host: str, port: int, allow_private: bool) -> str:
     literal = _parse_ip(host)
     if literal is not None:
         addresses = [literal]
+    elif resolver is not None:  # injected (tests): no DNS query leaves the machine
+        addresses = [ip for name in resolver(host) if (ip := _parse_ip(name)) is not None]
+        if not addresses:
+            raise _FetchRefused(f"cannot resolve {host} (no such host)")
     else:
         loop = asyncio.get_running_loop()
         try:
@@ -308,18 +319,27 @@ class _FetchRefused(Exception):
 
 
 def _fetch_policy(ctx: ToolContext, args: BaseModel) -> Verdict:
-    problem = _url_problem(str(getattr(args, "url", "")), ctx.settings.web_allow_private)
-    if problem:
+    url = str(getattr(args, "url", ""))
+    problem = _url_problem(url, ctx.settings.web_allow_private)
+    if problem:  # the floor: no rule and no approval gets past it
         return Verdict.deny(problem, rule="web.url")
-    return Verdict.allow(rule="web.fetch")
+    return web_guard.judge(url, ctx.provenance, ctx.rules)
 
 
 def _describe_fetch(args: BaseModel) -> str:
     return f"fetch {getattr(args, 'url', '')}"
 
 
+def _fetch_key(ctx: ToolContext, args: BaseModel) -> str | None:
+    return web_guard.session_key(str(getattr(args, "url", "")))
+
+
+def _fetch_preview(ctx: ToolContext, args: BaseModel) -> str:
+    return web_guard.preview(str(getattr(args, "url", "")))
+
+
 # --- fetch_url ------------------------------------------------------------------------------------------
-@tool("web", policy=_fetch_policy, describe=_describe_fetch)
+@tool("web", policy=_fetch_policy, describe=_describe_fetch, session_key=_fetch_key, preview=_fetch_preview)
 async def fetch_url(
     ctx: ToolContext,
     url: Annotated[str, Field(min_length=1, max_length=2000)],
@@ -338,32 +358,46 @@ async def fetch_url(
     problem = _url_problem(url, settings.web_allow_private)
     if problem:
         return ToolResult.denied(problem, metadata={"url": url})
+    # Links on the page may be followed unasked only if the model put nothing of its own in this request.
+    trusted = ctx.approved or ctx.provenance.covers(url)
     try:
-        async with asyncio.timeout(settings.web_timeout):
-            return await _fetch(url, max_chars, settings.web_timeout, settings.web_allow_private)
+        async with asyncio.timeout(settings.web_timeout) as deadline:
+            result, links = await _fetch(ctx, url, max_chars, deadline)
     except TimeoutError:
         message = f"Fetching {url} took longer than {settings.web_timeout:g} seconds."
         return ToolResult(False, message, "timeout", metadata={"url": url})
     except _FetchRefused as exc:
         return ToolResult(False, str(exc), exc.status, metadata={"url": url})
+    if trusted and result.ok:
+        for link in links:
+            ctx.provenance.add_url(link)
+    return result
 
 
-async def _fetch(url: str, max_chars: int, limit_s: float, allow_private: bool) -> ToolResult:
+async def _fetch(ctx: ToolContext, url: str, max_chars: int, deadline: asyncio.Timeout) -> tuple[ToolResult, list[str]]:
     import httpx
 
+    allow_private = ctx.settings.web_allow_private
     current = httpx.URL(url)
     redirects: list[str] = []
     # Proxies from the environment are not used: the checked address must be the one connected to.
-    async with httpx.AsyncClient(timeout=httpx.Timeout(limit_s), follow_redirects=False, trust_env=False) as client:
+    async with httpx.AsyncClient(
+        timeout=httpx.Timeout(ctx.settings.web_timeout),
+        follow_redirects=False,
+        trust_env=False,
+        transport=ctx.services.get("http_transport"),  # injected (tests), else httpx's own
+    ) as client:
         for _ in range(MAX_REDIRECTS + 1):
             problem = _url_problem(str(current), allow_private)
             if problem:
                 raise _FetchRefused(
                     f"refused to follow a redirect to {current}: {problem}" if redirects else problem, "denied"
                 )
+            if redirects and web_guard.host_of(str(current)) != web_guard.host_of(redirects[-1]):
+                await _check_redirect(ctx, str(current), redirects[-1], deadline)
             host = current.raw_host.decode("ascii")
             port = current.port or (443 if current.scheme == "https" else 80)
-            ip = await _resolve(host, port, allow_private)
+            ip = await _resolve(host, port, allow_private, ctx.services.get("resolve"))
             pinned = current.copy_with(host=ip) if ip != host.strip("[]") else current
             request = client.build_request(
                 "GET",
@@ -389,7 +423,38 @@ async def _fetch(url: str, max_chars: int, limit_s: float, allow_private: bool) 
     raise _FetchRefused(f"too many redirects (more than {MAX_REDIRECTS}) starting at {url}")
 
 
-async def _read(response: httpx.Response, final_url: str, max_chars: int, redirects: list[str]) -> ToolResult:
+async def _check_redirect(ctx: ToolContext, target: str, source: str, deadline: asyncio.Timeout) -> None:
+    """A redirect to another host is judged like a new fetch: the server chose it, but a trusted host's open
+    redirect can carry what the model put in the first URL anywhere.
+
+    Raises:
+        _FetchRefused: a rule denies the new host, or the user (or nobody) did not approve it.
+    """
+    verdict = web_guard.judge(target, ctx.provenance, ctx.rules, redirect_from=source)
+    if verdict.decision == "deny":
+        raise _FetchRefused(f"refused to follow a redirect to {target}: {'; '.join(verdict.reasons)}", "denied")
+    if verdict.decision == "allow":
+        return
+    summary = f"follow a redirect from {web_guard.host_of(source)} to {target}"
+    if ctx.ask is None:
+        refusal: str | None = f"Not run: {summary} needs the user's approval, and no one could approve it."
+    else:
+        loop = asyncio.get_running_loop()
+        when = deadline.when()
+        left = None if when is None else max(0.0, when - loop.time())
+        deadline.reschedule(None)  # the time the user takes to decide is not the server's
+        try:
+            refusal = await ctx.ask(verdict, summary, web_guard.preview(target), web_guard.session_key(target))
+        finally:
+            deadline.reschedule(None if left is None else loop.time() + left)
+    if refusal is not None:
+        raise _FetchRefused(f"{source} redirects to another host; not followed. {refusal}", "denied")
+
+
+async def _read(
+    response: httpx.Response, final_url: str, max_chars: int, redirects: list[str]
+) -> tuple[ToolResult, list[str]]:
+    """The page as a result for the model, and its links."""
     header = response.headers.get("content-type", "")
     content_type = header.split(";", 1)[0].strip().lower()
     charset = response.charset_encoding
@@ -406,7 +471,7 @@ async def _read(response: httpx.Response, final_url: str, max_chars: int, redire
         shown = f", {declared} bytes" if declared.isdigit() else ""
         return ToolResult.error(
             f"{final_url} ({content_type}{shown}, HTTP {response.status_code}) {not_text}", metadata=meta
-        )
+        ), []
 
     chunks: list[bytes] = []
     size = 0
@@ -422,20 +487,23 @@ async def _read(response: httpx.Response, final_url: str, max_chars: int, redire
     page_kind = kind(content_type, body[:1024])
     if page_kind is None:
         shown = f"no content type, {len(body)} bytes, looks binary"
-        return ToolResult.error(f"{final_url} ({shown}, HTTP {response.status_code}) {not_text}", metadata=meta)
+        return ToolResult.error(f"{final_url} ({shown}, HTTP {response.status_code}) {not_text}", metadata=meta), []
     text = decode(body, charset, page_kind == "html")
     if page_kind == "html":
-        text, title = html_to_text(text, final_url)
-        meta["title"] = title
-        if title and not text.startswith("# "):
-            text = f"# {title}\n\n{text}"
+        page = html_to_text(text, final_url)
+        text, links = page.text, page.links
+        meta["title"] = page.title
+        if page.title and not text.startswith("# "):
+            text = f"# {page.title}\n\n{text}"
+    else:
+        links = web_guard.extract_urls(text[:MAX_DOWNLOAD_BYTES])
     if response.status_code >= 400:
         excerpt = text[:500].strip()
         return ToolResult.error(
             f"HTTP {response.status_code} {response.reason_phrase} for {final_url}"
             + (f":\n{excerpt}" if excerpt else "."),
             metadata=meta,
-        )
+        ), []
 
     notes: list[str] = []
     truncated = capped
@@ -450,7 +518,7 @@ async def _read(response: httpx.Response, final_url: str, max_chars: int, redire
     if notes:
         text += "\n\n[truncated: " + "; ".join(notes) + "]"
     head = f"{final_url} ({meta['content_type']}, HTTP {response.status_code})\n\n"
-    return ToolResult.success(head + text, truncated=truncated, metadata=meta)
+    return ToolResult.success(head + text, truncated=truncated, metadata=meta), links
 
 
 TOOLS: list[Tool] = [web_search, fetch_url]

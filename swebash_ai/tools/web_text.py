@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from dataclasses import dataclass
 from html.parser import HTMLParser
 
 _SPACE = re.compile(r"\s+")
@@ -17,6 +18,9 @@ _TEXT_TYPES = frozenset({
 })
 # fmt: on
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+MAX_LINKS = 2000
+"""Links of one page that are kept."""
 
 
 class _TextExtractor(HTMLParser):
@@ -39,8 +43,15 @@ class _TextExtractor(HTMLParser):
         self._pre = 0
         self._in_title = False
         self._link: tuple[str, int] | None = None
+        self.links: list[str] = []
+        """Every http(s) link of the page (navigation too), absolute, at most :data:`MAX_LINKS`."""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a" and len(self.links) < MAX_LINKS:
+            href = (dict(attrs).get("href") or "").strip()
+            url = join_url(self.base_url, href) if href else ""
+            if url.startswith(("http://", "https://")):
+                self.links.append(url)
         if tag == "title":
             self._in_title = True
         if tag in self._SKIP:
@@ -111,13 +122,22 @@ def join_url(base: str, href: str) -> str:
         return ""
 
 
-def html_to_text(markup: str, base_url: str = "") -> tuple[str, str]:
-    """Readable text of an HTML document, and its title."""
+@dataclass(frozen=True)
+class PageText:
+    """An HTML document as the model reads it."""
+
+    text: str
+    title: str
+    links: list[str]
+
+
+def html_to_text(markup: str, base_url: str = "") -> PageText:
+    """Readable text of an HTML document, its title and its links."""
     parser = _TextExtractor(base_url)
     parser.feed(markup)
     parser.close()
     title = _SPACE.sub(" ", parser.title).strip()
-    return parser.text(), title
+    return PageText(parser.text(), title, parser.links)
 
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
