@@ -13,7 +13,11 @@ Contract:
   readable text (no scripts, styles or navigation; headings as ``#`` lines), plain text, JSON, XML and
   Markdown are returned as they are, anything else is refused with its content type.
 
-Why ``fetch_url`` is careful: the URL comes from the model, which may have read it on a hostile page, so
+Which URLs run without asking (provenance, rules; a redirect to another host is judged again, asking
+through ``ctx.ask``) is :mod:`swebash_ai.tools.web_guard`'s business: a model that read private files and a
+hostile page must not be able to send the one to the other unasked.
+
+Why ``fetch_url`` is careful about addresses: the URL comes from the model, which may have read it on a hostile page, so
 the tool must not become a way to reach the user's own machine or network (routers, cloud metadata at
 169.254.169.254, local admin ports). The policy refuses non-http(s) schemes and obviously private hosts so
 the user sees the denial; at fetch time every address the host resolves to is checked, on every redirect
@@ -348,7 +352,9 @@ async def fetch_url(
     """Download a web page (http or https) and return its readable text.
 
     HTML is reduced to text (headings as # lines, links as "text (url)"); plain text, JSON and Markdown
-    come back as they are; binary files (images, PDFs, archives) are refused.
+    come back as they are; binary files (images, PDFs, archives) are refused. A URL the user gave, a search
+    result or a link on a fetched page runs at once; any other URL (or added query parameters) needs the
+    user's approval, so use such URLs as they are.
 
     Args:
         url: The full http:// or https:// URL to fetch.
@@ -435,7 +441,7 @@ async def _check_redirect(ctx: ToolContext, target: str, source: str, deadline: 
         raise _FetchRefused(f"refused to follow a redirect to {target}: {'; '.join(verdict.reasons)}", "denied")
     if verdict.decision == "allow":
         return
-    summary = f"follow a redirect from {web_guard.host_of(source)} to {target}"
+    summary = f"follow a redirect from {web_guard.host_of(source)} to {web_guard.shown(target, 2000)}"
     if ctx.ask is None:
         refusal: str | None = f"Not run: {summary} needs the user's approval, and no one could approve it."
     else:

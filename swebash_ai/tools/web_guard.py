@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote
 
 from swebash_ai.config_rules import ToolRules
 from swebash_ai.safety.verdict import Verdict
@@ -54,26 +54,30 @@ def extract_urls(text: str) -> list[str]:
 
 
 def _split(url: str) -> tuple[_Key, list[tuple[str, str]]] | None:
-    """(userinfo, host, explicit port, path) and the query pairs; ``None`` for what is not an http(s) URL."""
+    """(userinfo, host, explicit port, path) and the query pairs; ``None`` for what is not an http(s) URL.
+
+    Parsed by httpx, the parser that makes the request: a second parser could read another host out of
+    the same text (``https://a\\@b/``), and the check would then be about a host that is never contacted.
+    """
+    import httpx
+
     try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
+        parsed = httpx.URL(url.strip())
+    except (httpx.InvalidURL, TypeError, ValueError):
         return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    host = parsed.raw_host.decode("ascii", "replace").lower().rstrip(".")
+    if parsed.scheme not in ("http", "https") or not host:
         return None
-    userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
-    path = unquote(parts.path).rstrip("/") or "/"
+    path = unquote(parsed.path).rstrip("/") or "/"
+    query = parse_qsl(parsed.query.decode("ascii", "replace"), keep_blank_values=True)
     # The scheme is left out: moving from http to https carries no data.
-    return (userinfo, parts.hostname.rstrip("."), port, path), parse_qsl(parts.query, keep_blank_values=True)
+    return (unquote(parsed.userinfo.decode("ascii", "replace")), host, parsed.port, path), query
 
 
 def host_of(url: str) -> str:
-    """The URL's host name, lower case (``""`` when it has none)."""
-    try:
-        return (urlsplit(url.strip()).hostname or "").rstrip(".")
-    except ValueError:
-        return ""
+    """The host the request goes to, lower case, as httpx reads it (``""`` when there is none)."""
+    split = _split(url)
+    return split[0][1] if split is not None else ""
 
 
 def session_key(url: str) -> str | None:
@@ -139,7 +143,7 @@ def data_parts(url: str) -> list[str]:
     if split is None:
         return []
     (userinfo, _host, _port, path), query = split
-    parts = [f"credentials: {shown(unquote(userinfo))}"] if userinfo else []
+    parts = [f"credentials: {shown(userinfo)}"] if userinfo else []
     parts += [f"{shown(name)}={shown(value)}" for name, value in query]
     for segment in path.split("/"):
         long_token = _DATA_SEGMENT.search(segment) is not None and any(c.isdigit() for c in segment)

