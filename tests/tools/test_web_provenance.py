@@ -337,7 +337,7 @@ async def test_allow_for_session_covers_that_host_only(workspace: Path, fake_web
                 fetch("https://evil.example/v1/a"), scripted.text("ok"))
     events = await turn(s, "look around")
     first, second, third = finished(events)
-    assert first.decided_by == "user" and first.result.ok
+    assert first.decided_by == "user-session" and first.result.ok
     assert [r.summary for r in approver.asked] == ["fetch https://api.example/v1/a", "fetch https://evil.example/v1/a"]
     assert second.decided_by == "session" and second.result.ok
     assert third.result.status == "denied"
