@@ -43,6 +43,7 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import unquote
 
 from pydantic import BaseModel, Field
 
@@ -375,8 +376,12 @@ async def fetch_url(
     except _FetchRefused as exc:
         return ToolResult(False, str(exc), exc.status, metadata={"url": url})
     if trusted and result.ok:
+        # An approved URL may carry data the model put there, and a page can echo its own URL into links:
+        # a link repeating that data is not the page's own, so it is not remembered.
+        echoes = [] if ctx.provenance.covers(url) else web_guard.data_values(url)
         for link in links:
-            ctx.provenance.add_url(link)
+            if not any(echo in unquote(link) for echo in echoes):
+                ctx.provenance.add_url(link)
     return result
 
 

