@@ -68,7 +68,7 @@ def _split(url: str) -> tuple[_Key, list[tuple[str, str]]] | None:
     host = parsed.raw_host.decode("ascii", "replace").lower().rstrip(".")
     if parsed.scheme not in ("http", "https") or not host:
         return None
-    path = unquote(parsed.path).rstrip("/") or "/"
+    path = parsed.path.rstrip("/") or "/"  # httpx has decoded it once; twice would equate other paths
     query = parse_qsl(parsed.query.decode("ascii", "replace"), keep_blank_values=True)
     # The scheme is left out: moving from http to https carries no data.
     return (unquote(parsed.userinfo.decode("ascii", "replace")), host, parsed.port, path), query
@@ -182,7 +182,7 @@ def judge(url: str, provenance: Provenance, rules: ToolRules, redirect_from: str
     elif redirect_from is not None:
         why = f"{host_of(redirect_from)} redirects to another host, {host}, that this session has not seen"
     elif provenance.seen_path(url):
-        why = "the model added query parameters to a URL of this session: they may carry data"
+        why = "the model added to or changed the query of a URL of this session: that may carry data"
     else:
         why = "the model made up this URL: you did not write it, and no search result or fetched page links to it"
     data = data_parts(url)

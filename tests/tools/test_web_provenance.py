@@ -194,7 +194,7 @@ async def test_a_search_result_with_data_added_asks(workspace: Path, fake_web: F
                 fetch("https://guide.example/intro?lang=en&d=hunter2"), scripted.text("ok"))
     await turn(s, "find me a guide")
     [request] = approver.asked
-    assert any("added query parameters" in r for r in request.verdict.reasons)
+    assert any("added to or changed the query" in r for r in request.verdict.reasons)
     assert "data: d=hunter2" in request.detail
     assert fake_web.requests == []
 
