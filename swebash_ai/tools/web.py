@@ -17,15 +17,17 @@ Which URLs run without asking (provenance, rules; a redirect to another host is 
 through ``ctx.ask``) is :mod:`swebash_ai.tools.web_guard`'s business: a model that read private files and a
 hostile page must not be able to send the one to the other unasked.
 
-Why ``fetch_url`` is careful about addresses: the URL comes from the model, which may have read it on a hostile page, so
-the tool must not become a way to reach the user's own machine or network (routers, cloud metadata at
-169.254.169.254, local admin ports). The policy refuses non-http(s) schemes and obviously private hosts so
-the user sees the denial; at fetch time every address the host resolves to is checked, on every redirect
-(followed by hand, at most 5), and the connection goes to the checked address (the host name still goes
-in the ``Host`` header and TLS SNI), so a DNS answer that changes between check and connect cannot slip
-through. For the same reason environment proxies are not used. ``web_allow_private`` lifts the address
-rule. Every fetch is bounded: one deadline (``web_timeout``) for the whole call, a download byte cap
-(:data:`MAX_DOWNLOAD_BYTES`), and ``max_chars`` of text.
+Why ``fetch_url`` is careful about addresses: the URL comes from the model, which may have read it on a
+hostile page, so the tool must not become a way to reach the user's own machine or network (routers, cloud
+metadata at 169.254.169.254, local admin ports). The policy refuses non-http(s) schemes and obviously private
+hosts so the user sees the denial; at fetch time every address the host resolves to is checked, on every
+redirect (followed by hand, at most 5), and the connection goes to the checked address (the host name still
+goes in the ``Host`` header and TLS SNI), so a DNS answer that changes between check and connect cannot slip
+through. For the same reason environment proxies are not used. ``web_allow_private`` lifts the address rule.
+Every fetch is bounded: one deadline (``web_timeout``) for the whole call, a download byte cap
+(:data:`MAX_DOWNLOAD_BYTES`), and ``max_chars`` of text; the time a person takes to answer a question about a
+redirect is not counted. Tests inject ``ctx.services["http_transport"]`` (an httpx transport) and
+``ctx.services["resolve"]`` (a host's addresses), so no request and no DNS query leaves the machine.
 """
 
 from __future__ import annotations
@@ -365,7 +367,8 @@ async def fetch_url(
     problem = _url_problem(url, settings.web_allow_private)
     if problem:
         return ToolResult.denied(problem, metadata={"url": url})
-    # Links on the page may be followed unasked only if the model put nothing of its own in this request.
+    # The page's links may be followed unasked if this URL came by provenance or was approved by a person; a
+    # rule-allowed URL is the model's choice, and its page may echo it.
     trusted = ctx.approved or ctx.provenance.covers(url)
     try:
         async with asyncio.timeout(settings.web_timeout) as deadline:
