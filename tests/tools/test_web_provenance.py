@@ -7,6 +7,7 @@ injected resolver gives every name a public address, so no test sends a packet, 
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from pathlib import Path
@@ -83,10 +84,10 @@ def fake_web() -> FakeWeb:
     return FakeWeb()
 
 
-def session(workspace: Path, fake: FakeWeb, approver: Any, *steps: Any) -> Session:
+def session(workspace: Path, fake: FakeWeb, approver: Any, *steps: Any, **settings: Any) -> Session:
     (workspace / "internal.txt").write_text(SECRET + "\n")
     provider = ScriptedProvider(list(steps))
-    return Session(load_settings({"web_min_interval": 0}), approver=approver, provider=provider,
+    return Session(load_settings({"web_min_interval": 0, **settings}), approver=approver, provider=provider,
                    services=fake.services(), probe_ollama=False)
 
 
@@ -344,6 +345,22 @@ async def test_an_approved_redirect_is_followed(workspace: Path, fake_web: FakeW
     events = await turn(s, "open https://short.example/x")
     assert finished(events)[0].result.metadata["url"] == "https://far.example/landing"
     assert fake_web.requests == ["https://short.example/x", "https://far.example/landing"]
+
+
+async def test_the_time_taken_to_answer_does_not_count_against_web_timeout(
+    workspace: Path, fake_web: FakeWeb
+) -> None:
+    class Slow(Approver):
+        async def decide(self, request: ApprovalRequest) -> Decision:
+            await asyncio.sleep(0.6)  # longer than the whole web_timeout
+            return await super().decide(request)
+
+    fake_web.pages["https://short.example/x"] = (302, {"location": "https://far.example/landing"}, b"")
+    s = session(workspace, fake_web, Slow(Decision.ALLOW_ONCE), fetch("https://short.example/x"),
+                scripted.text("ok"), web_timeout=0.4)
+    events = await turn(s, "open https://short.example/x")
+    assert finished(events)[0].result.ok, finished(events)[0].result.text
+    assert fake_web.requests[-1] == "https://far.example/landing"
 
 
 async def test_allow_for_session_covers_that_host_only(workspace: Path, fake_web: FakeWeb) -> None:
