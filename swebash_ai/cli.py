@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--tools", metavar="CATEGORIES",
                        help="offer only these tool categories, comma-separated: fs, exec, web")
     parser.add_argument("-y", "--yes", action="store_true",
-                        help="allow calls that need approval without asking (what policy always denies, "
+                        help="allow calls that need approval without asking (a command that is not read-only, a write, "
+                        "a fetch of a URL the model made up; what policy always denies, "
                         "and catastrophes such as deleting your home directory, still never run); without a "
                         "terminal and without --yes they are denied")
     parser.add_argument("-s", "--shell", action="store_true",
@@ -404,6 +405,8 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     print(f"config file: {loaded.config_file}{exists}", file=out)
     profiles = f" (defined: {', '.join(loaded.profiles)})" if loaded.profiles else ""
     print(f"profile:     {loaded.profile or '(none)'}{profiles}", file=out)
+    rules = "; ".join(f"{r.decision} {r.tool} {r.host}" for r in loaded.rules.rules) or "(none)"
+    print(f"rules:       {rules}", file=out)
     choice = choose_provider(settings)
     if choice is None:
         print("provider:    none configured; see `swebash-ai doctor`", file=out)

@@ -28,6 +28,7 @@ from pydantic_settings import (
 
 from swebash_ai.config_file import ENV_PREFIX, StartInfo, read_config_file
 from swebash_ai.config_mcp import McpServerConfig, parse_mcp_servers
+from swebash_ai.config_rules import ToolRules, parse_rules
 from swebash_ai.errors import ConfigError
 from swebash_ai.locations import Locations
 
@@ -243,6 +244,8 @@ class LoadedSettings:
     locations: Locations
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     """``[mcp_servers.NAME]`` tables (file, then profile), validated; see docs/mcp.md."""
+    rules: ToolRules = field(default_factory=ToolRules)
+    """``[[rules]]`` tables (file and profile): the user's allow/ask/deny decisions; see config_rules.py."""
 
     @property
     def config_file(self) -> Path:
@@ -286,11 +289,12 @@ def load_settings(
     env = dict(os.environ if environ is None else environ)
     config = read_config_file(profile, env)
     locs, raw, chosen, profile_table = config.locations, config.top, config.profile, config.profile_table
-    # MCP server tables are not settings: validated apart, kept on LoadedSettings (see config_mcp.py).
+    # MCP server and rule tables are not settings: validated apart, kept on LoadedSettings (see config_mcp.py).
     raw, profile_table = dict(raw), dict(profile_table)
     mcp_servers = parse_mcp_servers(
         raw.pop("mcp_servers", None), profile_table.pop("mcp_servers", None), str(locs.config_file), chosen
     )
+    rules = parse_rules(raw.pop("rules", None), profile_table.pop("rules", None), str(locs.config_file), chosen)
     _check_keys(raw, str(locs.config_file))
     if chosen:
         _check_keys(profile_table, f"[profiles.{chosen}] in {locs.config_file}")
@@ -326,7 +330,7 @@ def load_settings(
         if saved_environ is not None:
             os.environ.clear()
             os.environ.update(saved_environ)
-    return LoadedSettings(settings, origins, chosen, sorted(config.profiles), locs, mcp_servers)
+    return LoadedSettings(settings, origins, chosen, sorted(config.profiles), locs, mcp_servers, rules)
 
 
 def _explain(

@@ -429,6 +429,7 @@ def run_oneshot(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
     tools: list[Tool] | None = None,
+    services: dict[str, Any] | None = None,
 ) -> int:
     """Answer one question and return the exit code (see :class:`ExitCode`).
 
@@ -438,6 +439,7 @@ def run_oneshot(
         stdout: Where the answer goes (``sys.stdout``).
         stderr: Where everything else goes (``sys.stderr``).
         tools: Tools to offer instead of the built-in ones (tests).
+        services: Backends for the tools instead of the real ones (tests: web search, HTTP transport).
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -458,7 +460,7 @@ def run_oneshot(
     import asyncio
 
     try:
-        return asyncio.run(_answer(loaded, options, question, renderer, tools))
+        return asyncio.run(_answer(loaded, options, question, renderer, tools, services))
     except KeyboardInterrupt:  # before the signal handler was installed
         renderer.interrupted()
         return ExitCode.INTERRUPTED
@@ -472,7 +474,12 @@ def run_oneshot(
 
 
 async def _answer(
-    loaded: LoadedSettings, options: OneShotOptions, question: str, renderer: Renderer, tools: list[Tool] | None
+    loaded: LoadedSettings,
+    options: OneShotOptions,
+    question: str,
+    renderer: Renderer,
+    tools: list[Tool] | None,
+    services: dict[str, Any] | None = None,
 ) -> int:
     import asyncio
 
@@ -488,7 +495,7 @@ async def _answer(
 
     try:
         approver = make_approver(options.yes, explain, shown.wait)
-        session = Session(loaded, approver=approver, cwd=options.cwd, tools=tools)
+        session = Session(loaded, approver=approver, cwd=options.cwd, tools=tools, services=services)
         explain_target.append(session)
         if not session.has_provider:
             raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")

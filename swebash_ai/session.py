@@ -121,6 +121,7 @@ class Session:
             path_policy=path_policy,
             command_policy=CommandPolicy(path_policy),
             services=self._services,
+            rules=self.loaded.rules,
         )
 
     def _make_agent(self) -> Agent:
@@ -389,6 +390,7 @@ class Session:
         self.save()
         self.conversation = Conversation()
         self.session_approvals.clear()
+        self.context.provenance.clear()
         if self.agent is not None:
             self.agent = self._make_agent()
 
@@ -399,6 +401,7 @@ class Session:
             what = f"session '{session_id}'" if session_id else "any saved session"
             raise ConfigError(f"Cannot find {what} in {self.loaded.locations.sessions_dir}.", title="No saved session")
         self.conversation = Conversation.load(path)
+        self.context.provenance.clear()  # what may be fetched unasked is learnt afresh, never from a file
         if self.agent is not None:
             self.agent = self._make_agent()
         return self.conversation

@@ -22,7 +22,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, Coroutine
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,7 @@ from swebash_ai.agent.events import (
 )
 from swebash_ai.errors import ProviderError, SwebashError
 from swebash_ai.providers.base import FinishChunk, Provider, TextChunk, ToolCall, UsageChunk
+from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
 
 log = logging.getLogger(__name__)
@@ -237,6 +238,7 @@ class _Turn:
         limits = agent.limits
         self.conv.repair()  # a previous crash must not poison this turn
         self.conv.add_user(user_message)
+        agent.context.provenance.add_text(user_message)  # URLs the user wrote may be fetched unasked
         tools = agent.registry.definitions() or None
         used = 0
         for iteration in range(1, limits.max_iterations + 1):
@@ -360,60 +362,83 @@ class _Turn:
         decided_by = verdict.rule or "policy"
         if verdict.decision == "ask":
             key = tool.session_key(ctx, args)
-            if agent.session_approvals.covers(tool.name, key):
-                decided_by = "session"
-            elif not agent.confirm and not verdict.severe:  # a catastrophe still needs a person
-                decided_by = "no-confirm"
-            else:
-                request = ApprovalRequest(
-                    call_id=call.id,
-                    tool=tool.name,
-                    summary=summary,
-                    detail=_detail(tool, ctx, args),
-                    cwd=str(ctx.cwd),
-                    verdict=verdict,
-                    arguments=args.model_dump(),
-                )
-                async with agent._approval_lock:  # one question at a time
-                    self.emit(ApprovalRequested(request))
-                    answer = await agent.approver.decide(request)
-                if answer is Decision.DENY:
-                    self.denied += 1
-                    if agent.approver.interactive:
-                        msg = f"The user denied {summary}. Do not retry it; ask the user what to do instead."
-                        by = "user"
-                    elif verdict.severe:
-                        msg = (
-                            f"Not run: {summary} could be catastrophic ({reasons}); --yes never covers that. "
-                            "The user must approve it at a terminal or run it themselves."
-                        )
-                        by = "non-interactive"
-                    else:
-                        why = getattr(agent.approver, "reason", "no one could approve it")
-                        msg = f"Not run: {summary} needs the user's approval ({reasons}), and {why}."
-                        by = "non-interactive"
-                    return ToolResult.denied(msg), "ask", by
-                if _detail(tool, ctx, args) != request.detail:
-                    # What was shown (a diff, a command) is no longer what would run: the file changed while
-                    # the user was deciding. Approval covers what was seen, so nothing runs.
-                    return (
-                        ToolResult.error(
-                            f"Not run: {summary} changed while the user was deciding (the target was modified "
-                            "meanwhile), so what was approved is no longer what would happen. Nothing was done; "
-                            "read the target again and call the tool again if it is still needed."
-                        ),
-                        "ask",
-                        "stale-approval",
-                    )
-                if answer is Decision.ALLOW_SESSION:
-                    agent.session_approvals.remember(tool.name, key)
-                if not agent.approver.interactive:
-                    decided_by = getattr(agent.approver, "reason", "approver")
-                else:  # "user-session": allowed for the rest of the session (later calls say "session")
-                    decided_by = "user-session" if answer is Decision.ALLOW_SESSION else "user"
+            detail = _detail(tool, ctx, args)
+            refused, decided_by = await self._approve(
+                call, tool.name, verdict, summary, detail, key, args.model_dump(),
+                unchanged=lambda: _detail(tool, ctx, args) == detail,
+            )
+            if refused is not None:
+                return refused, "ask", decided_by
+
+        async def ask_more(more: Verdict, what: str, more_detail: str, more_key: str | None) -> str | None:
+            refused, _by = await self._approve(call, tool.name, more, what, more_detail, more_key, args.model_dump())
+            return None if refused is None else refused.text
+
         call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
-                                       approved=verdict.decision == "ask")
+                                       approved=verdict.decision == "ask", ask=ask_more)
         return await tool.invoke(call_ctx, args), verdict.decision, decided_by
+
+    async def _approve(
+        self,
+        call: ToolCall,
+        tool: str,
+        verdict: Verdict,
+        summary: str,
+        detail: str,
+        key: str | None,
+        arguments: dict[str, Any],
+        unchanged: Callable[[], bool] | None = None,
+    ) -> tuple[ToolResult | None, str]:
+        """Settle an ``ask``: (``None`` when allowed, else the result the model reads; who decided).
+
+        ``unchanged`` says whether what was shown is still what would happen, once the person answered.
+        """
+        agent = self.agent
+        if agent.session_approvals.covers(tool, key):
+            return None, "session"
+        if not agent.confirm and not verdict.severe:  # a catastrophe still needs a person
+            return None, "no-confirm"
+        request = ApprovalRequest(
+            call_id=call.id,
+            tool=tool,
+            summary=summary,
+            detail=detail,
+            cwd=str(agent.context.cwd),
+            verdict=verdict,
+            arguments=arguments,
+        )
+        async with agent._approval_lock:  # one question at a time
+            self.emit(ApprovalRequested(request))
+            answer = await agent.approver.decide(request)
+        if answer is Decision.DENY:
+            self.denied += 1
+            reasons = "; ".join(verdict.reasons)
+            if agent.approver.interactive:
+                msg, by = f"The user denied {summary}. Do not retry it; ask the user what to do instead.", "user"
+            elif verdict.severe:
+                msg = (
+                    f"Not run: {summary} could be catastrophic ({reasons}); --yes never covers that. "
+                    "The user must approve it at a terminal or run it themselves."
+                )
+                by = "non-interactive"
+            else:
+                why = getattr(agent.approver, "reason", "no one could approve it")
+                msg, by = f"Not run: {summary} needs the user's approval ({reasons}), and {why}.", "non-interactive"
+            return ToolResult.denied(msg), by
+        if unchanged is not None and not unchanged():
+            # What was shown (a diff, a command) is no longer what would run: the file changed while the user
+            # was deciding. Approval covers what was seen, so nothing runs, and nothing is remembered.
+            return ToolResult.error(
+                f"Not run: {summary} changed while the user was deciding (the target was modified "
+                "meanwhile), so what was approved is no longer what would happen. Nothing was done; "
+                "read the target again and call the tool again if it is still needed."
+            ), "stale-approval"
+        if answer is Decision.ALLOW_SESSION:
+            agent.session_approvals.remember(tool, key)
+        if not agent.approver.interactive:
+            return None, getattr(agent.approver, "reason", "approver")
+        # "user-session": allowed for the rest of the session (later calls say "session")
+        return None, "user-session" if answer is Decision.ALLOW_SESSION else "user"
 
     def _audit(self, call: ToolCall, arguments: Any, decision: str, decided_by: str, result: ToolResult) -> None:
         if self.agent.audit is None:

@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from swebash_ai.config_rules import ToolRules
 from swebash_ai.errors import ConfigError
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.web_guard import Provenance
 
 if TYPE_CHECKING:
     from swebash_ai.config import Settings
@@ -95,6 +97,10 @@ class ToolResult:
         return f"{prefix[self.status]}: {body}"
 
 
+AskFn = Callable[[Verdict, str, str, str | None], Awaitable[str | None]]
+"""``ask(verdict, summary, detail, session_key)``: see :attr:`ToolContext.ask`."""
+
+
 @dataclass
 class ToolContext:
     """What a tool may use besides its arguments. Built by the session; tests build their own."""
@@ -110,6 +116,16 @@ class ToolContext:
     approved: bool = False
     """The policy asked and this call was approved (by the user, an allow-for-session, ``--yes`` or
     confirmations turned off), as opposed to allowed by a rule. Set per call by the loop."""
+    provenance: Provenance = field(default_factory=Provenance)
+    """URLs of this session the model did not make up (the user's messages, search results, links on pages
+    fetched by provenance or with approval); ``fetch_url`` runs unasked on these. Fed by the loop and the web
+    tools; lives as long as the context, i.e. the session."""
+    rules: ToolRules = field(default_factory=ToolRules)
+    """The user's ``[[rules]]`` (allow / ask / deny by tool and host)."""
+    ask: AskFn | None = None
+    """Set per call by the loop: asks about a further step of this call that the policy could not see
+    beforehand (``fetch_url`` redirected to another host), through the same approval path as the call.
+    Returns ``None`` when allowed, else why not (for the model). ``None`` here: nobody can approve."""
 
 
 ToolFn = Callable[..., Awaitable[ToolResult | JSON]]

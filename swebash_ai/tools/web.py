@@ -13,21 +13,26 @@ Contract:
   readable text (no scripts, styles or navigation; headings as ``#`` lines), plain text, JSON, XML and
   Markdown are returned as they are, anything else is refused with its content type.
 
-Why ``fetch_url`` is careful: the URL comes from the model, which may have read it on a hostile page, so
-the tool must not become a way to reach the user's own machine or network (routers, cloud metadata at
-169.254.169.254, local admin ports). The policy refuses non-http(s) schemes and obviously private hosts so
-the user sees the denial; at fetch time every address the host resolves to is checked, on every redirect
-(followed by hand, at most 5), and the connection goes to the checked address (the host name still goes
-in the ``Host`` header and TLS SNI), so a DNS answer that changes between check and connect cannot slip
-through. For the same reason environment proxies are not used. ``web_allow_private`` lifts the address
-rule. Every fetch is bounded: one deadline (``web_timeout``) for the whole call, a download byte cap
-(:data:`MAX_DOWNLOAD_BYTES`), and ``max_chars`` of text.
+Which URLs run without asking (provenance, rules; a redirect to another host is judged again, asking
+through ``ctx.ask``) is :mod:`swebash_ai.tools.web_guard`'s business: a model that read private files and a
+hostile page must not be able to send the one to the other unasked.
+
+Why ``fetch_url`` is careful about addresses: the URL comes from the model, which may have read it on a
+hostile page, so the tool must not become a way to reach the user's own machine or network (routers, cloud
+metadata at 169.254.169.254, local admin ports). The policy refuses non-http(s) schemes and obviously private
+hosts so the user sees the denial; at fetch time every address the host resolves to is checked, on every
+redirect (followed by hand, at most 5), and the connection goes to the checked address (the host name still
+goes in the ``Host`` header and TLS SNI), so a DNS answer that changes between check and connect cannot slip
+through. For the same reason environment proxies are not used. ``web_allow_private`` lifts the address rule.
+Every fetch is bounded: one deadline (``web_timeout``) for the whole call, a download byte cap
+(:data:`MAX_DOWNLOAD_BYTES`), and ``max_chars`` of text; the time a person takes to answer a question about a
+redirect is not counted. Tests inject ``ctx.services["http_transport"]`` (an httpx transport) and
+``ctx.services["resolve"]`` (a host's addresses), so no request and no DNS query leaves the machine.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import html
 import inspect
 import ipaddress
@@ -39,13 +44,15 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import unquote
 
 from pydantic import BaseModel, Field
 
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools import web_guard
 from swebash_ai.tools.registry import Status, Tool, ToolContext, ToolResult, tool
+from swebash_ai.tools.web_text import decode, html_to_text, kind
 
 if TYPE_CHECKING:
     import httpx
@@ -67,16 +74,10 @@ _HEADERS = {
     "Accept": "text/html,text/plain,application/json,text/*;q=0.9,*/*;q=0.1",
 }
 _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
-# fmt: off
-_TEXT_TYPES = frozenset({
-    "application/json", "application/xml", "application/javascript", "application/x-yaml", "application/yaml",
-    "application/toml", "application/x-ndjson",
-})
-# fmt: on
-_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".home.arpa", ".lan")
 
 SearchBackend = Callable[[str, int, float], Any]
+Resolver = Callable[[str], list[str]]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
@@ -141,9 +142,10 @@ def _clean(text: Any, limit: int) -> str:
     return out if len(out) <= limit else out[: limit - 1].rstrip() + "…"
 
 
-def format_results(query: str, raw: Any, limit: int) -> tuple[str, int]:
-    """A numbered list (title, URL, snippet) of up to ``limit`` results unique by URL; and their count."""
+def format_results(query: str, raw: Any, limit: int) -> tuple[str, list[str]]:
+    """A numbered list (title, URL, snippet) of up to ``limit`` results unique by URL; and their URLs."""
     lines: list[str] = []
+    urls: list[str] = []
     seen: set[str] = set()
     count = 0
     for item in raw if isinstance(raw, list) else []:
@@ -156,13 +158,14 @@ def format_results(query: str, raw: Any, limit: int) -> tuple[str, int]:
         if not url or key in seen:
             continue
         seen.add(key)
+        urls.append(url)
         count += 1
         title = _clean(item.get("title"), _TITLE_CHARS) or url
         snippet = _clean(item.get("body") or item.get("snippet") or item.get("description"), _SNIPPET_CHARS)
         lines.append(f"{count}. {title}\n   {url}" + (f"\n   {snippet}" if snippet else ""))
     if not lines:
-        return f'No web results for "{query}".', 0
-    return f'Web results for "{query}":\n\n' + "\n\n".join(lines), count
+        return f'No web results for "{query}".', []
+    return f'Web results for "{query}":\n\n' + "\n\n".join(lines), urls
 
 
 def _search_error(exc: BaseException, limit_s: float) -> ToolResult | None:
@@ -185,7 +188,8 @@ def _search_error(exc: BaseException, limit_s: float) -> ToolResult | None:
 
 
 def _search_policy(ctx: ToolContext, args: BaseModel) -> Verdict:
-    # Read-only; the query itself leaves the machine, which enabling the web tools accepts.
+    # The query goes to the search provider only (docs/safety.md, "Ways out"): enabling the web tools accepts
+    # that. What comes back is remembered as URLs that may be fetched; the query itself never is.
     return Verdict.allow("the query is sent to the search provider", rule="web.search")
 
 
@@ -227,8 +231,10 @@ async def web_search(
         if problem is not None:
             return ToolResult(problem.ok, problem.content, problem.status, metadata=meta)
         raw = []
-    text, count = format_results(query, raw, min(num_results, MAX_RESULTS))
-    return ToolResult.success(text, metadata={**meta, "results": count})
+    text, urls = format_results(query, raw, min(num_results, MAX_RESULTS))
+    for url in urls:  # the provider chose these, not the model: fetch_url may open them unasked
+        ctx.provenance.add_url(url)
+    return ToolResult.success(text, metadata={**meta, "results": len(urls)})
 
 
 # --- fetch_url: address checks ----------------------------------------------------------------------------
@@ -279,7 +285,7 @@ def _url_problem(url: str, allow_private: bool) -> str | None:
     return None
 
 
-async def _resolve(host: str, port: int, allow_private: bool) -> str:
+async def _resolve(host: str, port: int, allow_private: bool, resolver: Resolver | None = None) -> str:
     """A checked address to connect to. Every address the name has must pass, not just the first.
 
     Raises:
@@ -288,6 +294,10 @@ async def _resolve(host: str, port: int, allow_private: bool) -> str:
     literal = _parse_ip(host)
     if literal is not None:
         addresses = [literal]
+    elif resolver is not None:  # injected (tests): no DNS query leaves the machine
+        addresses = [ip for name in resolver(host) if (ip := _parse_ip(name)) is not None]
+        if not addresses:
+            raise _FetchRefused(f"cannot resolve {host} (no such host)")
     else:
         loop = asyncio.get_running_loop()
         try:
@@ -316,146 +326,27 @@ class _FetchRefused(Exception):
 
 
 def _fetch_policy(ctx: ToolContext, args: BaseModel) -> Verdict:
-    problem = _url_problem(str(getattr(args, "url", "")), ctx.settings.web_allow_private)
-    if problem:
+    url = str(getattr(args, "url", ""))
+    problem = _url_problem(url, ctx.settings.web_allow_private)
+    if problem:  # the floor: no rule and no approval gets past it
         return Verdict.deny(problem, rule="web.url")
-    return Verdict.allow(rule="web.fetch")
+    return web_guard.judge(url, ctx.provenance, ctx.rules)
 
 
 def _describe_fetch(args: BaseModel) -> str:
     return f"fetch {getattr(args, 'url', '')}"
 
 
-# --- fetch_url: turning a body into text ----------------------------------------------------------------
-class _TextExtractor(HTMLParser):
-    """HTML to readable text: drops scripts, styles and navigation; headings become ``#`` lines."""
-
-    _SKIP = frozenset({"script", "style", "noscript", "nav", "template", "svg", "head", "iframe", "button"})
-    # fmt: off
-    _BLOCK = frozenset({
-        "p", "div", "section", "article", "main", "header", "footer", "aside", "ul", "ol", "table", "tr",
-        "blockquote", "pre", "form", "dl", "dt", "dd", "figure", "hr",
-    })
-    # fmt: on
-
-    def __init__(self, base_url: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.base_url = base_url
-        self.title = ""
-        self._out: list[str] = []
-        self._skip = 0
-        self._pre = 0
-        self._in_title = False
-        self._link: tuple[str, int] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self._in_title = True
-        if tag in self._SKIP:
-            self._skip += 1
-        if self._skip:
-            return
-        if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
-            self._out.append("\n\n" + "#" * int(tag[1]) + " ")
-        elif tag == "li":
-            self._out.append("\n- ")
-        elif tag == "br":
-            self._out.append("\n")
-        elif tag in self._BLOCK:
-            self._out.append("\n\n")
-        elif tag in ("td", "th"):
-            self._out.append(" | ")
-        elif tag == "a":
-            href = dict(attrs).get("href") or ""
-            keep = href and not href.startswith(("#", "javascript:"))
-            self._link = (href, len(self._out)) if keep else None
-        if tag == "pre":
-            self._pre += 1
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self._in_title = False
-        if tag in self._SKIP:
-            self._skip = max(0, self._skip - 1)
-            return
-        if self._skip:
-            return
-        if tag == "pre":
-            self._pre = max(0, self._pre - 1)
-        if (len(tag) == 2 and tag[0] == "h" and tag[1] in "123456") or tag in self._BLOCK:
-            self._out.append("\n\n")
-        elif tag == "a" and self._link is not None:
-            href, start = self._link
-            self._link = None
-            label = "".join(self._out[start:]).strip()
-            url = _join_url(self.base_url, href)
-            if label and url and url.startswith(("http://", "https://")) and url not in (label, label + "/"):
-                self._out.append(f" ({url})")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-        if self._skip:
-            return
-        self._out.append(data if self._pre else _SPACE.sub(" ", data))
-
-    def text(self) -> str:
-        lines = []
-        for line in "".join(self._out).split("\n"):
-            line = line.rstrip()
-            if not line.startswith("  "):  # not preformatted: drop the space runs joined pieces leave
-                line = _SPACE.sub(" ", line).strip()
-            lines.append(line)
-        body = "\n".join(line for line in lines if not re.fullmatch(r"#+", line))  # empty headings
-        return re.sub(r"\n{3,}", "\n\n", body).strip()
+def _fetch_key(ctx: ToolContext, args: BaseModel) -> str | None:
+    return web_guard.session_key(str(getattr(args, "url", "")))
 
 
-def _join_url(base: str, href: str) -> str:
-    import httpx
-
-    try:
-        return str(httpx.URL(base).join(href.strip()))
-    except (httpx.InvalidURL, ValueError):
-        return ""
-
-
-def html_to_text(markup: str, base_url: str = "") -> tuple[str, str]:
-    """Readable text of an HTML document, and its title."""
-    parser = _TextExtractor(base_url)
-    parser.feed(markup)
-    parser.close()
-    title = _SPACE.sub(" ", parser.title).strip()
-    return parser.text(), title
-
-
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
-
-
-def _decode(body: bytes, charset: str | None, is_html: bool) -> str:
-    if not charset and is_html:
-        found = _META_CHARSET.search(body[:4096])
-        charset = found.group(1).decode("ascii") if found else None
-    try:
-        codec = codecs.lookup(charset or "utf-8").name
-    except LookupError:
-        codec = "utf-8"
-    return body.decode(codec, errors="replace")
-
-
-def _kind(content_type: str, body_start: bytes) -> str | None:
-    """``"html"``, ``"text"`` or ``None`` (binary) for a media type; sniffs when the server sent none."""
-    if content_type in _HTML_TYPES:
-        return "html"
-    if content_type.startswith("text/") or content_type in _TEXT_TYPES or content_type.endswith(("+json", "+xml")):
-        return "text"
-    if content_type or b"\x00" in body_start:
-        return None
-    head = body_start[:512].lstrip().lower()
-    return "html" if head.startswith((b"<!doctype html", b"<html")) else "text"
+def _fetch_preview(ctx: ToolContext, args: BaseModel) -> str:
+    return web_guard.preview(str(getattr(args, "url", "")))
 
 
 # --- fetch_url ------------------------------------------------------------------------------------------
-@tool("web", policy=_fetch_policy, describe=_describe_fetch)
+@tool("web", policy=_fetch_policy, describe=_describe_fetch, session_key=_fetch_key, preview=_fetch_preview)
 async def fetch_url(
     ctx: ToolContext,
     url: Annotated[str, Field(min_length=1, max_length=2000)],
@@ -464,7 +355,9 @@ async def fetch_url(
     """Download a web page (http or https) and return its readable text.
 
     HTML is reduced to text (headings as # lines, links as "text (url)"); plain text, JSON and Markdown
-    come back as they are; binary files (images, PDFs, archives) are refused.
+    come back as they are; binary files (images, PDFs, archives) are refused. A URL the user gave, a search
+    result or a link on a fetched page runs at once; any other URL (or added query parameters) needs the
+    user's approval, so use such URLs as they are.
 
     Args:
         url: The full http:// or https:// URL to fetch.
@@ -474,32 +367,51 @@ async def fetch_url(
     problem = _url_problem(url, settings.web_allow_private)
     if problem:
         return ToolResult.denied(problem, metadata={"url": url})
+    # The page's links may be followed unasked if this URL came by provenance or was approved by a person; a
+    # rule-allowed URL is the model's choice, and its page may echo it.
+    trusted = ctx.approved or ctx.provenance.covers(url)
     try:
-        async with asyncio.timeout(settings.web_timeout):
-            return await _fetch(url, max_chars, settings.web_timeout, settings.web_allow_private)
+        async with asyncio.timeout(settings.web_timeout) as deadline:
+            result, links = await _fetch(ctx, url, max_chars, deadline)
     except TimeoutError:
         message = f"Fetching {url} took longer than {settings.web_timeout:g} seconds."
         return ToolResult(False, message, "timeout", metadata={"url": url})
     except _FetchRefused as exc:
         return ToolResult(False, str(exc), exc.status, metadata={"url": url})
+    if trusted and result.ok:
+        # An approved URL may carry data the model put there, and a page can echo its own URL into links:
+        # a link repeating that data is not the page's own, so it is not remembered.
+        echoes = [] if ctx.provenance.covers(url) else web_guard.data_values(url)
+        for link in links:
+            if not any(echo in unquote(link) for echo in echoes):
+                ctx.provenance.add_url(link)
+    return result
 
 
-async def _fetch(url: str, max_chars: int, limit_s: float, allow_private: bool) -> ToolResult:
+async def _fetch(ctx: ToolContext, url: str, max_chars: int, deadline: asyncio.Timeout) -> tuple[ToolResult, list[str]]:
     import httpx
 
+    allow_private = ctx.settings.web_allow_private
     current = httpx.URL(url)
     redirects: list[str] = []
     # Proxies from the environment are not used: the checked address must be the one connected to.
-    async with httpx.AsyncClient(timeout=httpx.Timeout(limit_s), follow_redirects=False, trust_env=False) as client:
+    async with httpx.AsyncClient(
+        timeout=httpx.Timeout(ctx.settings.web_timeout),
+        follow_redirects=False,
+        trust_env=False,
+        transport=ctx.services.get("http_transport"),  # injected (tests), else httpx's own
+    ) as client:
         for _ in range(MAX_REDIRECTS + 1):
             problem = _url_problem(str(current), allow_private)
             if problem:
                 raise _FetchRefused(
                     f"refused to follow a redirect to {current}: {problem}" if redirects else problem, "denied"
                 )
+            if redirects and web_guard.host_of(str(current)) != web_guard.host_of(redirects[-1]):
+                await _check_redirect(ctx, str(current), redirects[-1], deadline)
             host = current.raw_host.decode("ascii")
             port = current.port or (443 if current.scheme == "https" else 80)
-            ip = await _resolve(host, port, allow_private)
+            ip = await _resolve(host, port, allow_private, ctx.services.get("resolve"))
             pinned = current.copy_with(host=ip) if ip != host.strip("[]") else current
             request = client.build_request(
                 "GET",
@@ -525,7 +437,38 @@ async def _fetch(url: str, max_chars: int, limit_s: float, allow_private: bool) 
     raise _FetchRefused(f"too many redirects (more than {MAX_REDIRECTS}) starting at {url}")
 
 
-async def _read(response: httpx.Response, final_url: str, max_chars: int, redirects: list[str]) -> ToolResult:
+async def _check_redirect(ctx: ToolContext, target: str, source: str, deadline: asyncio.Timeout) -> None:
+    """A redirect to another host is judged like a new fetch: the server chose it, but a trusted host's open
+    redirect can carry what the model put in the first URL anywhere.
+
+    Raises:
+        _FetchRefused: a rule denies the new host, or the user (or nobody) did not approve it.
+    """
+    verdict = web_guard.judge(target, ctx.provenance, ctx.rules, redirect_from=source)
+    if verdict.decision == "deny":
+        raise _FetchRefused(f"refused to follow a redirect to {target}: {'; '.join(verdict.reasons)}", "denied")
+    if verdict.decision == "allow":
+        return
+    summary = f"follow a redirect from {web_guard.host_of(source)} to {web_guard.shown(target, 2000)}"
+    if ctx.ask is None:
+        refusal: str | None = f"Not run: {summary} needs the user's approval, and no one could approve it."
+    else:
+        loop = asyncio.get_running_loop()
+        when = deadline.when()
+        left = None if when is None else max(0.0, when - loop.time())
+        deadline.reschedule(None)  # the time the user takes to decide is not the server's
+        try:
+            refusal = await ctx.ask(verdict, summary, web_guard.preview(target), web_guard.session_key(target))
+        finally:
+            deadline.reschedule(None if left is None else loop.time() + left)
+    if refusal is not None:
+        raise _FetchRefused(f"{source} redirects to another host; not followed. {refusal}", "denied")
+
+
+async def _read(
+    response: httpx.Response, final_url: str, max_chars: int, redirects: list[str]
+) -> tuple[ToolResult, list[str]]:
+    """The page as a result for the model, and its links."""
     header = response.headers.get("content-type", "")
     content_type = header.split(";", 1)[0].strip().lower()
     charset = response.charset_encoding
@@ -537,12 +480,12 @@ async def _read(response: httpx.Response, final_url: str, max_chars: int, redire
     }
     declared = response.headers.get("content-length", "")
     not_text = "is not a text page; fetch_url only reads text (HTML, plain text, JSON, Markdown)."
-    if content_type and _kind(content_type, b"") is None:  # refuse before downloading anything
+    if content_type and kind(content_type, b"") is None:  # refuse before downloading anything
         meta["bytes"] = int(declared) if declared.isdigit() else None
         shown = f", {declared} bytes" if declared.isdigit() else ""
         return ToolResult.error(
             f"{final_url} ({content_type}{shown}, HTTP {response.status_code}) {not_text}", metadata=meta
-        )
+        ), []
 
     chunks: list[bytes] = []
     size = 0
@@ -555,23 +498,26 @@ async def _read(response: httpx.Response, final_url: str, max_chars: int, redire
             break
     body = b"".join(chunks)[:MAX_DOWNLOAD_BYTES]
     meta["bytes"] = len(body)
-    kind = _kind(content_type, body[:1024])
-    if kind is None:
+    page_kind = kind(content_type, body[:1024])
+    if page_kind is None:
         shown = f"no content type, {len(body)} bytes, looks binary"
-        return ToolResult.error(f"{final_url} ({shown}, HTTP {response.status_code}) {not_text}", metadata=meta)
-    text = _decode(body, charset, kind == "html")
-    if kind == "html":
-        text, title = html_to_text(text, final_url)
-        meta["title"] = title
-        if title and not text.startswith("# "):
-            text = f"# {title}\n\n{text}"
+        return ToolResult.error(f"{final_url} ({shown}, HTTP {response.status_code}) {not_text}", metadata=meta), []
+    text = decode(body, charset, page_kind == "html")
+    if page_kind == "html":
+        page = html_to_text(text, final_url)
+        text, links = page.text, page.links
+        meta["title"] = page.title
+        if page.title and not text.startswith("# "):
+            text = f"# {page.title}\n\n{text}"
+    else:
+        links = web_guard.extract_urls(text[:MAX_DOWNLOAD_BYTES])
     if response.status_code >= 400:
         excerpt = text[:500].strip()
         return ToolResult.error(
             f"HTTP {response.status_code} {response.reason_phrase} for {final_url}"
             + (f":\n{excerpt}" if excerpt else "."),
             metadata=meta,
-        )
+        ), []
 
     notes: list[str] = []
     truncated = capped
@@ -586,7 +532,7 @@ async def _read(response: httpx.Response, final_url: str, max_chars: int, redire
     if notes:
         text += "\n\n[truncated: " + "; ".join(notes) + "]"
     head = f"{final_url} ({meta['content_type']}, HTTP {response.status_code})\n\n"
-    return ToolResult.success(head + text, truncated=truncated, metadata=meta)
+    return ToolResult.success(head + text, truncated=truncated, metadata=meta), links
 
 
 TOOLS: list[Tool] = [web_search, fetch_url]

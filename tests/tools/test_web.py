@@ -302,8 +302,8 @@ def test_ddgs_is_not_imported_when_a_backend_is_injected(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("url", "allow_private", "decision"),
     [
-        ("https://example.com/docs", False, "allow"),  # an ordinary public page
-        ("http://8.8.8.8/", False, "allow"),  # a public address literal
+        ("https://example.com/docs", False, "ask"),  # past the floor; unseen, so it asks (test_web_provenance.py)
+        ("http://8.8.8.8/", False, "ask"),  # a public address literal passes the floor
         ("http://127.0.0.1:8080/", False, "deny"),  # loopback: this machine's services
         ("http://localhost/admin", False, "deny"),  # loopback by name
         ("http://app.localhost/", False, "deny"),  # *.localhost is loopback too
@@ -319,7 +319,7 @@ def test_ddgs_is_not_imported_when_a_backend_is_injected(tmp_path: Path) -> None
         ("ftp://example.com/file", False, "deny"),  # not http(s)
         ("javascript:alert(1)", False, "deny"),  # not http(s)
         ("example.com/page", False, "deny"),  # no scheme
-        ("http://127.0.0.1:8080/", True, "allow"),  # web_allow_private lifts the address rule...
+        ("http://127.0.0.1:8080/", True, "ask"),  # web_allow_private lifts the address rule...
         ("file:///etc/passwd", True, "deny"),  # ...but not the scheme rule
     ],
 )
