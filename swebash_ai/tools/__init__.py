@@ -16,6 +16,8 @@ TOOL_MODULES = (
     "swebash_ai.tools.find",
     "swebash_ai.tools.exec",
     "swebash_ai.tools.web",
+    "swebash_ai.tools.plan",
+    "swebash_ai.tools.ask",
 )
 
 
