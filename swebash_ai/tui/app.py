@@ -373,15 +373,16 @@ class SwebashApp(App[int]):
         self.status.set_busy("waiting for your answer")
         await self.push_screen(screen, callback=answered)
         try:
-            return await future
+            answer = await future
         except asyncio.CancelledError:
             if screen.is_current:
                 screen.dismiss(Answer(None))
             raise
         finally:
-            self.activity.set_state(question.call_id, "running")
             if self.busy:
                 self.status.set_busy("working")
+        self.activity.set_state(question.call_id, "running")
+        return answer
 
     # --- prompt ---------------------------------------------------------------------------------------
     def on_prompt_input_page(self, message: PromptInput.Page) -> None:

@@ -16,6 +16,19 @@ from textual.widgets import Button, Input, Static
 from swebash_ai.tools.ask import Answer, Question
 
 
+class AnswerInput(Input):
+    """The free-text field: a digit typed into it while it is empty chooses that option instead."""
+
+    async def _on_key(self, event: Key) -> None:
+        screen = self.screen
+        if (not self.value and event.character and event.character.isdigit() and isinstance(screen, AskScreen)
+                and screen.pick(int(event.character))):
+            event.stop()
+            event.prevent_default()
+            return
+        await super()._on_key(event)
+
+
 class AskScreen(ModalScreen[Answer]):
     """One question from the model; the answer (or "no answer") is the tool's result."""
 
@@ -33,7 +46,7 @@ class AskScreen(ModalScreen[Answer]):
             for n, option in enumerate(q.options, 1):
                 yield Button(f"{n}. {option}", id=f"option-{n}", classes="ask-option", compact=True)
             if q.allow_free_text:
-                yield Input(placeholder="Type an answer and press Enter", id="ask-input")
+                yield AnswerInput(placeholder="Type an answer and press Enter", id="ask-input")
             keys = f"1-{len(q.options)} choose · " if q.options else ""
             yield Static(Content.styled(f"{keys}Esc: no answer", "$text-muted"), id="ask-keys")
 
@@ -44,17 +57,16 @@ class AskScreen(ModalScreen[Answer]):
             self.query_one("#option-1", Button).focus()
 
     def on_key(self, event: Key) -> None:
-        # Digits pick an option unless the user is typing an answer that already has text in it.
-        if not (event.character and event.character.isdigit()):
-            return
-        field = self.query("#ask-input")
-        if field and isinstance(self.focused, Input) and self.focused.value:
-            return
-        number = int(event.character)
-        if 1 <= number <= len(self.question.options):
+        """Digits choose an option while the answer field is not focused (see :class:`AnswerInput` for it)."""
+        if event.character and event.character.isdigit() and self.pick(int(event.character)):
             event.stop()
             event.prevent_default()
+
+    def pick(self, number: int) -> bool:
+        if 1 <= number <= len(self.question.options):
             self.choose(number)
+            return True
+        return False
 
     def choose(self, number: int) -> None:
         self.dismiss(Answer(self.question.options[number - 1], option=number))
