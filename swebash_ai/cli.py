@@ -23,7 +23,7 @@ from swebash_ai.oneshot import ExitCode, OneShotOptions, format_error
 if TYPE_CHECKING:
     from swebash_ai.config import LoadedSettings
 
-TOOL_CATEGORIES = ("fs", "exec", "web")
+TOOL_CATEGORIES = ("fs", "exec", "web", "plan", "ask")
 
 EPILOG = """\
 examples:
@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     tools = parser.add_mutually_exclusive_group()
     tools.add_argument("--no-tools", action="store_true", help="offer the model no tools at all: just answer")
     tools.add_argument("--tools", metavar="CATEGORIES",
-                       help="offer only these tool categories, comma-separated: fs, exec, web")
+                       help="offer only these tool categories, comma-separated: fs, exec, web, plan, ask")
     parser.add_argument("-y", "--yes", action="store_true",
                         help="allow calls that need approval without asking (what policy always denies, "
                         "and catastrophes such as deleting your home directory, still never run); without a "

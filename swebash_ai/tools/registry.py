@@ -404,7 +404,8 @@ class ToolRegistry:
                     f"SWEBASH_AI_{setting.upper()} names unknown tool(s): {', '.join(unknown)}. "
                     f"Tools: {', '.join(sorted(known))}."
                 )
-        enabled = {"fs": settings.tools_fs, "exec": settings.tools_exec, "web": settings.tools_web}
+        enabled = {"fs": settings.tools_fs, "exec": settings.tools_exec, "web": settings.tools_web,
+                   "plan": settings.tools_plan, "ask": settings.tools_ask}
         allow = set(settings.tools_allow)
         deny = set(settings.tools_deny)
         return cls(
