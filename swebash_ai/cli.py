@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common_options(config, suppress=True)
     doctor = sub.add_parser("doctor", help="check the provider, the model's tool support and the sandbox",
                             description="Check that the settings load, a provider key is present, the server "
-                            "answers, the model can call tools, and the sandbox and shell parser work. "
+                            "answers, the model can call tools, and the sandbox and shell parser work; list the "
+                            "tool categories with their tools, and why any is off here. "
                             "Exit 0 when everything is fine, else 1.")
     _common_options(doctor, suppress=True)
     mcp = sub.add_parser("mcp", help="list the configured MCP servers; or serve swebash-ai's tools over MCP",
