@@ -19,7 +19,9 @@ Ignores:
     ``.gitignore`` files are honoured by default (those of the walked directories, and those above the
     root up to the repository's top, each applied relative to its own directory; a deeper file overrides,
     as in git), so build output and ``node_modules`` do not drown the answer. ``include_ignored`` lists
-    them too. A ``.gitignore`` is read only if it is a regular file the policy lets ``read_file`` read.
+    them too. A directory asked for by name that a ``.gitignore`` above it ignores (``path="build"``, a
+    checkout inside an ignored folder) is listed anyway: only its own and deeper ``.gitignore`` files apply.
+    A ``.gitignore`` is read only if it is a regular file the policy lets ``read_file`` read.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ class _Ignore:
 
     def verdict(self, rel: str, is_dir: bool) -> bool | None:
         """True: ignored, False: re-included by a ``!`` rule, None: no rule of this file applies."""
-        path = self.prepend + rel[len(self.strip) :] + ("/" if is_dir else "")
+        path = (self.prepend + rel[len(self.strip) :]).rstrip("/") + ("/" if is_dir else "")
         return self.spec.check_file(path).include
 
 
@@ -197,6 +199,7 @@ class _Outcome:
     found: list[tuple[float, str]] = field(default_factory=list)
     looked_at: int = 0
     ignored: int = 0
+    root_ignored: bool = False
     links_out: int = 0
     unreadable: int = 0
     stopped: str = ""
@@ -217,6 +220,8 @@ class _Find:
     def run(self, root: Path) -> _Outcome:
         self.root = str(root)
         ignores = _ignores_above(self.root, self.gate) if self.use_ignores else []
+        if _ignored(ignores, "", True):  # asked for by name: the rules above would hide all of it
+            ignores, self.out.root_ignored = [], True
         fd = os.open(self.root, _DIR_FLAGS)
         try:
             self._walk(fd, self.root, "", 0, ignores)
@@ -334,6 +339,8 @@ def _render(pattern: str, path: str, out: _Outcome, max_results: int, include_ig
     notes = []
     if out.ignored and not include_ignored:
         notes.append(f"{out.ignored} entries ignored by .gitignore (include_ignored=true lists them)")
+    if out.root_ignored:
+        notes.append(f"{path} itself is ignored by a .gitignore above it; listed anyway, with its own ignores")
     if out.links_out:
         notes.append(f"{out.links_out} symlinks leaving the tree skipped")
     if out.unreadable:

@@ -116,6 +116,16 @@ async def test_a_gitignore_above_the_searched_directory_applies(workspace: Path)
     assert listed(done) == ["sub/b.txt"]
 
 
+async def test_a_directory_asked_for_by_name_is_listed_even_if_ignored_above(workspace: Path) -> None:
+    (workspace / ".git").mkdir()
+    write(workspace, {".gitignore": "/vendor/\n", "vendor/lib/.gitignore": "*.tmp\n", "vendor/lib/a.py": "",
+                      "vendor/lib/b.tmp": ""})
+    assert listed(await find(workspace, pattern="**/*")) == [".gitignore"]
+    inside = await find(workspace, pattern="**/*", path="vendor")
+    assert sorted(listed(inside)) == ["vendor/lib/.gitignore", "vendor/lib/a.py"]  # its own ignores still apply
+    assert "vendor itself is ignored by a .gitignore above it" in inside.result.text
+
+
 async def test_symlinks_leaving_the_tree_are_skipped(workspace: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     write(outside, {"secret.txt": "x"})
