@@ -23,7 +23,7 @@ from swebash_ai.oneshot import ExitCode, OneShotOptions, format_error
 if TYPE_CHECKING:
     from swebash_ai.config import LoadedSettings
 
-TOOL_CATEGORIES = ("fs", "exec", "web")
+TOOL_CATEGORIES = ("fs", "exec", "web", "plan", "ask")
 
 EPILOG = """\
 examples:
@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     tools = parser.add_mutually_exclusive_group()
     tools.add_argument("--no-tools", action="store_true", help="offer the model no tools at all: just answer")
     tools.add_argument("--tools", metavar="CATEGORIES",
-                       help="offer only these tool categories, comma-separated: fs, exec, web")
+                       help="offer only these tool categories, comma-separated: fs, exec, web, plan, ask")
     parser.add_argument("-y", "--yes", action="store_true",
                         help="allow calls that need approval without asking (a command that is not read-only, a write, "
                         "a fetch of a URL the model made up; what policy always denies, "
@@ -118,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common_options(config, suppress=True)
     doctor = sub.add_parser("doctor", help="check the provider, the model's tool support and the sandbox",
                             description="Check that the settings load, a provider key is present, the server "
-                            "answers, the model can call tools, and the sandbox and shell parser work. "
+                            "answers, the model can call tools, and the sandbox and shell parser work; list the "
+                            "tool categories with their tools, and why any is off here. "
                             "Exit 0 when everything is fine, else 1.")
     _common_options(doctor, suppress=True)
     mcp = sub.add_parser("mcp", help="list the configured MCP servers; or serve swebash-ai's tools over MCP",

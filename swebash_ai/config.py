@@ -102,6 +102,13 @@ class Settings(BaseSettings):
     tools_web: bool = True
     """Offer the web-search and fetch tools."""
 
+    tools_plan: bool = True
+    """Offer ``update_plan``: the model keeps a checklist of a multi-step task that you see live."""
+
+    tools_ask: bool = True
+    """Offer ``ask_user``: the model may ask you a question (with options) and wait for the answer; nobody at a
+    terminal means it is told at once that no one can answer."""
+
     tools_confirm: bool = True
     """Ask before anything a policy flags. ``false`` runs flagged calls without asking, but never what the
     policy always denies."""

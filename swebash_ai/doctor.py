@@ -10,7 +10,9 @@ Checks, in order (later ones are skipped when an earlier one makes them meaningl
 5. the sandbox (``bwrap`` on PATH when ``exec_sandbox = "bwrap"``);
 6. the bash grammar (tree-sitter-bash) loads: the command policy needs it;
 7. undo snapshots of approved commands: git on PATH, and the folder they cover here;
-8. each configured MCP server starts and lists its tools.
+8. the tools: each category (shell, files, search, find, process, plan, ask, web, MCP) with the tools that
+   cover it, and whether it is offered in this configuration (and if not, which setting keeps it out);
+9. each configured MCP server starts and lists its tools.
 
 Each check prints one line: ``✓`` fine, ``!`` works with a caveat, ``✗`` broken, followed by what to do.
 Exit 0 when nothing is broken, else 1.
@@ -104,6 +106,7 @@ def checks(flags: Mapping[str, Any] | None = None, *, profile: str | None = None
     out.append(_sandbox_check(loaded))
     out.append(_parser_check())
     out.append(_snapshot_check(loaded))
+    out.extend(_toolset_checks(loaded))
     out.extend(_mcp_checks(loaded))
     return out
 
@@ -121,6 +124,27 @@ def _snapshot_check(loaded: LoadedSettings) -> Check:
     root = project_root(Path.cwd())
     return Check("undo snapshots", "ok", f"git found; commands run here are snapshotted in {root} (up to "
                  f"{settings.command_snapshot_max_files:,} files, {settings.command_snapshot_max_mb} MiB)")
+
+
+def _toolset_checks(loaded: LoadedSettings) -> list[Check]:
+    """One line per tool category: its tools, offered or not here, and why not."""
+    from swebash_ai.tools import builtin_tools
+    from swebash_ai.tools.coverage import coverage
+
+    servers = [name for name, server in loaded.mcp_servers.items() if server.enabled]
+    out = []
+    for cat in coverage(loaded.settings, builtin_tools(), servers):
+        parts = [", ".join(cat.offered)] if cat.offered else []
+        reasons: dict[str, list[str]] = {}
+        for tool, why in cat.held_back:
+            reasons.setdefault(why, []).append(tool)
+        parts += [f"{'not offered' if cat.offered else 'off'}: {', '.join(names)} ({why})"
+                  for why, names in reasons.items()]
+        if cat.note:
+            parts.append(cat.note)
+        status: Status = "ok" if cat.enabled else "skip"
+        out.append(Check(f"tools: {cat.name}", status, "; ".join(parts) or "none"))
+    return out
 
 
 def _mcp_checks(loaded: LoadedSettings) -> list[Check]:

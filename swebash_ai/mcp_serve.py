@@ -5,6 +5,8 @@ log as the app: each ``tools/call`` runs through the agent loop's guarded path (
 nothing here decides what is safe. What the policy asks about is asked through MCP *elicitation* when the
 client declares it (a yes/no form showing the call, the reasons and the detail); when the client does not,
 the call is denied with the reason. What the policy always denies is denied before anyone is asked.
+``ask_user`` is served the same way: its question is an elicitation form (a choice among the options, or a
+text field); without elicitation it answers at once that nobody can answer.
 
 The settings (tool families, allow/deny lists, workspace roots, ``tools_confirm``) apply as in the app; no
 model provider is used.
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swebash_ai.agent.approval import Decision
+from swebash_ai.tools.ask import Answer, Question, nobody_can_answer
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import ApprovalRequest
@@ -71,6 +74,41 @@ class ElicitApprover:
             return Decision.DENY
         content = answer.content or {}
         return Decision.ALLOW_ONCE if answer.action == "accept" and content.get("allow") is True else Decision.DENY
+
+    async def ask(self, question: Question) -> Answer:
+        return await _elicit_answer(question)
+
+
+def _question_schema(question: Question) -> dict[str, Any]:
+    field: dict[str, Any] = {"type": "string", "title": "Your answer"}
+    if question.options and not question.allow_free_text:
+        field["enum"] = list(question.options)
+    elif question.options:
+        field["description"] = "One of: " + "; ".join(question.options) + " (or your own answer)"
+    return {"type": "object", "properties": {"answer": field}, "required": ["answer"]}
+
+
+async def _elicit_answer(question: Question) -> Answer:
+    """``ElicitApprover.ask``: the question as a form; a declined or cancelled form is "no answer"."""
+    ctx = _REQUEST.get(None)
+    if ctx is None or not _client_elicits(ctx):
+        return nobody_can_answer("the MCP client does not support elicitation")
+    options = "".join(f"\n{n}. {o}" for n, o in enumerate(question.options, 1))
+    try:
+        reply = await ctx.session.elicit_form(f"swebash-ai asks: {question.question}{options}",
+                                              _question_schema(question), related_request_id=ctx.request_id)
+    except Exception as exc:  # a client that fails to answer has not answered
+        return nobody_can_answer(f"the MCP client could not ask ({type(exc).__name__})")
+    text = (reply.content or {}).get("answer")
+    if reply.action != "accept" or not isinstance(text, str) or not text.strip():
+        return Answer(None)
+    text = text.strip()
+    number = int(text) if text.isdigit() else 0
+    if 1 <= number <= len(question.options):
+        return Answer(question.options[number - 1], option=number)
+    if text in question.options:
+        return Answer(text, option=question.options.index(text) + 1)
+    return Answer(text) if question.allow_free_text else Answer(None)
 
 
 async def serve(loaded: LoadedSettings, cwd: Path | None = None, streams: tuple[Any, Any] | None = None) -> None:

@@ -202,6 +202,10 @@ class PlainRenderer:
             by = f" [{event.decided_by}]" if event.decided_by in ("--yes", "no-confirm", "session") else ""
             mark = "✓" if event.result.ok else "✗"
             self.status(f"{mark} {summary}: {_outcome(event)}{by}")
+        elif isinstance(event, ev.PlanUpdated):
+            plan = event.plan
+            head = f"plan ({plan.done}/{len(plan.items)} done)" + (f": {plan.explanation}" if plan.explanation else "")
+            self.status("\n".join([head, *("  " + line for line in plan.lines())]))
         elif isinstance(event, ev.Notice):
             self.status(f"swebash-ai: {event.text}")
         elif isinstance(event, ev.TurnFinished):
@@ -346,6 +350,8 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
             "decided_by": event.decided_by,
             "content": res.text,
         }
+    if isinstance(event, ev.PlanUpdated):
+        return {"type": "plan", **event.plan.to_json()}
     if isinstance(event, ev.Usage):
         return {"type": "usage", **(usage(event) or {})}
     if isinstance(event, ev.Notice):
@@ -556,6 +562,8 @@ async def _run_turn(session: Session, question: str, renderer: Renderer, shown: 
         renderer.handle(event, session)
         if isinstance(event, ev.ApprovalRequested):
             shown.mark(event.request.call_id)
+        elif isinstance(event, ev.ToolCallStarted) and event.name == "ask_user":
+            shown.mark(event.call_id)  # its question waits until what came before is printed
         elif isinstance(event, ev.TurnFinished):
             code = _finished_code(event)
             if code is ExitCode.INTERRUPTED:

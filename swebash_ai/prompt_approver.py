@@ -6,24 +6,33 @@ working directory and the policy's reasons are shown first. When stdin is a pipe
 the answer is read from ``/dev/tty``; the question is written to stderr (or ``/dev/tty``), never to stdout,
 which carries only the answer. Ctrl-C or Ctrl-D at the question denies.
 
+The model's questions (``ask_user``) are asked the same way: the numbered options, then a number or (when
+allowed) a typed answer; Enter alone, Ctrl-C or Ctrl-D answers nothing.
+
 prompt-toolkit is imported only when a question is actually asked.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from swebash_ai.agent.approval import Decision
+from swebash_ai.tools.ask import Answer, Question
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import ApprovalRequest
 
 Explain = Callable[["ApprovalRequest"], Awaitable[str]]
-BeforeAsk = Callable[["ApprovalRequest"], Awaitable[None]]
+BeforeAsk = Callable[[Any], Awaitable[None]]
+"""Awaited with the request (or question) before it is shown; both carry the ``call_id``."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
+"""Control characters (escape sequences start with one) in the model's text never reach the terminal."""
 
 CHOICES = "[y] allow once  [a] allow for this session  [n] deny (default)  [d] describe"
 
@@ -166,3 +175,32 @@ class PromptApprover:
                 return decision
             self._say(f"   Please answer y, a, n or d. {CHOICES}")
 
+
+    async def ask(self, question: Question) -> Answer:
+        """Show the model's question and its numbered options; read a number or a typed answer."""
+        if self.before_ask is not None:
+            await self.before_ask(question)
+        options = question.options
+        self._say("?  The assistant asks: " + _CONTROL.sub("", question.question).replace("\n", "\n   "))
+        for n, option in enumerate(options, 1):
+            self._say(f"   {n}. {_CONTROL.sub('', option)}")
+        if options and question.allow_free_text:
+            hint = f"[1-{len(options)} or type an answer; Enter: no answer] "
+        elif options:
+            hint = f"[1-{len(options)}; Enter: no answer] "
+        else:
+            hint = "[type an answer; Enter: no answer] "
+        session = self._prompt_session()
+        while True:
+            try:
+                raw = str(await session.prompt_async("Answer " + hint, handle_sigint=False)).strip()
+            except (KeyboardInterrupt, EOFError):
+                raw = ""
+            if not raw:
+                self._say("   → no answer")
+                return Answer(None)
+            if raw.isdigit() and 1 <= int(raw) <= len(options):
+                return Answer(options[int(raw) - 1], option=int(raw))
+            if question.allow_free_text:
+                return Answer(raw)
+            self._say(f"   Please type a number from 1 to {len(options)}, or Enter for no answer.")

@@ -3,6 +3,9 @@
 A refusal is a value (:attr:`Decision.DENY`), never an exception: the loop turns it into a tool result the
 model reads. Front ends provide approvers (a TUI modal, a terminal prompt); this module has the ones that
 need no person: deny everything (no terminal) and allow everything (``--yes``).
+
+The same object carries the model's questions to the user (``ask_user``): an approver that can reach a
+person has ``async ask(question: Question) -> Answer``; the ones here answer at once that nobody can.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import enum
 from typing import Protocol, runtime_checkable
 
 from swebash_ai.agent.events import ApprovalRequest
+from swebash_ai.tools.ask import Answer, Question, nobody_can_answer
 
 
 class Decision(enum.Enum):
@@ -37,6 +41,9 @@ class DenyApprover:
     async def decide(self, request: ApprovalRequest) -> Decision:
         return Decision.DENY
 
+    async def ask(self, question: Question) -> Answer:
+        return nobody_can_answer("no terminal to ask on")
+
 
 class AllowApprover:
     """``--yes``: allow what needs approval, except a *severe* call (``rm -rf ~``...), which needs a person.
@@ -50,6 +57,9 @@ class AllowApprover:
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         return Decision.DENY if request.verdict.severe else Decision.ALLOW_ONCE
+
+    async def ask(self, question: Question) -> Answer:
+        return nobody_can_answer("--yes runs without questions")
 
 
 class SessionApprovals:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from swebash_ai.errors import SwebashError
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.plan import Plan
 from swebash_ai.tools.registry import ToolResult
 
 
@@ -67,6 +68,13 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True)
+class PlanUpdated:
+    """The model's plan changed (``update_plan``); front ends show it as a checklist."""
+
+    plan: Plan
+
+
+@dataclass(frozen=True)
 class Usage:
     """Tokens of one model request; ``cost`` in USD when the price is known."""
 
@@ -121,6 +129,7 @@ AgentEvent = (
     | ApprovalRequested
     | ToolOutput
     | ToolCallFinished
+    | PlanUpdated
     | Usage
     | ModelRequest
     | Notice

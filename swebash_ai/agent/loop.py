@@ -35,6 +35,7 @@ from swebash_ai.agent.events import (
     ApprovalRequested,
     ModelRequest,
     Notice,
+    PlanUpdated,
     StopReason,
     TextDelta,
     ToolCallFinished,
@@ -47,6 +48,7 @@ from swebash_ai.agent.events import (
 from swebash_ai.errors import ProviderError, SwebashError
 from swebash_ai.providers.base import FinishChunk, Provider, TextChunk, ToolCall, UsageChunk
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.plan import Plan
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
 
 log = logging.getLogger(__name__)
@@ -343,7 +345,31 @@ class _Turn:
                     raise
         self._audit(call, parsed, decision, decided_by, result)
         self.emit(ToolCallFinished(call.id, call.name, result, decided_by))
+        plan = result.metadata.get("plan") if result.ok else None
+        if isinstance(plan, Plan):
+            self._plan_changed(plan)
         return result
+
+    def _plan_changed(self, plan: Plan) -> None:
+        """Keep the plan with the conversation (saved with the session) and tell the front end if it changed."""
+        data = plan.to_json()
+        if self.conv.meta.get("plan") == data:
+            return
+        self.conv.meta["plan"] = data
+        self.emit(PlanUpdated(plan))
+
+    def _asker(self) -> Any:
+        """The approver's question channel for ``ask_user``, one question (or approval) on screen at a time."""
+        ask = getattr(self.agent.approver, "ask", None)
+        if ask is None:
+            return None
+        lock = self.agent._approval_lock
+
+        async def serialized(question: Any) -> Any:
+            async with lock:
+                return await ask(question)
+
+        return serialized
 
     async def _guarded_run(self, call: ToolCall, tool: Any, args: Any, summary: str) -> tuple[ToolResult, str, str]:
         agent = self.agent
@@ -375,7 +401,8 @@ class _Turn:
             return None if refused is None else refused.text
 
         call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
-                                       approved=verdict.decision == "ask", ask=ask_more)
+                                       approved=verdict.decision == "ask", ask=ask_more,
+                                       call_id=call.id, ask_user=self._asker())
         return await tool.invoke(call_ctx, args), verdict.decision, decided_by
 
     async def _approve(

@@ -19,6 +19,15 @@ call, do not retry it: explain and propose another way.
 - Say honestly what you ran and what happened; never claim to have done what a tool did not do.
 - Answer in concise Markdown. Put commands and code in fenced blocks."""
 
+_TOOL_HINTS = {
+    "update_plan": "\nFor a task of several steps (a change across files, a fix to test and verify), keep a short "
+    "plan with update_plan: send the whole plan, one step in_progress at a time, and mark steps completed as you "
+    "go. Do not make a plan for a one-step request or a question you can answer directly.",
+    "ask_user": "\nUse ask_user only when a choice that is the user's to make blocks the task (offer short "
+    "options); otherwise make a sensible choice and say which. If nobody can answer, proceed or stop as it says.",
+}
+"""What the model is told about tools whose good use is a judgement, said only when they are offered."""
+
 
 def build_system_prompt(
     cwd: Path, tool_names: Sequence[str], custom: str | None = None, instructions: str = ""
@@ -31,5 +40,6 @@ def build_system_prompt(
         f"working directory {cwd}, date {time.strftime('%Y-%m-%d')}."
     )
     tools = f"\nTools available: {', '.join(tool_names)}." if tool_names else "\nNo tools are enabled."
+    tools += "".join(hint for name, hint in _TOOL_HINTS.items() if name in tool_names)
     extra = f"\n\n{instructions}" if instructions else ""
     return (custom or _BASE) + facts + tools + extra

@@ -13,8 +13,11 @@ TOOL_MODULES = (
     "swebash_ai.tools.fs",
     "swebash_ai.tools.fs_write",
     "swebash_ai.tools.search",
+    "swebash_ai.tools.find",
     "swebash_ai.tools.exec",
     "swebash_ai.tools.web",
+    "swebash_ai.tools.plan",
+    "swebash_ai.tools.ask",
 )
 
 

@@ -35,7 +35,7 @@ from swebash_ai.tools.web_guard import Provenance
 if TYPE_CHECKING:
     from swebash_ai.config import Settings
 
-Category = Literal["fs", "exec", "web"]
+Category = Literal["fs", "exec", "web", "plan", "ask"]
 Status = Literal["ok", "error", "denied", "cancelled", "timeout"]
 JSON = str | int | float | bool | None | list[Any] | dict[str, Any]
 
@@ -126,6 +126,11 @@ class ToolContext:
     """Set per call by the loop: asks about a further step of this call that the policy could not see
     beforehand (``fetch_url`` redirected to another host), through the same approval path as the call.
     Returns ``None`` when allowed, else why not (for the model). ``None`` here: nobody can approve."""
+    call_id: str = ""
+    """The id of the call being run (set per call by the loop)."""
+    ask_user: Callable[[Any], Awaitable[Any]] | None = None
+    """Puts a question to the user (see ``tools.ask``): the front end's asker, set per call by the loop from
+    the approver; ``None`` when nobody can be asked."""
 
 
 ToolFn = Callable[..., Awaitable[ToolResult | JSON]]
@@ -182,6 +187,27 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
+def _inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Replace ``$ref``s to ``$defs`` with the definitions themselves: some providers (and the text tool-call
+    mode, which shows the schema to the model) do not follow references. Tool arguments are never recursive."""
+    defs = schema.pop("$defs", None)
+    if not defs:
+        return schema
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return resolve({**defs[ref.removeprefix("#/$defs/")], **{k: v for k, v in node.items() if k != "$ref"}})
+            return {k: resolve(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
+
+
 class Tool:
     """A registered tool. Create with the :func:`tool` decorator."""
 
@@ -205,7 +231,7 @@ class Tool:
         self._session_key = session_key
         self.description, param_docs = parse_docstring(fn.__doc__)
         self.args_model = self._build_model(fn, param_docs)
-        self.parameters: dict[str, Any] = _strip_titles(self.args_model.model_json_schema())
+        self.parameters: dict[str, Any] = _inline_defs(_strip_titles(self.args_model.model_json_schema()))
         self.parameters.setdefault("properties", {})
         self.parameters["additionalProperties"] = False
 
@@ -394,7 +420,8 @@ class ToolRegistry:
                     f"SWEBASH_AI_{setting.upper()} names unknown tool(s): {', '.join(unknown)}. "
                     f"Tools: {', '.join(sorted(known))}."
                 )
-        enabled = {"fs": settings.tools_fs, "exec": settings.tools_exec, "web": settings.tools_web}
+        enabled = {"fs": settings.tools_fs, "exec": settings.tools_exec, "web": settings.tools_web,
+                   "plan": settings.tools_plan, "ask": settings.tools_ask}
         allow = set(settings.tools_allow)
         deny = set(settings.tools_deny)
         return cls(

@@ -6,8 +6,9 @@ library is preloaded in the same thread, so neither the first frame nor the firs
 
 A turn runs in an exclusive async worker that consumes ``session.run(text)``; the loop asks for approval
 through :class:`TuiApprover`, which pushes :class:`~swebash_ai.tui.screens.confirm.ConfirmScreen` and
-awaits its answer. Cancelling (Esc, Ctrl+C) calls ``session.cancel()``: the loop then finishes the turn
-itself and leaves the conversation valid.
+awaits its answer; the model's questions (``ask_user``) come the same way, to
+:class:`~swebash_ai.tui.screens.ask.AskScreen`. Cancelling (Esc, Ctrl+C) calls ``session.cancel()``: the
+loop then finishes the turn itself and leaves the conversation valid.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import events
 from textual.app import App, SystemCommand
@@ -36,6 +37,7 @@ from swebash_ai.tui.input_first import InputFirst
 from swebash_ai.tui.themes import load_themes
 from swebash_ai.tui.widgets.activity import ActivityPane
 from swebash_ai.tui.widgets.chat import ChatPane
+from swebash_ai.tui.widgets.plan import PlanPanel
 from swebash_ai.tui.widgets.prompt import PromptBar, PromptHistory, PromptInput
 from swebash_ai.tui.widgets.status import StatusBar
 
@@ -48,10 +50,12 @@ if TYPE_CHECKING:
     from swebash_ai.config_file import StartInfo
     from swebash_ai.providers import OllamaOffer
     from swebash_ai.session import Session
+    from swebash_ai.tools.ask import Answer, Question
     from swebash_ai.tools.registry import Tool
     from swebash_ai.tui.engine import Engine
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 DEFAULT_THEME = "dark"
 FIRST_FRAME_ENV = "SWEBASH_TUI_FIRST_FRAME_FILE"
@@ -69,11 +73,17 @@ class TuiApprover:
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         """Called on the engine loop: ask on the UI loop and wait (a cancelled turn closes the modal)."""
+        return await self._on_ui(self._app.ask_approval(request))
+
+    async def ask(self, question: Question) -> Answer:
+        """The model's question (``ask_user``), asked like an approval: a modal on the UI loop."""
+        return await self._on_ui(self._app.ask_question(question))
+
+    async def _on_ui(self, work: Coroutine[Any, Any, _T]) -> _T:
         ui_loop = self._app.ui_loop
-        ask = self._app.ask_approval(request)
         if ui_loop is None or ui_loop is asyncio.get_running_loop():
-            return await ask
-        future = asyncio.run_coroutine_threadsafe(ask, ui_loop)
+            return await work
+        future = asyncio.run_coroutine_threadsafe(work, ui_loop)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
@@ -154,6 +164,7 @@ class SwebashApp(App[int]):
         with MainArea(id="main"):
             yield ChatPane(id="chat")
             yield ActivityPane(id="activity")
+        yield PlanPanel(id="plan")
         yield PromptBar(self.history, id="prompt-bar")
         yield StatusBar(id="status")
         yield Footer()
@@ -165,6 +176,10 @@ class SwebashApp(App[int]):
     @property
     def activity(self) -> ActivityPane:
         return self.query_one("#activity", ActivityPane)
+
+    @property
+    def plan(self) -> PlanPanel:
+        return self.query_one("#plan", PlanPanel)
 
     @property
     def status(self) -> StatusBar:
@@ -341,6 +356,33 @@ class SwebashApp(App[int]):
         if decision is not Decision.DENY:
             self.activity.set_state(request.call_id, "running")
         return decision
+
+    async def ask_question(self, question: Question) -> Answer:
+        """Show the model's question and wait for the answer ("no answer" if the turn is cancelled meanwhile)."""
+        from swebash_ai.tools.ask import Answer
+        from swebash_ai.tui.screens.ask import AskScreen
+
+        self.activity.set_state(question.call_id, "waiting")
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+
+        def answered(answer: Answer | None) -> None:
+            if not future.done():
+                future.set_result(answer if answer is not None else Answer(None))
+
+        screen = AskScreen(question)
+        self.status.set_busy("waiting for your answer")
+        await self.push_screen(screen, callback=answered)
+        try:
+            answer = await future
+        except asyncio.CancelledError:
+            if screen.is_current:
+                screen.dismiss(Answer(None))
+            raise
+        finally:
+            if self.busy:
+                self.status.set_busy("working")
+        self.activity.set_state(question.call_id, "running")
+        return answer
 
     # --- prompt ---------------------------------------------------------------------------------------
     def on_prompt_input_page(self, message: PromptInput.Page) -> None:

@@ -166,6 +166,9 @@ class Controller:
                 record = calls.setdefault(call_id, ToolRecord(call_id, name, name, {}))
                 record.finish(status, text, None, 0.0)
         self.app.activity.load_history(calls.values())
+        from swebash_ai.tools.plan import Plan
+
+        self.app.plan.show(Plan.from_json(session.conversation.meta.get("plan")))
         chat.add_notice(f"Resumed session {session.conversation.id} ({session.conversation.title}).")
 
     # --- input ----------------------------------------------------------------------------------------
@@ -311,6 +314,8 @@ class Controller:
             case ev.ToolCallFinished(result=result):
                 app.activity.finish(event.call_id, event.name, result.status, result.text, result.exit_code,
                                     result.duration)
+            case ev.PlanUpdated(plan=plan):
+                app.plan.show(plan)
             case ev.Usage():
                 app.status.add_usage(event.prompt_tokens, event.completion_tokens, event.cost)
             case ev.Notice():
@@ -410,6 +415,7 @@ class Controller:
             return
         session.new_conversation()
         await self.clear_screen()
+        self.app.plan.show(None)
         self.app.status.reset_usage()
         self.app.chat.add_notice("New conversation.")
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from swebash_ai.tui.input_first import InputFirst
     from swebash_ai.tui.widgets.activity import ActivityPane
     from swebash_ai.tui.widgets.chat import ChatPane
+    from swebash_ai.tui.widgets.plan import PlanPanel
     from swebash_ai.tui.widgets.status import StatusBar
 
 
@@ -52,6 +53,9 @@ class ControllerHost(Protocol):
 
     @property
     def status(self) -> StatusBar: ...
+
+    @property
+    def plan(self) -> PlanPanel: ...
 
     @property
     def engine(self) -> Engine: ...

@@ -89,6 +89,22 @@ def test_doctor_says_when_undo_cannot_revert_commands(monkeypatch: Any) -> None:
     assert off.status == "ok" and "off" in off.detail
 
 
+def test_doctor_lists_the_tool_categories_and_why_one_is_off(run_cli: Any) -> None:
+    res = run_cli("doctor", env={"SWEBASH_AI_TOOLS_WEB": "false", "SWEBASH_AI_TOOLS_DENY": "edit_file",
+                                 "SWEBASH_AI_API_BASE": "http://127.0.0.1:9/v1"})
+    lines = [line for line in res.stdout.splitlines() if line[2:].startswith("tools: ")]
+    names = [line[2:].split(":")[1].strip() for line in lines]
+    assert names == ["shell", "files (read)", "files (write)", "search", "find", "process", "plan", "ask", "web",
+                     "MCP"], res.stdout
+    assert "✓ tools: find: find_files" in lines and "✓ tools: plan: update_plan" in lines
+    assert "✓ tools: ask: ask_user" in lines
+    assert "✓ tools: files (write): write_file; not offered: edit_file (named in tools_deny)" in lines
+    assert "- tools: web: off: web_search, fetch_url (tools_web = false: the setting, or --tools / --no-tools)" \
+        in lines
+    no_plan = run_cli("doctor", env={"SWEBASH_AI_TOOLS_PLAN": "0", "SWEBASH_AI_API_BASE": "http://127.0.0.1:9/v1"})
+    assert "- tools: plan: off: update_plan (tools_plan = false" in no_plan.stdout
+
+
 def test_doctor_says_what_to_fix_when_broken(run_cli: Any) -> None:
     res = run_cli("doctor", env={"SWEBASH_AI_API_BASE": "http://127.0.0.1:9/v1", "SWEBASH_AI_EXEC_SANDBOX": "bwrap",
                                  "PATH": "/nonexistent"})

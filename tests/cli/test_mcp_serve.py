@@ -75,3 +75,40 @@ def test_what_policy_always_denies_stays_denied(cli_env: dict[str, str], workspa
     secret.write_text("PRIVATE KEY")
     _, results, asked = run(cli_env, workspace, [("read_file", {"path": str(secret)})], "yes")
     assert results[0].is_error and "PRIVATE KEY" not in text(results[0]) and asked == []
+
+
+async def ask_over_mcp(env: dict[str, str], cwd: Path, args: dict[str, Any],
+                       reply: types.ElicitResult | None) -> tuple[list[Any], types.CallToolResult]:
+    asked: list[Any] = []
+
+    async def elicit(ctx: Any, params: Any) -> types.ElicitResult:
+        asked.append(params)
+        assert reply is not None
+        return reply
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "swebash_ai", "mcp", "serve"], env=env,
+                                   cwd=str(cwd))
+    async with stdio_client(params) as (read, write), ClientSession(
+        read, write, elicitation_callback=elicit if reply is not None else None
+    ) as client:
+        await client.initialize()
+        result = await client.call_tool("ask_user", args)
+    return asked, result
+
+
+QUESTION = {"question": "Which database?", "options": ["sqlite", "postgres"], "allow_free_text": False}
+
+
+def test_ask_user_is_elicited_and_the_answer_returned(cli_env: dict[str, str], workspace: Path) -> None:
+    reply = types.ElicitResult(action="accept", content={"answer": "postgres"})
+    asked, result = anyio.run(ask_over_mcp, cli_env, workspace, QUESTION, reply)
+    assert len(asked) == 1 and "Which database?" in asked[0].message
+    assert asked[0].requested_schema["properties"]["answer"]["enum"] == ["sqlite", "postgres"]
+    assert not result.is_error and text(result) == "The user chose option 2: postgres"
+
+
+def test_ask_user_declined_or_not_elicitable(cli_env: dict[str, str], workspace: Path) -> None:
+    _, declined = anyio.run(ask_over_mcp, cli_env, workspace, QUESTION, types.ElicitResult(action="decline"))
+    assert text(declined).startswith("The user dismissed the question")
+    _asked, nobody = anyio.run(ask_over_mcp, cli_env, workspace, QUESTION, None)
+    assert nobody.is_error and "Nobody can answer" in text(nobody) and "elicitation" in text(nobody)

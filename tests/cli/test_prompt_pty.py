@@ -43,3 +43,30 @@ def test_prompt_answer_decides(answer: str, survives: bool, code: int, llm_env: 
         child.close()
     assert child.exitstatus == code, child.before
     assert canary.exists() is survives
+
+
+@pytest.mark.parametrize(("typed", "result"), [
+    ("2", "The user chose option 2: postgres"),
+    ("mysql please", "The user answered: mysql please"),
+    ("", "The user dismissed the question without answering."),
+])
+def test_a_question_is_asked_on_the_terminal(typed: str, result: str, llm_env: FakeLLMServer,
+                                             cli_env: dict[str, str], workspace: Path) -> None:
+    question = {"question": "Which database?", "options": ["sqlite", "postgres"]}
+    llm_env.enqueue(Reply.tool_calls([("ask_user", question)]), Reply.text("Noted."))
+    env = {**cli_env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "100", "LINES": "30"}
+    child = pexpect.spawn(sys.executable, ["-m", "swebash_ai", "-c", "set up a database"], env=env,
+                          cwd=str(workspace), encoding="utf-8", timeout=60, dimensions=(30, 100))
+    try:
+        child.expect("The assistant asks: Which database\\?")
+        child.expect("1. sqlite")
+        child.expect("2. postgres")
+        child.expect(r"Answer \[1-2 or type an answer; Enter: no answer\]")
+        child.sendline(typed)
+        child.expect("Noted")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0, child.before
+    sent = [m for m in llm_env.requests[-1]["body"]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert str(sent).startswith(result)

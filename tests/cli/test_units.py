@@ -18,10 +18,14 @@ from swebash_ai.tools.registry import ToolResult
 @pytest.mark.parametrize(("argv", "expected"), [
     (["-c", "q"], {}),
     (["--model", "openai/x", "-c", "q"], {"model": "openai/x"}),
-    (["--no-tools", "-c", "q"], {"tools_fs": False, "tools_exec": False, "tools_web": False}),
+    # no tools at all: the plan and the questions too
+    (["--no-tools", "-c", "q"], {"tools_fs": False, "tools_exec": False, "tools_web": False, "tools_plan": False,
+                                 "tools_ask": False}),
     # only the named categories are offered
-    (["--tools", "fs,exec", "-c", "q"], {"tools_fs": True, "tools_exec": True, "tools_web": False}),
-    (["--tools", " web ", "-c", "q"], {"tools_fs": False, "tools_exec": False, "tools_web": True}),
+    (["--tools", "fs,exec", "-c", "q"], {"tools_fs": True, "tools_exec": True, "tools_web": False,
+                                         "tools_plan": False, "tools_ask": False}),
+    (["--tools", " web,plan ", "-c", "q"], {"tools_fs": False, "tools_exec": False, "tools_web": True,
+                                            "tools_plan": True, "tools_ask": False}),
     # the subcommands take --model too
     (["config", "--model", "openai/y"], {"model": "openai/y"}),
 ])
