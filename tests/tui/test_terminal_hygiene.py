@@ -1,0 +1,138 @@
+"""Text from the model, a tool or a file name never drives the terminal the app runs in.
+
+What a prompt injection can make a model write: window titles (OSC 0/2), a clipboard write (OSC 52), a link
+whose label lies (OSC 8), a screen wipe and cursor moves (CSI), a carriage return that draws one command
+over another, an 8-bit CSI, an OSC left open. Each test checks what the app would send to the terminal: the
+screen's composed lines (their characters hold no control character) and the escape codes of a full
+update (no OSC, no 8-bit control: only the app's own styling).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from tui_helpers import idle, type_and_send, wait_for
+
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+from swebash_ai.tools.fs import list_dir
+from swebash_ai.tools.search import search
+from swebash_ai.tui.screens.confirm import ConfirmScreen
+from swebash_ai.tui.widgets.activity import ToolEntry
+from swebash_ai.tui.widgets.chat import NoticeMessage
+from swebash_ai.tui.widgets.reply import AssistantMessage
+
+ESC, BEL, ST = "\x1b", "\x07", "\x1b\\"
+HOSTILE = (
+    "Here is the summary.\n\n"
+    f"{ESC}]0;PWNED-TITLE{BEL}{ESC}]2;PWNED-TITLE-2{ST}{ESC}]52;c;Q0xJUEJPQVJE{BEL}"
+    f"Read {ESC}]8;;https://evil.example/{ST}https://docs.python.org{ESC}]8;;{ST} for more.\n\n"
+    f"{ESC}[2J{ESC}[H{ESC}[10;5H{ESC}[3Aafter the wipe\n\n"
+    "ls -l\rrm -rf ~\n\n"
+    "\x9b2Jeight-bit\n\n"
+    f"```sh\necho {ESC}[31mred{ESC}[0m\n```\n\n"
+    f"The end{ESC}]0;UNTERMINATED"
+)
+PAYLOADS = ("PWNED", "Q0xJUEJPQVJE", "evil.example", "UNTERMINATED")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def screen_text(app: object) -> str:
+    """The characters of every line the screen would draw."""
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    return "\n".join(strip.text for strip in strips)
+
+
+def assert_terminal_safe(app: object) -> str:
+    text = screen_text(app)
+    assert not _CONTROL.search(text), repr(_CONTROL.search(text))
+    update = app.screen._compositor.render_full_update().render_segments(app.console)  # type: ignore[attr-defined]
+    assert "\x1b]" not in update and not re.search(r"[\x80-\x9f\x07]", update)  # no OSC, no 8-bit control, no BEL
+    for payload in PAYLOADS:
+        assert payload not in text and payload not in update
+    return text
+
+
+async def test_a_hostile_answer_streams_without_driving_the_terminal(llm_env: FakeLLMServer, make_app) -> None:
+    llm_env.enqueue(Reply.text(HOSTILE, chunk_size=3))  # three characters a delta: sequences are cut
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "summarise the page")
+        await wait_for(pilot, lambda: bool(app.query(AssistantMessage)), what="answer")
+        await idle(pilot)
+        text = assert_terminal_safe(app)
+        for shown in ("Here is the summary", "https://docs.python.org", "after the wipe", "ls -lrm -rf ~",
+                      "eight-bit", "echo red", "The end"):
+            assert shown in text, shown
+        source = "".join(m.source for m in app.query(AssistantMessage))
+        assert not _CONTROL.search(source)
+        notice = str(app.query(NoticeMessage).last().render())
+        assert "14 terminal control sequences were removed" in notice
+    # The conversation keeps what the model wrote: only the screen is protected.
+    assert app.session is not None and HOSTILE in app.session.conversation.messages[-1]["content"]
+
+
+async def test_a_resumed_hostile_answer_is_shown_safely(llm_env: FakeLLMServer, make_app) -> None:
+    llm_env.enqueue(Reply.text(HOSTILE, chunk_size=0))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "summarise the page")
+        await idle(pilot)
+        session_id = app.session.conversation.id
+    again = make_app(resume=session_id)
+    async with again.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await wait_for(pilot, lambda: bool(again.query(AssistantMessage)), what="resumed answer")
+        text = assert_terminal_safe(again)
+        assert "after the wipe" in text
+
+
+async def test_the_approval_dialog_shows_control_characters_as_escapes(llm_env: FakeLLMServer, make_app) -> None:
+    command = f"echo fine {ESC}]0;PWNED{BEL}{ESC}[2K\rdanger-touch canary"
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": command})]), Reply.text("ok"))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "do it")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirmation modal")
+        await pilot.pause()
+        screen_lines = screen_text(app)
+        assert not _CONTROL.search(screen_lines)
+        assert "\\x1b]0;PWNED\\x07\\x1b[2K\\rdanger-touch canary" in screen_lines  # every character visible
+        assert "holds 3 terminal control sequence(s)" in screen_lines
+        entry = app.query_one(ToolEntry)
+        assert "\\x1b" in entry.summary and not _CONTROL.search(entry.summary)
+        await pilot.press("n")
+        await idle(pilot)
+
+
+@pytest.mark.parametrize("tool_call", [
+    ("list_dir", {"path": "."}),
+    ("search", {"pattern": "needle"}),
+])
+async def test_a_file_name_with_escapes_is_shown_safely(
+    tool_call: tuple[str, dict[str, str]], llm_env: FakeLLMServer, make_app, workspace: Path
+) -> None:
+    (workspace / f"report{ESC}]0;PWNED{BEL}{ESC}[2J.txt").write_text("the needle\n")
+    llm_env.enqueue(Reply.tool_calls([tool_call]), Reply.text("Listed."))
+    app = make_app(tools=[list_dir, search])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "what is here?")
+        await wait_for(pilot, lambda: bool(app.query(ToolEntry)) and app.query_one(ToolEntry).state == "done",
+                       what="tool call")
+        await idle(pilot)
+        entry = app.query_one(ToolEntry)
+        assert "report\\x1b]0;PWNED\\x07\\x1b[2J.txt" in entry.output_text  # the name, every character visible
+        entry.focus()
+        if not entry.expanded:
+            await pilot.press("enter")
+        await pilot.pause()
+        text = screen_text(app)
+        assert not _CONTROL.search(text)
+        assert "report\\x1b]0;" in text
+    # The model gets the real name, to be able to use it.
+    assert f"report{ESC}]0;PWNED{BEL}{ESC}[2J.txt" in llm_env.requests[-1]["body"]["messages"][-1]["content"]
