@@ -9,13 +9,19 @@ update (no OSC, no 8-bit control: only the app's own styling).
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from tui_helpers import idle, type_and_send, wait_for
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+from swebash_ai.testing.server_process import fake_server_process
 from swebash_ai.tools.fs import list_dir
 from swebash_ai.tools.search import search
 from swebash_ai.tui.screens.confirm import ConfirmScreen
@@ -34,6 +40,7 @@ HOSTILE = (
     f"```sh\necho {ESC}[31mred{ESC}[0m\n```\n\n"
     f"The end{ESC}]0;UNTERMINATED"
 )
+ROOT = Path(__file__).resolve().parents[2]
 PAYLOADS = ("PWNED", "Q0xJUEJPQVJE", "evil.example", "UNTERMINATED")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -136,3 +143,51 @@ async def test_a_file_name_with_escapes_is_shown_safely(
         assert "report\\x1b]0;" in text
     # The model gets the real name, to be able to use it.
     assert f"report{ESC}]0;PWNED{BEL}{ESC}[2J.txt" in llm_env.requests[-1]["body"]["messages"][-1]["content"]
+
+
+# --- a real terminal ------------------------------------------------------------------------------------------
+def _tmux(socket: str, *args: str) -> str:
+    return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=False).stdout
+
+
+def _wait_for_screen(socket: str, text: str, timeout: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = _tmux(socket, "capture-pane", "-p", "-t", "app")
+        if text in screen:
+            return screen
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} did not appear; the screen was:\n{screen}")
+
+
+@pytest.mark.tmux
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_in_tmux_the_title_clipboard_and_screen_are_untouched(tmp_path: Path, workspace: Path) -> None:
+    """tmux obeys OSC 0/2 (the pane title) and, with set-clipboard on, OSC 52 (a paste buffer)."""
+    with fake_server_process([{"text": HOSTILE, "chunk_size": 3}]) as url:
+        socket = f"swebash-hygiene-{os.getpid()}"
+        env = {
+            "HOME": str(tmp_path), "SWEBASH_AI_HOME": str(tmp_path / "swh"), "TERM": "xterm-256color",
+            "SWEBASH_AI_MODEL": "openai/fake-model", "SWEBASH_AI_API_BASE": url, "SWEBASH_AI_API_KEY": "sk-test",
+            "OLLAMA_HOST": "http://127.0.0.1:9", "PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT),
+            "LANG": "C.UTF-8",
+        }
+        app = ["env", "-i", *[f"{k}={v}" for k, v in env.items()], sys.executable, "-m", "swebash_ai"]
+        subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "app", "-x", "120",
+                        "-y", "36", "-c", str(workspace), *app], check=True)
+        try:
+            _tmux(socket, "set-option", "-g", "set-clipboard", "on")
+            _tmux(socket, "set-option", "-g", "allow-rename", "on")
+            _wait_for_screen(socket, "Ask anything")
+            title = _tmux(socket, "display-message", "-p", "-t", "app", "#{pane_title}")
+            _tmux(socket, "send-keys", "-t", "app", "-l", "summarise the page")
+            _tmux(socket, "send-keys", "-t", "app", "Enter")
+            screen = _wait_for_screen(socket, "were removed from this answer")
+            assert "after the wipe" in screen and "eight-bit" in screen
+            assert "summarise the page" in screen  # the screen before the answer is still there
+            assert _tmux(socket, "display-message", "-p", "-t", "app", "#{pane_title}") == title
+            assert "PWNED" not in _tmux(socket, "display-message", "-p", "-t", "app", "#{window_name}")
+            assert _tmux(socket, "list-buffers") == ""  # no clipboard write reached tmux
+        finally:
+            _tmux(socket, "kill-server")
