@@ -274,8 +274,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not isinstance(exc, SwebashError):
             raise
         from swebash_ai.oneshot import exit_code_for
+        from swebash_ai.safety.terminal_text import safe
 
-        print(format_error(exc), file=sys.stderr)
+        print(safe(format_error(exc), visible=True), file=sys.stderr)  # may quote a server or a file
         return exit_code_for(exc)
 
 
@@ -374,7 +375,9 @@ def _undo(args: argparse.Namespace) -> int:
     except UndoRefused as exc:
         print(f"swebash-ai: {exc}", file=sys.stderr)
         return ExitCode.ERROR
-    print(result.summary())
+    from swebash_ai.safety.terminal_text import safe
+
+    print(safe(result.summary(), visible=True))  # file names the model chose
     return ExitCode.ERROR if result.failed else ExitCode.OK
 
 
