@@ -51,7 +51,8 @@ _SHOWN = {"\r": "\\r", "\t": "\t", "\n": "\n"}
 
 HOLD_MAX = 4096
 """Most characters a :class:`StreamSanitizer` holds back while a sequence is unfinished; beyond, the middle
-of the sequence is dropped (it is removed anyway) so the hold stays small."""
+of the sequence is dropped (it is removed anyway), or with ``visible`` what is held is shown at once, so the
+hold stays small."""
 
 
 class Sanitized(NamedTuple):
@@ -129,7 +130,9 @@ class StreamSanitizer:
             ):
                 start = before  # hold the string too: ESC \\ ends it, any other ESC starts a sequence
             text, held = text[:start], text[start:]
-            if len(held) > HOLD_MAX:  # the middle of an endless sequence: removed anyway, no need to keep it
+            if len(held) > HOLD_MAX and self.visible:  # shown now: the rest reads the same as plain text
+                text, held = text + held, ""
+            elif len(held) > HOLD_MAX:  # the middle of an endless sequence: removed anyway, no need to keep it
                 lead = 2 if held[0] == "\x1b" else 1
                 held = held[:lead] + held[-64:]
             self._held = held

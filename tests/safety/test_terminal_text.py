@@ -127,6 +127,13 @@ def test_an_endless_sequence_is_not_held_without_bound() -> None:
     assert stream.removed == 1
 
 
+def test_an_endless_sequence_shown_visibly_loses_nothing() -> None:
+    stream = StreamSanitizer(visible=True)
+    payload = "x" * (HOLD_MAX + 10)
+    out = stream.feed(f"{ESC}]0;{payload}") + stream.feed(f"yz{BEL}after") + stream.finish()
+    assert out == f"\\x1b]0;{payload}yz\\x07after" == safe(f"{ESC}]0;{payload}yz{BEL}after", visible=True)
+
+
 def test_clean_text_is_cheap() -> None:
     chunk = "A typical streamed delta of an answer, with `code` and **bold**.\n" * 4
     stream = StreamSanitizer()
