@@ -238,9 +238,9 @@ class PlainRenderer:
             self._text_tail = "\n"
         self.out.flush()
         if self._clean is not None and (removed := self._clean.removed):
-            what = "sequence was" if removed == 1 else "sequences were"
-            self.err.write(f"swebash-ai: {removed} terminal control {what} removed from the answer "
-                           "(--raw keeps them).\n")
+            from swebash_ai.safety.terminal_text import removed_note
+
+            self.err.write(f"swebash-ai: {removed_note(removed, 'the answer')} (--raw keeps them).\n")
             self.err.flush()
             self._clean.removed = 0
 

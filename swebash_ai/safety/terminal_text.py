@@ -99,6 +99,11 @@ def has_controls(text: str) -> bool:
     return _ANY_CONTROL.search(text.replace("\r\n", "\n")) is not None
 
 
+def removed_note(count: int, where: str) -> str:
+    """What a front end says when it removed ``count`` sequences from ``where`` ("this answer")."""
+    return f"{count} terminal control sequence{' was' if count == 1 else 's were'} removed from {where}"
+
+
 def _last_start(text: str, end: int | None = None) -> int:
     return max(text.rfind(c, 0, end) for c in _STARTERS)
 

@@ -69,6 +69,7 @@ async def test_a_hostile_answer_streams_without_driving_the_terminal(llm_env: Fa
         await type_and_send(pilot, "summarise the page")
         await wait_for(pilot, lambda: bool(app.query(AssistantMessage)), what="answer")
         await idle(pilot)
+        await wait_for(pilot, lambda: "The end" in screen_text(app), what="the whole answer on screen")
         text = assert_terminal_safe(app)
         for shown in ("Here is the summary", "https://docs.python.org", "after the wipe", "ls -lrm -rf ~",
                       "eight-bit", "echo red", "The end"):
@@ -87,14 +88,14 @@ async def test_a_resumed_hostile_answer_is_shown_safely(llm_env: FakeLLMServer, 
     async with app.run_test(size=(120, 40)) as pilot:
         await idle(pilot)
         await type_and_send(pilot, "summarise the page")
+        await wait_for(pilot, lambda: bool(app.query(AssistantMessage)), what="answer")
         await idle(pilot)
         session_id = app.session.conversation.id
     again = make_app(resume=session_id)
     async with again.run_test(size=(120, 40)) as pilot:
         await idle(pilot)
-        await wait_for(pilot, lambda: bool(again.query(AssistantMessage)), what="resumed answer")
-        text = assert_terminal_safe(again)
-        assert "after the wipe" in text
+        await wait_for(pilot, lambda: "after the wipe" in screen_text(again), what="resumed answer on screen")
+        assert_terminal_safe(again)
 
 
 async def test_the_approval_dialog_shows_control_characters_as_escapes(llm_env: FakeLLMServer, make_app) -> None:
@@ -105,7 +106,7 @@ async def test_the_approval_dialog_shows_control_characters_as_escapes(llm_env: 
         await idle(pilot)
         await type_and_send(pilot, "do it")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirmation modal")
-        await pilot.pause()
+        await wait_for(pilot, lambda: "danger-touch" in screen_text(app), what="the dialog drawn")
         screen_lines = screen_text(app)
         assert not _CONTROL.search(screen_lines)
         assert "\\x1b]0;PWNED\\x07\\x1b[2K\\rdanger-touch canary" in screen_lines  # every character visible
@@ -137,7 +138,7 @@ async def test_a_file_name_with_escapes_is_shown_safely(
         entry.focus()
         if not entry.expanded:
             await pilot.press("enter")
-        await pilot.pause()
+        await wait_for(pilot, lambda: "report\\x1b]0;" in screen_text(app), what="the output drawn")
         text = screen_text(app)
         assert not _CONTROL.search(text)
         assert "report\\x1b]0;" in text

@@ -31,7 +31,7 @@ from textual.timer import Timer
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
-from swebash_ai.safety.terminal_text import StreamSanitizer, safe
+from swebash_ai.safety.terminal_text import StreamSanitizer, removed_note, safe
 from swebash_ai.tui.commands import help_text
 from swebash_ai.tui.input_first import yield_to_input
 from swebash_ai.tui.widgets.earlier import MOUNTED_CHAPTERS, SHOW_MORE, Blueprint, EarlierMessages, blueprint
@@ -350,8 +350,7 @@ class ChatPane(FollowingScroll):
                 yield from chapter.children
 
     # --- plain messages -------------------------------------------------------------------------------
-    # Every text that reaches the chat passes the terminal sanitiser: a tool, a server, a file name or the
-    # model may have written it (see swebash_ai/safety/terminal_text.py).
+    # Each text passes the terminal sanitiser: the model, a tool, a server or a file name may have written it.
     def add_user(self, text: str) -> UserMessage:
         widget = UserMessage(Content(safe(text)))
         self.append(widget)
@@ -405,11 +404,9 @@ class ChatPane(FollowingScroll):
         if stream is not None:
             await stream.close()
             self._last_reply = stream.segments
-            if removed := stream.removed:
-                what = "sequence was" if removed == 1 else "sequences were"
-                self.add_notice(f"{removed} terminal control {what} removed from this answer (escape codes "
-                                "that could retitle the window, write the clipboard or redraw the screen).",
-                                "warning")
+            if removed := stream.sanitiser.removed:
+                self.add_notice(removed_note(removed, "this answer (codes that could retitle the window, write "
+                                             "the clipboard or redraw the screen)."), "warning")
 
     def last_reply_text(self) -> str:
         """The Markdown of the reply being streamed, or of the last one (everything received so far)."""
@@ -508,7 +505,7 @@ class ReplyStream:
     def __init__(self, pane: ChatPane) -> None:
         self.pane = pane
         self.segments: list[AssistantMessage] = []
-        self._clean = StreamSanitizer()  # a sequence may be cut between two deltas
+        self.sanitiser = StreamSanitizer()  # a sequence may be cut between two deltas
         self._buffer: list[str] = []
         self._tail = ""  # text after the last complete block
         self._text = ""  # Markdown committed to the current segment
@@ -518,14 +515,8 @@ class ReplyStream:
         self._due = 0.0
         self._lag = 0.0
 
-    @property
-    def removed(self) -> int:
-        """Terminal control sequences and characters removed from the reply so far."""
-        return self._clean.removed
-
     def write(self, fragment: str) -> None:
-        fragment = self._clean.feed(fragment)
-        if not fragment:
+        if not (fragment := self.sanitiser.feed(fragment)):
             return
         self._buffer.append(fragment)
         if self._timer is None:
@@ -557,7 +548,7 @@ class ReplyStream:
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        if held := self._clean.finish():
+        if held := self.sanitiser.finish():
             self._buffer.append(held)
         left = True
         while left:
