@@ -191,7 +191,9 @@ def _stats(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     figures = collect(locations(), Window(session=args.session, since=since))
-    print(json.dumps(figures, indent=1) if args.json else render(figures))
+    from swebash_ai.safety.terminal_text import safe
+
+    print(json.dumps(figures, indent=1) if args.json else safe(render(figures), visible=True))  # MCP tool names
     return ExitCode.OK
 
 
