@@ -106,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cwd", metavar="DIR", help="working directory for the tools (default: the current one)")
     parser.add_argument("--json", action="store_true",
                         help="with -c: print one JSON object per event on stdout (see docs/cli.md)")
+    parser.add_argument("--raw", action="store_true",
+                        help="with -c: print the answer exactly as the model wrote it, terminal escape "
+                        "sequences and control characters included (by default they are removed, on a "
+                        "terminal and in a pipe, since a prompt-injected model can use them to retitle the "
+                        "window, write the clipboard or redraw the screen); no Markdown rendering")
     parser.add_argument("--resume", nargs="?", const="", metavar="ID",
                         help="continue a saved session (the latest when no ID is given)")
     # prog: without it each command's usage line repeats the whole multi-line usage above.
@@ -188,7 +193,9 @@ def _stats(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     figures = collect(locations(), Window(session=args.session, since=since))
-    print(json.dumps(figures, indent=1) if args.json else render(figures))
+    from swebash_ai.safety.terminal_text import safe
+
+    print(json.dumps(figures, indent=1) if args.json else safe(render(figures), visible=True))  # MCP tool names
     return ExitCode.OK
 
 
@@ -271,8 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not isinstance(exc, SwebashError):
             raise
         from swebash_ai.oneshot import exit_code_for
+        from swebash_ai.safety.terminal_text import safe
 
-        print(format_error(exc), file=sys.stderr)
+        print(safe(format_error(exc), visible=True), file=sys.stderr)  # may quote a server or a file
         return exit_code_for(exc)
 
 
@@ -290,8 +298,11 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _stats(args)
     if args.shell and (args.question is None or args.command is not None):
         raise UsageError("--shell needs words to turn into a command: --shell -c WORDS.")
-    if args.shell and (args.json or args.yes or args.resume is not None):
-        raise UsageError("--shell prints one command and runs nothing: it takes no --json, --yes or --resume.")
+    if args.shell and (args.json or args.yes or args.raw or args.resume is not None):
+        raise UsageError("--shell prints one command and runs nothing: it takes no --json, --yes, --raw or "
+                         "--resume.")
+    if args.raw and args.json:
+        raise UsageError("--raw applies to the plain answer; --json already carries the exact text (escaped).")
     if args.command == "doctor":
         from swebash_ai.doctor import run_doctor
 
@@ -299,7 +310,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "undo":
         return _undo(args)
     if args.command is None and args.question is None:
-        for flag, name in ((args.json, "--json"), (args.yes, "--yes")):
+        for flag, name in ((args.json, "--json"), (args.yes, "--yes"), (args.raw, "--raw")):
             if flag:
                 raise UsageError(f"{name} applies to one-shot answers: add -c QUESTION.")
     cwd = _checked_cwd(args.cwd)
@@ -327,7 +338,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return run_shell_mode(loaded, args.question, cwd=cwd)
     from swebash_ai.oneshot import run_oneshot  # what is left: -c QUESTION
 
-    options = OneShotOptions(args.question, json_events=args.json, yes=args.yes, resume=args.resume, cwd=cwd)
+    options = OneShotOptions(args.question, json_events=args.json, yes=args.yes, resume=args.resume, cwd=cwd,
+                             raw=args.raw)
     return run_oneshot(loaded, options)
 
 
@@ -367,7 +379,9 @@ def _undo(args: argparse.Namespace) -> int:
     except UndoRefused as exc:
         print(f"swebash-ai: {exc}", file=sys.stderr)
         return ExitCode.ERROR
-    print(result.summary())
+    from swebash_ai.safety.terminal_text import safe
+
+    print(safe(result.summary(), visible=True))  # file names the model chose
     return ExitCode.ERROR if result.failed else ExitCode.OK
 
 
@@ -472,7 +486,7 @@ def export_sessions(session_id: str | None, *, every: bool, fmt: str, out: TextI
             raise UsageError(f"export: {what} in {folder}.")
         paths = [path]
     conversations = (Conversation.load(p) for p in paths)
-    if fmt == "markdown":
+    if fmt == "markdown":  # a transcript a terminal shows (markdown_transcript makes control characters visible)
         out.write("\n---\n\n".join(markdown_transcript(c) for c in conversations))
     else:
         for line in openai_jsonl(conversations):

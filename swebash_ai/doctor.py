@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from swebash_ai.safety.terminal_text import safe
+
 if TYPE_CHECKING:
     from swebash_ai.config import LoadedSettings
     from swebash_ai.providers import ProviderChoice
@@ -85,7 +87,7 @@ def run_doctor(
     out = out or sys.stdout
     failed = False
     for check in checks(flags, profile=profile, timeout=timeout):
-        print(check.line(), file=out, flush=True)
+        print(safe(check.line(), visible=True), file=out, flush=True)  # a server's or an MCP server's words
         failed = failed or check.status == "fail"
     return 1 if failed else 0
 

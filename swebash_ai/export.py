@@ -26,6 +26,7 @@ from typing import Any
 from swebash_ai.agent.conversation import Conversation
 from swebash_ai.providers.base import Message
 from swebash_ai.safety.redact import redact, redact_text
+from swebash_ai.safety.terminal_text import safe
 
 FORMATS = ("openai", "markdown")
 
@@ -114,7 +115,8 @@ def _fenced(text: str, lang: str = "") -> str:
 
 
 def markdown_transcript(conv: Conversation) -> str:
-    """A readable transcript: who said what, each tool call with its arguments and result."""
+    """A readable transcript: who said what, each tool call with its arguments and result. Terminal control
+    characters show as escapes (``\\x1b]0;...``): it is read on a terminal, and the model wrote most of it."""
     record = openai_record(conv)
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(conv.created))
     model = conv.meta.get("model") or "unknown model"
@@ -138,4 +140,4 @@ def markdown_transcript(conv: Conversation) -> str:
         elif role == "tool":
             name = names.get(msg["tool_call_id"], "tool")
             lines += ["", f"**Result** of `{name}`", "", _fenced(msg["content"] or "(no output)", "text")]
-    return "\n".join(lines) + "\n"
+    return safe("\n".join(lines) + "\n", visible=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, TextIO
 
+from swebash_ai.safety.terminal_text import safe
+
 if TYPE_CHECKING:
     from swebash_ai.config import LoadedSettings
 
@@ -42,7 +44,7 @@ def run_mcp_list(loaded: LoadedSettings, out: TextIO) -> int:
         return 0
     rows = asyncio.run(check_servers(loaded))
     for ok, line, tools in rows:
-        print(("ok    " if ok else "FAIL  ") + line, file=out)
+        print(safe(("ok    " if ok else "FAIL  ") + line, visible=True), file=out)  # a server's own words
         for t in tools:
-            print(f"        {t}", file=out)
+            print(safe(f"        {t}", visible=True), file=out)
     return 0 if all(ok for ok, _, _ in rows) else 1

@@ -6,6 +6,10 @@ only in how it renders events and how it asks:
 * **Rendering.** A pipe (or ``NO_COLOR``, or ``TERM=dumb``) gets the answer as plain text streamed as it
   arrives; a terminal gets it rendered as Markdown (rich, imported only then). ``--json`` prints one JSON
   object per event instead (see docs/cli.md). Tool activity is one line per call on stderr.
+* **Terminal hygiene.** The answer goes out without terminal escape sequences and control characters,
+  to a terminal and to a pipe alike (a file cat later reaches a terminal too), with a note on stderr
+  when some were removed; ``--raw`` keeps the exact text. The stderr lines show such characters as
+  escapes (``\\x1b``), always; ``--json`` escapes them as JSON does (C1 controls included).
 * **Asking.** ``--yes`` allows what needs approval (what the policy always denies still never runs, and a
   severe call still needs a person: :class:`~swebash_ai.agent.approval.AllowApprover`); else a terminal
   gets a prompt-toolkit question (:mod:`swebash_ai.prompt_approver`, reading ``/dev/tty`` when stdin is a
@@ -74,6 +78,8 @@ class OneShotOptions:
     resume: str | None = None
     """``None``: a new session; ``""``: the latest saved session; else a session id (or unique prefix)."""
     cwd: Path | None = None
+    raw: bool = False
+    """Print the answer's text exactly as the model wrote it, escape sequences included."""
 
 
 def exit_code_for(error: BaseException) -> ExitCode:
@@ -153,15 +159,29 @@ def _outcome(event: Any) -> str:
 class PlainRenderer:
     """Text as it arrives on stdout; one line per tool call, notices and errors on stderr."""
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+    def __init__(self, out: TextIO, err: TextIO, *, raw: bool = False) -> None:
+        from swebash_ai.safety.terminal_text import StreamSanitizer
+
         self.out = out
         self.err = err
         self._summaries: dict[str, str] = {}
         self._text_tail = ""
         self._wrote_text = False
         self._after_tools = False
+        self._clean = None if raw else StreamSanitizer()  # a sequence may be cut between two deltas
+
+    def _safe(self, piece: str) -> str:
+        return piece if self._clean is None else self._clean.feed(piece)
+
+    def _held(self) -> str:
+        """What the sanitiser held back (an unfinished sequence ends with the piece of answer)."""
+        return "" if self._clean is None else self._clean.finish()
 
     def text(self, piece: str) -> None:
+        if piece := self._safe(piece):
+            self._write(piece)
+
+    def _write(self, piece: str) -> None:
         if self._after_tools and self._wrote_text and not self._text_tail.endswith("\n"):
             self.out.write("\n")
         self._after_tools = False
@@ -172,14 +192,18 @@ class PlainRenderer:
 
     def end_text(self) -> None:
         """The current piece of answer ended (a tool call or the end of the turn follows)."""
+        if held := self._held():
+            self._write(held)
 
     def status(self, line: str) -> None:
+        from swebash_ai.safety.terminal_text import safe
+
         self.end_text()
         if self._wrote_text and not self._text_tail.endswith("\n") and self.out.isatty():
             self.out.write("\n")  # keep the terminal readable when stdout and stderr share it
             self.out.flush()
             self._text_tail = "\n"
-        self.err.write(line + "\n")
+        self.err.write(safe(line, visible=True) + "\n")  # tool summaries, server errors: shown, not obeyed
         self.err.flush()
 
     def handle(self, event: AgentEvent, session: Session) -> None:
@@ -217,6 +241,12 @@ class PlainRenderer:
             self.out.write("\n")
             self._text_tail = "\n"
         self.out.flush()
+        if self._clean is not None and (removed := self._clean.removed):
+            from swebash_ai.safety.terminal_text import removed_note
+
+            self.err.write(f"swebash-ai: {removed_note(removed, 'the answer')} (--raw keeps them).\n")
+            self.err.flush()
+            self._clean.removed = 0
 
     def error(self, error: SwebashError, code: ExitCode) -> None:
         self.status(format_error(error))
@@ -231,7 +261,7 @@ class MarkdownRenderer(PlainRenderer):
     """For a terminal: the answer re-rendered as Markdown while it streams, printed in full when it ends."""
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
-        super().__init__(out, err)
+        super().__init__(out, err)  # never raw: --raw prints the exact text, so it is never rendered
         from rich.console import Console
 
         self._console = Console(file=out)
@@ -242,6 +272,8 @@ class MarkdownRenderer(PlainRenderer):
         from rich.live import Live
         from rich.markdown import Markdown
 
+        if not (piece := self._safe(piece)):
+            return
         self._buffer.append(piece)
         markdown = Markdown("".join(self._buffer))
         if self._live is None:
@@ -258,11 +290,16 @@ class MarkdownRenderer(PlainRenderer):
         if self._live is not None:
             self._live.stop()
             self._live = None
+        if held := self._held():
+            self._buffer.append(held)
         text = "".join(self._buffer)
         self._buffer.clear()
         if text.strip():
             self._console.print(Markdown(text))
         self.out.flush()
+
+
+_JSON_C1 = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
 
 
 class JsonRenderer:
@@ -273,7 +310,9 @@ class JsonRenderer:
         self.err = err
 
     def emit(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+        # JSON escapes C0 controls but leaves DEL and C1 (8-bit CSI, OSC) as they are: escape those too.
+        line = json.dumps(obj, ensure_ascii=False, default=str).translate(_JSON_C1)
+        self.out.write(line + "\n")
         self.out.flush()
 
     def handle(self, event: AgentEvent, session: Session) -> None:
@@ -375,13 +414,15 @@ def _finished_code(event: Any) -> ExitCode:
     return ExitCode.OK
 
 
-def make_renderer(json_events: bool, out: TextIO, err: TextIO, environ: dict[str, str] | None = None) -> Renderer:
-    """JSON, Markdown (a colour terminal) or plain text (a pipe, ``NO_COLOR``, ``TERM=dumb``)."""
+def make_renderer(
+    json_events: bool, out: TextIO, err: TextIO, environ: dict[str, str] | None = None, *, raw: bool = False
+) -> Renderer:
+    """JSON, Markdown (a colour terminal) or plain text (a pipe, ``NO_COLOR``, ``TERM=dumb``, ``--raw``)."""
     env = os.environ if environ is None else environ
     if json_events:
         return JsonRenderer(out, err)
-    plain = (not out.isatty()) or bool(env.get("NO_COLOR")) or env.get("TERM") == "dumb"
-    return PlainRenderer(out, err) if plain else MarkdownRenderer(out, err)
+    plain = raw or (not out.isatty()) or bool(env.get("NO_COLOR")) or env.get("TERM") == "dumb"
+    return PlainRenderer(out, err, raw=raw) if plain else MarkdownRenderer(out, err)
 
 
 # --- approval ----------------------------------------------------------------------------------------
@@ -462,7 +503,7 @@ def run_oneshot(
     if not question.strip():
         err.write("swebash-ai: the question is empty.\n")
         return ExitCode.USAGE
-    renderer = make_renderer(options.json_events, out, err)
+    renderer = make_renderer(options.json_events, out, err, raw=options.raw)
     import asyncio
 
     try:

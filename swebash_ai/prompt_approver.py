@@ -4,7 +4,8 @@
 explains the call in a sentence or two, then the question comes back). The tool, the full command or diff, the
 working directory and the policy's reasons are shown first. When stdin is a pipe (``cat log | swebash-ai -c``)
 the answer is read from ``/dev/tty``; the question is written to stderr (or ``/dev/tty``), never to stdout,
-which carries only the answer. Ctrl-C or Ctrl-D at the question denies.
+which carries only the answer. Ctrl-C or Ctrl-D at the question denies. What the model wrote (the command,
+the explanation) is shown with terminal control characters as escapes (``\\x1b``), never sent as they are.
 
 The model's questions (``ask_user``) are asked the same way: the numbered options, then a number or (when
 allowed) a typed answer; Enter alone, Ctrl-C or Ctrl-D answers nothing.
@@ -83,15 +84,21 @@ def _open_tty(mode: str) -> TextIO | None:
 
 def format_request(request: ApprovalRequest) -> str:
     """The text shown before the question: tool, full command/diff, working directory, reasons."""
+    from swebash_ai.safety.terminal_text import safe, sanitize
+
     verdict = request.verdict
     lines = [f"⚠  {request.tool} needs your approval: {request.summary}"]
     detail = _readable(request.detail.rstrip())
     if detail and detail != request.summary:
-        lines.extend("   │ " + line for line in detail.splitlines())
+        lines.extend("   │ " + line for line in detail.split("\n"))
+    hidden = sum(sanitize(text).removed for text in (request.tool, request.summary, request.detail))
+    if hidden:
+        lines.append(f"   ⚠ holds {hidden} terminal control sequence(s), shown as \\x.. escapes: it may not be "
+                     "what it seems")
     lines.append(f"   in {request.cwd}")
     for reason in verdict.reasons:
         lines.append(f"   why: {reason}")
-    return "\n".join(lines)
+    return safe("\n".join(lines), visible=True)
 
 
 def _readable(detail: str) -> str:
@@ -166,7 +173,9 @@ class PromptApprover:
                     self._say("   (no model to describe it)")
                     continue
                 self._say("   … asking the model")
-                self._say("   " + (await self.explain(request)).replace("\n", "\n   "))
+                from swebash_ai.safety.terminal_text import safe
+
+                self._say("   " + safe(await self.explain(request)).replace("\n", "\n   "))
                 continue
             decision = _ANSWERS.get(answer)
             if decision is not None:

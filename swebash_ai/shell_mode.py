@@ -8,6 +8,9 @@ The contract, relied on by the key bindings of :mod:`swebash_ai.shell_init`:
 * **Nothing runs but read-only tools.** The model may look around (list files, read a name) with the tools
   the policy allows without asking; anything that needs approval is denied silently, with a reason the model
   reads, never a prompt: the key binding has no room for a question and the user runs the command anyway.
+* **Never a control character on the line.** An answer holding an escape sequence or a control character
+  (a prompt-injected model can hide a second command behind a carriage return, or drive the terminal) is
+  refused: stderr says so (the command shown with escapes), stdout stays empty, exit code 1.
 * **stderr**, when it is a terminal, gets one short line with the safety classifier's verdict of the proposed
   command (``would ask: ...``), so the user knows before pressing Enter.
 
@@ -164,6 +167,8 @@ def run_shell_mode(
         return 1
     import asyncio
 
+    from swebash_ai.safety.terminal_text import has_controls, safe
+
     try:
         answer, session = asyncio.run(_ask(loaded, words, cwd))
     except KeyboardInterrupt:
@@ -175,11 +180,16 @@ def run_shell_mode(
         if not isinstance(exc, SwebashError):
             raise
         hint = f"\n{exc.hint}" if exc.hint else ""
-        err.write(f"swebash-ai: {exc.title}: {exc.message}{hint}\n")
+        err.write(safe(f"swebash-ai: {exc.title}: {exc.message}{hint}", visible=True) + "\n")
         return 2 if isinstance(exc, ConfigError) else 1
     command = extract_command(answer)
     if command is None:
         err.write("swebash-ai: no command in the model's answer.\n")
+        return 1
+    if has_controls(answer):  # the whole answer: splitting lines turns a hidden \r into a visible "; "
+        shown = safe(command, visible=True)
+        err.write("swebash-ai: refused: the model's answer holds terminal control characters, which could hide "
+                  f"what the command runs or drive your terminal (shown as escapes): {shown}\n")
         return 1
     out.write(command + "\n")
     out.flush()

@@ -3,6 +3,10 @@
 It shows the tool, the full command, path or diff, the working directory and the policy's reasons, and
 offers Allow once (y), Allow for this session (a), Deny (n; the default, also Esc) and Describe (d), which
 asks the model to explain the call in a sentence and shows the answer here.
+
+Everything in it came from the model (or a tool, a server, a file name): terminal control characters are
+shown as escapes (``\\x1b[2J``), never sent to the terminal, and a line says they are there, since a
+command that holds them is rarely what it looks like.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from textual.widgets import Button, Static
 
 from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.events import ApprovalRequest
+from swebash_ai.safety.terminal_text import safe, sanitize
 
 Explainer = Callable[[ApprovalRequest], Awaitable[str]]
 
@@ -32,6 +37,7 @@ def looks_like_diff(text: str) -> bool:
 
 def render_detail(text: str) -> Content:
     """The command or path as plain text; a unified diff with added/removed lines coloured by the theme."""
+    text = safe(text, visible=True)
     if not looks_like_diff(text):
         return Content(text)
     parts: list[Content] = []
@@ -70,14 +76,20 @@ class ConfirmScreen(ModalScreen[Decision]):
 
     def compose(self) -> Any:
         req = self.request
-        reasons = req.verdict.reasons or ["a safety rule asks for confirmation"]
+        reasons = [safe(r, visible=True) for r in req.verdict.reasons] or ["a safety rule asks for confirmation"]
+        hidden = sum(sanitize(text).removed for text in (req.tool, req.summary, req.detail))
         with Vertical(id="confirm-dialog"):
-            yield Static(Content.assemble(("Allow ", ""), (req.tool, "bold"), ("?", "")), id="confirm-title")
+            yield Static(Content.assemble(("Allow ", ""), (safe(req.tool, visible=True), "bold"), ("?", "")),
+                         id="confirm-title")
+            if hidden:
+                yield Static(Content.styled(
+                    f"⚠ holds {hidden} terminal control sequence(s), shown as \\x.. escapes: it may not be "
+                    "what it seems", "$text-error bold"), id="confirm-controls")
             if req.summary.strip() != req.detail.strip():  # a plain command is its own summary: say it once
-                yield Static(Content(req.summary), id="confirm-summary")
+                yield Static(Content(safe(req.summary, visible=True)), id="confirm-summary")
             with VerticalScroll(id="confirm-detail"):
                 yield Static(render_detail(req.detail), id="confirm-detail-text")
-            yield Static(Content.assemble(("in ", "dim"), req.cwd), id="confirm-cwd")
+            yield Static(Content.assemble(("in ", "dim"), safe(req.cwd, visible=True)), id="confirm-cwd")
             yield Static(Content("\n".join(f"• {r}" for r in reasons)), id="confirm-reasons")
             yield self.explanation
             with Horizontal(id="confirm-buttons"):
@@ -116,4 +128,4 @@ class ConfirmScreen(ModalScreen[Decision]):
             text = await self._explain(self.request)
         except Exception as exc:  # the modal must stay usable whatever the model does
             text = f"(could not get an explanation: {exc})"
-        self.explanation.update(Content(text))
+        self.explanation.update(Content(safe(text)))

@@ -14,6 +14,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from swebash_ai.agent.conversation import SessionInfo
+from swebash_ai.safety.terminal_text import safe
 
 
 class SessionsScreen(ModalScreen[str | None]):
@@ -32,7 +33,7 @@ class SessionsScreen(ModalScreen[str | None]):
                 Option(
                     Content.assemble(
                         (time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated)), "dim"),
-                        "  ", s.title or "(empty)", ("  " + s.id, "dim"),
+                        "  ", safe(s.title, visible=True) or "(empty)", ("  " + s.id, "dim"),
                     ),
                     id=s.id,
                 )

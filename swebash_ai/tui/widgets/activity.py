@@ -30,6 +30,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Log, Static
 
+from swebash_ai.safety.terminal_text import StreamSanitizer, safe
 from swebash_ai.tui.early_frame import NO_TOOL_CALLS
 from swebash_ai.tui.widgets.chat import FollowingScroll
 from swebash_ai.tui.widgets.earlier import EarlierLine
@@ -107,15 +108,18 @@ def _cut_output(text: str) -> str:
 
 
 class ToolEntry(Vertical, can_focus=True):
-    """One tool call. ``state`` drives the CSS class (``-running``, ``-done``...)."""
+    """One tool call. ``state`` drives the CSS class (``-running``, ``-done``...).
+
+    Its name, summary, arguments and output are shown with any terminal control characters as visible
+    escapes (``\\x1b``): a tool, a server, a file name or the model wrote them (safety/terminal_text.py)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter,space", "toggle_expand", "Expand", show=False)]
 
     def __init__(self, call_id: str, name: str, summary: str, arguments: dict[str, Any] | str) -> None:
         super().__init__(classes="-checking")
         self.call_id = call_id
-        self.tool_name = name
-        self.summary = " ".join(summary.split()) or name
+        self.tool_name = safe(name, visible=True)
+        self.summary = " ".join(safe(summary, visible=True).split()) or self.tool_name
         self.arguments = arguments
         self.state = "checking"
         self.started = clock()
@@ -124,6 +128,7 @@ class ToolEntry(Vertical, can_focus=True):
         self.has_output = False
         self._user_toggled = False
         self._pending: list[str] = []  # output not in the log yet (no log until the entry is expanded)
+        self._clean = StreamSanitizer(visible=True)  # output streams in pieces: a sequence may be cut
         self._header = Static(classes="tool-header")
         self._status = Static(classes="tool-status")
         self._log: Log | None = None  # built with the body on first expansion: most entries never are
@@ -144,7 +149,7 @@ class ToolEntry(Vertical, can_focus=True):
         if self._log is not None or not self._ready:
             return
         self._log = Log(max_lines=5000, classes="tool-output", auto_scroll=True)
-        args = Static(Content(format_arguments(self.arguments)), classes="tool-args")
+        args = Static(Content(safe(format_arguments(self.arguments), visible=True)), classes="tool-args")
         self.mount(Vertical(args, self._log, classes="tool-body"))
         self.call_after_refresh(self._flush)
 
@@ -180,7 +185,7 @@ class ToolEntry(Vertical, can_focus=True):
         entry.state, entry.duration, entry.exit_code = record.state, record.duration, record.exit_code
         entry.add_class(f"-{record.state}")
         if record.output:
-            entry._pending.append(record.output)
+            entry._pending.append(safe(record.output, visible=True))
         return entry
 
     # --- state ----------------------------------------------------------------------------------------
@@ -201,8 +206,10 @@ class ToolEntry(Vertical, can_focus=True):
     def finish(self, status: str, content: str, exit_code: int | None, duration: float) -> None:
         self.exit_code = exit_code
         self.duration = duration
+        if held := self._clean.finish():
+            self._write(held)
         if not self.has_output and content:
-            self._write(content)
+            self._write(safe(content, visible=True))
         elif self.has_output and exit_code is not None:
             self._write(f"\n[exit {exit_code}]\n")
         self.remove_class(f"-{self.state}")
@@ -216,7 +223,8 @@ class ToolEntry(Vertical, can_focus=True):
             if not self._user_toggled:
                 self.add_class("-expanded")
                 self._build_body()
-        self._write(text)
+        if text := self._clean.feed(text):
+            self._write(text)
 
     def close_if_opened_itself(self) -> None:
         """Close the entry if it is finished and was opened by its output, not by the user."""

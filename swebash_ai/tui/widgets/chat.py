@@ -31,6 +31,7 @@ from textual.timer import Timer
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
+from swebash_ai.safety.terminal_text import StreamSanitizer, removed_note, safe
 from swebash_ai.tui.commands import help_text
 from swebash_ai.tui.input_first import yield_to_input
 from swebash_ai.tui.widgets.earlier import MOUNTED_CHAPTERS, SHOW_MORE, Blueprint, EarlierMessages, blueprint
@@ -349,28 +350,29 @@ class ChatPane(FollowingScroll):
                 yield from chapter.children
 
     # --- plain messages -------------------------------------------------------------------------------
+    # Each text passes the terminal sanitiser: the model, a tool, a server or a file name may have written it.
     def add_user(self, text: str) -> UserMessage:
-        widget = UserMessage(Content(text))
+        widget = UserMessage(Content(safe(text)))
         self.append(widget)
         return widget
 
     def add_notice(self, text: str, level: str = "info") -> NoticeMessage:
-        widget = NoticeMessage(Content(text), classes=f"-{level}")
+        widget = NoticeMessage(Content(safe(text)), classes=f"-{level}")
         self.append(widget)
         return widget
 
     def add_error(self, title: str, message: str, hint: str | None = None) -> ErrorMessage:
-        body = Content.assemble((title, "bold"), "\n", message)
+        body = Content.assemble((safe(title), "bold"), "\n", safe(message))
         if hint:
-            body = Content.assemble(body, "\n", (hint, "italic"))
+            body = Content.assemble(body, "\n", (safe(hint), "italic"))
         widget = ErrorMessage(body)
         self.append(widget)
         return widget
 
     def add_info(self, text: str | Content, title: str = "") -> InfoMessage:
-        body = Content(text) if isinstance(text, str) else text
+        body = Content(safe(text)) if isinstance(text, str) else text
         if title:
-            body = Content.assemble((title, "bold"), "\n\n", body)
+            body = Content.assemble((safe(title), "bold"), "\n\n", body)
         widget = InfoMessage(body)
         self.append(widget)
         return widget
@@ -396,11 +398,15 @@ class ChatPane(FollowingScroll):
         self._stream.write(fragment)
 
     async def end_reply(self) -> None:
-        """Flush and close the reply being streamed (text after a tool call starts a new one)."""
+        """Flush and close the reply being streamed (text after a tool call starts a new one); say so when
+        terminal control sequences were removed from it."""
         stream, self._stream = self._stream, None
         if stream is not None:
             await stream.close()
             self._last_reply = stream.segments
+            if removed := stream.sanitiser.removed:
+                self.add_notice(removed_note(removed, "this answer (codes that could retitle the window, write "
+                                             "the clipboard or redraw the screen)."), "warning")
 
     def last_reply_text(self) -> str:
         """The Markdown of the reply being streamed, or of the last one (everything received so far)."""
@@ -499,6 +505,7 @@ class ReplyStream:
     def __init__(self, pane: ChatPane) -> None:
         self.pane = pane
         self.segments: list[AssistantMessage] = []
+        self.sanitiser = StreamSanitizer()  # a sequence may be cut between two deltas
         self._buffer: list[str] = []
         self._tail = ""  # text after the last complete block
         self._text = ""  # Markdown committed to the current segment
@@ -509,6 +516,8 @@ class ReplyStream:
         self._lag = 0.0
 
     def write(self, fragment: str) -> None:
+        if not (fragment := self.sanitiser.feed(fragment)):
+            return
         self._buffer.append(fragment)
         if self._timer is None:
             # Back off while the UI is busy (the last tick came late): input goes before fresh text.
@@ -539,6 +548,8 @@ class ReplyStream:
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        if held := self.sanitiser.finish():
+            self._buffer.append(held)
         left = True
         while left:
             left = await self.flush(final=True)

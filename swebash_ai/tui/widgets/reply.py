@@ -29,6 +29,7 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 
+from swebash_ai.safety.terminal_text import safe
 from swebash_ai.tui.input_first import yield_to_input
 
 if TYPE_CHECKING:
@@ -221,6 +222,7 @@ class AssistantMessage(Widget):
 
     def __init__(self, markdown: str = "", *, classes: str = "") -> None:
         super().__init__(classes=classes)
+        markdown = safe(markdown)  # a resumed answer, stored as the model wrote it
         self._blocks: list[str] = split_blocks(markdown)
         self._shown = len(self._blocks)  # blocks drawn: those being appended wait until all are rendered
         self._source = markdown
@@ -238,6 +240,7 @@ class AssistantMessage(Widget):
     async def append(self, markdown: str) -> None:
         """Add complete blocks of Markdown. Each block is rendered in its own step of the UI loop (a
         keypress goes between two), then the message grows by all of them at once."""
+        markdown = safe(markdown)  # the stream sanitised it already; this guards any other caller
         self._source += markdown
         self._blocks.extend(split_blocks(markdown))
         width = self._expected_width()

@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from swebash_ai.locations import short_path
+from swebash_ai.safety.terminal_text import safe
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -43,9 +44,10 @@ class StatusBar(Static):
         self.render_status()
 
     def set_info(self, model: str, profile: str | None, cwd: Path) -> None:
-        self.model = model
-        self.profile = profile
-        self.cwd = short_path(cwd)
+        # A directory's name, a model or profile name from a file: shown, never obeyed by the terminal.
+        self.model = safe(model, visible=True)
+        self.profile = safe(profile, visible=True) if profile else profile
+        self.cwd = safe(short_path(cwd), visible=True)
         self.render_status()
 
     def add_usage(self, prompt_tokens: int, completion_tokens: int, cost: float | None) -> None:
