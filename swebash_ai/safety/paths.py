@@ -251,6 +251,10 @@ _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+# One pattern for all the globs: a walk or a snapshot judges every name of a workspace.
+_SECRET_GLOB_RE = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in SECRET_GLOBS))
+
+
 def _lower_parts(p: Path) -> tuple[str, ...]:
     return tuple(part.lower() for part in p.parts)
 
@@ -262,7 +266,7 @@ def _name_denied(name: str) -> bool:
         return True
     if n.endswith(SECRET_SUFFIXES) and not n.endswith(".pub"):
         return True
-    if any(fnmatch.fnmatchcase(n, g) for g in SECRET_GLOBS):
+    if _SECRET_GLOB_RE.match(n):
         return True
     # Custom-named ssh keys (id_github, id_work): no dot, so id_utils.py and id_rsa.pub stay readable.
     if n.startswith("id_") and "." not in n:
