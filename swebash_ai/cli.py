@@ -123,9 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common_options(config, suppress=True)
     doctor = sub.add_parser("doctor", help="check the provider, the model's tool support and the sandbox",
                             description="Check that the settings load, a provider key is present, the server "
-                            "answers, the model can call tools, and the sandbox and shell parser work; list the "
-                            "tool categories with their tools, and why any is off here. "
-                            "Exit 0 when everything is fine, else 1.")
+                            "answers, the model can call tools, the sandbox and shell parser work, and what "
+                            "swebash-ai stores is readable by you alone; list the tool categories with their "
+                            "tools, and why any is off here. Exit 0 when everything is fine, else 1.")
     _common_options(doctor, suppress=True)
     mcp = sub.add_parser("mcp", help="list the configured MCP servers; or serve swebash-ai's tools over MCP",
                          description="mcp list: start each [mcp_servers.NAME] server of the config file, print "
@@ -285,11 +285,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    if args.command == "config" and args.path:
-        from swebash_ai.locations import locations
+    from swebash_ai.locations import locations
+    from swebash_ai.private_files import tighten_once
 
+    if args.command == "config" and args.path:
         print(locations().config_file)
         return ExitCode.OK
+    tighten_once(locations())  # an install from before private storage: once, then one stat per start
     if args.command == "export":
         return export_sessions(args.session_id, every=args.all, fmt=args.format)
     if args.command == "shell-init":

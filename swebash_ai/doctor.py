@@ -12,7 +12,9 @@ Checks, in order (later ones are skipped when an earlier one makes them meaningl
 7. undo snapshots of approved commands: git on PATH, and the folder they cover here;
 8. the tools: each category (shell, files, search, find, process, plan, ask, web, MCP) with the tools that
    cover it, and whether it is offered in this configuration (and if not, which setting keeps it out);
-9. each configured MCP server starts and lists its tools.
+9. private storage: nothing in the data, state and config folders is readable by other accounts, and the
+   snapshot store holds no protected file (``.env``, keys: by name and ``path_deny`` globs);
+10. each configured MCP server starts and lists its tools.
 
 Each check prints one line: ``✓`` fine, ``!`` works with a caveat, ``✗`` broken, followed by what to do.
 Exit 0 when nothing is broken, else 1.
@@ -109,6 +111,7 @@ def checks(flags: Mapping[str, Any] | None = None, *, profile: str | None = None
     out.append(_parser_check())
     out.append(_snapshot_check(loaded))
     out.extend(_toolset_checks(loaded))
+    out.extend(_storage_checks(loaded))
     out.extend(_mcp_checks(loaded))
     return out
 
@@ -147,6 +150,34 @@ def _toolset_checks(loaded: LoadedSettings) -> list[Check]:
         status: Status = "ok" if cat.enabled else "skip"
         out.append(Check(f"tools: {cat.name}", status, "; ".join(parts) or "none"))
     return out
+
+
+def _storage_checks(loaded: LoadedSettings) -> list[Check]:
+    """Is what swebash-ai stores readable by its user alone, and free of protected files? (docs/safety.md)"""
+    from swebash_ai.errors import ToolError
+    from swebash_ai.private_files import app_folders, exposed
+    from swebash_ai.safety.paths import PathPolicy
+    from swebash_ai.tools.snapshots import stored_names
+
+    where = loaded.locations
+    found = exposed(app_folders(where))
+    if found:
+        shown = ", ".join(str(p) for p in found[:3]) + (" ..." if len(found) > 3 else "")
+        private = Check("private storage", "warn", f"readable by other accounts: {shown}",
+                        "Run: chmod -R go-rwx " + " ".join(dict.fromkeys(str(f) for f in app_folders(where))))
+    else:
+        private = Check("private storage", "ok", "the data, state and config folders are readable by you alone")
+    store = where.sessions_dir / "snapshots.git"
+    try:
+        names = stored_names(store)
+    except (ToolError, OSError, ValueError) as exc:
+        return [private, Check("snapshot store", "warn", f"cannot be read: {exc}")]
+    policy = PathPolicy(extra_deny=loaded.settings.path_deny)
+    secret = sorted(n for n in names if policy.denied_reason(Path(n)) is not None)
+    if secret:
+        return [private, Check("snapshot store", "warn", f"holds protected files: {', '.join(secret[:5])}",
+                               f"Delete {store} (undo loses the snapshots of earlier commands).")]
+    return [private, Check("snapshot store", "ok", "holds no protected file" if names else "empty")]
 
 
 def _mcp_checks(loaded: LoadedSettings) -> list[Check]:

@@ -1,6 +1,7 @@
 """Audit log: one JSON line per tool call, saying what ran (or not) and *why*, with secrets redacted.
 
-Writes are appends of whole lines (one ``write`` each), so concurrent calls never interleave a line.
+Writes are appends of whole lines (one ``write`` each), so concurrent calls never interleave a line. The
+log is readable by its owner alone (0600 in 0700 folders).
 A failure to write the log is logged and never breaks a turn.
 """
 
@@ -8,11 +9,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import Any
 
+from swebash_ai import private_files
 from swebash_ai.safety.redact import redact
 
 log = logging.getLogger(__name__)
@@ -27,11 +28,7 @@ class AuditLog:
         entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "session": self.session_id, **redact(fields)}
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-            try:
-                os.write(fd, line.encode("utf-8"))
-            finally:
-                os.close(fd)
+            with private_files.open_append(self.path) as fh:
+                fh.write(line.encode("utf-8"))
         except OSError as exc:
             log.warning("cannot write the audit log %s: %s", self.path, exc)

@@ -13,7 +13,6 @@ differ per provider, and the budget only needs to be safely below the model's co
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 from collections.abc import Iterable, Sequence
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swebash_ai import private_files
 from swebash_ai.providers.base import Message, ToolCall
 
 CANCELLED_RESULT = "Cancelled: the user interrupted before this call finished; it may not have run."
@@ -155,17 +155,12 @@ class Conversation:
 
     # --- files ----------------------------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        """Write the whole session atomically (a crash mid-write leaves the previous file intact)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
+        """Write the whole session atomically (a crash mid-write leaves the previous file intact), readable by
+        its owner alone."""
         meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title, **self.meta}
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(json.dumps({"meta": meta}, ensure_ascii=False) + "\n")
-            for msg in self.messages:
-                fh.write(json.dumps(msg, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        lines = [json.dumps({"meta": meta}, ensure_ascii=False)]
+        lines += [json.dumps(msg, ensure_ascii=False) for msg in self.messages]
+        private_files.write_file(path, ("\n".join(lines) + "\n").encode("utf-8"))  # what the model read: 0600
 
     @classmethod
     def load(cls, path: Path) -> Conversation:

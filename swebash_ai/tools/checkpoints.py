@@ -4,7 +4,11 @@ Approved shell commands are covered too: :meth:`Checkpoints.before_command` and
 :meth:`Checkpoints.after_command` take shadow-git snapshots of the workspace around the command
 (:mod:`swebash_ai.tools.snapshots`, stored in ``snapshots.git`` beside the sessions); undo reverts the paths that
 differ between the two. A command that could not be snapshotted (too big a workspace, git missing...) is
-recorded with the reason, and undo says plainly that its changes cannot be undone.
+recorded with the reason, and undo says plainly that its changes cannot be undone. Snapshots leave out what
+the path policy protects (``.env``, keys...): a command that changed such a file cannot be undone for that
+file, and undo names it ("not snapshotted: .env is protected").
+
+Everything here is private to its owner (:mod:`swebash_ai.private_files`).
 
 Contract: before ``write_file`` or ``edit_file`` replaces a file, :meth:`Checkpoints.record` stores its previous
 content and mode (or that it did not exist) and, after the write, the hash of what the tool wrote. Records go
@@ -29,11 +33,15 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from swebash_ai import private_files
 from swebash_ai.errors import ToolError
 from swebash_ai.tools import snapshots
 from swebash_ai.tools.atomic import write_atomically
+
+if TYPE_CHECKING:
+    from swebash_ai.safety.paths import PathPolicy
 
 #: Larger previous contents are not copied (the write tools cap what they write at ``fs_max_size`` anyway).
 MAX_SAVED = 16 * 1024 * 1024
@@ -65,12 +73,11 @@ class Checkpoints:
         digest = _sha(data)
         target = self.folder / "blobs" / digest
         if not target.exists():
-            write_atomically(target, data)
+            private_files.write_file(target, data)
         return digest
 
     def _append(self, entry: dict[str, Any]) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with self.index.open("a+b") as fh:
+        with private_files.open_append(self.index, readable=True) as fh:
             lead = b""
             if fh.tell():  # a line torn by a crash must not swallow this one
                 fh.seek(-1, os.SEEK_END)
@@ -99,27 +106,30 @@ class Checkpoints:
         """The snapshot repository, shared by all sessions (see :mod:`swebash_ai.tools.snapshots`)."""
         return self.folder.parent / "snapshots.git"
 
-    def before_command(self, command: str, cwd: Path, limits: snapshots.Limits | None = None) -> dict[str, Any]:
+    def before_command(self, command: str, cwd: Path, limits: snapshots.Limits | None = None,
+                       policy: PathPolicy | None = None) -> dict[str, Any]:
         """Snapshot the workspace of ``cwd`` before an approved ``command`` runs; record it (or why it was not
-        taken) and return the record for :meth:`after_command`."""
+        taken) and return the record for :meth:`after_command`. ``policy``: the tools' path policy, whose
+        protected files are left out (``None``: the default policy)."""
         root = snapshots.project_root(cwd)
-        snap = snapshots.ShadowRepo(self.shadow, root, limits).snapshot()
+        snap = snapshots.ShadowRepo(self.shadow, root, limits, policy).snapshot()
         entry: dict[str, Any] = {
             "kind": "command", "id": uuid.uuid4().hex, "turn": self.turn, "command": command, "root": str(root),
             "time": time.time(), "before": snap.commit, "skipped": snap.reason or None,
             "modes": self._blob(json.dumps(snap.modes).encode()) if snap.modes else None,
-            "seconds": round(snap.seconds, 3),
+            "seconds": round(snap.seconds, 3), "protected": snap.protected or None,
         }
         self._append(entry)
         return entry
 
-    def after_command(self, entry: dict[str, Any], limits: snapshots.Limits | None = None) -> None:
+    def after_command(self, entry: dict[str, Any], limits: snapshots.Limits | None = None,
+                      policy: PathPolicy | None = None) -> None:
         """Snapshot the workspace again once the command has ended (however it ended)."""
         if entry.get("before") is None:
             return
-        snap = snapshots.ShadowRepo(self.shadow, Path(entry["root"]), limits).snapshot()
+        snap = snapshots.ShadowRepo(self.shadow, Path(entry["root"]), limits, policy).snapshot()
         self._append({"kind": "command_after", "id": entry["id"], "after": snap.commit,
-                      "skipped": snap.reason or None})
+                      "skipped": snap.reason or None, "protected": snap.protected or None})
 
     def last_turn(self) -> int:
         """The highest turn number recorded (0 for none)."""
@@ -186,7 +196,8 @@ def _pending(entries: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
         if e.get("kind") in ("file", "command") and int(e["turn"]) not in undone:
             if e["kind"] == "command":
                 after = afters.get(e["id"], {})
-                e = {**e, "after": after.get("after"), "after_skipped": after.get("skipped")}
+                e = {**e, "after": after.get("after"), "after_skipped": after.get("skipped"),
+                     "after_protected": after.get("protected")}
             turns.setdefault(int(e["turn"]), []).append(e)
     return turns
 
@@ -224,7 +235,23 @@ def _command_steps(store: Checkpoints, e: dict[str, Any]) -> list[_Step]:
         return _Step(str(path), lambda: snapshots.restore(repo, path, change.before, modes.get(change.path)),
                      lambda: snapshots.matches(path, change.after))
 
-    return [step(change) for change in repo.changes(e["before"], e["after"])]
+    found = [step(change) for change in repo.changes(e["before"], e["after"])]
+    before, after = e.get("protected") or {}, e.get("after_protected") or {}
+    for rel in sorted(set(before) | set(after)):
+        if before.get(rel) != after.get(rel):  # its stat data moved: the command may have changed it
+            found.append(_Step(str(root / rel), lambda: "NOT restored", lambda: True,
+                               f"not snapshotted: {rel} is protected"))
+    return found
+
+
+def _cleared(store: Checkpoints, e: dict[str, Any]) -> bool:
+    """Whether the snapshots of command record ``e`` were removed with a store that predates protected-file
+    exclusion (:func:`swebash_ai.private_files.tighten_once`)."""
+    try:
+        when = float((store.folder.parent / private_files.SNAPSHOTS_CLEARED).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    return float(e.get("time", 0)) < when
 
 
 def _not_snapshotted(e: dict[str, Any]) -> str | None:
@@ -258,7 +285,8 @@ def undo_last_turn(store: Checkpoints, *, force: bool = False) -> UndoResult:
         try:
             found = _command_steps(store, e)
         except (ToolError, OSError, ValueError) as exc:  # git gone, the snapshot repository deleted...
-            why = f"its snapshots cannot be read: {exc}"
+            why = ("its snapshots were removed when undo stopped storing protected files" if _cleared(store, e)
+                   else f"its snapshots cannot be read: {exc}")
             blocked.append(f"`{shown}` ({why})")
             result.restored.append(f"command `{shown}`: NOT undone ({why})")
             continue

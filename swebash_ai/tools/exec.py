@@ -21,6 +21,7 @@ from pydantic import Field
 from swebash_ai.errors import ToolError
 from swebash_ai.safety.redact import MASK, redact_output
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.guard import path_policy_of
 from swebash_ai.tools.process import ProcessResult, build_argv, child_environment, clean_output, run_process
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
 from swebash_ai.tools.snapshots import Limits
@@ -186,7 +187,8 @@ async def _snapshot_before(ctx: ToolContext, command: str, workdir: Path) -> dic
     store = ctx.services.get("checkpoints")
     if not ctx.approved or store is None or not ctx.settings.command_snapshots:
         return None
-    entry: dict[str, Any] = await asyncio.to_thread(store.before_command, command, workdir, _limits(ctx))
+    entry: dict[str, Any] = await asyncio.to_thread(store.before_command, command, workdir, _limits(ctx),
+                                                    path_policy_of(ctx))
     return entry
 
 
@@ -194,7 +196,7 @@ def _snapshot_after(ctx: ToolContext, entry: dict[str, Any]) -> None:
     """The command has run: a failure to record its after-state (a full disk) must not turn its result into
     an error; undo will say that the state after it was not recorded."""
     try:
-        ctx.services["checkpoints"].after_command(entry, _limits(ctx))
+        ctx.services["checkpoints"].after_command(entry, _limits(ctx), path_policy_of(ctx))
     except OSError as exc:
         log.warning("could not record the state after %r: %s", entry.get("command"), exc)
 

@@ -572,11 +572,11 @@ async def run_process(
 
 
 def run_program(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float,
-                ok_codes: tuple[int, ...] = (0,)) -> bytes:
+                ok_codes: tuple[int, ...] = (0,), umask: int = -1, data: bytes | None = None) -> bytes:
     """Run one of swebash-ai's own helper programs (fixed arguments, not a user's command) and return its
-    stdout. Its own session, stdin from /dev/null, ``env`` as given (the caller builds it whole); at the
-    timeout the whole group is killed. ``ok_codes``: the exit codes that are not failures (``grep``-like
-    programs exit 1 for "nothing found").
+    stdout. Its own session, stdin from /dev/null (or ``data``), ``env`` as given (the caller builds it whole);
+    at the timeout the whole group is killed. ``ok_codes``: the exit codes that are not failures (``grep``-like
+    programs exit 1 for "nothing found"). ``umask``: the child's (-1: ours), for private files.
 
     Raises:
         ToolError: it could not start, failed (its stderr is in the message) or timed out.
@@ -584,12 +584,13 @@ def run_program(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeo
     import subprocess
 
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        stdin = subprocess.DEVNULL if data is None else subprocess.PIPE
+        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=stdin, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True, umask=umask)
     except OSError as exc:
         raise ToolError(f"Cannot start {argv[0]}: {exc}") from exc
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(data, timeout=timeout)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)

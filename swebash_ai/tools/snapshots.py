@@ -14,6 +14,12 @@ Contract:
     git keeps only "644", "755" and "symlink"; permission bits other than 0o644/0o755 are returned in
     :attr:`Snapshot.modes` for the caller to keep, so a restored ``0o600`` file is not widened.
 
+    What the path policy protects is never stored: credentials and secret files by name (``.env``, ``id_rsa``,
+    ``secrets.yaml``...), hard links to protected files, the user's ``path_deny`` entries, judged by the same
+    guard as the tools (:class:`~swebash_ai.tools.guard.PolicyGate`). Their stat data is returned in
+    :attr:`Snapshot.protected` instead, so undo can tell that such a file changed and say it cannot put it
+    back. The repository is private (folders 0700, files 0600 or git's 0400): git runs with umask 077.
+
 Why plumbing only, in a git dir of our own, with an environment built from nothing: the workspace may be
 hostile, and a snapshot runs before every approved command. Nothing of the workspace configures this git: not
 its ``.git/config`` (another git dir), not the user's global or system config, not its ``.gitattributes``
@@ -34,12 +40,18 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from swebash_ai import private_files
 from swebash_ai.errors import ToolError
 from swebash_ai.tools.atomic import write_atomically
 from swebash_ai.tools.process import run_program
 
-__all__ = ["Change", "Entry", "Limits", "ShadowRepo", "Snapshot", "matches", "project_root", "restore"]
+if TYPE_CHECKING:
+    from swebash_ai.safety.paths import PathPolicy
+
+__all__ = ["Change", "Entry", "Limits", "ShadowRepo", "Snapshot", "matches", "project_root", "restore",
+           "stored_names"]
 
 _ATTRIBUTES = "* -filter -text -eol -ident -working-tree-encoding -diff -merge\n"
 _CONFIG = (
@@ -49,6 +61,8 @@ _CONFIG = (
     ("index.threads", "1"),
 )
 _PLAIN_MODES = (0o644, 0o755)
+GUARDED = "guarded"
+"""A file in ``info/`` of a repository made since snapshots leave protected files out."""
 _BACKGROUND = 120.0
 """How long a ``git add`` that outlived a snapshot's budget may go on in the background."""
 _SLOW_FOR = 24 * 3600.0
@@ -82,6 +96,8 @@ class Snapshot:
     """Permission bits of the files (paths relative to the root) that are neither 0o644 nor 0o755."""
     files: int = 0
     seconds: float = 0.0
+    protected: dict[str, list[int]] = field(default_factory=dict)
+    """Files left out because the path policy protects them: ``[size, mtime_ns, ctime_ns, inode]`` each."""
 
 
 @dataclass(frozen=True)
@@ -132,10 +148,13 @@ def blob_id(data: bytes) -> str:
 class ShadowRepo:
     """The snapshot repository (``git_dir``, shared by all sessions) seen from the work tree ``root``."""
 
-    def __init__(self, git_dir: Path, root: Path, limits: Limits | None = None) -> None:
+    def __init__(self, git_dir: Path, root: Path, limits: Limits | None = None,
+                 policy: PathPolicy | None = None) -> None:
         self.git_dir = git_dir
         self.root = root
         self.limits = limits or Limits()
+        self.policy = policy
+        """The tools' path policy; ``None``: the default one, rooted at ``root``."""
         # One index per work tree, so snapshots of two workspaces do not rehash each other's files.
         self.index = git_dir / "indexes" / hashlib.sha256(str(root).encode()).hexdigest()[:16]
 
@@ -148,7 +167,7 @@ class ShadowRepo:
             "GIT_COMMITTER_NAME": "swebash-ai", "GIT_COMMITTER_EMAIL": "undo@swebash-ai",
         }
 
-    def _git(self, *args: str, deadline: float, init: bool = False) -> bytes:
+    def _git(self, *args: str, deadline: float, init: bool = False, data: bytes | None = None) -> bytes:
         git = shutil.which("git")
         if git is None:
             raise ToolError("git is not installed")
@@ -160,19 +179,21 @@ class ShadowRepo:
             del env["GIT_DIR"], env["GIT_WORK_TREE"], env["GIT_INDEX_FILE"]
         config = [part for key, value in _CONFIG for part in ("-c", f"{key}={value}")]
         try:
-            return run_program([git, *config, *args], env=env, cwd=self.root, timeout=left)
+            return run_program([git, *config, *args], env=env, cwd=self.root, timeout=left,
+                               umask=private_files.UMASK, data=data)
         except ToolError as exc:
             raise ToolError(exc.message.replace("git -c", f"git {args[0]}", 1)) from None
 
     def _init(self, deadline: float) -> None:
-        if not (self.git_dir / "HEAD").exists():
-            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
-            self._git("init", "-q", "--bare", str(self.git_dir), deadline=deadline, init=True)
         info = self.git_dir / "info"
-        info.mkdir(exist_ok=True)
+        if not (self.git_dir / "HEAD").exists():
+            private_files.make_dirs(self.git_dir.parent)
+            self._git("init", "-q", "--bare", str(self.git_dir), deadline=deadline, init=True)
+            # Stores without this mark come from before protected files were left out: dropped at start-up.
+            private_files.write_file(info / GUARDED, b"")
         if not (info / "attributes").exists():
-            (info / "attributes").write_text(_ATTRIBUTES)
-        self.index.parent.mkdir(exist_ok=True)
+            private_files.write_file(info / "attributes", _ATTRIBUTES.encode())
+        private_files.make_dirs(self.index.parent)
 
     def snapshot(self) -> Snapshot:
         """Commit the work tree as it is now; on any limit or failure, say why instead (never raises)."""
@@ -202,9 +223,10 @@ class ShadowRepo:
     def _gave_up(self) -> None:
         with contextlib.suppress(OSError):
             Path(f"{self.index}.lock").unlink(missing_ok=True)  # the git we stopped left it behind
-            self.index.with_suffix(".slow").touch()
+            private_files.write_file(self.index.with_suffix(".slow"), b"")
 
-    def _add(self, deadline: float, lock: threading.Lock, handed_over: threading.Event) -> bool:
+    def _add(self, deadline: float, lock: threading.Lock, handed_over: threading.Event,
+             excluded: list[str]) -> bool:
         """``git add`` the work tree; ``False`` when it is still running at ``deadline``. It then goes on in
         the background (holding ``lock``) up to :data:`_BACKGROUND`, so that this snapshot is lost but the
         next ones find the index warm: a big workspace's first snapshot reads every file."""
@@ -214,7 +236,9 @@ class ShadowRepo:
         def work() -> None:
             try:
                 # --ignore-errors: an unreadable file is left out rather than failing the snapshot (exit 1).
-                self._git("add", "-A", "--ignore-errors", "--", ".", deadline=time.monotonic() + _BACKGROUND)
+                # Protected files are never hashed: git would copy their content into the object store.
+                self._git("add", "-A", "--ignore-errors", "--", ".", *(f":(exclude,literal){n}" for n in excluded),
+                          deadline=time.monotonic() + _BACKGROUND)
             except ToolError as exc:
                 if "took longer" in exc.message:
                     self._gave_up()
@@ -239,15 +263,27 @@ class ShadowRepo:
         deadline = start + self.limits.seconds
         try:
             self._init(deadline)
-            listed = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard", deadline=deadline)
-            names = [n for n in listed.decode("utf-8", "surrogateescape").split("\0") if n]
-            if len(names) > self.limits.max_files:
+            listed = self._git("ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard",
+                               deadline=deadline)
+            tagged = [n for n in listed.decode("utf-8", "surrogateescape").split("\0") if n]
+            if len(tagged) > self.limits.max_files:
                 return Snapshot(None, f"the workspace has over {self.limits.max_files:,} files")
-            size, modes = 0, {}
-            for name in names:
+            guard = _Guard(self.policy, self.root)
+            if guard.root_denied():
+                return Snapshot(None, "the workspace is a protected folder")
+            size, modes, protected, staged = 0, {}, {}, []
+            names = [t[2:] for t in tagged]
+            for tag, name in zip((t[0] for t in tagged), names, strict=True):
                 try:
                     st = os.lstat(self.root / name)
                 except OSError:
+                    st = None
+                if guard.denied(name, st):
+                    protected[name] = [] if st is None else [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+                    if tag != "?":  # in the index from an earlier snapshot (a path_deny entry added since)
+                        staged.append(name)
+                    continue
+                if st is None:
                     continue
                 size += st.st_size
                 bits = stat.S_IMODE(st.st_mode)
@@ -255,14 +291,18 @@ class ShadowRepo:
                     modes[name] = bits
             if size > self.limits.max_bytes:
                 return Snapshot(None, f"the workspace holds over {self.limits.max_bytes // 2**20} MiB")
-            if not self._add(deadline, lock, handed_over):
+            if staged:
+                self._git("rm", "--cached", "-q", "--ignore-unmatch", "--", *(f":(literal){n}" for n in staged),
+                          deadline=deadline)
+            if not self._add(deadline, lock, handed_over, list(protected)):
                 return Snapshot(None, f"the first snapshot of this workspace takes over {self.limits.seconds:g} s; "
                                 "it goes on in the background, so later commands can be undone")
             tree = self._git("write-tree", deadline=deadline).decode().strip()
             commit = self._git("commit-tree", tree, "-m", "snapshot", deadline=deadline).decode().strip()
         except (ToolError, OSError) as exc:
             return Snapshot(None, exc.message if isinstance(exc, ToolError) else f"cannot write the snapshot: {exc}")
-        return Snapshot(commit, modes=modes, files=len(names), seconds=time.monotonic() - start)
+        return Snapshot(commit, modes=modes, files=len(names) - len(protected), seconds=time.monotonic() - start,
+                        protected=protected)
 
     def changes(self, before: str, after: str) -> list[Change]:
         """The paths that differ between two snapshots (content, kind or executable bit)."""
@@ -283,6 +323,76 @@ class ShadowRepo:
 
     def blob(self, blob: str) -> bytes:
         return self._git("cat-file", "blob", blob, deadline=time.monotonic() + 30.0)
+
+
+def stored_names(git_dir: Path, seconds: float = 30.0) -> set[str]:
+    """Every file name (last component) stored in the repository's trees, for ``doctor``: a store made before
+    protected files were left out may still hold some."""
+    if not (git_dir / "HEAD").exists():
+        return set()
+    repo = ShadowRepo(git_dir, git_dir, Limits(seconds=seconds))
+    deadline = time.monotonic() + seconds
+    listing = repo._git("cat-file", "--batch-all-objects", "--batch-check=%(objecttype) %(objectname)",
+                        deadline=deadline).decode()
+    trees = [line[5:] for line in listing.splitlines() if line.startswith("tree ")]
+    if not trees:
+        return set()
+    raw = repo._git("cat-file", "--batch", deadline=deadline, data="\n".join(trees).encode() + b"\n")
+    names: set[str] = set()
+    at = 0
+    while at < len(raw):  # "<id> tree <size>\n<size bytes>\n", the body "<mode> <name>\0<20-byte id>"...
+        head_end = raw.index(b"\n", at)
+        size = int(raw[at:head_end].split()[2])
+        body, at = raw[head_end + 1:head_end + 1 + size], head_end + 2 + size
+        pos = 0
+        while pos < len(body):
+            nul = body.index(b"\0", pos)
+            names.add(body[body.index(b" ", pos) + 1:nul].decode("utf-8", "surrogateescape"))
+            pos = nul + 21
+    return names
+
+
+class _Guard:
+    """The tools' path guard over a snapshot's relative names: every folder on the way and the name itself
+    (a ``path_deny`` glob may name a folder), hard links checked in full."""
+
+    def __init__(self, policy: PathPolicy | None, root: Path) -> None:
+        from swebash_ai.safety.paths import PathPolicy
+        from swebash_ai.tools.guard import PolicyGate
+
+        self.root = str(root)
+        self.gate = PolicyGate(policy if policy is not None else PathPolicy(roots=[root]))
+        self.folders: dict[str, bool] = {"": False}
+        self.full: dict[str, bool] = {}
+        self.names: dict[str, bool] = {}  # where only names matter, a name judged once (``__init__.py``...)
+
+    def root_denied(self) -> bool:
+        return self.gate.policy.denied_reason(Path(self.root)) is not None
+
+    def _entry(self, parent: str, name: str) -> bool:
+        full = self.full.get(parent)
+        if full is None:
+            full = self.full[parent] = self.gate.full_check_below(os.path.join(self.root, parent))
+        if full:
+            return self.gate.denied(os.path.join(self.root, parent, name), name, True)
+        known = self.names.get(name)
+        if known is None:
+            known = self.names[name] = self.gate.denied(name, name, False)
+        return known
+
+    def _folder(self, rel: str) -> bool:
+        known = self.folders.get(rel)
+        if known is None:
+            parent, _, name = rel.rpartition("/")
+            known = self.folders[rel] = self._folder(parent) or self._entry(parent, name)
+        return known
+
+    def denied(self, rel: str, st: os.stat_result | None) -> bool:
+        parent, _, name = rel.rpartition("/")
+        if self._folder(parent) or self._entry(parent, name):
+            return True
+        return (st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1
+                and self.gate.read_denied(os.path.join(self.root, rel)))
 
 
 def _inside(folder: Path, root: Path) -> bool:

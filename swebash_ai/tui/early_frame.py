@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from swebash_ai import private_files
 from swebash_ai.locations import short_path
 
 if TYPE_CHECKING:
@@ -218,10 +219,7 @@ def save_colours(state_dir: Path, theme: str, variables: Mapping[str, str]) -> N
     saved[theme] = wanted
     path = state_dir / CACHE_NAME
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(saved, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
+        private_files.write_file(path, json.dumps(saved, indent=1, sort_keys=True).encode("utf-8"))
     except OSError as exc:  # only the next start's colours are at stake
         log.debug("cannot save %s: %s", path, exc)
 

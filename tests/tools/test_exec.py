@@ -94,7 +94,7 @@ async def test_an_approved_command_keeps_its_result_when_its_after_state_cannot_
     from swebash_ai.tools.checkpoints import Checkpoints
 
     class DiskFull(Checkpoints):
-        def after_command(self, entry: dict[str, Any], limits: Any = None) -> None:
+        def after_command(self, entry: dict[str, Any], limits: Any = None, policy: Any = None) -> None:
             raise OSError(28, "No space left on device")
 
     store = DiskFull(tmp_path / "sessions" / "s.checkpoints", turn=1)

@@ -1,8 +1,8 @@
 """The prompt: multi-line input (Enter sends, Ctrl+J or Shift+Enter adds a line), history, completion.
 
 History is kept in ``Locations.prompt_history``, one JSON string per line (so multi-line prompts survive),
-newest last, capped at :data:`HISTORY_LIMIT` entries. A history file that cannot be read or written is
-ignored: losing history must never stop the app.
+newest last, capped at :data:`HISTORY_LIMIT` entries, readable by its owner alone. A history file that cannot
+be read or written is ignored: losing history must never stop the app.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
+from swebash_ai import private_files
 from swebash_ai.tui import commands
 from swebash_ai.tui.early_frame import PROMPT_PLACEHOLDER
 
@@ -55,14 +56,13 @@ class PromptHistory:
         if self.path is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             if len(self.entries) > HISTORY_LIMIT * 2:
                 self.entries = self.entries[-HISTORY_LIMIT:]
                 data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in self.entries)
-                self.path.write_text(data, encoding="utf-8")
+                private_files.write_file(self.path, data.encode("utf-8"))
             else:
-                with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(text, ensure_ascii=False) + "\n")
+                with private_files.open_append(self.path) as fh:
+                    fh.write((json.dumps(text, ensure_ascii=False) + "\n").encode("utf-8"))
         except OSError as exc:
             log.warning("cannot write the prompt history %s: %s", self.path, exc)
 
