@@ -17,7 +17,9 @@ import pytest
 
 from swebash_ai import private_files
 from swebash_ai.locations import locations
+from swebash_ai.session import undo_saved_session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+from swebash_ai.tools.checkpoints import UndoRefused
 
 
 @pytest.fixture
@@ -75,6 +77,10 @@ def _old_install(home: Path, outside: Path) -> None:
     (store / "HEAD").write_text("ref: refs/heads/main\n")
     (store / "objects" / "blob").write_text("API_KEY=sk-live")
     (home / "link-out").symlink_to(outside)  # planted: tightening must not follow it
+    command = {"kind": "command", "id": "c1", "turn": 1, "command": "make", "root": str(home), "time": 1.0,
+               "before": "a" * 40}
+    (sessions / "s1.checkpoints" / "index.jsonl").write_text(
+        json.dumps(command) + "\n" + json.dumps({"kind": "command_after", "id": "c1", "after": "b" * 40}) + "\n")
     for path in [home, *home.rglob("*")]:
         if not path.is_symlink():
             path.chmod(0o755 if path.is_dir() else 0o644)
@@ -98,6 +104,8 @@ def test_an_older_install_is_tightened_once_and_links_are_not_followed(
     # The old snapshot store may hold .env and keys: it is gone, and undo will say why.
     assert not (home / "sessions" / "snapshots.git").exists()
     assert (home / "sessions" / private_files.SNAPSHOTS_CLEARED).exists()
+    with pytest.raises(UndoRefused, match="its snapshots were removed when undo stopped storing protected files"):
+        undo_saved_session(home / "sessions", "s1")
 
     # Once: later starts only look at the marker (a file widened since stays so, and doctor says it).
     (home / "audit.jsonl").chmod(0o644)
