@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import Any
 
+from swebash_ai import private_files
 from swebash_ai.agent import events as ev
 
 log = logging.getLogger(__name__)
@@ -83,11 +83,7 @@ class TurnRecorder:
         self._reset()
         line = json.dumps(entry, separators=(",", ":")) + "\n"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-            try:
-                os.write(fd, line.encode("utf-8"))
-            finally:
-                os.close(fd)
+            with private_files.open_append(self.path) as fh:
+                fh.write(line.encode("utf-8"))
         except OSError as exc:
             log.warning("cannot write the turn statistics %s: %s", self.path, exc)
