@@ -107,12 +107,24 @@ def _walk(top: Path) -> Iterator[tuple[str, int, list[str]]]:
         yield folder, fd, files
 
 
-def _unsafe_top(top: Path) -> bool:
-    """A folder too wide to tighten: ``/``, the home folder or above it (``SWEBASH_AI_HOME=~`` must not
-    chmod every file the user has)."""
+def _too_wide(top: Path) -> bool:
+    """``/``, the home folder or above it: ``SWEBASH_AI_HOME=~`` must not touch every file the user has."""
     real = Path(os.path.realpath(top))
     home = Path(os.path.realpath(Path.home()))
     return real == Path(real.anchor) or real == home or real in home.parents
+
+
+def _unsafe_top(top: Path) -> bool:
+    """A folder that is not ours alone to tighten: too wide, or shared like ``/tmp`` (writable by others, or
+    another account's)."""
+    if _too_wide(top):
+        return True
+    real = os.path.realpath(top)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return False
+    return st.st_uid != os.geteuid() or bool(st.st_mode & (stat.S_IWOTH | stat.S_ISVTX))
 
 
 def _narrow(name: str, dir_fd: int) -> bool:
@@ -120,8 +132,8 @@ def _narrow(name: str, dir_fd: int) -> bool:
     Opened with ``O_NOFOLLOW`` and changed through the descriptor, so a link swapped in is never followed."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        if not stat.S_ISREG(st.st_mode) or not st.st_mode & _OTHERS:
-            return True
+        if not stat.S_ISREG(st.st_mode) or not st.st_mode & _OTHERS or st.st_uid != os.geteuid():
+            return True  # another account's file is left alone, even when running as root
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
         try:
             now = os.fstat(fd)
@@ -145,7 +157,8 @@ def tighten(folders: Iterable[Path]) -> int:
             continue
         for _folder, fd, files in _walk(top):
             try:
-                if stat.S_IMODE(os.fstat(fd).st_mode) != DIR_MODE:
+                st = os.fstat(fd)
+                if stat.S_IMODE(st.st_mode) != DIR_MODE and st.st_uid == os.geteuid():
                     os.fchmod(fd, DIR_MODE)
             except OSError:
                 failed += 1
@@ -157,7 +170,7 @@ def exposed(folders: Iterable[Path], limit: int = 10) -> list[Path]:
     """Up to ``limit`` paths under ``folders`` (folders and regular files) that others can read or enter."""
     found: list[Path] = []
     for top in dict.fromkeys(folders):
-        if _unsafe_top(top):
+        if _too_wide(top):
             continue
         for folder, fd, files in _walk(top):
             if os.fstat(fd).st_mode & _OTHERS:

@@ -166,10 +166,14 @@ def test_private_writes_beat_the_umask_and_refuse_a_planted_link(tmp_path: Path)
     assert target.read_text() == ""
 
 
-def test_home_itself_is_never_tightened(isolated_env: Path) -> None:
-    """``SWEBASH_AI_HOME=~`` must not chmod every file the user has."""
+def test_home_and_shared_folders_are_never_tightened(isolated_env: Path, tmp_path: Path) -> None:
+    """``SWEBASH_AI_HOME=~`` (or ``/tmp``) must not chmod every file the user (or the machine) has."""
     shared = isolated_env / "public.txt"
     shared.write_text("")
     shared.chmod(0o644)
-    assert private_files.tighten([isolated_env]) == 0
+    sticky = tmp_path / "tmp"
+    (sticky / "x").mkdir(parents=True)
+    sticky.chmod(0o1777)
+    assert private_files.tighten([isolated_env, sticky]) == 0
     assert stat.S_IMODE(shared.stat().st_mode) == 0o644
+    assert stat.S_IMODE(sticky.stat().st_mode) == 0o1777 and stat.S_IMODE((sticky / "x").stat().st_mode) != 0o700
