@@ -27,20 +27,20 @@ async def test_a_tui_session_stores_nothing_others_can_read(llm_env: FakeLLMServ
     llm_env.enqueue(
         Reply.tool_calls([("read_file", {"path": "notes.txt"})]),
         Reply.tool_calls([("write_file", {"path": "made.txt", "content": "new\n"})]),
+        Reply.text("Read and written."),
         Reply.tool_calls([("run_command", {"command": "touch ran.txt"})]),
-        Reply.text("Done."),
+        Reply.text("Ran it."),
     )
     old = os.umask(0o022)
     try:
         app = make_app(tools=[read_file, write_file, run_command])
         async with app.run_test(size=(120, 40)) as pilot:
-            await type_and_send(pilot, "read, write, run")
-            for _ in range(2):  # the write, then the command
+            for text, done in (("read and write", "made.txt"), ("run it", "ran.txt")):
+                await type_and_send(pilot, text)
                 await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="approval")
                 await pilot.press("y")
-            await idle(pilot)
-            await wait_for(pilot, lambda: (workspace / "ran.txt").exists(), what="the command ran")
-            await idle(pilot)
+                await wait_for(pilot, (workspace / done).exists, what=f"{done} made")
+                await idle(pilot)
     finally:
         os.umask(old)
     where = locations()
