@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 Category = Literal["fs", "exec", "web", "plan", "ask"]
 Status = Literal["ok", "error", "denied", "cancelled", "timeout"]
 JSON = str | int | float | bool | None | list[Any] | dict[str, Any]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -358,6 +361,7 @@ class Tool:
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:
+            log.debug("tool %s failed", self.name, exc_info=True)  # the traceback, for a debug log only
             result = ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
         else:
             result = out if isinstance(out, ToolResult) else ToolResult.success(out)

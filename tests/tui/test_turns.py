@@ -233,3 +233,27 @@ async def test_ctrl_c_while_the_modal_is_open_cancels_and_denies(llm_env, make_a
         assert app.query_one(ToolEntry).state == "cancelled"
         assert app.session is not None and app.session.conversation.is_valid()
         assert app.is_running
+
+
+async def test_two_questions_in_one_response_are_asked_one_after_the_other(llm_env, make_app, workspace: Path):
+    """Two calls that need approval in one response: the second modal opens right after the first closes
+    (the first may still be leaving the screen stack when the second is pushed: no fixed id may clash)."""
+    llm_env.enqueue(
+        Reply.tool_calls([("run_command", {"command": "rm -rf one"}), ("run_command", {"command": "rm -rf two"})]),
+        Reply.text("Both done."),
+    )
+    asked: list[object] = []
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "clean both")
+        for name in ("one", "two"):
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen not in asked,
+                           what=f"modal for {name}")
+            asked.append(app.screen)
+            assert f"rm -rf {name}" in app.screen.request.detail
+            await pilot.press("y")
+        await wait_for(pilot, lambda: any("Both done." in m.source for m in app.query(AssistantMessage)),
+                       what="answer")
+        assert [e.state for e in app.query(ToolEntry)] == ["done", "done"]
+    assert (workspace / "one").read_text() == (workspace / "two").read_text() == "ran\n"  # the test double's mark

@@ -69,7 +69,7 @@ class ConfirmScreen(ModalScreen[Decision]):
     ]
 
     def __init__(self, request: ApprovalRequest, explain: Explainer | None = None) -> None:
-        super().__init__(id="confirm")
+        super().__init__(classes="confirm")  # no id: the previous question may still be leaving the stack
         self.request = request
         self._explain = explain
         self.explanation = Static(id="explanation")
