@@ -78,6 +78,8 @@ class CommandSet:
     commands: dict[str, CustomCommand] = field(default_factory=dict)
     notices: tuple[str, ...] = ()
     """Files left out and why: refused by the guard, unreadable, a bad name, a built-in's name."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """The same notices by command name, to answer ``/NAME`` with why it did nothing."""
 
     def get(self, name: str) -> CustomCommand | None:
         return self.commands.get(name.lstrip("/").lower())
@@ -116,6 +118,7 @@ def load_commands(
     """Read the command files in force for a session in ``cwd`` (see the module docstring); never raises."""
     found: dict[str, CustomCommand] = {}
     notices: list[str] = []
+    left_out: dict[str, str] = {}
     for folder, scope, within in command_dirs(cwd, config_dir):
         for path in _entries(folder, notices):
             name = path.name[:-3].lower()
@@ -124,20 +127,24 @@ def load_commands(
                 continue
             if name in builtins:
                 notices.append(f"Command file {path} is not used: /{name} is a built-in command, which wins.")
+                left_out[name] = notices[-1]
                 continue
             got = read_unasked(path, policy, within=(within,) if within else (), max_bytes=max_bytes)
             if isinstance(got, UnaskedRefusal):
                 what = "Refused command file" if got.guarded else "Cannot read command file"
                 notices.append(f"{what} {path}: {got.reason}. /{name} is left out.")
+                left_out[name] = notices[-1]
                 continue
             description, template = parse_file(got.text)
             if not template.strip():
                 notices.append(f"Command file {path} is empty; /{name} is left out.")
+                left_out[name] = notices[-1]
                 continue
             before = found.get(name)
             shadows = before.path if before is not None and before.scope == "user" and scope == "project" else None
             found[name] = CustomCommand(name, path, scope, description, template, shadows)
-    return CommandSet(dict(sorted(found.items())), tuple(notices))
+            left_out.pop(name, None)  # a project file stands in for a refused user file
+    return CommandSet(dict(sorted(found.items())), tuple(notices), left_out)
 
 
 def _entries(folder: Path, notices: list[str]) -> list[Path]:

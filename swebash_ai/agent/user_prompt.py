@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from pathlib import Path
 
 from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, CommandSet, CustomCommand
 from swebash_ai.agent.mentions import Attachment, expand_mentions
@@ -43,7 +44,8 @@ def prepare_prompt(
     """``/NAME args`` expanded when NAME is a command file (a built-in's name never is), then every mention
     attached. A project command's own text may only mention files inside the project."""
     command = None
-    within = ()
+    within: tuple[Path, ...] = ()
+    why: tuple[str, ...] = ()
     stripped = text.strip()
     if stripped.startswith("/") and not stripped.startswith("//"):
         name, _, arguments = stripped[1:].partition(" ")
@@ -52,5 +54,7 @@ def prepare_prompt(
             command, text = found, found.expand(arguments)
             if found.scope == "project":
                 within = (found.path.parent.parent.parent,)
+        elif name.lower() in commands.left_out:
+            why = (commands.left_out[name.lower()],)
     expansion = expand_mentions(text, ctx, within=within)
-    return PreparedPrompt(expansion.text, command, expansion.attachments, expansion.notices)
+    return PreparedPrompt(expansion.text, command, expansion.attachments, why + expansion.notices)
