@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from swebash_ai.agent.instructions import repository_root
+from swebash_ai.locations import short_path
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.unasked import DEFAULT_MAX_BYTES, UnaskedRefusal, read_unasked
 
@@ -69,8 +70,9 @@ class CustomCommand:
     @property
     def origin(self) -> str:
         """Where it comes from, for /help: ``project`` or ``user``, and what it hides."""
-        hides = f"; shadows {self.shadows}" if self.shadows else ""
-        return f"{self.scope}: {self.path}{hides}"
+        hides = f"; shadows {short_path(self.shadows)}" if self.shadows else ""
+        where = f".swebash-ai/commands/{self.path.name}" if self.scope == "project" else short_path(self.path)
+        return f"{self.scope}: {where}{hides}"
 
 
 @dataclass(frozen=True)
