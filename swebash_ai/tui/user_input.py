@@ -59,15 +59,20 @@ def show_user_message(chat: ChatPane, content: str) -> None:
 
 async def load_prompt_helpers(app: ControllerHost, session: Session, *, startup: bool = True) -> None:
     """Worker: the command files (for completion; refused ones said once) and the paths ``@`` offers."""
-    from swebash_ai.tui.path_index import PathIndex
-
     found = await asyncio.to_thread(session.custom_commands, BUILTINS)
     app.prompt.custom = prompt_hints(found)
     if startup:
         for notice in found.notices:
             app.chat.add_notice(notice + " (/help lists your commands)", "warning")
+    await refresh_paths(app, session)
+
+
+async def refresh_paths(app: ControllerHost, session: Session) -> None:
+    """Walk the workspace again for ``@`` completion (at start-up, and after each turn: tools make files)."""
+    from swebash_ai.tui.path_index import PathIndex
+
     index = PathIndex(session.cwd, session.context.path_policy)
-    app.prompt.paths = await asyncio.to_thread(index.build)
+    app.prompt.set_paths(await asyncio.to_thread(index.build))
 
 
 def render_conversation(app: ControllerHost, session: Session) -> None:

@@ -146,6 +146,12 @@ class PromptInput(TextArea):
         self.clear()
         self.post_message(self.Submitted(text))
 
+    def set_paths(self, index: PathIndex) -> None:
+        """A new path index (built in a thread); the choices shown follow it at once."""
+        self.paths = index
+        if isinstance(self.parent, PromptBar):
+            self.parent.show_hint()
+
     def mention(self) -> tuple[int, str] | None:
         """The ``@query`` ending at the cursor: (offset of its ``@``, the query)."""
         if "@" not in self.text:
