@@ -158,8 +158,10 @@ class Controller:
         stripped = text.strip()
         if not stripped:
             return
+        from swebash_ai.tui.user_input import is_custom
+
         parsed = commands.parse(stripped)
-        if parsed is not None and not await self._is_custom(parsed.name):
+        if parsed is not None and not await is_custom(app, parsed.name):
             await self.command(stripped)
             return
         if app.busy:
@@ -174,17 +176,6 @@ class Controller:
         else:
             app.chat.add_user(text)
             self.start_turn(text, shell=False)
-
-    async def _is_custom(self, name: str) -> bool:
-        """``/name`` is a command file in force (read now: a file added a moment ago counts)."""
-        from swebash_ai.tui.user_input import BUILTINS, prompt_hints
-
-        session = self.app.session
-        if name in commands.SLASH_COMMANDS or session is None:
-            return False
-        found = await asyncio.to_thread(session.custom_commands, BUILTINS)
-        self.app.prompt.custom = prompt_hints(found)
-        return found.get(name) is not None
 
     def go_on(self) -> None:
         """Ctrl+G after a turn stopped at a tool limit: another turn, with a fresh budget, to finish the task."""

@@ -57,6 +57,16 @@ def show_user_message(chat: ChatPane, content: str) -> None:
         chat.add_notice(line, "attachment")
 
 
+async def is_custom(app: ControllerHost, name: str) -> bool:
+    """``/name`` is a command file in force (read now: a file added a moment ago counts)."""
+    session = app.session
+    if name in commands.SLASH_COMMANDS or session is None:
+        return False
+    found = await asyncio.to_thread(session.custom_commands, BUILTINS)
+    app.prompt.custom = prompt_hints(found)
+    return found.get(name) is not None
+
+
 async def load_prompt_helpers(app: ControllerHost, session: Session, *, startup: bool = True) -> None:
     """Worker: the command files (for completion; refused ones said once) and the paths ``@`` offers."""
     found = await asyncio.to_thread(session.custom_commands, BUILTINS)

@@ -117,6 +117,8 @@ async def test_custom_commands_in_help_and_sent_expanded(llm_env: FakeLLMServer,
         assert "~/.swebash-ai/commands/review.md" in text
         assert "/clear is a built-in command" in text
         assert "/review" in app.prompt.custom
+        palette = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert palette["/eli5"] == "Explain simply"
         app.prompt.insert("/rev")
         await pilot.pause()
         assert "/review [ARGS]" in str(app.query_one("#completions").render())
