@@ -57,9 +57,8 @@ def mention_at(text: str, cursor: int) -> tuple[int, str] | None:
     return None
 
 
-def _tier(query: str, segment: str) -> int | None:
-    """0: a prefix, 1: a substring, 2: a subsequence; ``None``: no match (case ignored)."""
-    q, s = query.lower(), segment.lower()
+def _tier(q: str, s: str) -> int | None:
+    """0: a prefix, 1: a substring, 2: a subsequence; ``None``: no match (both lower case)."""
     if s.startswith(q):
         return 0
     if q in s:
@@ -76,6 +75,7 @@ class PathIndex:
         self.policy = policy
         self.max_entries = max_entries
         self.entries: list[Candidate] = []
+        self._segs: list[tuple[str, ...]] = []  # each entry's segments, lower case (made at the first query)
         self.complete = True
         """False when the walk stopped at ``max_entries``."""
 
@@ -132,10 +132,16 @@ class PathIndex:
 
     def candidates(self, query: str, limit: int = 8) -> list[Candidate]:
         """The best ``limit`` paths for ``query``: by match quality, folders first, gitignored last."""
-        pieces = query.removeprefix("./").split("/")
+        pieces = query.removeprefix("./").lower().split("/")
+        last = pieces[-1]
+        # Most names do not hold the last piece's letters in order: one linear regex search (in C) drops them.
+        quick = re.compile("".join(f"[^{re.escape(c)}]*{re.escape(c)}" for c in last))
+        if len(self._segs) != len(self.entries):
+            self._segs = [tuple(c.path.rstrip("/").lower().split("/")) for c in self.entries]
         scored: list[tuple[tuple[int, int, int, int, int, str], Candidate]] = []
-        for cand in self.entries:
-            segs = cand.path.rstrip("/").split("/")
+        for cand, segs in zip(self.entries, self._segs, strict=True):
+            if last and not quick.match(segs[-1]):
+                continue
             score = _score(pieces, segs)
             if score is not None:
                 tier, skipped = score
@@ -145,7 +151,7 @@ class PathIndex:
         return [cand for _key, cand in scored[:limit]]
 
 
-def _score(pieces: list[str], segs: list[str]) -> tuple[int, int] | None:
+def _score(pieces: list[str], segs: tuple[str, ...]) -> tuple[int, int] | None:
     """(tier of the last piece, segments skipped) when the pieces match the segments, else ``None``."""
     if pieces[-1] == "":  # "src/": what the folder holds
         parents = pieces[:-1]

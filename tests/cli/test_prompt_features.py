@@ -57,10 +57,9 @@ def test_custom_commands_from_both_places(llm_env: FakeLLMServer, run_cli: Any, 
     user.mkdir(parents=True)
     (user / "eli5.md").write_text("---\ndescription: Explain simply\n---\nExplain $ARGUMENTS to a child.\n")
     (user / "review.md").write_text("User review: $ARGUMENTS\n")
-    (user / "help.md").write_text("never used\n")
     (project / ".swebash-ai" / "commands").mkdir(parents=True)
     (project / ".swebash-ai" / "commands" / "review.md").write_text("Review @src/app.py for $ARGUMENTS.\n")
-    llm_env.enqueue(Reply.text("a"), Reply.text("b"), Reply.text("c"))
+    llm_env.enqueue(Reply.text("a"), Reply.text("b"))
     res = run_cli("-c", "/eli5 recursion")
     assert res.returncode == 0, res.stderr
     assert _last_user(llm_env) == "Explain recursion to a child."
@@ -69,9 +68,17 @@ def test_custom_commands_from_both_places(llm_env: FakeLLMServer, run_cli: Any, 
     assert res.returncode == 0, res.stderr
     sent = _last_user(llm_env)  # the project's file shadows the user's, and its mention is attached
     assert sent.startswith("Review @src/app.py for bugs.\n\n[Attached by the user: src/app.py")
+
+
+def test_a_builtin_name_is_never_taken_from_a_file(llm_env: FakeLLMServer, run_cli: Any, project: Path,
+                                                   isolated_env: Path) -> None:
+    user = isolated_env / ".swebash-ai" / "commands"
+    user.mkdir(parents=True)
+    (user / "help.md").write_text("never used\n")
+    llm_env.enqueue(Reply.text("a"))
     res = run_cli("-c", "/help")
     assert res.returncode == 0, res.stderr
-    assert _last_user(llm_env) == "/help" and "built-in command" in res.stderr
+    assert _last_user(llm_env) == "/help" and "/help is a built-in command" in res.stderr
 
 
 def test_the_limit_message_names_the_setting(llm_env: FakeLLMServer, run_cli: Any, project: Path) -> None:
