@@ -393,6 +393,12 @@ class SwebashApp(App[int]):
         else:
             self.chat.scroll_page_down(animate=False)
 
+    def on_prompt_input_paths_stale(self, message: PromptInput.PathsStale) -> None:
+        from swebash_ai.tui.user_input import refresh_paths
+
+        if self.session is not None:
+            self.run_worker(refresh_paths(self, self.session), group="paths", exclusive=True, exit_on_error=False)
+
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         await self.controller.submit(message.text)
 

@@ -204,11 +204,7 @@ class Controller:
         finally:
             # The collection the app holds off, when the user is most likely reading the answer.
             self.app.set_timer(IDLE_COLLECT_AFTER, self.collect_when_idle)
-            if self.app.session is not None:  # the turn's tools may have made or removed files
-                from swebash_ai.tui.user_input import refresh_paths
-
-                self.app.run_worker(refresh_paths(self.app, self.app.session), group="paths", exclusive=True,
-                                    exit_on_error=False)
+            self.app.prompt.paths_stale = True  # the turn's tools may have made files: walk again at the next @
 
     def collect_when_idle(self) -> None:
         """The full garbage collection held off while the app runs (see ``full_collections_held``), unless

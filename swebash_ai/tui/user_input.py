@@ -78,7 +78,8 @@ async def load_prompt_helpers(app: ControllerHost, session: Session, *, startup:
 
 
 async def refresh_paths(app: ControllerHost, session: Session) -> None:
-    """Walk the workspace again for ``@`` completion (at start-up, and after each turn: tools make files)."""
+    """Walk the workspace for ``@`` completion: at start-up, and at the first ``@`` after a turn (its tools
+    may have made files)."""
     from swebash_ai.tui.path_index import PathIndex
 
     index = PathIndex(session.cwd, session.context.path_policy)

@@ -73,6 +73,20 @@ async def test_at_completes_paths_fuzzily_and_never_offers_protected_ones(llm_en
         assert not app.query_one("#completions").display
 
 
+async def test_files_a_turn_makes_are_offered_at_the_next_at(llm_env: FakeLLMServer, make_app, tree: Path):
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "touch fresh.txt"})]), Reply.text("Made it."))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await wait_for(pilot, lambda: app.prompt.paths is not None, what="path index")
+        await type_and_send(pilot, "make a file")
+        await wait_for(pilot, lambda: (tree / "fresh.txt").exists(), what="the file")
+        await idle(pilot)
+        app.prompt.insert("@fres")
+        await wait_for(pilot, lambda: [c.path for c in app.prompt.mention_candidates()] == ["fresh.txt"],
+                       what="the new file offered")
+
+
 async def test_attachments_reach_the_provider_and_show_as_one_line(llm_env: FakeLLMServer, make_app, tree: Path):
     llm_env.enqueue(Reply.text("It returns 42."))
     app = make_app()

@@ -83,6 +83,9 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
+    class PathsStale(Message):
+        """An ``@`` is being typed and files may have changed since the path index was built."""
+
     class Page(Message):
         """The user pressed PageUp (``up``) or PageDown."""
 
@@ -99,6 +102,8 @@ class PromptInput(TextArea):
         self._draft = ""
         self.paths: PathIndex | None = None
         """The workspace's paths for ``@`` completion (the app builds it once the session is ready)."""
+        self.paths_stale = False
+        """A turn ran since the index was built (its tools may have made files): rebuilt at the next ``@``."""
         self.custom: dict[str, tuple[str, str]] = {}
         """The command files in force: ``/name`` -> (argument hint, description), for completion."""
 
@@ -166,6 +171,9 @@ class PromptInput(TextArea):
         mention = self.mention()
         if mention is None or self.paths is None:
             return []
+        if self.paths_stale:
+            self.paths_stale = False
+            self.post_message(self.PathsStale())
         return self.paths.candidates(mention[1], limit)
 
     def complete(self) -> bool:
