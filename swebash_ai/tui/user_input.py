@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from swebash_ai.safety.terminal_text import safe
 from swebash_ai.tui import commands
 
 if TYPE_CHECKING:
@@ -24,19 +25,21 @@ BUILTINS: frozenset[str] = frozenset(name[1:] for name in commands.SLASH_COMMAND
 
 
 def prompt_hints(found: CommandSet) -> dict[str, tuple[str, str]]:
-    """``/name`` -> (argument hint, description) for the prompt's completion."""
-    return {f"/{c.name}": ("[ARGS]" if "$ARGUMENTS" in c.template else "", c.description or f"{c.scope} command")
+    """``/name`` -> (argument hint, description) for the prompt's completion and the palette. A repository
+    wrote the description: terminal control sequences are shown as escapes, never sent to the screen."""
+    return {f"/{c.name}": ("[ARGS]" if "$ARGUMENTS" in c.template else "",
+                           safe(c.description, visible=True) or f"{c.scope} command")
             for c in found.commands.values()}
 
 
 def help_rows(found: CommandSet) -> tuple[list[tuple[str, str]], list[str]]:
-    """(rows, notes) for /help: each command with its description and where it comes from."""
+    """(rows, notes) for /help: each command with its description and where it comes from (sanitised)."""
     rows = []
     for c in found.commands.values():
         arg = " [ARGS]" if "$ARGUMENTS" in c.template else ""
         desc = f"{c.description} " if c.description else ""
-        rows.append((f"/{c.name}{arg}", f"{desc}({c.origin})"))
-    return rows, list(found.notices)
+        rows.append((f"/{c.name}{arg}", safe(f"{desc}({c.origin})", visible=True)))
+    return rows, [safe(n, visible=True) for n in found.notices]
 
 
 def show_prepared(chat: ChatPane, prepared: PreparedPrompt) -> None:

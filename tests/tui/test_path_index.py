@@ -69,3 +69,17 @@ def test_mention_at(text: str, cursor: int | None, expected: tuple[int, str] | N
 def test_insertion_quotes_spaces_and_keeps_folders_open() -> None:
     assert Candidate("docs/a b.md", False).insertion == '@"docs/a b.md" '
     assert Candidate("src/", True).insertion == "@src/"
+
+
+def test_command_descriptions_never_reach_the_screen_as_escapes(workspace: Path, isolated_env: Path) -> None:
+    from swebash_ai.agent.custom_commands import load_commands
+    from swebash_ai.tui.user_input import help_rows, prompt_hints
+
+    folder = workspace / ".swebash-ai" / "commands"
+    folder.mkdir(parents=True)
+    (folder / "t.md").write_text("---\ndescription: hi\x1b]0;pwned\x07 there\n---\nbody\n")
+    found = load_commands(workspace, isolated_env / "cfg", PathPolicy(roots=[workspace], home=isolated_env))
+    (desc,) = [d for _a, d in prompt_hints(found).values()]
+    rows, _notes = help_rows(found)
+    for text in (desc, rows[0][1]):
+        assert "\x1b" not in text and "\x07" not in text and "\\x1b" in text

@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.widgets import Static, TextArea
 
 from swebash_ai import private_files
+from swebash_ai.safety.terminal_text import safe
 from swebash_ai.tui import commands
 from swebash_ai.tui.early_frame import PROMPT_PLACEHOLDER
 
@@ -247,8 +248,8 @@ class PromptBar(Vertical):
         prompt = self.input
         paths = prompt.mention_candidates()
         if paths:
-            lines = [("› " if i == 0 else "  ") + c.path + ("  (gitignored)" if c.ignored else "")
-                     for i, c in enumerate(paths)]
+            lines = [("› " if i == 0 else "  ") + safe(c.path, visible=True) + ("  (gitignored)" if c.ignored else "")
+                     for i, c in enumerate(paths)]  # a file name may hold escape sequences: shown, not obeyed
             self.hint.update(Content("\n".join(lines)))
             self.hint.display = True
             return
