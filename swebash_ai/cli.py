@@ -88,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"swebash-ai {__version__}")
     parser.add_argument("-c", dest="question", metavar="QUESTION",
-                        help='answer one question and exit; "-" reads the question from stdin')
+                        help='answer one question and exit; "-" reads the question from stdin. @path in it '
+                        "attaches that file; /NAME ARGS sends your command file commands/NAME.md")
     _common_options(parser, suppress=False)
     tools = parser.add_mutually_exclusive_group()
     tools.add_argument("--no-tools", action="store_true", help="offer the model no tools at all: just answer")

@@ -491,6 +491,7 @@ def run_oneshot(
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     question = options.question
+    piped: tuple[bytes, int] | None = None
     if question == "-":
         question = sys.stdin.read() if sys.stdin is not None else ""
         if not question.strip():
@@ -498,8 +499,7 @@ def run_oneshot(
             return ExitCode.USAGE
     elif stdin_is_data():
         data, total = read_capped(sys.stdin.buffer)
-        if total:
-            question = with_piped_context(question, data, total)
+        piped = (data, total) if total else None
     if not question.strip():
         err.write("swebash-ai: the question is empty.\n")
         return ExitCode.USAGE
@@ -507,7 +507,7 @@ def run_oneshot(
     import asyncio
 
     try:
-        return asyncio.run(_answer(loaded, options, question, renderer, tools, services))
+        return asyncio.run(_answer(loaded, options, question, renderer, tools, services, piped))
     except KeyboardInterrupt:  # before the signal handler was installed
         renderer.interrupted()
         return ExitCode.INTERRUPTED
@@ -527,6 +527,7 @@ async def _answer(
     renderer: Renderer,
     tools: list[Tool] | None,
     services: dict[str, Any] | None = None,
+    piped: tuple[bytes, int] | None = None,
 ) -> int:
     import asyncio
 
@@ -577,6 +578,9 @@ async def _answer(
 
             for message in await session.start_mcp():  # a server that did not start is a warning, not fatal
                 renderer.handle(Notice(message, "warning"), session)
+        question = _prepared(session, question, renderer)
+        if piped is not None:  # after the expansion: a mention inside piped input attaches nothing
+            question = with_piped_context(question, *piped)
         return await _run_turn(session, question, renderer, shown)
     except asyncio.CancelledError:
         session.save()
@@ -590,9 +594,22 @@ async def _answer(
             loop.remove_signal_handler(signal.SIGINT)
 
 
+def _prepared(session: Session, question: str, renderer: Renderer) -> str:
+    """``/NAME args`` expanded and ``@path`` attached (Session.prepare); what was used and refused on stderr."""
+    from swebash_ai.agent.events import Notice
+
+    prepared = session.prepare(question)
+    for line in prepared.lines:
+        renderer.handle(Notice(line), session)
+    for notice in prepared.notices:
+        renderer.handle(Notice(notice, "warning"), session)
+    return prepared.text
+
+
 async def _run_turn(session: Session, question: str, renderer: Renderer, shown: _Shown) -> int:
     """Run the turn, render its events, and turn its outcome into an exit code."""
     from swebash_ai.agent import events as ev
+    from swebash_ai.agent.loop import LIMIT_SETTINGS
 
     code: int = ExitCode.ERROR
     async for event in session.run(question):
@@ -609,4 +626,10 @@ async def _run_turn(session: Session, question: str, renderer: Renderer, shown: 
             code = _finished_code(event)
             if code is ExitCode.INTERRUPTED:
                 renderer.interrupted()
+            elif event.reason in LIMIT_SETTINGS:
+                name = LIMIT_SETTINGS[event.reason]
+                renderer.handle(ev.Notice(
+                    f"to allow more, set SWEBASH_AI_{name.upper()} (now {getattr(session.settings, name)}) or "
+                    f"{name} in the config file; to go on with a fresh budget: swebash-ai --resume -c 'go on'"),
+                    session)
     return code

@@ -9,17 +9,19 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.conversation import Conversation, find_session
+from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, CommandSet, load_commands
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
 from swebash_ai.agent.instructions import Instructions, load_instructions
 from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.prompt import build_system_prompt
+from swebash_ai.agent.user_prompt import PreparedPrompt, prepare_prompt
 from swebash_ai.config import LoadedSettings, Settings
 from swebash_ai.errors import ConfigError, ProviderError, SwebashError
 from swebash_ai.observe import Observer
@@ -154,6 +156,17 @@ class Session:
     def system_prompt(self) -> str:
         s = self.settings
         return build_system_prompt(self.cwd, self.registry.names(), s.system_prompt, self.instructions.render())
+
+    # --- the user's text: custom commands and @mentions (agent/user_prompt.py) ------------------------
+    def custom_commands(self, builtins: Collection[str] = BUILTIN_COMMANDS) -> CommandSet:
+        """The command files in force, read now (an edit applies at once), each through the path guard."""
+        return load_commands(self.cwd, self.loaded.locations.config_dir, self.context.path_policy,
+                             builtins=builtins, max_bytes=self.settings.fs_max_size)
+
+    def prepare(self, text: str, builtins: Collection[str] = BUILTIN_COMMANDS) -> PreparedPrompt:
+        """The message to send for what the user typed: ``/NAME args`` expanded, ``@path`` attached."""
+        commands = self.custom_commands(builtins) if text.lstrip().startswith("/") else CommandSet()
+        return prepare_prompt(text, self.context, commands, builtins=builtins)
 
     def context_report(self) -> str:
         """What the model is sent each request, by part, in estimated tokens (the TUI's ``/context``)."""

@@ -55,6 +55,9 @@ log = logging.getLogger(__name__)
 
 _DONE = object()
 
+LIMIT_SETTINGS: dict[str, str] = {"max_tool_calls": "max_tool_calls_per_turn", "max_iterations": "tools_max_iter"}
+"""The setting that raises each limit a turn can stop at (its variable: ``SWEBASH_AI_`` + the name, upper case)."""
+
 
 @dataclass(frozen=True)
 class LoopLimits:
@@ -275,13 +278,8 @@ class _Turn:
             if reason == "max_tool_calls"
             else f"the limit of {limits.max_iterations} tool rounds per turn"
         )
-        self.emit(
-            Notice(
-                f"Stopped calling tools: {why} was reached (SWEBASH_AI_"
-                f"{'MAX_TOOL_CALLS_PER_TURN' if reason == 'max_tool_calls' else 'TOOLS_MAX_ITER'}).",
-                "warning",
-            )
-        )
+        self.emit(Notice(f"Stopped calling tools: {why} was reached (SWEBASH_AI_{LIMIT_SETTINGS[reason].upper()}).",
+                         "warning"))
         note = {
             "role": "user",
             "content": f"[swebash-ai] Tool use stopped: {why} was reached. Do not call tools. Answer now with "

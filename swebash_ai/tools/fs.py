@@ -39,7 +39,7 @@ from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.guard import PolicyGate, denial_message, path_policy_of
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
 
-__all__ = ["TOOLS"]
+__all__ = ["TOOLS", "directory_listing"]
 
 #: Directories ``list_dir`` shows but does not descend into when recursive (unless listed directly).
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
@@ -431,6 +431,12 @@ def _list_dir(
     if not found:
         lines.append("(empty)" if not pattern else "(nothing matches)")
     return ToolResult.success("\n".join(lines), truncated=bool(cut), metadata={"entries": found})
+
+
+def directory_listing(ctx: ToolContext, path: str, max_entries: int = 200) -> ToolResult:
+    """What ``list_dir`` answers for one directory (not recursive, no hidden names): the listing an
+    ``@folder`` mention attaches, with the same guard and the same protected names left out."""
+    return _list_dir(ctx, path, False, 1, False, None, max_entries)
 
 
 # --- exists / metadata ---------------------------------------------------------------------------------

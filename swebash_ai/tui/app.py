@@ -109,6 +109,7 @@ class SwebashApp(App[int]):
         Binding("escape", "cancel_turn", "Cancel", show=False),
         Binding("ctrl+l", "clear_screen", "Clear"),
         Binding("f2", "focus_tools", "Tools"),
+        Binding("ctrl+g", "go_on", "Go on", priority=True),
         Binding("ctrl+n", "new_conversation", "New", show=False),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
     ]
@@ -392,6 +393,12 @@ class SwebashApp(App[int]):
         else:
             self.chat.scroll_page_down(animate=False)
 
+    def on_prompt_input_paths_stale(self, message: PromptInput.PathsStale) -> None:
+        from swebash_ai.tui.user_input import refresh_paths
+
+        if self.session is not None:
+            self.run_worker(refresh_paths(self, self.session), group="paths", exclusive=True, exit_on_error=False)
+
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         await self.controller.submit(message.text)
 
@@ -426,6 +433,15 @@ class SwebashApp(App[int]):
         else:
             self.activity.focus()
 
+    def action_go_on(self) -> None:
+        """After a turn stopped at its tool limit: another turn with a fresh budget."""
+        self.controller.go_on()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "go_on":  # shown in the footer only while there is something to go on with
+            return self.controller.can_go_on and not self.busy
+        return True
+
     def action_focus_prompt(self) -> None:
         self.prompt.focus()
 
@@ -443,9 +459,26 @@ class SwebashApp(App[int]):
         yield SystemCommand("Save", "Save the conversation now", lambda: self._slash("/save"))
         yield SystemCommand("Help", "Commands and keys", lambda: self._slash("/help"))
         yield SystemCommand("Focus tool pane", "Select tool calls to expand them (F2)", self.action_focus_tools)
+        if self.controller.can_go_on and not self.busy:
+            yield SystemCommand("Go on", "Continue the stopped task with a fresh budget of tool calls (Ctrl+G)",
+                                self.action_go_on)
+        for name, (arg, desc) in sorted(self.prompt.custom.items()):  # command files: typed with arguments
+            yield SystemCommand(name, desc, lambda name=name, arg=arg: self._type_command(name, arg))
         for name in sorted(self.available_themes):
             yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme",
                                 lambda name=name: self._slash(f"/theme {name}"))
+
+    def _type_command(self, name: str, arg: str) -> None:
+        """A custom command from the palette: into the prompt, for its arguments (or sent at once without)."""
+        if not arg:
+            self._slash_turn(name)
+            return
+        self.prompt.load_text(name + " ")
+        self.prompt.move_cursor((0, len(name) + 1))
+        self.prompt.focus()
+
+    def _slash_turn(self, name: str) -> None:
+        self.run_worker(self.controller.submit(name), group="slash")
 
     def _slash(self, command: str) -> None:
         self.run_worker(self.controller.command(command), group="slash")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 #: Every slash command with its argument hint and a one-line description, in help order.
@@ -30,7 +31,8 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Ctrl+J / Shift+Enter", "new line"),
     ("Up / Down", "previous / next prompt from the history"),
     ("PageUp / PageDown", "scroll the chat (earlier messages: Enter on the line at its top)"),
-    ("Tab", "complete a slash command"),
+    ("Tab", "complete a slash command or an @path"),
+    ("Ctrl+G", "after a turn stopped at its tool limit: go on with a fresh budget"),
     ("Esc / Ctrl+C", "cancel the running turn"),
     ("Ctrl+C twice", "quit (on an idle prompt)"),
     ("Ctrl+L", "clear the screen"),
@@ -56,11 +58,11 @@ def parse(text: str) -> SlashCommand | None:
     return SlashCommand(name.lower(), arg.strip())
 
 
-def complete(text: str) -> list[str]:
-    """Commands that start with ``text`` (only while the first word is being typed)."""
+def complete(text: str, custom: Iterable[str] = ()) -> list[str]:
+    """Commands (built-in, then ``custom`` ones) that start with ``text``, while the first word is typed."""
     if not text.startswith("/") or " " in text or "\n" in text:
         return []
-    return [name for name in SLASH_COMMANDS if name.startswith(text.lower())]
+    return [name for name in (*SLASH_COMMANDS, *custom) if name.startswith(text.lower())]
 
 
 def common_prefix(names: list[str]) -> str:
@@ -74,12 +76,14 @@ def common_prefix(names: list[str]) -> str:
     return first[:i]
 
 
-def help_text(width: int = 100) -> str:
+def help_text(width: int = 100, custom: Sequence[tuple[str, str]] = (), notes: Sequence[str] = ()) -> str:
     """The /help text: commands and keys in aligned columns, descriptions wrapped under themselves to fit
-    ``width`` columns (plain text renders instantly)."""
+    ``width`` columns (plain text renders instantly). ``custom``: (``/name [ARGS]``, description and origin)
+    of the command files in force; ``notes``: files left out and why."""
     rows = [(f"{name} {arg}".rstrip(), desc) for name, (arg, desc) in SLASH_COMMANDS.items()]
     rows.append(("!command", "run a command yourself, through the same safety checks"))
-    left_width = max(len(left) for left, _ in (*rows, *KEYS_HELP)) + 2
+    rows.append(("@path", "attach a file (or a folder's listing) to the message; Tab completes"))
+    left_width = max(len(left) for left, _ in (*rows, *custom, *KEYS_HELP)) + 2
     indent = " " * (2 + left_width)
     text_width = max(20, width - len(indent))
 
@@ -90,6 +94,11 @@ def help_text(width: int = 100) -> str:
     lines = ["Commands"]
     for left, desc in rows:
         lines += entry(left, desc)
+    if custom or notes:
+        lines += ["", "Your commands (commands/NAME.md; .swebash-ai/commands/NAME.md in the project wins)"]
+        for left, desc in custom:
+            lines += entry(left, desc)
+        lines += [f"  ! {note}" for note in notes]
     lines += ["", "Keys"]
     for key, desc in KEYS_HELP:
         lines += entry(key, desc)

@@ -61,6 +61,8 @@ class Controller:
         self._future: concurrent.futures.Future[None] | None = None
         self._turns_since_deep_collect = 0
         self._deep_collect_due = False
+        self.can_go_on = False
+        """The last turn stopped at a tool limit: Ctrl+G runs another with a fresh budget."""
 
     @property
     def session(self) -> Session | None:
@@ -80,6 +82,10 @@ class Controller:
             if session.conversation.messages:
                 self.render_conversation(session)
         app.session_ready.set()
+        if session is not None:
+            from swebash_ai.tui.user_input import load_prompt_helpers
+
+            app.run_worker(load_prompt_helpers(app, session), group="setup", exit_on_error=False)
         if session is not None and session.loaded.mcp_servers:
             app.run_worker(self.start_mcp(session), group="mcp", exit_on_error=False)
 
@@ -141,35 +147,10 @@ class Controller:
                 f"Type /ollama to use {offer.models[0]}, or /ollama MODEL for another.")
 
     def render_conversation(self, session: Session) -> None:
-        """Show a resumed conversation: user and assistant text in the chat, tool calls in the tool pane."""
-        from swebash_ai.tui.widgets.activity import ToolRecord, format_arguments
+        """Show a resumed conversation (see :func:`swebash_ai.tui.user_input.render_conversation`)."""
+        from swebash_ai.tui.user_input import render_conversation
 
-        chat = self.app.chat
-        calls: dict[str, ToolRecord] = {}  # shown at once at the end: most stay records (see ActivityPane)
-        prefixes = {"Denied:": "denied", "Error:": "error", "Cancelled:": "cancelled", "Timed out:": "timeout"}
-        for msg in session.conversation.messages:
-            role, content = msg.get("role"), msg.get("content")
-            if role == "user" and isinstance(content, str):
-                chat.add_user(content)
-            elif role == "assistant":
-                if isinstance(content, str) and content.strip():
-                    chat.add_assistant(content)
-                for call in msg.get("tool_calls") or ():
-                    fn = call.get("function", {})
-                    args = str(fn.get("arguments", ""))
-                    call_id = str(call.get("id", ""))
-                    calls[call_id] = ToolRecord(call_id, fn.get("name", "?"), args[:200], format_arguments(args))
-            elif role == "tool":
-                text = content if isinstance(content, str) else str(content)
-                status = next((s for p, s in prefixes.items() if text.startswith(p)), "ok")
-                call_id, name = str(msg.get("tool_call_id", "")), str(msg.get("name", "?"))
-                record = calls.setdefault(call_id, ToolRecord(call_id, name, name, {}))
-                record.finish(status, text, None, 0.0)
-        self.app.activity.load_history(calls.values())
-        from swebash_ai.tools.plan import Plan
-
-        self.app.plan.show(Plan.from_json(session.conversation.meta.get("plan")))
-        chat.add_notice(f"Resumed session {session.conversation.id} ({session.conversation.title}).")
+        render_conversation(self.app, session)
 
     # --- input ----------------------------------------------------------------------------------------
     async def submit(self, text: str) -> None:
@@ -177,7 +158,10 @@ class Controller:
         stripped = text.strip()
         if not stripped:
             return
-        if commands.parse(stripped) is not None:
+        from swebash_ai.tui.user_input import is_custom
+
+        parsed = commands.parse(stripped)
+        if parsed is not None and not await is_custom(app, parsed.name):
             await self.command(stripped)
             return
         if app.busy:
@@ -193,20 +177,34 @@ class Controller:
             app.chat.add_user(text)
             self.start_turn(text, shell=False)
 
-    def start_turn(self, text: str, *, shell: bool) -> None:
+    def go_on(self) -> None:
+        """Ctrl+G after a turn stopped at a tool limit: another turn, with a fresh budget, to finish the task."""
+        from swebash_ai.agent.user_prompt import GO_ON
+
+        if self.app.busy or not self.can_go_on:
+            self.app.notify("Nothing to go on with: Ctrl+G follows a turn that stopped at its tool limit.")
+            return
+        self.app.chat.add_user("↻ Go on (a fresh budget of tool calls)")
+        self.start_turn(GO_ON, shell=False, prepare=False)
+
+    def start_turn(self, text: str, *, shell: bool, prepare: bool = True) -> None:
         app = self.app
+        if self.can_go_on:
+            self.can_go_on = False
+            app.refresh_bindings()
         app.busy = True
         app.status.set_busy("running" if shell else "thinking")
-        app.turn_worker = app.run_worker(self.run_turn(text, shell=shell), group="turn", exclusive=True,
-                                         exit_on_error=False)
+        app.turn_worker = app.run_worker(self.run_turn(text, shell=shell, prepare=prepare), group="turn",
+                                         exclusive=True, exit_on_error=False)
 
-    async def run_turn(self, text: str, *, shell: bool) -> None:
+    async def run_turn(self, text: str, *, shell: bool, prepare: bool = True) -> None:
         """Worker: run the turn on the engine thread and render its events as they arrive in batches."""
         try:
-            await self._run_turn(text, shell=shell)
+            await self._run_turn(text, shell=shell, prepare=prepare)
         finally:
             # The collection the app holds off, when the user is most likely reading the answer.
             self.app.set_timer(IDLE_COLLECT_AFTER, self.collect_when_idle)
+            self.app.prompt.paths_stale = True  # the turn's tools may have made files: walk again at the next @
 
     def collect_when_idle(self) -> None:
         """The full garbage collection held off while the app runs (see ``full_collections_held``), unless
@@ -237,7 +235,7 @@ class Controller:
         self._turns_since_deep_collect = 0
         collect_everything()
 
-    async def _run_turn(self, text: str, *, shell: bool) -> None:
+    async def _run_turn(self, text: str, *, shell: bool, prepare: bool = True) -> None:
         from swebash_ai.errors import SwebashError
         from swebash_ai.tui.engine import EventPipe, pump
 
@@ -254,6 +252,12 @@ class Controller:
 
                 app.chat.add_error("No provider", NO_PROVIDER_HELP.strip())
                 return
+            if prepare and not shell:  # /NAME expanded, @path attached: read through the path guard
+                from swebash_ai.tui.user_input import BUILTINS, show_prepared
+
+                prepared = await asyncio.to_thread(session.prepare, text, BUILTINS)
+                show_prepared(app.chat, prepared)
+                text = prepared.text
             pipe = EventPipe(asyncio.get_running_loop())
             events = session.run_shell(text) if shell else session.run(text)
             future = self._future = app.engine.submit(pump(events, pipe))
@@ -324,6 +328,10 @@ class Controller:
                 await app.chat.end_reply()
                 if reason == "cancelled":
                     app.chat.add_notice("Cancelled. The conversation is kept; ask again or go on.", "warning")
+                elif reason in ("max_tool_calls", "max_iterations"):
+                    self.can_go_on = True
+                    app.chat.add_notice("Press Ctrl+G to go on with a fresh budget of tool calls.", "warning")
+                    app.refresh_bindings()
                 elif event.denied:
                     app.chat.add_notice(f"{event.denied} call(s) denied.", "info")
             case ev.TurnFailed(error=error):
@@ -368,9 +376,16 @@ class Controller:
         await self.app.activity.clear()
 
     async def cmd_help(self, arg: str) -> None:
+        from swebash_ai.tui.user_input import BUILTINS, help_rows, prompt_hints
         from swebash_ai.tui.widgets.chat import HelpMessage
 
-        self.app.chat.append(HelpMessage())
+        session = self.app.session
+        if session is None:
+            self.app.chat.append(HelpMessage())
+            return
+        found = await asyncio.to_thread(session.custom_commands, BUILTINS)
+        self.app.prompt.custom = prompt_hints(found)
+        self.app.chat.append(HelpMessage(*help_rows(found)))
 
     async def cmd_context(self, arg: str) -> None:
         session = await self._ready_session()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from swebash_ai.tui.widgets.activity import ActivityPane
     from swebash_ai.tui.widgets.chat import ChatPane
     from swebash_ai.tui.widgets.plan import PlanPanel
+    from swebash_ai.tui.widgets.prompt import PromptInput
     from swebash_ai.tui.widgets.status import StatusBar
 
 
@@ -58,6 +59,9 @@ class ControllerHost(Protocol):
     def plan(self) -> PlanPanel: ...
 
     @property
+    def prompt(self) -> PromptInput: ...
+
+    @property
     def engine(self) -> Engine: ...
 
     def theme_names(self) -> str: ...
@@ -78,3 +82,6 @@ class ControllerHost(Protocol):
 
     @property
     def exit(self) -> Callable[..., Any]: ...
+
+    @property
+    def refresh_bindings(self) -> Callable[..., Any]: ...

@@ -37,7 +37,7 @@ from swebash_ai.tui.input_first import yield_to_input
 from swebash_ai.tui.widgets.earlier import MOUNTED_CHAPTERS, SHOW_MORE, Blueprint, EarlierMessages, blueprint
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     from swebash_ai.tui.widgets.reply import AssistantMessage
 
@@ -90,8 +90,13 @@ class HelpMessage(InfoMessage):
     """The /help text, laid out again for the width it is given: a description that wraps stays in its
     column instead of running back under the command names."""
 
+    def __init__(self, custom: Sequence[tuple[str, str]] = (), notes: Sequence[str] = ()) -> None:
+        super().__init__()
+        self.custom = tuple(custom)
+        self.notes = tuple(notes)
+
     def render(self) -> Content:
-        return Content(help_text(self.content_region.width or 100))
+        return Content(help_text(self.content_region.width or 100, self.custom, self.notes))
 
 
 class Chapter(Widget):

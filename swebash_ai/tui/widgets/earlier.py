@@ -33,7 +33,8 @@ def blueprint(widget: Widget) -> Blueprint | None:
 
     classes = " ".join(sorted(widget.classes))
     if isinstance(widget, HelpMessage):
-        return HelpMessage
+        custom, notes = widget.custom, widget.notes
+        return lambda: HelpMessage(custom, notes)
     if isinstance(widget, AssistantMessage):
         source = widget.source
         return lambda: AssistantMessage(source, classes=classes)

@@ -1,4 +1,5 @@
-"""The prompt: multi-line input (Enter sends, Ctrl+J or Shift+Enter adds a line), history, completion.
+"""The prompt: multi-line input (Enter sends, Ctrl+J or Shift+Enter adds a line), history, completion of
+slash commands (built-in and custom) and of ``@path`` (see :mod:`swebash_ai.tui.path_index`).
 
 History is kept in ``Locations.prompt_history``, one JSON string per line (so multi-line prompts survive),
 newest last, capped at :data:`HISTORY_LIMIT` entries, readable by its owner alone. A history file that cannot
@@ -10,16 +11,21 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
 from swebash_ai import private_files
+from swebash_ai.safety.terminal_text import safe
 from swebash_ai.tui import commands
 from swebash_ai.tui.early_frame import PROMPT_PLACEHOLDER
+
+if TYPE_CHECKING:
+    from swebash_ai.tui.path_index import Candidate, PathIndex
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +84,9 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
+    class PathsStale(Message):
+        """An ``@`` is being typed and files may have changed since the path index was built."""
+
     class Page(Message):
         """The user pressed PageUp (``up``) or PageDown."""
 
@@ -92,6 +101,12 @@ class PromptInput(TextArea):
         self.prompt_history = history
         self._index: int | None = None  # position in history while browsing
         self._draft = ""
+        self.paths: PathIndex | None = None
+        """The workspace's paths for ``@`` completion (the app builds it once the session is ready)."""
+        self.paths_stale = False
+        """A turn ran since the index was built (its tools may have made files): rebuilt at the next ``@``."""
+        self.custom: dict[str, tuple[str, str]] = {}
+        """The command files in force: ``/name`` -> (argument hint, description), for completion."""
 
     # --- keys -----------------------------------------------------------------------------------------
     async def _on_key(self, event: events.Key) -> None:
@@ -137,9 +152,42 @@ class PromptInput(TextArea):
         self.clear()
         self.post_message(self.Submitted(text))
 
+    def set_paths(self, index: PathIndex) -> None:
+        """A new path index (built in a thread); the choices shown follow it at once."""
+        self.paths = index
+        if isinstance(self.parent, PromptBar):
+            self.parent.show_hint()
+
+    def mention(self) -> tuple[int, str] | None:
+        """The ``@query`` ending at the cursor: (offset of its ``@``, the query)."""
+        if "@" not in self.text:
+            return None
+        from swebash_ai.tui.path_index import mention_at  # the first frame does not wait for the path policy
+
+        row, col = self.cursor_location
+        offset = sum(len(self.document.get_line(i)) + 1 for i in range(row)) + col
+        return mention_at(self.text, offset)
+
+    def mention_candidates(self, limit: int = 8) -> list[Candidate]:
+        mention = self.mention()
+        if mention is None or self.paths is None:
+            return []
+        if self.paths_stale:
+            self.paths_stale = False
+            self.post_message(self.PathsStale())
+        return self.paths.candidates(mention[1], limit)
+
     def complete(self) -> bool:
-        """Complete a slash command being typed; False when there is nothing to complete."""
-        matches = commands.complete(self.text)
+        """Complete an ``@path`` or a slash command being typed; False when there is nothing to complete."""
+        mention = self.mention()
+        if mention is not None and self.paths is not None:
+            found = self.paths.candidates(mention[1], 1)
+            if found:
+                before = self.text[:mention[0]]
+                start = (before.count("\n"), len(before.rsplit("\n", 1)[-1]))
+                self.replace(found[0].insertion, start, self.cursor_location)
+            return True  # Tab on an @word never leaves the prompt
+        matches = commands.complete(self.text, self.custom)
         if not matches:
             return False
         target = matches[0] + " " if len(matches) == 1 else commands.common_prefix(matches)
@@ -189,11 +237,27 @@ class PromptBar(Vertical):
         self.hint.display = False
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        matches = commands.complete(self.input.text)
+        self.show_hint()
+
+    def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        if self.hint.display or "@" in self.input.text:
+            self.show_hint()
+
+    def show_hint(self) -> None:
+        """The choices for what is being typed: paths for ``@``, else slash commands (Tab takes the first)."""
+        prompt = self.input
+        paths = prompt.mention_candidates()
+        if paths:
+            lines = [("› " if i == 0 else "  ") + safe(c.path, visible=True) + ("  (gitignored)" if c.ignored else "")
+                     for i, c in enumerate(paths)]  # a file name may hold escape sequences: shown, not obeyed
+            self.hint.update(Content("\n".join(lines)))
+            self.hint.display = True
+            return
+        matches = commands.complete(prompt.text, prompt.custom)
         if matches:
-            lines = [f"{name} {arg}".rstrip() + f"  — {desc}" for name in matches
-                     for arg, desc in [commands.SLASH_COMMANDS[name]]]
-            self.hint.update("\n".join(lines))
+            known = {**commands.SLASH_COMMANDS, **prompt.custom}
+            lines = [f"{name} {arg}".rstrip() + f"  — {desc}" for name in matches for arg, desc in [known[name]]]
+            self.hint.update(Content("\n".join(lines)))
             self.hint.display = True
         else:
             self.hint.display = False

@@ -1,0 +1,60 @@
+"""What the user typed, made into the message a turn sends: a custom command expanded, mentions attached.
+
+Both front ends call :func:`prepare_prompt` (through ``Session.prepare``) before a turn, so ``/NAME args``
+and ``@path`` behave the same in the TUI and in ``swebash-ai -c``. Only the text the user gave goes through
+it: input piped to ``-c`` is added afterwards, so a mention inside a piped file attaches nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, CommandSet, CustomCommand
+from swebash_ai.agent.mentions import Attachment, expand_mentions
+from swebash_ai.tools.registry import ToolContext
+
+__all__ = ["PreparedPrompt", "prepare_prompt"]
+
+GO_ON = ("[swebash-ai] The user gives you a fresh budget of tool calls and rounds. Go on with the task where "
+         "you stopped.")
+"""The message of the TUI's "go on" action after a turn stopped at a limit."""
+
+
+@dataclass(frozen=True)
+class PreparedPrompt:
+    text: str
+    """The user message the model receives."""
+    command: CustomCommand | None = None
+    attachments: tuple[Attachment, ...] = ()
+    notices: tuple[str, ...] = ()
+    """For the user (one line each): mentions left as text and why."""
+
+    @property
+    def lines(self) -> list[str]:
+        """Compact lines for the chat or stderr: the command used, then each attachment."""
+        used = [f"↳ /{self.command.name} from {self.command.path}"] if self.command is not None else []
+        return used + [a.line for a in self.attachments]
+
+
+def prepare_prompt(
+    text: str, ctx: ToolContext, commands: CommandSet, *, builtins: Collection[str] = BUILTIN_COMMANDS
+) -> PreparedPrompt:
+    """``/NAME args`` expanded when NAME is a command file (a built-in's name never is), then every mention
+    attached. A project command's own text may only mention files inside the project."""
+    command = None
+    within: tuple[Path, ...] = ()
+    why: tuple[str, ...] = ()
+    stripped = text.strip()
+    if stripped.startswith("/") and not stripped.startswith("//"):
+        name, _, arguments = stripped[1:].partition(" ")
+        found = commands.get(name) if name.lower() not in builtins else None
+        if found is not None:
+            command, text = found, found.expand(arguments)
+            if found.scope == "project":
+                within = (found.path.parent.parent.parent,)
+        elif name.lower() in commands.left_out:
+            why = (commands.left_out[name.lower()],)
+    expansion = expand_mentions(text, ctx, within=within)
+    return PreparedPrompt(expansion.text, command, expansion.attachments, why + expansion.notices)
