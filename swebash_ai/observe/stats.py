@@ -290,6 +290,10 @@ def _secs(value: float | None) -> str:
     return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.2f}s"
 
 
+def _n(count: int, one: str, many: str = "") -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 def _bar(value: int, top: int, width: int = 30) -> str:
     if top <= 0 or value <= 0:
         return ""
@@ -351,8 +355,9 @@ def render(stats: dict[str, Any]) -> str:
         out.append(f"{label:<40}{n:>6}  {_bar(n, top)}")
     turns = stats["turns"]
     out.append(_title("Turns"))
-    out.append(f"{turns['count']} turns ({turns['from_saved_sessions']} from sessions saved before turns were "
-               "recorded)" if turns["from_saved_sessions"] else f"{turns['count']} turns")
+    older = turns["from_saved_sessions"]
+    out.append(f"{_n(turns['count'], 'turn')}" + (f" ({older} from sessions saved before turns were recorded)"
+                                                  if older else ""))
     if turns["by_reason"]:
         out.append("ended: " + ", ".join(f"{k} {v}" for k, v in sorted(turns["by_reason"].items())))
     if turns["rounds"]:
@@ -362,16 +367,21 @@ def render(stats: dict[str, Any]) -> str:
             out.append(f"  {k:>3} {v:>6}  {_bar(v, top)}")
     req = stats["requests"]
     out.append(_title("Model requests"))
-    out.append(f"{req['count']} requests, {req['failed']} failed, {req['retries']} retries; latency p50 "
-               f"{_secs(req['p50'])}, p95 {_secs(req['p95'])}; first token p50 {_secs(req['first_token_p50'])}")
+    out.append(f"{_n(req['count'], 'request')}, {req['failed']} failed, {_n(req['retries'], 'retry', 'retries')}")
+    out.append(f"latency p50 {_secs(req['p50'])}, p95 {_secs(req['p95'])}; first token p50 "
+               f"{_secs(req['first_token_p50'])}")
     if stats["models"]:
-        out.append("models: " + ", ".join(f"{m} ({n} turns)" for m, n in
+        out.append("models: " + ", ".join(f"{m} ({_n(n, 'turn')})" for m, n in
                                           sorted(stats["models"].items(), key=lambda kv: -kv[1])))
     out.append(_title("Tokens"))
     for key, label in (("with_tools", "turns with tool calls"), ("without_tools", "turns without tools")):
         t = stats["tokens"][key]
         out.append(f"{label:<24}{t['turns']:>6} turns {t['prompt']:>12,} in {t['completion']:>10,} out")
     cost = stats["cost"]
-    note = f" ({cost['turns_without_price']} turns with no known price)" if cost["turns_without_price"] else ""
-    out.append(f"estimated cost: ${cost['usd']:.4f}{note}")
+    unpriced = cost["turns_without_price"]
+    if unpriced and not cost["usd"]:
+        out.append(f"estimated cost: unknown (no price known for the models of {_n(unpriced, 'turn')})")
+    else:
+        note = f" ({_n(unpriced, 'turn')} with no known price, not counted)" if unpriced else ""
+        out.append(f"estimated cost: ${cost['usd']:.4f}{note}")
     return "\n".join(line[:WIDTH] for line in out)

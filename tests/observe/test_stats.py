@@ -123,12 +123,12 @@ def test_tool_decision_turn_and_token_figures(isolated_env: Path) -> None:
     text = render(stats)
     assert all(len(line) <= 80 for line in text.splitlines())
     assert "MCP server tracker:" in text and "  open_issue" in text
-    assert "asked, denied" in text and "$0.0100 (2 turns with no known price)" in text
+    assert "asked, denied" in text and "$0.0100 (2 turns with no known price, not counted)" in text
 
 
 def test_empty_install_says_so(isolated_env: Path) -> None:
     text = render(collect(locations()))
-    assert "no tool calls recorded" in text and "0 turns" in text
+    assert "no tool calls recorded" in text and "0 turns" in text and "0 requests, 0 failed, 0 retries" in text
 
 
 def test_window_edges_by_date_then_by_time() -> None:

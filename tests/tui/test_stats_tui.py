@@ -28,5 +28,6 @@ async def test_stats_shows_this_sessions_calls(llm_env: FakeLLMServer, make_app,
     assert f"session {app.session.conversation.id}" in text
     (row,) = [line for line in text.splitlines() if line.startswith("read_file")]
     assert row.split()[1:3] == ["1", "1"]  # one call, one ok
-    assert "2 requests, 0 failed" in text
+    assert "2 requests, 0 failed" in text and "first token p50" in text
+    assert all(len(line) <= 80 for line in text.splitlines())
     assert "turns with tool calls" in text and "240 in" in text
