@@ -194,8 +194,8 @@ class _Turn:
     async def drive_tool(self, call: ToolCall) -> None:
         try:
             result = await self._run_call(call)
-        except asyncio.CancelledError:
-            result = ToolResult.cancelled()
+        except asyncio.CancelledError as exc:
+            result = _cancelled_result(exc)
         note = result.for_model()
         if len(note) > 4000:
             note = note[:2000] + "\n[…]\n" + note[-2000:]
@@ -331,15 +331,10 @@ class _Turn:
                 self.emit(ToolCallStarted(call.id, call.name, args.model_dump(), summary))
                 try:
                     result, decision, decided_by = await self._guarded_run(call, tool, args, summary)
-                except asyncio.CancelledError:
-                    self._audit(
-                        call,
-                        parsed,
-                        decision,
-                        decided_by or "cancelled",
-                        ToolResult.cancelled(),
-                    )
-                    self.emit(ToolCallFinished(call.id, call.name, ToolResult.cancelled(), "cancelled"))
+                except asyncio.CancelledError as exc:
+                    cancelled = _cancelled_result(exc)
+                    self._audit(call, parsed, decision, decided_by or "cancelled", cancelled)
+                    self.emit(ToolCallFinished(call.id, call.name, cancelled, "cancelled"))
                     raise
         self._audit(call, parsed, decision, decided_by, result)
         self.emit(ToolCallFinished(call.id, call.name, result, decided_by))
@@ -496,3 +491,10 @@ def _detail(tool: Any, ctx: ToolContext, args: Any) -> str:
     except Exception as exc:  # a preview that fails must not block the question
         log.debug("preview of %s failed: %s", tool.name, exc)
     return json.dumps(args.model_dump(), indent=2, ensure_ascii=False)
+
+
+def _cancelled_result(exc: BaseException) -> ToolResult:
+    """A cancelled call's result; a tool that stopped something on the way out says what (``result_message``:
+    the exec tool names the processes it could not stop)."""
+    message = getattr(exc, "result_message", None)
+    return ToolResult.cancelled(message) if isinstance(message, str) else ToolResult.cancelled()

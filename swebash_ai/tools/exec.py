@@ -5,7 +5,8 @@ Contract:
     tool lists); the call then runs through :func:`~swebash_ai.tools.process.run_process`, the one place
     that starts processes (its docstring says how: scrubbed environment, own session, whole-tree kill at
     the timeout, bounded and cleaned output). The result the model reads is the exit code, then stdout and
-    stderr; a timeout says the command and all it started were killed.
+    stderr; it names the background processes stopped at the end, and any process that could not be
+    stopped (pid and command line): it never claims more than was done.
 """
 
 from __future__ import annotations
@@ -160,6 +161,8 @@ async def run_command(
         "stdout_bytes": res.stdout_bytes,
         "stderr_bytes": res.stderr_bytes,
         "stopped_background": res.stopped,
+        "containment": res.containment.mechanism if res.containment is not None else None,
+        "survivors": [{"pid": p.pid, "cmdline": p.cmdline} for p in res.survivors],
         "sandbox": settings.exec_sandbox,
     }
     text = res.render()

@@ -1,4 +1,4 @@
-"""Running a shell command as a process tree: :func:`run_process`, the one place that starts processes.
+"""Running a shell command as a contained process tree: the one place that starts processes.
 
 Contract:
     The only place in the package that starts processes (the exec tool, ``tools/exec.py``, calls
@@ -7,68 +7,70 @@ Contract:
     ``sudo``/``ssh`` cannot prompt), a scrubbed
     environment (no secret-looking variables, no ``BASH_ENV``/``ENV``/exported functions, pagers and
     colours off, hardened git config), optionally under bubblewrap (never a silent fallback). When
-    :func:`run_process` returns or raises, nothing the command started is running: after a timeout, a
-    cancellation (Ctrl-C cancels the tool's task: kill, then re-raise) or a normal exit (left-over
-    background processes are stopped and counted). Output is read concurrently, streamed to ``on_output``
-    at most ~20 times a second, kept bounded (head and a tail ring), stripped of escape sequences and
-    decoded as UTF-8 with replacement.
+    :func:`run_process` returns or raises, nothing the command started is running, or the result names
+    what could not be stopped: after a timeout, a cancellation (Ctrl-C cancels the tool's task: stop, then
+    :class:`CommandCancelled` saying what the stop did) or a normal exit (left-over background processes
+    are stopped and named). Output is read concurrently, streamed to ``on_output`` at most ~20 times a
+    second, kept bounded and cleaned (``tools/output.py``).
 
-Why this kill strategy:
-    Killing the child leaves grandchildren running; killing its process group misses a grandchild that
-    called ``setsid``. So: SIGTERM to the group and every known descendant, a short grace, SIGKILL, sweeps
-    until nothing is left. Descendants are known three ways, each with holes alone: psutil snapshots while
-    it runs; a per-run marker variable every descendant inherits; and the agent as child subreaper
-    (``PR_SET_CHILD_SUBREAPER``), so orphans re-parent to us, not to init: they stay findable and their
-    zombies are ours to reap. Killing runs in a worker thread, so a second cancellation cannot stop it.
+Containment (``tools/containment.py`` says which mechanism holds where):
+    :func:`start_contained` is the API for anything that runs a command, to completion or in the
+    background: it returns a :class:`Contained` with ``wait()`` / ``stop()`` that end everything the
+    command started and report it (a :class:`~swebash_ai.tools.containment.Containment`: what was stopped,
+    what survived, pids and command lines). On Linux the command runs under a per-run supervisor
+    (``tools/supervisor.py``), a child subreaper: no descendant can leave its tree by ``setsid``, a double
+    fork or a cleared environment, and a crashed swebash-ai still ends the run (the supervisor sees its
+    control pipe close). Elsewhere: process group, marker variable and snapshots (the fallback).
+    Stopping runs in a task shielded from cancellation, so a second Ctrl-C cannot interrupt it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
-import ctypes
 import logging
 import os
-import re
 import shutil
 import signal
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-import psutil
+from typing import Literal
 
 from swebash_ai.errors import ToolError
 from swebash_ai.safety.redact import looks_secret_env
+from swebash_ai.tools import containment
+from swebash_ai.tools.containment import KILL_GRACE, MARKER_VAR, Containment, ProcessInfo, become_subreaper
+from swebash_ai.tools.output import Capture, Live, budget, clean_output
 
 __all__ = [
     "BWRAP_MISSING",
     "GIT_HARDENING",
     "KILL_GRACE",
     "MARKER_VAR",
+    "CommandCancelled",
+    "Contained",
+    "Containment",
+    "ProcessInfo",
     "ProcessResult",
     "build_argv",
     "child_environment",
     "clean_output",
     "run_process",
     "run_program",
+    "start_contained",
+    "stop_all",
+    "supervised",
 ]
 
 log = logging.getLogger(__name__)
 
-KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
-MARKER_VAR = "SWEBASH_EXEC_ID"  # a per-run id every descendant inherits (see the module docstring)
-
 _READ_SIZE = 65_536
-_LIVE_INTERVAL = 0.05  # at most ~20 on_output calls a second
-_LIVE_MAX = 16_384  # characters of live output per call; a flood shows its latest part
 _TRACK_FIRST, _TRACK_EVERY = 0.02, 0.1
+_EXIT_POLL = 0.01  # the fallback polls the exit status: asyncio's wait() also waits for the pipes to close
 _DRAIN_TIMEOUT = 2.0
 
 # git settings that make reading commands safe in a hostile repository. Deliberately absent:
@@ -109,26 +111,6 @@ _ENV_SET: dict[str, str] = {
     "NO_COLOR": "1",
     "PYTHONUNBUFFERED": "1",
 }
-
-# CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC, other ESC sequences, then stray C0/C1 controls
-# (a lone ESC included). Tab, newline and carriage return are handled apart.
-_ESCAPES = re.compile(
-    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[ -/]*[0-~]"
-    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
-)
-_COMPLETE_ESCAPE = re.compile(
-    r"\x1b(?:\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|\[[0-?]*[ -/]*[@-~]|[ -/]*[0-~])"
-)
-_CUT_CHAR = re.compile(rb"\A[\x80-\xbf]{1,3}")
-_OVERWRITTEN = re.compile(r"[^\n]*\r(?=[^\n\r])")  # "10%\r20%" -> "20%" (what a terminal would show)
-
-
-def clean_output(text: str) -> str:
-    """Remove escape sequences and control characters; keep what a terminal would finally show per line."""
-    text = _ESCAPES.sub("", text).replace("\r\n", "\n")
-    return _OVERWRITTEN.sub("", text).replace("\r", "")
-
 
 def child_environment(base: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
     """The environment a command gets: ``base`` minus secrets and shell start-up hooks, plus safe defaults.
@@ -186,238 +168,12 @@ def build_argv(
     argv += ["--unshare-all", *(["--share-net"] if network else [])]
     return [*argv, "--die-with-parent", "--new-session", "--chdir", str(cwd), *shell]
 
-
-_subreaper_lock = threading.Lock()
-_subreaper: bool | None = None  # None: not tried yet
-
-
-def _become_subreaper() -> bool:
-    """Make this process a child subreaper (Linux, once, best effort): orphans re-parent to us."""
-    global _subreaper
-    with _subreaper_lock:
-        if _subreaper is None:
-            _subreaper = False
-            if sys.platform.startswith("linux"):
-                try:  # prctl(PR_SET_CHILD_SUBREAPER, 1)
-                    _subreaper = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
-                except (OSError, AttributeError) as exc:
-                    log.debug("cannot become a child subreaper: %s", exc)
-        return _subreaper
-
-
-def _running(p: Any) -> bool:
-    """Alive and not a zombie (and the same process: psutil checks the creation time)."""
-    with contextlib.suppress(psutil.Error):
-        return bool(p.is_running()) and p.status() != psutil.STATUS_ZOMBIE
-    return False
-
-
-class _Tree:
-    """Every process a command started, as far as it can be known (see the module docstring).
-
-    Only a direct child of this process is accepted as the root, and pid 0/1, this process, its ancestors
-    and its process group are never signalled, whatever the scans find.
-    """
-
-    def __init__(self, pid: int, marker: str) -> None:
-        self.pid, self.marker = pid, marker
-        self.known: dict[int, Any] = {}
-        self.main: Any = None
-        me = psutil.Process()
-        self.spared = {0, 1, me.pid, *(a.pid for a in me.parents())}
-        with contextlib.suppress(psutil.Error):
-            main = psutil.Process(pid)
-            if main.ppid() == me.pid and pid not in self.spared:
-                self.main = main
-
-    def snapshot(self) -> None:
-        """Remember the main process's current descendants (called periodically while it runs)."""
-        with contextlib.suppress(psutil.Error, AttributeError):
-            for p in self.main.children(recursive=True):
-                if p.pid not in self.spared:
-                    self.known.setdefault(p.pid, p)
-
-    def collect(self) -> dict[int, Any]:
-        """Known processes, their current descendants and the processes carrying our marker (one scan).
-
-        As a subreaper, every orphan of the tree is our child, so only our children's markers are read.
-        """
-        me, everyone = os.getpid(), not _subreaper
-        found: dict[int, Any] = dict(self.known)
-        if self.main is not None:
-            found.setdefault(self.pid, self.main)
-        children: dict[int, list[Any]] = {}
-        for p in psutil.process_iter(["ppid"]):
-            ppid = p.info["ppid"]
-            children.setdefault(ppid, []).append(p)
-            if p.pid not in found and p.pid not in self.spared and (everyone or ppid == me):
-                with contextlib.suppress(psutil.Error):
-                    if p.environ().get(MARKER_VAR) == self.marker:
-                        found[p.pid] = p
-        todo = [pid for pid, p in found.items() if _running(p)]
-        while todo:
-            for c in children.get(todo.pop(), []):
-                if c.pid not in found and c.pid not in self.spared:
-                    found[c.pid] = c
-                    todo.append(c.pid)
-        self.known.update((pid, p) for pid, p in found.items() if pid != self.pid)
-        return found
-
-    def _signal(self, procs: Iterable[Any], sig: signal.Signals) -> None:
-        group_alive = self.main is not None and self.main.is_running()
-        for p in procs:
-            try:
-                p.send_signal(sig)
-                group_alive = group_alive or os.getpgid(p.pid) == self.pid
-            except (psutil.Error, OSError):
-                pass
-        # The group id cannot have been reused while a member or the leader exists.
-        if group_alive and self.main is not None and self.pid != os.getpgrp():
-            with contextlib.suppress(OSError):
-                os.killpg(self.pid, sig)
-
-    def alive(self) -> list[Any]:
-        return [p for p in self.collect().values() if _running(p)]
-
-    def kill(self, grace: float = KILL_GRACE) -> int:
-        """TERM, grace, KILL until nothing is left; reap re-parented orphans. Returns how many ran."""
-        alive = self.alive()
-        count = len(alive)
-        if alive:
-            self._signal(alive, signal.SIGTERM)
-            deadline = time.monotonic() + grace
-            while alive and time.monotonic() < deadline:
-                time.sleep(0.01)
-                alive = [p for p in alive if _running(p)]
-            for _ in range(100):  # a process may fork while we sweep; bounded anyway
-                if not (alive := self.alive()):
-                    break
-                self._signal(alive, signal.SIGKILL)
-                time.sleep(0.005)
-        self._reap()
-        return count
-
-    def _reap(self, timeout: float = 1.0) -> None:
-        """Reap zombies that re-parented to us (the main process is asyncio's to reap)."""
-        deadline = time.monotonic() + timeout
-        pending = [p for pid, p in self.known.items() if pid != self.pid]
-        while pending and time.monotonic() < deadline:
-            still = []
-            for p in pending:
-                try:
-                    if p.is_running() and os.waitpid(p.pid, os.WNOHANG) == (0, 0):
-                        still.append(p)
-                except ChildProcessError:  # not (yet) ours: its parent reaps it, or it re-parents to us
-                    with contextlib.suppress(psutil.Error):
-                        if p.ppid() not in (0, 1):
-                            still.append(p)
-                except (psutil.Error, OSError):
-                    pass
-            if pending := still:
-                time.sleep(0.005)
-
-
-def _utf8_start(data: bytes) -> bytes:
-    """``data`` without the continuation bytes (at most 3) of a character cut off at its start."""
-    return _CUT_CHAR.sub(b"", data, count=1)
-
-
-class _Capture:
-    """Bounded bytes: the first half of the cap, and a ring holding the last half."""
-
-    def __init__(self, cap: int) -> None:
-        self.head_cap, self.tail_cap = cap // 2, cap - cap // 2
-        self.head, self.tail, self.seen = bytearray(), bytearray(), 0
-
-    def add(self, data: bytes) -> None:
-        self.seen += len(data)
-        room = self.head_cap - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        if len(data) >= self.tail_cap:
-            self.tail = bytearray(data[len(data) - self.tail_cap :])
-        elif data:
-            self.tail += data
-            if len(self.tail) > self.tail_cap:
-                del self.tail[: len(self.tail) - self.tail_cap]
-
-    def text(self, limit: int) -> tuple[str, int]:
-        """The kept output cut to ``limit`` bytes (head and tail), decoded and cleaned; and bytes cut."""
-        kept = len(self.head) + len(self.tail)
-        if kept == self.seen:  # nothing dropped: head + tail is contiguous
-            data = bytes(self.head + self.tail)
-            if len(data) <= limit:
-                return clean_output(data.decode("utf-8", "replace")), 0
-            h = limit // 2
-            head, tail = data[:h], data[len(data) - (limit - h) :]
-        else:
-            h = min(len(self.head), limit // 2)
-            t = min(len(self.tail), limit - h)
-            head, tail = bytes(self.head[:h]), bytes(self.tail[len(self.tail) - t :])
-        cut = self.seen - len(head) - len(tail)
-        head_text = codecs.getincrementaldecoder("utf-8")("replace").decode(head)  # holds back a split char
-        tail_text = _utf8_start(tail).decode("utf-8", "replace")
-        return f"{clean_output(head_text)}\n[… {cut} bytes cut …]\n{clean_output(tail_text)}", cut
-
-
-def _budget(a: int, b: int, cap: int) -> tuple[int, int]:
-    """Split ``cap`` bytes between two streams of ``a`` and ``b`` bytes: a small one keeps everything."""
-    if a + b <= cap:
-        return a, b
-    a_share = a if a <= cap // 2 else max(cap // 2, cap - b)
-    return a_share, cap - a_share
-
-
-class _Live:
-    """Forwards decoded, cleaned output to a callback, coalesced to at most one call per interval."""
-
-    def __init__(self, sink: Callable[[str], None], loop: asyncio.AbstractEventLoop) -> None:
-        self.sink, self.loop = sink, loop
-        self.decoders = {n: codecs.getincrementaldecoder("utf-8")("replace") for n in ("out", "err")}
-        self.pending: list[str] = []
-        self.size, self.last, self.carry = 0, 0.0, ""  # carry: an escape sequence split across reads
-        self.timer: asyncio.TimerHandle | None = None
-
-    def feed(self, stream: str, data: bytes) -> None:
-        if len(data) > _LIVE_MAX:  # only the latest part of a flood is worth showing
-            data = _utf8_start(data[len(data) - _LIVE_MAX :])
-            self.decoders[stream].reset()
-        self.pending.append(text := self.decoders[stream].decode(data))
-        self.size += len(text)
-        if self.size > 2 * _LIVE_MAX:
-            joined = "".join(self.pending)
-            self.pending, self.size, self.carry = ["…" + joined[-_LIVE_MAX:]], _LIVE_MAX + 1, ""
-        wait = self.last + _LIVE_INTERVAL - time.monotonic()
-        if wait <= 0:
-            self.flush()
-        elif self.timer is None:
-            self.timer = self.loop.call_later(wait, self.flush)
-
-    def flush(self, final: bool = False) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        text = self.carry + "".join(self.pending)
-        self.pending, self.size, self.carry = [], 0, ""
-        if len(text) > _LIVE_MAX:
-            text = "…" + text[len(text) - _LIVE_MAX :]
-        esc = text.rfind("\x1b")
-        if not final and esc >= 0 and len(text) - esc < 256 and not _COMPLETE_ESCAPE.match(text, esc):
-            text, self.carry = text[:esc], text[esc:]
-        self.last = time.monotonic()
-        if text := clean_output(text):
-            try:
-                self.sink(text)
-            except Exception:  # a broken display must not break the command
-                log.exception("on_output callback failed")
-
-
 @dataclass(frozen=True)
 class ProcessResult:
     """What a command did. ``exit_code`` is 128+N when signal N (``signal``) ended it, ``None`` if unknown;
     ``stdout``/``stderr`` are cleaned text cut in the middle (``[… N bytes cut …]``) beyond the cap, while
-    ``*_bytes`` count all that was written; ``stopped`` counts background processes stopped at the end."""
+    ``*_bytes`` count all that was written; ``stopped`` counts background processes stopped at the end and
+    ``containment`` says which, and which could not be stopped."""
 
     exit_code: int | None
     signal: str | None
@@ -430,19 +186,29 @@ class ProcessResult:
     stderr_bytes: int
     duration: float
     stopped: int = 0
+    containment: Containment | None = None
 
     @property
     def status(self) -> Literal["ok", "error", "timeout"]:
         return "timeout" if self.timed_out else "ok" if self.exit_code == 0 else "error"
 
+    @property
+    def survivors(self) -> tuple[ProcessInfo, ...]:
+        return self.containment.survivors if self.containment is not None else ()
+
     def render(self) -> str:
         """The result as text for a model: a status line, then the ``stdout:`` and ``stderr:`` sections."""
         head = f"exit code {self.exit_code}" + (f" (killed by {self.signal})" if self.signal else "")
+        c = self.containment
         if self.timed_out:
-            head = f"timed out after {self.timeout:g} s; the command and all it started were killed. Output:"
+            head = f"timed out after {self.timeout:g} s; {_stop_words(c, 'killed')}. Output:"
         lines = [head]
         if self.stopped and not self.timed_out:
-            lines.append(f"note: {self.stopped} background process(es) still running at the end were stopped")
+            names = f": {c.stopped_names()}" if c is not None and c.stopped else ""
+            lines.append(f"note: {self.stopped} background process(es) still running at the end were stopped{names}")
+        if c is not None and not c.complete and not self.timed_out:
+            lines.append(f"warning: {c.survivors_text()}")
+        lines += [f"note: {n}" for n in c.notes] if c is not None else []
         for name, text in (("stdout", self.stdout), ("stderr", self.stderr)):
             if text:
                 lines += [f"{name}:", text[:-1] if text.endswith("\n") else text]
@@ -451,23 +217,218 @@ class ProcessResult:
         return "\n".join(lines)
 
 
-async def _pump(reader: asyncio.StreamReader, cap: _Capture, live: _Live | None, name: str) -> None:
+def _stop_words(c: Containment | None, verb: str) -> str:
+    """What a stop did, in words that claim no more than was done."""
+    if c is not None and not c.complete:
+        return f"{c.survivors_text()}; the rest were {verb}"
+    if c is not None and c.mechanism != "subreaper":
+        return f"the command and every process found were {verb}"
+    return f"the command and all it started were {verb}"
+
+
+class CommandCancelled(asyncio.CancelledError):
+    """The run was cancelled and stopped; ``result_message`` says what the stop did (the loop makes it the
+    cancelled call's result)."""
+
+    def __init__(self, containment: Containment) -> None:
+        self.containment = containment
+        notes = "".join(f" ({n})" for n in containment.notes)
+        self.result_message = f"Cancelled by the user before it finished; {_stop_words(containment, 'stopped')}.{notes}"
+        super().__init__(self.result_message)
+
+
+_SUPERVISOR = Path(__file__).with_name("supervisor.py")
+_STOP_WAIT = KILL_GRACE + 4.0  # the supervisor's grace, its SIGKILL rounds and a loaded machine's delays
+_live: set[Contained] = set()
+
+
+def supervised() -> bool:
+    """Whether commands run under the per-run subreaper supervisor here (Linux) or the fallback."""
+    return sys.platform.startswith("linux") and bool(sys.executable) and _SUPERVISOR.is_file()
+
+
+class Contained:
+    """One command and everything it starts, as a unit that can be stopped (see the module docstring).
+
+    Read ``proc.stdout``/``proc.stderr``; ``await wait()`` for it to end by itself, or ``await stop()`` to end
+    it now: either stops whatever is left and returns the :class:`Containment` (also kept in ``result``).
+    Both are idempotent and finish even if the caller is cancelled meanwhile. Built by :func:`start_contained`.
+    """
+
+    def __init__(self, proc: asyncio.subprocess.Process, marker: str, control: int | None, report: int | None):
+        self.proc, self.marker = proc, marker
+        self._control, self._report = control, report
+        self._tree = containment.Tree(proc.pid, marker)
+        loop = asyncio.get_running_loop()
+        self._exited: asyncio.Future[None] = loop.create_future()
+        self._data = bytearray()
+        self._tracker: asyncio.Task[None] | None = None
+        if report is not None:  # the report pipe ends when the supervisor does (only it holds the write end)
+            os.set_blocking(report, False)
+            loop.add_reader(report, self._read_report)
+        else:
+            self._tracker = asyncio.create_task(self._track())
+        self._ending: asyncio.Task[Containment] | None = None
+        self.result: Containment | None = None
+        _live.add(self)
+
+    @property
+    def pid(self) -> int:
+        """The process swebash-ai started: the supervisor, or the command itself under the fallback."""
+        return self.proc.pid
+
+    @property
+    def running(self) -> bool:
+        return self.result is None and not self._exited.done()
+
+    @property
+    def returncode(self) -> int | None:
+        """The command's exit code (negative: killed by that signal), once known."""
+        if self._control is None:
+            return self.proc.returncode
+        status = None if self.result is None else self.result.exit_status
+        return None if status is None else os.waitstatus_to_exitcode(status)
+
+    async def exited(self) -> None:
+        """Return when the command ended (under the supervisor: when the supervisor did).
+
+        Not ``proc.wait()``: asyncio also waits for the output pipes to close, which a background process
+        holding them would delay."""
+        await asyncio.shield(self._exited)
+
+    async def wait(self) -> Containment:
+        """Wait for the command to end by itself, then stop what it left running."""
+        await self.exited()
+        return await self._end()
+
+    async def stop(self) -> Containment:
+        """Stop the command and everything it started now."""
+        return await self._end()
+
+    async def _end(self) -> Containment:
+        if self._ending is None:
+            self._ending = asyncio.create_task(self._finish())
+        return await asyncio.shield(self._ending)
+
+    def _read_report(self) -> None:
+        assert self._report is not None
+        try:
+            chunk = os.read(self._report, 65_536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        self._data += chunk
+        if not chunk:
+            asyncio.get_running_loop().remove_reader(self._report)
+            os.close(self._report)
+            if not self._exited.done():
+                self._exited.set_result(None)
+
+    async def _finish(self) -> Containment:
+        try:
+            if self._tracker is not None:
+                self._tracker.cancel()
+            if self._control is None:
+                result = await asyncio.to_thread(self._tree.kill, KILL_GRACE)
+            else:
+                result = await self._finish_supervised()
+        finally:
+            _live.discard(self)
+        self.result = result
+        if not result.complete:
+            log.warning("%s", result.survivors_text())
+        return result
+
+    async def _finish_supervised(self) -> Containment:
+        assert self._control is not None
+        with contextlib.suppress(OSError):
+            os.close(self._control)  # the supervisor's signal to stop (a no-op once the command ended)
+        try:
+            await asyncio.wait_for(self.exited(), _STOP_WAIT)
+        except TimeoutError:
+            log.warning("the supervisor (pid %s) did not finish in %.1f s; killing it", self.proc.pid, _STOP_WAIT)
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            await self.exited()
+        report, done = containment.parse_report(bytes(self._data))
+        if done and report.mechanism == "subreaper":
+            return report
+        # The supervisor was killed (by the command, `kill -9 $PPID`) or could not be a subreaper: sweep the
+        # way the fallback does; orphans it left re-parented to us, as we are a subreaper too.
+        swept = await asyncio.to_thread(self._tree.kill, KILL_GRACE)
+        notes = swept.notes if done else (
+            "the command killed its supervisor: processes were then looked for by process group and marker "
+            "variable only, and one that left both may still be running",
+        )
+        stopped = report.stopped + swept.stopped
+        return Containment(
+            "fallback", stopped, report.stopped_count + swept.stopped_count, report.survivors + swept.survivors,
+            report.exit_status, notes,
+        )
+
+    async def _track(self) -> None:
+        """The fallback: remember descendants while the command runs, and notice when it ends."""
+        next_snapshot = time.monotonic() + _TRACK_FIRST
+        while self.proc.returncode is None:
+            if time.monotonic() >= next_snapshot:
+                await asyncio.to_thread(self._tree.snapshot)
+                next_snapshot = time.monotonic() + _TRACK_EVERY
+            await asyncio.sleep(_EXIT_POLL)
+        if not self._exited.done():
+            self._exited.set_result(None)
+
+
+async def start_contained(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Contained:
+    """Start ``argv`` (stdin from /dev/null, stdout and stderr piped) under containment.
+
+    ``env`` should carry :data:`MARKER_VAR` (the fallback's way to find descendants). On Linux the command
+    runs under the per-run supervisor (``tools/supervisor.py``); elsewhere directly, in its own session.
+
+    Raises:
+        ToolError: it could not be started.
+    """
+    become_subreaper()  # the backstop for a supervisor the command kills, and the fallback's mechanism
+    control: tuple[int, int] | None = None
+    report: tuple[int, int] | None = None
+    pass_fds: tuple[int, ...] = ()
+    if supervised():
+        control, report = os.pipe(), os.pipe()  # read ends: supervisor / us
+        pass_fds = (control[0], report[1])
+        argv = [sys.executable, "-I", "-S", str(_SUPERVISOR), str(control[0]), str(report[1]), str(KILL_GRACE),
+                *argv]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
+    except OSError as exc:
+        for fd in (*(control or ()), *(report or ())):
+            os.close(fd)
+        raise ToolError(f"Cannot start the command: {exc}") from exc
+    finally:
+        for fd in pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    return Contained(proc, env.get(MARKER_VAR, ""), control and control[1], report and report[0])
+
+
+async def stop_all() -> list[Containment]:
+    """Stop every contained command still running (the session is ending)."""
+    return list(await asyncio.gather(*(c.stop() for c in list(_live))))
+
+
+async def _pump(reader: asyncio.StreamReader, cap: Capture, live: Live | None, name: str) -> None:
     while data := await reader.read(_READ_SIZE):
         cap.add(data)
         if live is not None:
             live.feed(name, data)
-
-
-async def _track(tree: _Tree) -> None:
-    await asyncio.sleep(_TRACK_FIRST)
-    while True:
-        await asyncio.to_thread(tree.snapshot)
-        await asyncio.sleep(_TRACK_EVERY)
-
-
-async def _stop(tree: _Tree) -> int:
-    """Kill the tree in a worker thread; if we are cancelled meanwhile, the thread still finishes."""
-    return await asyncio.shield(asyncio.get_running_loop().run_in_executor(None, tree.kill, KILL_GRACE))
 
 
 async def run_process(
@@ -498,62 +459,47 @@ async def run_process(
 
     Raises:
         ToolError: it cannot be started (no such directory, bash or bwrap missing).
-        asyncio.CancelledError: re-raised once the whole tree is killed.
+        CommandCancelled: (an ``asyncio.CancelledError``) re-raised once the whole tree is stopped.
     """
     workdir = Path(cwd)
     argv = build_argv(
         command, cwd=workdir, sandbox=sandbox, network=sandbox_network, writable_roots=[Path(r) for r in writable_roots]
     )
-    _become_subreaper()
     env = child_environment(os.environ if environ is None else environ, keep_env)
-    env[MARKER_VAR] = marker = uuid.uuid4().hex
+    env[MARKER_VAR] = uuid.uuid4().hex
     start = time.monotonic()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=workdir,
-            env=env,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise ToolError(f"Cannot start the command: {exc}") from exc
+    job = await start_contained(argv, cwd=workdir, env=env)
+    proc = job.proc
     assert proc.stdout is not None and proc.stderr is not None
-    tree = _Tree(proc.pid, marker)
-    out, err = _Capture(max_output), _Capture(max_output)
-    live = _Live(on_output, asyncio.get_running_loop()) if on_output is not None else None
+    out, err = Capture(max_output), Capture(max_output)
+    live = Live(on_output, asyncio.get_running_loop()) if on_output is not None else None
     readers = [
         asyncio.create_task(_pump(proc.stdout, out, live, "out")),
         asyncio.create_task(_pump(proc.stderr, err, live, "err")),
     ]
-    helpers = [asyncio.create_task(_track(tree)), asyncio.create_task(proc.wait())]
+    ended = asyncio.create_task(job.exited())
     try:
-        done, _ = await asyncio.wait({helpers[1]}, timeout=timeout)
-        helpers[0].cancel()
-        if done:  # ended by itself: stop what it left running in the background (holding our pipes, maybe)
-            await asyncio.wait(readers, timeout=0.05)
-        timed_out, stopped = not done, await _stop(tree)
-        await asyncio.wait({helpers[1]}, timeout=_DRAIN_TIMEOUT)
+        done, _ = await asyncio.wait({ended}, timeout=timeout)
+        timed_out = not done
+        report = await (job.stop() if timed_out else job.wait())
         await asyncio.wait(readers, timeout=_DRAIN_TIMEOUT)
     except asyncio.CancelledError:
         try:
-            await _stop(tree)
+            report = await job.stop()
         finally:
             if live is not None:
                 live.flush(final=True)  # and no timer left behind
-        raise
+        raise CommandCancelled(report) from None
     finally:  # a pipe held open by something we could not kill must not hang us
-        for task in (*readers, *helpers):
+        for task in (*readers, ended):
             task.cancel()
     if live is not None:
         live.flush(final=True)
-    rc, sig_name = proc.returncode, None
+    rc, sig_name = job.returncode, None
     if rc is not None and rc < 0:
         sig_name = signal.Signals(-rc).name if -rc in signal.valid_signals() else f"signal {-rc}"
         rc = 128 - rc
-    out_limit, err_limit = _budget(out.seen, err.seen, max_output)
+    out_limit, err_limit = budget(out.seen, err.seen, max_output)
     out_text, out_cut = out.text(out_limit)
     err_text, err_cut = err.text(err_limit)
     return ProcessResult(
@@ -567,7 +513,8 @@ async def run_process(
         stdout_bytes=out.seen,
         stderr_bytes=err.seen,
         duration=time.monotonic() - start,
-        stopped=stopped if not timed_out else 0,
+        stopped=report.stopped_count if not timed_out else 0,
+        containment=report,
     )
 
 

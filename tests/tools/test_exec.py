@@ -16,6 +16,7 @@ import pytest
 
 from swebash_ai.config import load_settings
 from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.tools import containment as containment_mod
 from swebash_ai.tools import process as process_mod
 from swebash_ai.tools.exec import TOOLS, run_command
 from swebash_ai.tools.process import build_argv, clean_output, run_process
@@ -376,7 +377,7 @@ async def test_bwrap_sandbox(workspace: Path, tmp_path: Path) -> None:
 def test_tree_refuses_processes_that_are_not_our_children() -> None:
     # Read-only checks (no signal is sent): a wrong pid must never widen the kill to the whole machine.
     for pid in (1, os.getpid(), os.getppid()):
-        tree = process_mod._Tree(pid, "no-such-marker")
+        tree = containment_mod.Tree(pid, "no-such-marker")
         assert tree.main is None
         assert tree.collect() == {}
 

@@ -1,0 +1,38 @@
+"""Benchmark: what one short command costs end to end through :func:`run_process` (start, contain, stop).
+
+Runs ``true`` N times and prints the median and p90 wall time, and which containment mechanism held
+(``subreaper``: the per-run supervisor, Linux; ``fallback``: process group, marker and snapshots).
+
+    python bench/exec_start.py [runs]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+
+from swebash_ai.tools.process import run_process
+
+
+async def main(runs: int) -> int:
+    times: list[float] = []
+    mechanism = "?"
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(runs):
+            start = time.perf_counter()
+            result = await run_process("true", cwd=tmp, timeout=10)
+            times.append(time.perf_counter() - start)
+            assert result.exit_code == 0, result
+            mechanism = result.containment.mechanism if result.containment else "none"
+    times.sort()
+    print(f"runs: {runs}, containment: {mechanism}")
+    print(f"`true` end to end: median {statistics.median(times) * 1000:.1f} ms, "
+          f"p90 {times[int(len(times) * 0.9)] * 1000:.1f} ms, min {times[0] * 1000:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 50)))

@@ -1,0 +1,228 @@
+"""Containment through the real executor: whatever a command starts ends with it, and the result says so.
+
+Each escape form runs in the three ways a run ends (the command exits, it times out, the call is cancelled).
+Every sleeper records its own pid and sleeps a duration no other test or process on the machine uses, so
+the checks look at these processes alone: by pid, and by command line for any the pid file missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+from swebash_ai.tools import process as process_mod
+from swebash_ai.tools.containment import Containment, ProcessInfo, parse_report
+from swebash_ai.tools.exec import run_command
+from swebash_ai.tools.process import CommandCancelled, ProcessResult, run_process, start_contained
+from tests.tools.test_exec import call, make_ctx
+
+pytestmark = pytest.mark.skipif(not process_mod.supervised(), reason="the subreaper supervisor is Linux-only")
+
+SH, SLEEP = shutil.which("sh") or "/bin/sh", shutil.which("sleep") or "/bin/sleep"
+_ids = itertools.count()
+
+
+def unique_duration() -> str:
+    """A sleep duration (seconds, with a fraction) that only this test's processes use."""
+    return f"{200 + next(_ids)}.{os.getpid()}{int(time.time() * 1000) % 100_000:05d}"
+
+
+def sleeper(pids: Path, duration: str, trap_term: bool = False) -> str:
+    """A shell that records its pid and becomes ``sleep DURATION`` (absolute paths: ``env -i`` clears PATH)."""
+    trap = "trap '' TERM; " if trap_term else ""
+    return f"{SH} -c '{trap}echo $$ >> {pids}; exec {SLEEP} {duration}'"
+
+
+# name -> builds the command (pid file, unique duration); each line is one way out of a process group,
+# a session, an environment marker or the parent-child tree.
+ESCAPES: dict[str, Callable[[Path, str], str]] = {
+    "setsid": lambda p, d: f"setsid {sleeper(p, d)} &",
+    "setsid env -i": lambda p, d: f"setsid env -i {sleeper(p, d)} >/dev/null 2>&1 &",
+    "double fork": lambda p, d: f"({sleeper(p, d)} &)",
+    "nohup and disown": lambda p, d: f"nohup {sleeper(p, d)} >/dev/null 2>&1 & disown",
+    "own process group": lambda p, d: (
+        f"{sys.executable} -c 'import os; os.setpgid(0, 0); os.execv(\"{SH}\", [\"sh\", \"-c\", "
+        f"\"echo $$ >> {p}; exec {SLEEP} {d}\"])' &"
+    ),
+    "ignores SIGTERM": lambda p, d: f"setsid env -i {sleeper(p, d, trap_term=True)} &",
+    "forks while killed": lambda p, d: (
+        f"{SH} -c 'echo $$ >> {p}; trap \"setsid {SLEEP} {d} & echo \\$! >> {p}\" TERM; "
+        f"while :; do setsid {SLEEP} {d} & echo $! >> {p}; {SLEEP} 0.02; done' &"
+    ),
+}
+
+
+def recorded(pids: Path) -> list[int]:
+    return [int(x) for x in pids.read_text().split()] if pids.exists() else []
+
+
+def by_duration(duration: str) -> list[psutil.Process]:
+    """Running (not zombie) processes whose command line carries the duration."""
+    found = []
+    for p in psutil.process_iter(["cmdline", "status"]):
+        if duration in (p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(p)
+    return found
+
+
+def assert_none_left(pids: Path, duration: str) -> None:
+    alive = [p for p in recorded(pids) if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+    strays = by_duration(duration)
+    for p in strays:  # never leave them behind for the next test, even when this one fails
+        p.kill()
+    assert alive == [] and strays == [], (alive, [p.pid for p in strays])
+
+
+async def wait_for_pids(pids: Path, n: int = 1, limit: float = 10.0) -> None:
+    deadline = time.monotonic() + limit
+    while len(recorded(pids)) < n and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)  # let the last one exec
+    assert len(recorded(pids)) >= n
+
+
+@pytest.mark.parametrize("escape", list(ESCAPES))
+async def test_normal_exit_stops_what_the_command_left(escape: str, workspace: Path, tmp_path: Path) -> None:
+    pids, d = tmp_path / "pids", unique_duration()
+    # the command waits until its escapee is running, then exits by itself
+    command = f"{ESCAPES[escape](pids, d)}\nfor i in $(seq 200); do [ -s {pids} ] && break; {SLEEP} 0.01; done; echo ok"
+    res = await call(run_command, make_ctx(workspace), command=command, timeout=30)
+    assert res.ok and "ok" in res.text, res.text
+    assert recorded(pids), "the escapee never started"
+    assert_none_left(pids, d)
+    stopped = res.metadata["stopped_background"]
+    assert stopped >= 1 and f"note: {stopped} background process(es) still running at the end were stopped" in res.text
+    assert f"pid {recorded(pids)[0]} (" in res.text  # named, by the pid the escapee wrote itself
+    assert "could not be stopped" not in res.text
+
+
+@pytest.mark.parametrize("escape", list(ESCAPES))
+async def test_timeout_stops_everything(escape: str, workspace: Path, tmp_path: Path) -> None:
+    pids, d = tmp_path / "pids", unique_duration()
+    start = time.monotonic()
+    res = await call(run_command, make_ctx(workspace), command=f"{ESCAPES[escape](pids, d)}\n{SLEEP} 100", timeout=1)
+    assert res.status == "timeout" and "timed out after 1 s; the command and all it started were killed" in res.text
+    assert time.monotonic() - start < 5.0
+    assert recorded(pids), "the escapee never started"
+    assert_none_left(pids, d)
+
+
+@pytest.mark.parametrize("escape", list(ESCAPES))
+async def test_cancel_stops_everything(escape: str, workspace: Path, tmp_path: Path) -> None:
+    pids, d = tmp_path / "pids", unique_duration()
+    command = f"{ESCAPES[escape](pids, d)}\n{SLEEP} 100"
+    task = asyncio.create_task(call(run_command, make_ctx(workspace), command=command, timeout=60))
+    await wait_for_pids(pids)
+    task.cancel()
+    with pytest.raises(CommandCancelled) as caught:
+        await task
+    assert caught.value.containment.complete
+    assert caught.value.result_message.endswith("the command and all it started were stopped.")
+    assert_none_left(pids, d)
+
+
+async def test_daemon_handed_to_a_service_manager_is_not_a_child(workspace: Path) -> None:
+    # What the command asks another process (a service manager, here a stand-in started outside the run)
+    # to start is not the command's: only descendants are stopped.
+    d = unique_duration()
+    outside = await asyncio.create_subprocess_exec(SLEEP, d)
+    try:
+        res = await call(run_command, make_ctx(workspace), command=f"kill -0 {outside.pid} && echo seen")
+        assert res.ok and "seen" in res.text and "stopped" not in res.text
+        assert outside.returncode is None and psutil.pid_exists(outside.pid)
+    finally:
+        outside.kill()
+        await outside.wait()
+
+
+async def test_a_command_that_kills_its_supervisor_is_still_stopped_and_the_result_says_what_is_unknown(
+    workspace: Path, tmp_path: Path
+) -> None:
+    pids, d = tmp_path / "pids", unique_duration()
+    # $PPID is the supervisor: the command takes it down, then leaves a sleeper in the process group
+    res = await call(run_command, make_ctx(workspace),
+                     command=f"kill -9 $PPID; {SLEEP} 0.1; {sleeper(pids, d)} & {SLEEP} 0.2; echo ok")
+    assert "note: the command killed its supervisor" in res.text, res.text
+    assert_none_left(pids, d)  # found all the same: it kept the marker, and orphans re-parent to us
+
+
+async def test_contained_api_for_a_long_running_command(workspace: Path, tmp_path: Path) -> None:
+    pids, d = tmp_path / "pids", unique_duration()
+    argv = ["/bin/sh", "-c", f"setsid env -i {sleeper(pids, d)} & echo started; exec {SLEEP} {d}"]
+    job = await start_contained(argv, cwd=workspace, env={"PATH": os.environ["PATH"]})
+    assert job.proc.stdout is not None
+    assert await job.proc.stdout.readline() == b"started\n"
+    await wait_for_pids(pids)
+    assert job.running and job.result is None
+    first = await job.stop()
+    again = await job.stop()  # idempotent: the same report
+    assert first is again and first.complete and first.mechanism == "subreaper"
+    assert [p.pid for p in first.stopped] == recorded(pids)
+    assert job.returncode == -15 and not job.running
+    assert_none_left(pids, d)
+
+
+async def test_a_clean_command_reports_nothing_stopped(workspace: Path) -> None:
+    res = await run_process("echo hi", cwd=workspace, timeout=5)
+    assert res.containment is not None and res.containment.mechanism == "subreaper"
+    assert res.stopped == 0 and res.containment.complete and res.render() == "exit code 0\nstdout:\nhi"
+
+
+# --- the words of a result, when something could not be stopped (a process in uninterruptible sleep, a
+# fork race lost after 2 s of SIGKILL sweeps): built from the supervisor's report format -----------------
+
+REPORT = b"P 10\nX 15\nS 11 sleep 58\nN 1\nL 12 sleep 62\nL 13 python3 -c spin\nD\n"
+
+
+def test_report_parsing() -> None:
+    c, done = parse_report(REPORT, main_pid=10)
+    assert done and c.mechanism == "subreaper" and c.exit_status == 15
+    assert c.stopped == (ProcessInfo(11, "sleep 58"),) and c.stopped_count == 1
+    assert c.survivors == (ProcessInfo(12, "sleep 62"), ProcessInfo(13, "python3 -c spin"))
+    unfinished, done = parse_report(b"F\nP 10\n")
+    assert not done and unfinished.mechanism == "fallback"
+
+
+def _result(c: Containment, timed_out: bool) -> ProcessResult:
+    return ProcessResult(None if timed_out else 0, None, "", "", timed_out, 2, False, 0, 0, 2.0,
+                         c.stopped_count, c)
+
+
+def test_survivors_are_named_never_all_killed() -> None:
+    c, _ = parse_report(REPORT)
+    timed = _result(c, timed_out=True).render()
+    assert "all it started were killed" not in timed
+    assert timed.startswith("timed out after 2 s; 2 processes could not be stopped: "
+                            "pid 12 (sleep 62), pid 13 (python3 -c spin); the rest were killed. Output:")
+    ended = _result(c, timed_out=False).render()
+    assert "note: 1 background process(es) still running at the end were stopped: pid 11 (sleep 58)" in ended
+    assert "warning: 2 processes could not be stopped: pid 12 (sleep 62), pid 13 (python3 -c spin)" in ended
+    cancelled = CommandCancelled(c).result_message
+    assert "all it started" not in cancelled and "2 processes could not be stopped: pid 12" in cancelled
+
+
+async def test_the_fallback_claims_only_what_it_found(workspace: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without a subreaper (macOS), a process that leaves the group and clears its environment is not found:
+    # the result must not say "all it started were killed".
+    monkeypatch.setattr(process_mod, "supervised", lambda: False)
+    pids, d = tmp_path / "pids", unique_duration()
+    try:
+        res = await run_process(f"{ESCAPES['setsid'](pids, d)}\n{SLEEP} 100", cwd=workspace, timeout=1)
+        assert res.containment is not None and res.containment.mechanism == "fallback"
+        text = res.render()
+        assert "all it started" not in text
+        assert text.startswith("timed out after 1 s; the command and every process found were killed. Output:")
+        assert "note: processes were looked for by process group and marker variable only" in text
+    finally:
+        for p in by_duration(d):
+            p.kill()
