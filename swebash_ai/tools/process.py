@@ -27,22 +27,24 @@ Containment (``tools/containment.py`` says which mechanism holds where):
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import logging
 import os
-import shutil
 import signal
+import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from swebash_ai.errors import ToolError
-from swebash_ai.safety.redact import looks_secret_env
 from swebash_ai.tools import containment
+from swebash_ai.tools.command_env import BWRAP_MISSING, GIT_HARDENING, build_argv, child_environment
 from swebash_ai.tools.containment import KILL_GRACE, MARKER_VAR, Containment, ProcessInfo, become_subreaper
 from swebash_ai.tools.output import Capture, Live, budget, clean_output
 
@@ -72,101 +74,6 @@ _READ_SIZE = 65_536
 _TRACK_FIRST, _TRACK_EVERY = 0.02, 0.1
 _EXIT_POLL = 0.01  # the fallback polls the exit status: asyncio's wait() also waits for the pipes to close
 _DRAIN_TIMEOUT = 2.0
-
-# git settings that make reading commands safe in a hostile repository. Deliberately absent:
-# ``diff.external=`` (an empty value makes git try to run "" and every ``git diff`` fails) and
-# ``core.sshCommand`` (an empty value breaks ssh remotes, ``false`` breaks every approved push/fetch).
-GIT_HARDENING: tuple[tuple[str, str], ...] = (
-    ("core.fsmonitor", "false"),
-    ("core.pager", "cat"),
-    ("core.hooksPath", "/dev/null"),
-    # git diff refreshes stale stat data in .git/index even with GIT_OPTIONAL_LOCKS=0 (found by the sandbox
-    # harness, git 2.39): a reader must not write.
-    ("diff.autoRefreshIndex", "false"),
-    ("protocol.ext.allow", "never"),
-    # A bare repository inside the workspace (vendor/lib.git of a cloned project) brings its own config, which
-    # git would read on `cd vendor/lib.git && git log`; only an explicit --git-dir may use one.
-    ("safe.bareRepository", "explicit"),
-)
-# Variables that change what a command the policy judged will do: shell start-up hooks and options, git's
-# external programs, a ripgrep config file (it can add --pre), CDPATH (``cd src`` could leave the workspace),
-# GLOBIGNORE and IFS (they change how words and globs split).
-_ENV_DROP = {
-    "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF",
-    "RIPGREP_CONFIG_PATH", "CDPATH", "GLOBIGNORE", "IFS", "AWKPATH", "LESSOPEN", "LESSCLOSE",
-}  # fmt: skip
-# GIT_EDITOR=true: `git commit` without -m fails at once instead of waiting for an editor that cannot start.
-# GIT_OPTIONAL_LOCKS=0: `git status` (a reader that runs unasked) would otherwise refresh and rewrite the
-# index; found by the sandbox harness (tests/safety/test_sandbox_harness.py).
-_ENV_SET: dict[str, str] = {
-    "GIT_OPTIONAL_LOCKS": "0",
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "MANPAGER": "cat",
-    "SYSTEMD_PAGER": "",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_EDITOR": "true",
-    "SSH_ASKPASS_REQUIRE": "never",
-    "TERM": "dumb",
-    "NO_COLOR": "1",
-    "PYTHONUNBUFFERED": "1",
-}
-
-def child_environment(base: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
-    """The environment a command gets: ``base`` minus secrets and shell start-up hooks, plus safe defaults.
-    ``keep`` names secret-looking variables to pass on all the same (see ``APPROVED_ENV`` in the exec tool)."""
-    dropped = ("BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_COUNT")
-    kept = frozenset(keep)
-    env = {
-        k: v
-        for k, v in base.items()
-        if k not in _ENV_DROP and not k.startswith(dropped) and (k in kept or not looks_secret_env(k))
-    }
-    env.update(_ENV_SET)
-    env["GIT_CONFIG_COUNT"] = str(len(GIT_HARDENING))
-    for n, (key, value) in enumerate(GIT_HARDENING):
-        env[f"GIT_CONFIG_KEY_{n}"] = key
-        env[f"GIT_CONFIG_VALUE_{n}"] = value
-    return env
-
-
-BWRAP_MISSING = (
-    "The command was not run: SWEBASH_AI_EXEC_SANDBOX=bwrap but bubblewrap (`bwrap`) is not on PATH. "
-    "Install it (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`; "
-    "Arch: `pacman -S bubblewrap`) or set SWEBASH_AI_EXEC_SANDBOX=none to run commands unsandboxed."
-)
-
-
-def build_argv(
-    command: str,
-    *,
-    cwd: Path,
-    sandbox: Literal["none", "bwrap"] = "none",
-    network: bool = False,
-    writable_roots: Iterable[Path] = (),
-) -> list[str]:
-    """The argv that runs ``command``.
-
-    Raises:
-        ToolError: ``cwd`` is not a directory; bash, or bwrap when the sandbox is requested, is not on PATH.
-    """
-    if not os.path.isdir(cwd):
-        raise ToolError(f"The working directory does not exist or is not a directory: {cwd}")
-    bash = shutil.which("bash")
-    if bash is None:
-        raise ToolError("Cannot run commands: `bash` is not on PATH.")
-    shell = [bash, "--noprofile", "--norc", "-c", command]
-    if sandbox == "none":
-        return shell
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise ToolError(BWRAP_MISSING, title="Sandbox unavailable")
-    private_tmp = ["--tmpfs", "/tmp"]  # noqa: S108 - a fresh tmpfs, not a shared temporary file
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *private_tmp]
-    for root in dict.fromkeys(os.path.realpath(r) for r in writable_roots):  # after /tmp: binds win
-        argv += ["--bind", root, root]
-    argv += ["--unshare-all", *(["--share-net"] if network else [])]
-    return [*argv, "--die-with-parent", "--new-session", "--chdir", str(cwd), *shell]
 
 @dataclass(frozen=True)
 class ProcessResult:
@@ -240,6 +147,8 @@ class CommandCancelled(asyncio.CancelledError):
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
 _STOP_WAIT = KILL_GRACE + 4.0  # the supervisor's grace, its SIGKILL rounds and a loaded machine's delays
 _live: set[Contained] = set()
+_spare: list[_Supervisor] = []  # at most one warm supervisor, waiting for a command (not bound to a loop)
+_spare_lock = threading.Lock()
 
 
 def supervised() -> bool:
@@ -247,35 +156,126 @@ def supervised() -> bool:
     return sys.platform.startswith("linux") and bool(sys.executable) and _SUPERVISOR.is_file()
 
 
+@dataclass
+class _Supervisor:
+    popen: subprocess.Popen[bytes]
+    control: int  # our end of the stop pipe: closing it stops the run
+    report: int  # our end of the report pipe: it ends when the supervisor does
+
+    @classmethod
+    def spawn(cls, command: Sequence[str], cwd: Path | str, env: Mapping[str, str]) -> _Supervisor:
+        """Start a supervisor: with ``command`` it runs it at once; without, it is a warm spare."""
+        control, report = os.pipe(), os.pipe()
+        try:
+            popen = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(_SUPERVISOR), str(control[0]), str(report[1]), str(KILL_GRACE),
+                 *command],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=dict(env),
+                start_new_session=True, pass_fds=(control[0], report[1]),
+            )
+        except BaseException:
+            os.close(control[1])
+            os.close(report[0])
+            raise
+        finally:
+            os.close(control[0])
+            os.close(report[1])
+        return cls(popen, control[1], report[0])
+
+    def send(self, command: Sequence[str], cwd: Path, env: Mapping[str, str]) -> bool:
+        """Hand a warm spare its command; False if it is gone."""
+        fields = [os.fsencode(cwd), str(len(command)).encode(), *map(os.fsencode, command)]
+        fields += [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()]
+        payload = b"\0".join(fields)
+        data = str(len(payload)).encode() + b"\n" + payload
+        try:
+            while data:
+                data = data[os.write(self.control, data) :]
+        except OSError:
+            self.discard()
+            return False
+        return True
+
+    def discard(self) -> None:
+        for fd in (self.control, self.report):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=2)
+        for pipe in (self.popen.stdout, self.popen.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def _take_spare() -> _Supervisor | None:
+    with _spare_lock:
+        return _spare.pop() if _spare else None
+
+
+def _refill_spare() -> None:
+    """Start the next command's supervisor now: Python's start-up then costs that command nothing."""
+    try:
+        fresh = _Supervisor.spawn((), "/", {})
+    except OSError as exc:
+        log.debug("cannot start a spare supervisor: %s", exc)
+        return
+    with _spare_lock:
+        _spare.append(fresh)
+        extra = _spare[1:]
+        del _spare[1:]
+    for s in extra:
+        s.discard()
+
+
+@atexit.register
+def _discard_spare() -> None:
+    while (s := _take_spare()) is not None:
+        s.discard()
+
+
+async def _reader(pipe: Any) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(loop=loop)
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+    return reader, transport
+
+
 class Contained:
     """One command and everything it starts, as a unit that can be stopped (see the module docstring).
 
-    Read ``proc.stdout``/``proc.stderr``; ``await wait()`` for it to end by itself, or ``await stop()`` to end
-    it now: either stops whatever is left and returns the :class:`Containment` (also kept in ``result``).
-    Both are idempotent and finish even if the caller is cancelled meanwhile. Built by :func:`start_contained`.
+    Read ``stdout``/``stderr``; ``await wait()`` for it to end by itself, or ``await stop()`` to end it now:
+    either stops whatever is left and returns the :class:`Containment` (also kept in ``result``). Both are
+    idempotent and finish even if the caller is cancelled meanwhile; ``close()`` releases the output pipes
+    once read. Built by :func:`start_contained`.
     """
 
-    def __init__(self, proc: asyncio.subprocess.Process, marker: str, control: int | None, report: int | None):
-        self.proc, self.marker = proc, marker
-        self._control, self._report = control, report
-        self._tree = containment.Tree(proc.pid, marker)
+    def __init__(
+        self,
+        *,
+        marker: str,
+        stdout: asyncio.StreamReader,
+        stderr: asyncio.StreamReader,
+        proc: asyncio.subprocess.Process | None = None,
+        supervisor: _Supervisor | None = None,
+        transports: Sequence[asyncio.BaseTransport] = (),
+    ) -> None:
+        self.stdout, self.stderr, self.marker = stdout, stderr, marker
+        self._proc, self._sup, self._transports = proc, supervisor, list(transports)
+        self.pid: int = supervisor.popen.pid if supervisor is not None else proc.pid  # type: ignore[union-attr]
+        """The process swebash-ai started: the supervisor, or the command itself under the fallback."""
+        self._tree = containment.Tree(self.pid, marker)
         loop = asyncio.get_running_loop()
         self._exited: asyncio.Future[None] = loop.create_future()
         self._data = bytearray()
         self._tracker: asyncio.Task[None] | None = None
-        if report is not None:  # the report pipe ends when the supervisor does (only it holds the write end)
-            os.set_blocking(report, False)
-            loop.add_reader(report, self._read_report)
+        if supervisor is not None:  # the report pipe ends when the supervisor does (only it holds the write end)
+            os.set_blocking(supervisor.report, False)
+            loop.add_reader(supervisor.report, self._read_report)
         else:
             self._tracker = asyncio.create_task(self._track())
         self._ending: asyncio.Task[Containment] | None = None
         self.result: Containment | None = None
         _live.add(self)
-
-    @property
-    def pid(self) -> int:
-        """The process swebash-ai started: the supervisor, or the command itself under the fallback."""
-        return self.proc.pid
 
     @property
     def running(self) -> bool:
@@ -284,16 +284,16 @@ class Contained:
     @property
     def returncode(self) -> int | None:
         """The command's exit code (negative: killed by that signal), once known."""
-        if self._control is None:
-            return self.proc.returncode
+        if self._proc is not None:
+            return self._proc.returncode
         status = None if self.result is None else self.result.exit_status
         return None if status is None else os.waitstatus_to_exitcode(status)
 
     async def exited(self) -> None:
         """Return when the command ended (under the supervisor: when the supervisor did).
 
-        Not ``proc.wait()``: asyncio also waits for the output pipes to close, which a background process
-        holding them would delay."""
+        Not ``Process.wait()``: asyncio also waits for the output pipes to close, which a background
+        process holding them would delay."""
         await asyncio.shield(self._exited)
 
     async def wait(self) -> Containment:
@@ -305,23 +305,27 @@ class Contained:
         """Stop the command and everything it started now."""
         return await self._end()
 
+    def close(self) -> None:
+        """Release the output pipes (what is unread is lost)."""
+        for t in self._transports:
+            t.close()
+
     async def _end(self) -> Containment:
         if self._ending is None:
             self._ending = asyncio.create_task(self._finish())
         return await asyncio.shield(self._ending)
 
     def _read_report(self) -> None:
-        assert self._report is not None
+        assert self._sup is not None
         try:
-            chunk = os.read(self._report, 65_536)
+            chunk = os.read(self._sup.report, 65_536)
         except BlockingIOError:
             return
         except OSError:
             chunk = b""
         self._data += chunk
         if not chunk:
-            asyncio.get_running_loop().remove_reader(self._report)
-            os.close(self._report)
+            asyncio.get_running_loop().remove_reader(self._sup.report)
             if not self._exited.done():
                 self._exited.set_result(None)
 
@@ -329,10 +333,10 @@ class Contained:
         try:
             if self._tracker is not None:
                 self._tracker.cancel()
-            if self._control is None:
+            if self._sup is None:
                 result = await asyncio.to_thread(self._tree.kill, KILL_GRACE)
             else:
-                result = await self._finish_supervised()
+                result = await self._finish_supervised(self._sup)
         finally:
             _live.discard(self)
         self.result = result
@@ -340,17 +344,17 @@ class Contained:
             log.warning("%s", result.survivors_text())
         return result
 
-    async def _finish_supervised(self) -> Containment:
-        assert self._control is not None
+    async def _finish_supervised(self, sup: _Supervisor) -> Containment:
         with contextlib.suppress(OSError):
-            os.close(self._control)  # the supervisor's signal to stop (a no-op once the command ended)
+            os.close(sup.control)  # the supervisor's signal to stop (a no-op once the command ended)
         try:
             await asyncio.wait_for(self.exited(), _STOP_WAIT)
         except TimeoutError:
-            log.warning("the supervisor (pid %s) did not finish in %.1f s; killing it", self.proc.pid, _STOP_WAIT)
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.kill()
+            log.warning("the supervisor (pid %s) did not finish in %.1f s; killing it", self.pid, _STOP_WAIT)
+            sup.popen.kill()
             await self.exited()
+        os.close(sup.report)
+        await asyncio.to_thread(sup.popen.wait)
         report, done = containment.parse_report(bytes(self._data))
         if done and report.mechanism == "subreaper":
             return report
@@ -369,8 +373,9 @@ class Contained:
 
     async def _track(self) -> None:
         """The fallback: remember descendants while the command runs, and notice when it ends."""
+        assert self._proc is not None
         next_snapshot = time.monotonic() + _TRACK_FIRST
-        while self.proc.returncode is None:
+        while self._proc.returncode is None:
             if time.monotonic() >= next_snapshot:
                 await asyncio.to_thread(self._tree.snapshot)
                 next_snapshot = time.monotonic() + _TRACK_EVERY
@@ -383,40 +388,34 @@ async def start_contained(argv: Sequence[str], *, cwd: Path, env: Mapping[str, s
     """Start ``argv`` (stdin from /dev/null, stdout and stderr piped) under containment.
 
     ``env`` should carry :data:`MARKER_VAR` (the fallback's way to find descendants). On Linux the command
-    runs under the per-run supervisor (``tools/supervisor.py``); elsewhere directly, in its own session.
+    runs under a per-run supervisor (``tools/supervisor.py``), warm when one was started ahead of it;
+    elsewhere directly, in its own session.
 
     Raises:
         ToolError: it could not be started.
     """
     become_subreaper()  # the backstop for a supervisor the command kills, and the fallback's mechanism
-    control: tuple[int, int] | None = None
-    report: tuple[int, int] | None = None
-    pass_fds: tuple[int, ...] = ()
-    if supervised():
-        control, report = os.pipe(), os.pipe()  # read ends: supervisor / us
-        pass_fds = (control[0], report[1])
-        argv = [sys.executable, "-I", "-S", str(_SUPERVISOR), str(control[0]), str(report[1]), str(KILL_GRACE),
-                *argv]
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-            pass_fds=pass_fds,
-        )
-    except OSError as exc:
-        for fd in (*(control or ()), *(report or ())):
-            os.close(fd)
-        raise ToolError(f"Cannot start the command: {exc}") from exc
-    finally:
-        for fd in pass_fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-    return Contained(proc, env.get(MARKER_VAR, ""), control and control[1], report and report[0])
+    marker = env.get(MARKER_VAR, "")
+    if not supervised():
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=cwd, env=dict(env), start_new_session=True,
+            )
+        except OSError as exc:
+            raise ToolError(f"Cannot start the command: {exc}") from exc
+        assert proc.stdout is not None and proc.stderr is not None
+        return Contained(marker=marker, stdout=proc.stdout, stderr=proc.stderr, proc=proc)
+    sup = _take_spare()
+    if sup is None or not sup.send(argv, cwd, env):
+        try:
+            sup = _Supervisor.spawn(argv, cwd, env)
+        except OSError as exc:
+            raise ToolError(f"Cannot start the command: {exc}") from exc
+    asyncio.get_running_loop().run_in_executor(None, _refill_spare)
+    out, out_t = await _reader(sup.popen.stdout)
+    err, err_t = await _reader(sup.popen.stderr)
+    return Contained(marker=marker, stdout=out, stderr=err, supervisor=sup, transports=(out_t, err_t))
 
 
 async def stop_all() -> list[Containment]:
@@ -469,13 +468,11 @@ async def run_process(
     env[MARKER_VAR] = uuid.uuid4().hex
     start = time.monotonic()
     job = await start_contained(argv, cwd=workdir, env=env)
-    proc = job.proc
-    assert proc.stdout is not None and proc.stderr is not None
     out, err = Capture(max_output), Capture(max_output)
     live = Live(on_output, asyncio.get_running_loop()) if on_output is not None else None
     readers = [
-        asyncio.create_task(_pump(proc.stdout, out, live, "out")),
-        asyncio.create_task(_pump(proc.stderr, err, live, "err")),
+        asyncio.create_task(_pump(job.stdout, out, live, "out")),
+        asyncio.create_task(_pump(job.stderr, err, live, "err")),
     ]
     ended = asyncio.create_task(job.exited())
     try:
@@ -493,6 +490,7 @@ async def run_process(
     finally:  # a pipe held open by something we could not kill must not hang us
         for task in (*readers, ended):
             task.cancel()
+        job.close()
     if live is not None:
         live.flush(final=True)
     rc, sig_name = job.returncode, None
@@ -528,7 +526,7 @@ def run_program(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeo
     Raises:
         ToolError: it could not start, failed (its stderr is in the message) or timed out.
     """
-    import subprocess
+
 
     try:
         stdin = subprocess.DEVNULL if data is None else subprocess.PIPE

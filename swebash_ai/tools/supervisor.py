@@ -2,7 +2,9 @@
 
 Contract:
     Run as ``python -I -S supervisor.py CMD_FD REPORT_FD GRACE ARGV...`` by ``tools/process.py`` (never
-    imported by the package). It makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), starts ARGV in
+    imported by the package); without ARGV it is a warm spare, started ahead of time, that reads the
+    command, its working directory and environment from CMD_FD (see :func:`_read_spec`). It makes itself
+    a child subreaper (``PR_SET_CHILD_SUBREAPER``), starts ARGV in
     a process group of its own, and from then on every process the command starts stays a descendant of
     this one, whatever it does to its session, process group or environment: an orphan re-parents here,
     not to init. The run ends when the command exits, or when CMD_FD becomes readable (swebash-ai closes
@@ -152,11 +154,39 @@ class _Run:
         return found
 
 
+def _read_spec(fd: int) -> tuple[bytes, list[bytes], dict[bytes, bytes]] | None:
+    """A warm start's command: ``LENGTH\\n`` then NUL-separated cwd, argc, argv, ``KEY=VALUE`` entries.
+    ``None`` when the pipe closes first (a spare that was never used)."""
+    data = b""
+    while b"\n" not in data:
+        chunk = os.read(fd, 65_536)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, data = data.partition(b"\n")
+    while len(data) < int(head):
+        chunk = os.read(fd, 65_536)
+        if not chunk:
+            return None
+        data += chunk
+    parts = data[: int(head)].split(b"\0")
+    argc = int(parts[1])
+    env = dict(e.split(b"=", 1) for e in parts[2 + argc :] if b"=" in e)
+    return parts[0], parts[2 : 2 + argc], env
+
+
 def main(argv: list[str]) -> int:
-    cmd_fd, rep_fd, grace, command = int(argv[1]), int(argv[2]), float(argv[3]), argv[4:]
+    cmd_fd, rep_fd, grace = int(argv[1]), int(argv[2]), float(argv[3])
     lines = [] if _subreaper() else ["F"]
     for sig in _SIGNALS:  # the command (its own group) may signal its group, or $PPID: this one survives that
         _signal.signal(sig, _signal.SIG_IGN)
+    cwd, env = None, None
+    command: list[bytes] = [os.fsencode(a) for a in argv[4:]]
+    if not command:  # a warm start: wait for the command (started ahead of it, Python's start-up is not paid then)
+        spec = _read_spec(cmd_fd)
+        if spec is None:
+            return 0
+        cwd, command, env = spec
     me = os.getpid()
     pid = os.fork()
     if pid == 0:  # the command: default signal dispositions, its own process group, none of our pipes
@@ -166,9 +196,13 @@ def main(argv: list[str]) -> int:
             os.setpgid(0, 0)
             os.close(cmd_fd)
             os.close(rep_fd)
-            os.execv(command[0], command)  # noqa: S606 - the command swebash-ai built (bash or bwrap)
+            if cwd is not None:
+                os.chdir(cwd)
+            if env is None:
+                os.execv(command[0], command)  # noqa: S606 - the command swebash-ai built (bash or bwrap)
+            os.execve(command[0], command, env)  # noqa: S606
         except BaseException as exc:
-            os.write(2, f"cannot start {command[0]}: {exc}\n".encode())
+            os.write(2, f"cannot start {command[0]!r}: {exc}\n".encode())
         os._exit(127)
     lines.append(f"P {pid}")
     run = _Run(pid)

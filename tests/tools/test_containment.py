@@ -159,8 +159,7 @@ async def test_contained_api_for_a_long_running_command(workspace: Path, tmp_pat
     pids, d = tmp_path / "pids", unique_duration()
     argv = ["/bin/sh", "-c", f"setsid env -i {sleeper(pids, d)} & echo started; exec {SLEEP} {d}"]
     job = await start_contained(argv, cwd=workspace, env={"PATH": os.environ["PATH"]})
-    assert job.proc.stdout is not None
-    assert await job.proc.stdout.readline() == b"started\n"
+    assert await job.stdout.readline() == b"started\n"
     await wait_for_pids(pids)
     assert job.running and job.result is None
     first = await job.stop()
@@ -168,6 +167,7 @@ async def test_contained_api_for_a_long_running_command(workspace: Path, tmp_pat
     assert first is again and first.complete and first.mechanism == "subreaper"
     assert [p.pid for p in first.stopped] == recorded(pids)
     assert job.returncode == -15 and not job.running
+    job.close()
     assert_none_left(pids, d)
 
 

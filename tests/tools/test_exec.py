@@ -16,8 +16,8 @@ import pytest
 
 from swebash_ai.config import load_settings
 from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.tools import command_env as command_env_mod
 from swebash_ai.tools import containment as containment_mod
-from swebash_ai.tools import process as process_mod
 from swebash_ai.tools.exec import TOOLS, run_command
 from swebash_ai.tools.process import build_argv, clean_output, run_process
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult
@@ -332,7 +332,7 @@ async def test_git_reads_cannot_run_repository_programs(workspace: Path, tmp_pat
 
 
 def test_bwrap_argv(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(process_mod.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(command_env_mod.shutil, "which", lambda name: f"/usr/bin/{name}")
     argv = build_argv("echo hi", cwd=workspace, sandbox="bwrap", writable_roots=[workspace])
     ws = os.path.realpath(workspace)
     assert argv == [
@@ -346,7 +346,7 @@ def test_bwrap_argv(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_missing_bwrap_is_an_error_not_a_fallback(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_which = shutil.which
-    monkeypatch.setattr(process_mod.shutil, "which", lambda name: None if name == "bwrap" else real_which(name))
+    monkeypatch.setattr(command_env_mod.shutil, "which", lambda name: None if name == "bwrap" else real_which(name))
     res = await call(run_command, make_ctx(workspace, exec_sandbox="bwrap"), command="touch ran")
     assert res.status == "error" and "apt-get install bubblewrap" in res.text
     assert not (workspace / "ran").exists()
