@@ -7,7 +7,8 @@ Checks, in order (later ones are skipped when an earlier one makes them meaningl
 3. the server answers (``GET {api_base}/models`` for OpenAI-compatible endpoints, short timeout);
 4. the model can call tools (a tiny request offering one tool, or litellm's ``supports_function_calling``
    for litellm models, which never sends a request);
-5. the sandbox (``bwrap`` on PATH when ``exec_sandbox = "bwrap"``);
+5. the sandbox (``bwrap`` on PATH when ``exec_sandbox = "bwrap"``), and how commands are contained
+   (a subreaper on Linux; process groups and a marker elsewhere: docs/safety.md "Processes");
 6. the bash grammar (tree-sitter-bash) loads: the command policy needs it;
 7. undo snapshots of approved commands: git on PATH, and the folder they cover here;
 8. the tools: each category (shell, files, search, find, process, plan, ask, web, MCP) with the tools that
@@ -108,6 +109,7 @@ def checks(flags: Mapping[str, Any] | None = None, *, profile: str | None = None
     provider_checks = _provider_checks(loaded, timeout)
     out.extend(provider_checks)
     out.append(_sandbox_check(loaded))
+    out.append(_containment_check())
     out.append(_parser_check())
     out.append(_snapshot_check(loaded))
     out.extend(_toolset_checks(loaded))
@@ -312,6 +314,16 @@ async def _probe_tools(choice: ProviderChoice, loaded: LoadedSettings, wait: flo
     return Check("tool calling", "warn", f"{choice.model} answered without calling the test tool"
                  + (f" ({said!r})" if said else ""),
                  "Printed JSON tool calls are recovered, but a model with reliable tool calling works better.")
+
+
+def _containment_check() -> Check:
+    from swebash_ai.tools.containment import become_subreaper
+    from swebash_ai.tools.process import supervised
+
+    if supervised() and become_subreaper():
+        return Check("containment", "ok", "a subreaper supervisor per command: all it starts is stopped with it")
+    return Check("containment", "warn", "process group and marker only: a process that calls setsid and clears "
+                 "its environment can outlive its command (results say 'every process found', not 'all')")
 
 
 def _sandbox_check(loaded: LoadedSettings) -> Check:

@@ -68,10 +68,11 @@ def test_doctor_against_the_fake_server(llm_env: FakeLLMServer, run_cli: Any) ->
     res = run_cli("doctor")
     assert res.returncode == 0, res.stdout + res.stderr
     lines = res.stdout.splitlines()
-    for name in ("settings", "provider", "API key", "server", "tool calling", "sandbox", "shell parser",
+    for name in ("settings", "provider", "API key", "server", "tool calling", "sandbox", "containment", "shell parser",
                  "undo snapshots"):
         assert any(line.startswith(("✓ " + name, "! " + name)) for line in lines), (name, res.stdout)
     assert any(line.startswith("✓ tool calling") for line in lines)
+    assert any(line.startswith("✓ containment") for line in lines) == (sys.platform == "linux"), res.stdout
     assert llm_env.requests[0]["path"].endswith("/models")
     assert llm_env.requests[1]["body"]["tools"][0]["function"]["name"] == "ping"
 
