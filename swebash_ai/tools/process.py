@@ -20,7 +20,9 @@ Containment (``tools/containment.py`` says which mechanism holds where):
     what survived, pids and command lines). On Linux the command runs under a per-run supervisor
     (``tools/supervisor.py``), a child subreaper: no descendant can leave its tree by ``setsid``, a double
     fork or a cleared environment, and a crashed swebash-ai still ends the run (the supervisor sees its
-    control pipe close). Elsewhere: process group, marker variable and snapshots (the fallback).
+    control pipe close). The next command's supervisor is started ahead of time (one idle spare), so a
+    command does not wait for Python's start-up. Elsewhere: process group, marker variable and snapshots
+    (the fallback).
     Stopping runs in a task shielded from cancellation, so a second Ctrl-C cannot interrupt it.
 """
 
@@ -74,6 +76,7 @@ _READ_SIZE = 65_536
 _TRACK_FIRST, _TRACK_EVERY = 0.02, 0.1
 _EXIT_POLL = 0.01  # the fallback polls the exit status: asyncio's wait() also waits for the pipes to close
 _DRAIN_TIMEOUT = 2.0
+
 
 @dataclass(frozen=True)
 class ProcessResult:

@@ -226,3 +226,36 @@ async def test_the_fallback_claims_only_what_it_found(workspace: Path, tmp_path:
     finally:
         for p in by_duration(d):
             p.kill()
+
+
+def test_the_loop_gives_a_cancelled_call_the_words_of_its_stop() -> None:
+    from swebash_ai.agent.loop import _cancelled_result
+
+    c, _ = parse_report(REPORT)
+    assert _cancelled_result(CommandCancelled(c)).content == CommandCancelled(c).result_message
+    assert _cancelled_result(asyncio.CancelledError()).content == "Cancelled by the user before it finished."
+
+
+async def test_when_swebash_ai_dies_its_commands_are_stopped(workspace: Path, tmp_path: Path) -> None:
+    # The session ends by a crash (SIGKILL: no clean-up runs): the supervisor sees its control pipe close.
+    pids, d = tmp_path / "pids", unique_duration()
+    script = (
+        "import asyncio, os\n"
+        "from swebash_ai.tools.process import start_contained\n"
+        "async def main():\n"
+        f"    await start_contained(['{SH}', '-c', {f'setsid env -i {sleeper(pids, d)} & exec {SLEEP} {d}'!r}],\n"
+        f"                          cwd={str(workspace)!r}, env={{'PATH': os.environ['PATH']}})\n"
+        "    await asyncio.sleep(60)\n"
+        "asyncio.run(main())\n"
+    )
+    host = await asyncio.create_subprocess_exec(sys.executable, "-c", script, env={**os.environ})
+    try:
+        await wait_for_pids(pids)
+        assert all(psutil.pid_exists(p) for p in recorded(pids))
+    finally:
+        host.kill()
+        await host.wait()
+    deadline = time.monotonic() + 5
+    while by_duration(d) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert_none_left(pids, d)
