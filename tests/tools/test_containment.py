@@ -259,3 +259,25 @@ async def test_when_swebash_ai_dies_its_commands_are_stopped(workspace: Path, tm
     while by_duration(d) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert_none_left(pids, d)
+
+
+def _bwrap_works() -> bool:
+    from tests.tools.test_exec import _bwrap_works as works
+
+    return works()
+
+
+@pytest.mark.parametrize("ending", ["exit", "timeout"])
+async def test_under_bubblewrap_too(ending: str, workspace: Path, tmp_path: Path) -> None:
+    if not _bwrap_works():
+        pytest.skip("bubblewrap is missing or cannot run here")
+    # pids inside the sandbox are namespaced: the escapee is looked for on the host by its unique duration
+    pids, d = workspace / "pids", unique_duration()
+    tail = f"for i in $(seq 200); do [ -s {pids} ] && break; {SLEEP} 0.01; done; echo ok" if ending == "exit" \
+        else f"{SLEEP} 100"
+    res = await call(run_command, make_ctx(workspace, exec_sandbox="bwrap"),
+                     command=f"{ESCAPES['setsid env -i'](pids, d)}\n{tail}", timeout=1 if ending == "timeout" else 30)
+    assert recorded(pids), res.text
+    assert ("timed out after 1 s; the command and all it started were killed" in res.text) == (ending == "timeout")
+    assert "could not be stopped" not in res.text
+    assert by_duration(d) == []
