@@ -255,6 +255,10 @@ class Session:
 
             raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
         text = self._begin_turn(text)
+        if self.registry.get("run_command") is not None:
+            from swebash_ai.tools.process import prewarm
+
+            prewarm()  # the first command of a session then finds its supervisor started
         try:
             for notice in await self.compact(upcoming=text):
                 yield notice

@@ -63,6 +63,7 @@ __all__ = [
     "build_argv",
     "child_environment",
     "clean_output",
+    "prewarm",
     "run_process",
     "run_program",
     "start_contained",
@@ -230,6 +231,13 @@ def _refill_spare() -> None:
         s.discard()
 
 
+def prewarm() -> None:
+    """Start the next command's supervisor in the background if none waits (call it when a command is
+    likely soon, e.g. as a turn starts: the model's answer takes longer than Python's start-up)."""
+    if supervised() and not _spare:
+        asyncio.get_running_loop().run_in_executor(None, _refill_spare)
+
+
 @atexit.register
 def _discard_spare() -> None:
     while (s := _take_spare()) is not None:
@@ -342,6 +350,8 @@ class Contained:
                 result = await self._finish_supervised(self._sup)
         finally:
             _live.discard(self)
+            if self._sup is not None:  # after the run, not during it: the spare's start-up competes for the CPU
+                asyncio.get_running_loop().run_in_executor(None, _refill_spare)
         self.result = result
         if not result.complete:
             log.warning("%s", result.survivors_text())
@@ -415,7 +425,6 @@ async def start_contained(argv: Sequence[str], *, cwd: Path, env: Mapping[str, s
             sup = _Supervisor.spawn(argv, cwd, env)
         except OSError as exc:
             raise ToolError(f"Cannot start the command: {exc}") from exc
-    asyncio.get_running_loop().run_in_executor(None, _refill_spare)
     out, out_t = await _reader(sup.popen.stdout)
     err, err_t = await _reader(sup.popen.stderr)
     return Contained(marker=marker, stdout=out, stderr=err, supervisor=sup, transports=(out_t, err_t))

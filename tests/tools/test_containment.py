@@ -281,3 +281,25 @@ async def test_under_bubblewrap_too(ending: str, workspace: Path, tmp_path: Path
     assert ("timed out after 1 s; the command and all it started were killed" in res.text) == (ending == "timeout")
     assert "could not be stopped" not in res.text
     assert by_duration(d) == []
+
+
+async def test_a_warm_supervisor_runs_the_next_command_and_a_dead_one_is_replaced(workspace: Path) -> None:
+    process_mod._discard_spare()
+    process_mod.prewarm()
+    deadline = time.monotonic() + 10
+    while not process_mod._spare and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    spare = process_mod._spare[0]
+    job = await start_contained(["/bin/sh", "-c", "echo $PPID; pwd"], cwd=workspace, env={"PATH": "/bin"})
+    assert job.pid == spare.popen.pid  # the warm one ran it, in the command's directory
+    assert await job.stdout.read() == f"{spare.popen.pid}\n{workspace}\n".encode()
+    assert (await job.wait()).complete and job.returncode == 0
+    job.close()
+    # a spare that died meanwhile is not used: the command still runs (cold)
+    deadline = time.monotonic() + 10
+    while not process_mod._spare and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    process_mod._spare[0].popen.kill()
+    process_mod._spare[0].popen.wait()
+    res = await run_process("echo fine", cwd=workspace, timeout=10)
+    assert res.exit_code == 0 and res.stdout == "fine\n"
