@@ -274,7 +274,9 @@ class Contained:
         self._proc, self._sup, self._transports = proc, supervisor, list(transports)
         self.pid: int = supervisor.popen.pid if supervisor is not None else proc.pid  # type: ignore[union-attr]
         """The process swebash-ai started: the supervisor, or the command itself under the fallback."""
-        self._tree = containment.Tree(self.pid, marker)
+        # The fallback's sweep; under a supervisor only needed if the command kills it (built then: the
+        # psutil scans it takes cost every command a millisecond or two)
+        self._tree = containment.Tree(self.pid, marker) if supervisor is None else None
         loop = asyncio.get_running_loop()
         self._exited: asyncio.Future[None] = loop.create_future()
         self._data = bytearray()
@@ -345,6 +347,7 @@ class Contained:
             if self._tracker is not None:
                 self._tracker.cancel()
             if self._sup is None:
+                assert self._tree is not None
                 result = await asyncio.to_thread(self._tree.kill, KILL_GRACE)
             else:
                 result = await self._finish_supervised(self._sup)
@@ -373,7 +376,7 @@ class Contained:
             return report
         # The supervisor was killed (by the command, `kill -9 $PPID`) or could not be a subreaper: sweep the
         # way the fallback does; orphans it left re-parented to us, as we are a subreaper too.
-        swept = await asyncio.to_thread(self._tree.kill, KILL_GRACE)
+        swept = await asyncio.to_thread(containment.Tree(self.pid, self.marker).kill, KILL_GRACE)
         notes = swept.notes if done else (
             "the command killed its supervisor: processes were then looked for by process group and marker "
             "variable only, and one that left both may still be running",
@@ -389,7 +392,7 @@ class Contained:
         assert self._proc is not None
         next_snapshot = time.monotonic() + _TRACK_FIRST
         while self._proc.returncode is None:
-            if time.monotonic() >= next_snapshot:
+            if time.monotonic() >= next_snapshot and self._tree is not None:
                 await asyncio.to_thread(self._tree.snapshot)
                 next_snapshot = time.monotonic() + _TRACK_EVERY
             await asyncio.sleep(_EXIT_POLL)
