@@ -293,9 +293,16 @@ class _Turn:
     async def _run_calls(self, calls: list[ToolCall]) -> None:
         semaphore = asyncio.Semaphore(self.agent.limits.parallel)
 
+        stopped: dict[str, ToolResult] = {}  # cancelled calls that said what their stop did
+
         async def one(call: ToolCall) -> ToolResult:
             async with semaphore:
-                return await self._run_call(call)
+                try:
+                    return await self._run_call(call)
+                except asyncio.CancelledError as exc:
+                    if hasattr(exc, "result_message"):  # gather only hands back a bare CancelledError
+                        stopped[call.id] = _cancelled_result(exc)
+                    raise
 
         tasks = [asyncio.create_task(one(c)) for c in calls]
         try:
@@ -305,8 +312,9 @@ class _Turn:
                 t.cancel()
             done = await asyncio.gather(*tasks, return_exceptions=True)
             for call, res in zip(calls, done, strict=True):  # keep what finished before the cancel
-                if isinstance(res, ToolResult):
-                    self.conv.add_tool_result(call.id, call.name, res.for_model())
+                kept = res if isinstance(res, ToolResult) else stopped.get(call.id)
+                if kept is not None:
+                    self.conv.add_tool_result(call.id, call.name, kept.for_model())
             raise
         for call, result in zip(calls, results, strict=True):
             self.conv.add_tool_result(call.id, call.name, result.for_model())

@@ -144,7 +144,8 @@ class CommandCancelled(asyncio.CancelledError):
     def __init__(self, containment: Containment) -> None:
         self.containment = containment
         notes = "".join(f" ({n})" for n in containment.notes)
-        self.result_message = f"Cancelled by the user before it finished; {_stop_words(containment, 'stopped')}.{notes}"
+        what = _stop_words(containment, "stopped")
+        self.result_message = f"Interrupted by the user before it finished; {what}.{notes}"
         super().__init__(self.result_message)
 
 

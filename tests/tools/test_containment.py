@@ -303,3 +303,34 @@ async def test_a_warm_supervisor_runs_the_next_command_and_a_dead_one_is_replace
     process_mod._spare[0].popen.wait()
     res = await run_process("echo fine", cwd=workspace, timeout=10)
     assert res.exit_code == 0 and res.stdout == "fine\n"
+
+
+async def test_a_turn_cancelled_mid_command_tells_the_model_what_the_stop_did(workspace: Path, tmp_path: Path) -> None:
+    # Through the agent loop (scripted model, the real run_command): the conversation and the event carry the
+    # stop's words, not only "cancelled".
+    from swebash_ai.agent.approval import AllowApprover
+    from swebash_ai.agent.conversation import Conversation
+    from swebash_ai.agent.events import ToolCallFinished
+    from swebash_ai.agent.loop import Agent
+    from swebash_ai.providers import scripted
+    from swebash_ai.providers.scripted import ScriptedProvider
+    from swebash_ai.tools.registry import ToolRegistry
+
+    pids, d = tmp_path / "pids", unique_duration()
+    command = f"{ESCAPES['setsid env -i'](pids, d)}\n{SLEEP} 100"
+    provider = ScriptedProvider([scripted.calls(("run_command", {"command": command, "timeout": 60}))])
+    agent = Agent(provider, ToolRegistry([run_command]), make_ctx(workspace), AllowApprover())
+    conv, events = Conversation(), []
+
+    async def consume() -> None:
+        async for e in agent.run_turn(conv, "go"):
+            events.append(e)
+
+    turn = asyncio.create_task(consume())
+    await wait_for_pids(pids)
+    agent.cancel()
+    await asyncio.wait_for(turn, 10)
+    said = "Interrupted by the user before it finished; the command and all it started were stopped."
+    assert [e.result.content for e in events if isinstance(e, ToolCallFinished)] == [said]
+    assert [m["content"] for m in conv.messages if m["role"] == "tool"] == [f"Cancelled: {said}"]
+    assert_none_left(pids, d)
