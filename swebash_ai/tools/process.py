@@ -429,8 +429,12 @@ async def start_contained(argv: Sequence[str], *, cwd: Path, env: Mapping[str, s
             sup = _Supervisor.spawn(argv, cwd, env)
         except OSError as exc:
             raise ToolError(f"Cannot start the command: {exc}") from exc
-    out, out_t = await _reader(sup.popen.stdout)
-    err, err_t = await _reader(sup.popen.stderr)
+    try:
+        out, out_t = await _reader(sup.popen.stdout)
+        err, err_t = await _reader(sup.popen.stderr)
+    except BaseException:
+        sup.discard()  # closing its control pipe stops the command it already started
+        raise
     return Contained(marker=marker, stdout=out, stderr=err, supervisor=sup, transports=(out_t, err_t))
 
 
