@@ -119,7 +119,9 @@ class ProcessResult:
             lines.append(f"note: {self.stopped} background process(es) still running at the end were stopped{names}")
         if c is not None and not c.complete and not self.timed_out:
             lines.append(f"warning: {c.survivors_text()}")
-        lines += [f"note: {n}" for n in c.notes] if c is not None else []
+        # The fallback's caveat goes with a claim (killed, stopped); a plain exit claims nothing about the rest.
+        claims = self.timed_out or self.stopped > 0
+        lines += [f"note: {n}" for n in c.notes if claims or n != containment.FALLBACK_NOTE] if c is not None else []
         for name, text in (("stdout", self.stdout), ("stderr", self.stderr)):
             if text:
                 lines += [f"{name}:", text[:-1] if text.endswith("\n") else text]
