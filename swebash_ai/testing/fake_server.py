@@ -19,6 +19,10 @@ is ``"fake server: script exhausted"``. Replies are text (streamed in ``chunk_si
 (ids, names and arguments optionally fragmented in ``split``-character pieces, keyed by index), HTTP
 errors in the dialect's error JSON (with ``Retry-After`` when asked), or a "broken" stream whose socket
 is shut down after a few chunks, so clients see an incomplete chunked body, never a clean end.
+Misbehaviours for fault tests: a stream that ends cleanly without its end marker (``Reply.truncated``,
+optionally cutting tool-call arguments), an event that is not JSON (``Reply.bad_event``), a body that is
+not the API at all (``Reply.raw``: an HTML page, plain text, odd JSON, any status) and a request that is
+never answered (``Reply.hang``).
 
 Every request is recorded in ``requests`` (``{"path", "headers" (lower-case keys), "body"}``).
 Conversation protocol mistakes in the request (an assistant tool call without its tool result, a tool
@@ -240,6 +244,14 @@ class _Handler(BaseHTTPRequestHandler):
         for problem in check(body.get("messages")):
             owner._violate(f"request {number} ({self.path}): {problem}")
         reply = owner._next_reply(body)
+        if reply.kind == "hang":
+            owner._stopping.wait(reply.delay)
+            self.close_connection = True
+            return
+        if reply.kind == "raw":
+            self._start(reply.status, reply.content_type, {"Content-Length": str(len(reply.body))})
+            self._write(reply.body)
+            return
         if reply.kind == "error":
             time.sleep(reply.delay)
             headers = {} if reply.retry_after is None else {"Retry-After": f"{reply.retry_after:g}"}
@@ -250,19 +262,25 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream", owner.dialect == "ollama"):  # Ollama streams unless told not to
             if owner.dialect == "ollama":
                 frames, prefix = ollama_stream(turn)
-                if reply.kind == "broken":
-                    abort_after = prefix + min(reply.after_chunks, len(pieces(reply.content, reply.chunk_size)))
-                self._send_stream(frames, abort_after, reply.delay, "application/x-ndjson")
-                return
-            if owner.dialect == "openai":
+                marker, bad = 1, reply.message.encode() + b"\n"  # the "done" line
+            elif owner.dialect == "openai":
                 options = body.get("stream_options")
                 include = isinstance(options, dict) and bool(options.get("include_usage"))
                 frames, prefix = openai_stream(turn, include)
+                # the finish chunk, the usage chunk, [DONE]
+                marker, bad = 3 if include else 2, b"data: " + reply.message.encode() + b"\n\n"
             else:
                 frames, prefix = anthropic_stream(turn)
+                marker, bad = 2, b"data: " + reply.message.encode() + b"\n\n"  # message_delta, message_stop
+            shown = prefix + min(reply.after_chunks, len(pieces(reply.content, reply.chunk_size)))
             if reply.kind == "broken":  # never reach the closing events, whatever after_chunks says
-                abort_after = prefix + min(reply.after_chunks, len(pieces(reply.content, reply.chunk_size)))
-            self._send_stream(frames, abort_after, reply.delay)
+                abort_after = shown
+            elif reply.kind == "truncated":
+                frames = frames[: max(0, len(frames) - marker - reply.drop)]
+            elif reply.kind == "bad_event":
+                frames.insert(shown, bad)
+            kind = "application/x-ndjson" if owner.dialect == "ollama" else "text/event-stream; charset=utf-8"
+            self._send_stream(frames, abort_after, reply.delay, kind)
             return
         payload = {"openai": openai_completion, "anthropic": anthropic_message,
                    "ollama": ollama_message}[owner.dialect](turn)
@@ -340,9 +358,11 @@ class FakeLLMServer:
         self._serials = itertools.count(1)
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()  # ends hanging replies
 
     def start(self) -> Self:
         if self._httpd is None:
+            self._stopping.clear()
             self._httpd = _HTTPServer((self.host, self.port), self)
             self.port = int(self._httpd.server_address[1])
             self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -352,6 +372,7 @@ class FakeLLMServer:
 
     def stop(self) -> None:
         httpd, self._httpd = self._httpd, None
+        self._stopping.set()
         if httpd is not None:
             httpd.shutdown()
             httpd.server_close()

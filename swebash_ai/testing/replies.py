@@ -7,6 +7,7 @@ Split from :mod:`swebash_ai.testing.fake_server`, which serves them over HTTP an
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import time
@@ -40,7 +41,7 @@ class ToolCall:
 class Reply:
     """One scripted answer. Build it with the class methods, not the constructor."""
 
-    kind: Literal["text", "tool_calls", "error", "broken"]
+    kind: Literal["text", "tool_calls", "error", "broken", "truncated", "bad_event", "raw", "hang"]
     content: str = ""
     calls: tuple[ToolCall, ...] = ()
     chunk_size: int = 4
@@ -52,6 +53,9 @@ class Reply:
     after_chunks: int = 0
     delay: float = 0.0
     usage: tuple[int, int] | None = None
+    drop: int = 0
+    body: bytes = b""
+    content_type: str = ""
 
     @classmethod
     def text(cls, text: str, *, chunk_size: int = 4, delay: float = 0.0,
@@ -87,6 +91,34 @@ class Reply:
     def broken(cls, text: str, *, after_chunks: int = 2, chunk_size: int = 4, delay: float = 0.0) -> Reply:
         """A stream that sends ``after_chunks`` text deltas of ``text`` and then drops the connection."""
         return cls("broken", content=text, after_chunks=after_chunks, chunk_size=chunk_size, delay=delay)
+
+    @classmethod
+    def truncated(cls, text: str = "", calls: Sequence[ToolCallSpec] = (), *, drop: int = 0, split: int = 0,
+                  chunk_size: int = 4) -> Reply:
+        """A stream that ends cleanly (a proper end of the body) without its end marker: no finish reason
+        nor ``[DONE]`` (openai), no ``message_delta``/``message_stop`` (anthropic), no ``done`` line (ollama).
+        ``drop`` also leaves out that many frames before the marker: with ``split``, the last fragments of
+        the tool calls' arguments (their JSON is then cut)."""
+        base = cls.tool_calls(calls, text=text, split=split, chunk_size=chunk_size) if calls else \
+            cls.text(text, chunk_size=chunk_size)
+        return dataclasses.replace(base, kind="truncated", drop=drop)
+
+    @classmethod
+    def bad_event(cls, text: str, event: str = "<html>oops</html>", *, after_chunks: int = 2,
+                  chunk_size: int = 4) -> Reply:
+        """A stream of ``text`` with ``event`` (not JSON) sent as an event after ``after_chunks`` deltas."""
+        return cls("bad_event", content=text, after_chunks=after_chunks, chunk_size=chunk_size, message=event)
+
+    @classmethod
+    def raw(cls, body: bytes | str, *, status: int = 200, content_type: str = "text/html; charset=utf-8") -> Reply:
+        """Exactly this body, whatever was asked: a proxy's login page, a web server's 404, odd JSON."""
+        data = body.encode() if isinstance(body, str) else body
+        return cls("raw", status=status, body=data, content_type=content_type)
+
+    @classmethod
+    def hang(cls, seconds: float = 30.0) -> Reply:
+        """Accept the request and send nothing for ``seconds`` (or until the server stops), then hang up."""
+        return cls("hang", delay=seconds)
 
     @classmethod
     def from_json(cls, obj: Any) -> Reply:
