@@ -9,7 +9,9 @@ SwebashError
  |    +-- BadRequestError         the provider refused the request for another reason
  |    +-- RateLimitError          429 after all retries              (retryable)
  |    +-- ProviderUnavailableError  connection refused, 5xx, timeout (retryable)
- |    +-- StreamInterruptedError  the stream broke after it had started
+ |    +-- IncompleteAnswerError   the stream ended without its end marker    (retryable)
+ |    +-- StreamInterruptedError  the stream broke after it had started: the answer is incomplete (exit 4)
+ |    +-- NotTheApiError          what answered is not the API (an HTML page, plain text, odd JSON)
  +-- ToolError                a tool failed in a way the loop cannot turn into a result
 """
 
@@ -80,8 +82,25 @@ class ProviderUnavailableError(ProviderError):
     retryable = True
 
 
+class IncompleteAnswerError(ProviderError):
+    """The stream ended (cleanly or not) before its end marker: a finish reason or ``[DONE]`` (OpenAI),
+    ``message_stop`` (Anthropic), ``done`` (Ollama). Retried while nothing of it was shown."""
+
+    title = "Incomplete answer"
+    retryable = True
+
+
 class StreamInterruptedError(ProviderError):
-    title = "Stream interrupted"
+    """The stream broke after part of the answer was shown: what arrived is kept, marked incomplete."""
+
+    title = "Incomplete answer"
+
+
+class NotTheApiError(ProviderError):
+    """Something other than the model's API answered (a proxy's page, a web server, a wrong path): asking
+    again would get the same page, so it is never retried."""
+
+    title = "Not the API"
 
 
 class ToolError(SwebashError):

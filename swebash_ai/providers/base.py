@@ -3,8 +3,16 @@
 Every implementation yields the same chunks (:class:`TextChunk`, complete :class:`ToolCall`\\ s assembled
 from deltas by index, :class:`UsageChunk`, :class:`FinishChunk`) and raises only
 :class:`~swebash_ai.errors.ProviderError` subclasses. Retries live here, once: a retryable error (rate limit,
-connection, timeout, 5xx) *before the first chunk* is retried with exponential backoff; an error after the
-stream started is a :class:`StreamInterruptedError` (retrying would repeat text already shown).
+connection, timeout, 5xx, a stream that ended without its end marker) *before anything was shown* is retried
+with exponential backoff; an error after that is a :class:`StreamInterruptedError` (retrying would repeat
+text already shown): the answer is incomplete, and what arrived is kept.
+
+A stream counts as complete only when its end marker arrived (a finish reason or ``[DONE]`` for OpenAI,
+``message_stop``/a stop reason for Anthropic, ``done`` for Ollama): a server or proxy that closes the
+connection cleanly mid-answer must not pass for a short answer, and tool calls whose arguments were cut are
+never yielded (so never run). An answer that is not the API at all (a proxy's HTML page, plain text, JSON of
+another shape) is a :class:`NotTheApiError`, never retried, whose message says what came back
+(:func:`not_the_api`).
 """
 
 from __future__ import annotations
@@ -12,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -156,7 +166,8 @@ class RetryingProvider:
             started = False
             try:
                 async for chunk in self._stream_once(messages, tools, tool_choice):
-                    started = True
+                    # Usage is not shown to anyone as the answer: a retry after it repeats nothing.
+                    started = started or not isinstance(chunk, UsageChunk)
                     yield chunk
                 return
             except (asyncio.CancelledError, GeneratorExit):
@@ -168,8 +179,9 @@ class RetryingProvider:
                 err.__cause__ = exc
             if started:
                 raise errors.StreamInterruptedError(
-                    f"The response from {self.model} broke off midway: {err.message}",
-                    hint="What arrived is kept; ask again to continue.",
+                    f"The answer from {self.model} broke off: {err.message}",
+                    hint="What arrived is shown and kept in the session, marked incomplete; ask again to continue.",
+                    status=err.status,
                 ) from err
             if not err.retryable or attempt >= self.retries:
                 if attempt:
@@ -206,13 +218,21 @@ class EndpointProvider(RetryingProvider):
         self.timeout = timeout
 
 
+def _finish_seen(finish: str | None) -> bool:
+    return finish is not None
+
+
 async def openai_format_chunks(
-    stream: AsyncIterator[Any], cost: Callable[[int, int], float | None]
+    stream: AsyncIterator[Any],
+    cost: Callable[[int, int], float | None],
+    ended: Callable[[str | None], bool] = _finish_seen,
 ) -> AsyncIterator[Chunk]:
     """Typed chunks from a stream of OpenAI-format ``chat.completion.chunk`` objects or plain JSON dicts.
 
     Text is yielded as it arrives; tool-call deltas are assembled and yielded, complete, at the end; usage
-    once (some servers repeat it); then the finish reason.
+    once (some servers repeat it); then the finish reason. ``ended(finish_reason)`` says whether the stream
+    reached its end marker; when it did not, :class:`~swebash_ai.errors.IncompleteAnswerError` is raised
+    instead of the tool calls and the finish (arguments may have been cut: such a call must never run).
     """
     calls = ToolCallAccumulator()
     finish: str | None = None
@@ -236,6 +256,9 @@ async def openai_format_chunks(
             reason = _get(choice, "finish_reason")
             if reason:
                 finish = reason
+    if not ended(finish):
+        cut = f" ({len(calls.complete())} tool call(s) with cut arguments were not run)" if calls else ""
+        raise errors.IncompleteAnswerError(f"the stream ended without its end marker{cut}")
     for call in calls.complete():
         yield call
     yield FinishChunk(finish or ("tool_calls" if calls else "stop"))
@@ -243,10 +266,11 @@ async def openai_format_chunks(
 
 def _retry_after(exc: BaseException) -> float | None:
     response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
+    # litellm's errors carry an empty stand-in response; the real headers are kept beside it.
+    headers = getattr(response, "headers", None) or getattr(exc, "litellm_response_headers", None)
     if not headers:
         return None
-    value = headers.get("retry-after")
+    value = next((v for k, v in headers.items() if str(k).lower() == "retry-after"), None)
     try:
         return float(value) if value is not None else None
     except ValueError:
@@ -288,6 +312,9 @@ def classify_status(
 ) -> errors.ProviderError:
     """Map an HTTP error status and its body to our error tree, without importing any client library: the
     httpx lane's errors, and (through :func:`classify_error`) the openai and litellm clients' status errors."""
+    page = _HTML.search(raw)
+    if page:  # a web page in place of the API's error JSON: asking again brings the same page
+        return not_the_api(status, "text/html", raw[page.start():], model=model)
     detail = _short(raw)
     try:
         wait = float(retry_after) if retry_after is not None else None
@@ -323,12 +350,62 @@ def classify_status(
 
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
-    try:  # many providers put a JSON body in the message; show its message field
+    try:  # many providers put a JSON body in the message, with more text around it; show its message field
         start = text.index("{")
-        body = json.loads(text[start:])
+        body, _ = json.JSONDecoder().raw_decode(text[start:])
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
             text = str(inner["message"])
+        elif isinstance(inner, str) and inner:
+            text = inner
     except (ValueError, AttributeError):
         pass
+    text = "".join(ch if ch.isprintable() else " " for ch in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_HTML = re.compile(r"<(!doctype html|html|head|body|title)\b", re.I)
+
+#: Proxy variables httpx and litellm's clients honour; named (never their values) when something that is not
+#: the API answered.
+PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+def first_words(body: bytes | str, limit: int = 80) -> str:
+    """The start of a body as one short, printable line: HTML tags and scripts dropped, whitespace collapsed,
+    control and escape characters removed (a hostile page must not drive the terminal)."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    text = text[:20_000]
+    title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+    text = re.sub(r"<(script|style)\b.*?(</\1>|$)", " ", text, flags=re.I | re.S)
+    text = re.sub(r"<!--.*?(-->|$)|<[^>]*>?", " ", text, flags=re.S)
+    if title and title.group(1).strip() and title.group(1).strip() not in text[:200]:
+        text = title.group(1) + " " + text
+    text = "".join(ch if ch.isprintable() else " " for ch in text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def not_the_api(
+    status: int | None, content_type: str, body: bytes | str | None, *, api_base: str | None = None, model: str = ""
+) -> errors.NotTheApiError:
+    """The error for an answer that is not the API: what came back (status, content type, first words; the
+    body is ``None`` when the client did not keep it) and the settings that send requests there."""
+    kind = content_type.split(";")[0].strip() or "no content type"
+    words = first_words(body) if body is not None else ""
+    shown = f": '{words}'" if words else (" (an empty body)" if body is not None else "")
+    where = _safe_url(api_base) if api_base else "the provider's address"
+    proxies = [name for name in PROXY_VARIABLES if os.environ.get(name) or os.environ.get(name.lower())]
+    proxy_note = f"the proxy variables ({', '.join(proxies)} set)" if proxies else "the proxy variables (none set)"
+    return errors.NotTheApiError(
+        f"{where} answered {'' if status is None else f'{status} '}with {kind}, not the model's API{shown}",
+        hint=f"Check SWEBASH_AI_API_BASE (the model's API endpoint) and {proxy_note}; a proxy or a login page "
+        f"may be answering instead of {model or 'the model'}.",
+        status=status,
+    )
+
+
+def _safe_url(url: str) -> str:
+    """``url`` without credentials or query (both may hold secrets)."""
+    match = re.match(r"^([a-z][a-z0-9+.-]*://)(?:[^@/]*@)?([^?#]*)", url, re.I)
+    return match.group(1) + match.group(2) if match else url.split("?")[0]

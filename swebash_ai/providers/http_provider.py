@@ -20,7 +20,16 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from swebash_ai import errors
-from swebash_ai.providers.base import Chunk, EndpointProvider, Message, classify_status, openai_format_chunks
+from swebash_ai.providers.base import (
+    Chunk,
+    EndpointProvider,
+    Message,
+    _short,
+    classify_status,
+    first_words,
+    not_the_api,
+    openai_format_chunks,
+)
 from swebash_ai.providers.pricing import cost_of
 
 #: Where requests go when no endpoint is configured (the official client's default too).
@@ -83,9 +92,7 @@ class HttpProvider(EndpointProvider):
             )
         if isinstance(exc, httpx.TransportError):
             return errors.ProviderUnavailableError(f"Connection problem: {type(exc).__name__}: {detail}")
-        if isinstance(exc, json.JSONDecodeError):
-            return errors.ProviderError(f"The provider sent a chunk that is not JSON: {detail}")
-        return errors.ProviderError(f"{type(exc).__name__}: {detail}")
+        return errors.ProviderError(f"{type(exc).__name__}: {_short(detail)}")
 
     async def _stream_once(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, tool_choice: str
@@ -106,12 +113,47 @@ class HttpProvider(EndpointProvider):
             client, "POST", self._url(), json=body, headers=self._headers()
         ) as source:
             response = source.response
-            if response.status_code >= 400:
-                raw = (await response.aread()).decode("utf-8", "replace")
-                retry_after = response.headers.get("retry-after")
-                raise classify_status(response.status_code, raw, model=self.model, retry_after=retry_after)
-            async for chunk in openai_format_chunks(_events(source), lambda p, c: cost_of(self.wire_model, p, c)):
+            content_type = response.headers.get("content-type", "")
+            cost = lambda p, c: cost_of(self.wire_model, p, c)  # noqa: E731
+            if response.status_code >= 400 or "text/event-stream" not in content_type.lower():
+                raw = await _read_capped(response)
+                whole = self._whole_answer(response.status_code, content_type, raw, response.headers)
+                async for chunk in openai_format_chunks(_aiter([whole]), cost):
+                    yield chunk
+                return
+            done = [False]
+            events = _events(source, done)
+            async for chunk in openai_format_chunks(events, cost, lambda finish: finish is not None or done[0]):
                 yield chunk
+
+    def _whole_answer(self, status: int, content_type: str, raw: bytes, headers: Any) -> dict[str, Any]:
+        """A response that is not an event stream: an error of the API (raised, typed by its status), a
+        whole completion from a server that ignored ``stream`` (returned as one chunk), or not the API at
+        all (raised, never retried: see :func:`~swebash_ai.providers.base.not_the_api`)."""
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise not_the_api(status, content_type, raw, api_base=self._url(), model=self.model)
+        if status >= 400:
+            text = raw.decode("utf-8", "replace")
+            raise classify_status(status, text, model=self.model, retry_after=headers.get("retry-after"))
+        if body.get("error"):
+            raise _reported_error(body["error"])
+        choices = body.get("choices")
+        if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+            raise not_the_api(status, content_type, raw, api_base=self._url(), model=self.model)
+        # A whole ``chat.completion``: its messages become the deltas of a single chunk.
+        deltas = []
+        for choice in choices:
+            message = dict(choice.get("message") or {})
+            calls = message.get("tool_calls")
+            if isinstance(calls, list):
+                message["tool_calls"] = [{**c, "index": i} for i, c in enumerate(calls) if isinstance(c, dict)]
+            deltas.append({"index": choice.get("index", 0), "delta": message,
+                           "finish_reason": choice.get("finish_reason") or "stop"})
+        return {"choices": deltas, "usage": body.get("usage")}
 
 
 # Optional modules httpx and httpcore load when they are installed, for features this client never uses: httpx's
@@ -152,17 +194,44 @@ def preload_http() -> None:
     import httpx_sse  # noqa: F401
 
 
-async def _events(source: Any) -> AsyncIterator[dict[str, Any]]:
-    """The JSON chunks of the stream, up to ``[DONE]``; an error event in the stream is raised."""
+async def _events(source: Any, done: list[bool]) -> AsyncIterator[dict[str, Any]]:
+    """The JSON chunks of the stream, up to ``[DONE]`` (``done[0]`` is set when it arrives); an error event in
+    the stream is raised, and so is an event that is not JSON (the stream went bad: what follows is lost)."""
     async for event in source.aiter_sse():
         data = event.data
         if not data:
             continue
         if data.startswith("[DONE]"):
+            done[0] = True
             return
-        chunk = json.loads(data)
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise errors.IncompleteAnswerError(
+                f"the stream carried an event that is not JSON: '{first_words(data)}'"
+            ) from None
         if isinstance(chunk, dict) and chunk.get("error"):
-            err = chunk["error"]
-            message = err.get("message") if isinstance(err, dict) else str(err)
-            raise errors.ProviderError(f"The provider reported an error: {message or err}")
+            raise _reported_error(chunk["error"])
+        if not isinstance(chunk, dict):
+            raise errors.IncompleteAnswerError(f"the stream carried an event of another shape: '{first_words(data)}'")
         yield chunk
+
+
+def _reported_error(err: Any) -> errors.ProviderError:
+    message = err.get("message") if isinstance(err, dict) else str(err)
+    return errors.ProviderError(f"The provider reported an error: {_short(str(message or err))}")
+
+
+async def _aiter(items: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    for item in items:
+        yield item
+
+
+async def _read_capped(response: Any, cap: int = 65_536) -> bytes:
+    """At most ``cap`` bytes of a body: enough to name what answered, never a whole large page."""
+    data = b""
+    async for block in response.aiter_bytes():
+        data += block
+        if len(data) >= cap:
+            break
+    return data[:cap]

@@ -4,6 +4,12 @@ The only module that imports litellm, and only when a request is made: the impor
 ``LITELLM_LOCAL_MODEL_COST_MAP`` keeps litellm from fetching a price list over the network, and after it
 ``suppress_debug_info`` keeps it from printing to stdout (which is the answer in one-shot mode). litellm's
 own retries are off; :class:`RetryingProvider` does them once.
+
+litellm ends every stream with a finish reason of its own, whether or not the provider sent one, so the
+end marker is read from what litellm *received* (``received_finish_reason``: the OpenAI finish reason,
+Anthropic's stop reason, Ollama's ``done``). A stream that ended with neither text nor a finish, from a
+response whose content type is not the API's, is reported as not the API (litellm reads past an HTML page
+as an empty stream; its first words are not kept by litellm, its content type is).
 """
 
 from __future__ import annotations
@@ -13,7 +19,8 @@ import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from swebash_ai.providers.base import Chunk, EndpointProvider, Message, openai_format_chunks
+from swebash_ai import errors
+from swebash_ai.providers.base import Chunk, EndpointProvider, Message, TextChunk, not_the_api, openai_format_chunks
 
 _lock = threading.Lock()
 
@@ -56,8 +63,18 @@ class LiteLLMProvider(EndpointProvider):
             kwargs["tools"] = list(tools)
             kwargs["tool_choice"] = tool_choice
         stream = await litellm.acompletion(**kwargs)
-        async for chunk in openai_format_chunks(stream, lambda p, c: self._cost(litellm, p, c)):
-            yield chunk
+        shown = False
+        try:
+            async for chunk in openai_format_chunks(
+                stream, lambda p, c: self._cost(litellm, p, c), lambda finish: _received_end(stream, finish)
+            ):
+                shown = shown or isinstance(chunk, TextChunk)
+                yield chunk
+        except errors.IncompleteAnswerError:
+            status, content_type = _answer_of(stream)
+            if not shown and content_type is not None and not _streams(content_type):
+                raise not_the_api(status, content_type, None, api_base=self.api_base, model=self.model) from None
+            raise
 
     def _cost(self, litellm: Any, prompt_tokens: int, completion_tokens: int) -> float | None:
         try:
@@ -67,3 +84,32 @@ class LiteLLMProvider(EndpointProvider):
             return float(prompt + completion)
         except Exception:  # unknown price: no cost, not an error
             return None
+
+
+def _received_end(stream: Any, finish: str | None) -> bool:
+    """Whether the provider itself ended the stream (see the module docstring)."""
+    if not hasattr(stream, "received_finish_reason"):
+        return finish is not None
+    return bool(stream.received_finish_reason or getattr(stream, "intermittent_finish_reason", None))
+
+
+def _answer_of(stream: Any) -> tuple[int | None, str | None]:
+    """The status and content type of the response behind a litellm stream, as far as litellm kept them."""
+    inner = getattr(stream, "completion_stream", None)
+    response = getattr(inner, "response", None) or getattr(inner, "http_response", None)
+    status = getattr(response, "status_code", None)
+    headers = getattr(response, "headers", None) or getattr(stream, "_response_headers", None)
+    try:
+        if headers is None:
+            return status, None
+        # litellm keeps some providers' headers under its own prefix
+        kind = headers.get("content-type") or headers.get("llm_provider-content-type") or ""
+    except AttributeError:
+        return status, None
+    return (status if isinstance(status, int) else None), str(kind)
+
+
+def _streams(content_type: str) -> bool:
+    """A content type of a streamed answer (a JSON body answering a streamed request is not one)."""
+    kind = content_type.split(";")[0].strip().lower()
+    return kind in ("text/event-stream", "application/x-ndjson")
