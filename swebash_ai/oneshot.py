@@ -57,6 +57,8 @@ class ExitCode(enum.IntEnum):
     """Bad command line or configuration (including: no provider configured)."""
     DENIED = 3
     """An action the answer needed was denied (by the user, or because nobody could approve it)."""
+    INCOMPLETE = 4
+    """The answer broke off: what arrived is on stdout and in the session (marked incomplete), the rest is not."""
     INTERRUPTED = 130
     """Ctrl-C: the turn was cancelled; the session is saved."""
 
@@ -84,8 +86,10 @@ class OneShotOptions:
 
 def exit_code_for(error: BaseException) -> ExitCode:
     """The exit code an error maps to (``ConfigError`` is a usage problem, the rest are runtime errors)."""
-    from swebash_ai.errors import ConfigError
+    from swebash_ai.errors import ConfigError, StreamInterruptedError
 
+    if isinstance(error, StreamInterruptedError):
+        return ExitCode.INCOMPLETE
     return ExitCode.USAGE if isinstance(error, ConfigError) else ExitCode.ERROR
 
 
@@ -249,6 +253,7 @@ class PlainRenderer:
             self._clean.removed = 0
 
     def error(self, error: SwebashError, code: ExitCode) -> None:
+        self.finish(None)  # what arrived of the answer ends its line on stdout; the error goes to stderr
         self.status(format_error(error))
 
     def interrupted(self) -> None:

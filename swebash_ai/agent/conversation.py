@@ -23,6 +23,9 @@ from typing import Any
 from swebash_ai import private_files
 from swebash_ai.providers.base import Message, ToolCall
 
+INCOMPLETE = "incomplete"
+"""Key of an assistant message whose answer broke off; kept in the saved session, left out of requests."""
+
 CANCELLED_RESULT = "Cancelled: the user interrupted before this call finished; it may not have run."
 
 
@@ -40,6 +43,13 @@ def _sanitized(call: dict[str, Any]) -> dict[str, Any]:
     if not ok:
         call["function"]["arguments"] = json.dumps({"_invalid_arguments": raw[:2000]})
     return call
+
+
+def _for_wire(message: Message) -> Message:
+    """The message as providers get it: no keys of our own (strict servers refuse unknown fields)."""
+    if INCOMPLETE not in message:
+        return message
+    return {k: v for k, v in message.items() if k != INCOMPLETE}
 
 
 def estimate_tokens(message: Message) -> int:
@@ -67,8 +77,11 @@ class Conversation:
     def add_user(self, content: str) -> None:
         self.messages.append({"role": "user", "content": content})
 
-    def add_assistant(self, content: str, tool_calls: Sequence[ToolCall] = ()) -> None:
+    def add_assistant(self, content: str, tool_calls: Sequence[ToolCall] = (), *, incomplete: bool = False) -> None:
+        """``incomplete``: the answer broke off (a cut stream, a cancel); saved with the message, never sent."""
         msg: Message = {"role": "assistant", "content": content or None}
+        if incomplete:
+            msg[INCOMPLETE] = True
         if tool_calls:
             msg["tool_calls"] = [_sanitized(c.to_message()) for c in tool_calls]
         elif not content:
@@ -143,7 +156,7 @@ class Conversation:
                 break
             first = start
             budget -= cost
-        return head + self.messages[first:]
+        return head + [_for_wire(m) for m in self.messages[first:]]
 
     @property
     def title(self) -> str:

@@ -167,8 +167,8 @@ class _Turn:
         if self._finalized:
             return
         self._finalized = True
-        if self.in_stream and self.partial_text:
-            self.conv.add_assistant("".join(self.partial_text))
+        if self.in_stream and self.partial_text:  # the stream broke off or was cancelled mid-answer
+            self.conv.add_assistant("".join(self.partial_text), incomplete=True)
         self.in_stream = False
         self.conv.repair(CANCELLED_RESULT)
 

@@ -103,6 +103,8 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
         elif role == "assistant":
             if isinstance(content, str) and content.strip():
                 chat.add_assistant(content)
+            if msg.get("incomplete"):
+                chat.add_notice("This answer broke off before its end: it is incomplete.", "warning")
             for call in msg.get("tool_calls") or ():
                 fn = call.get("function", {})
                 args = str(fn.get("arguments", ""))

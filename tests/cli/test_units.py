@@ -48,7 +48,7 @@ def test_resume_forms(argv: list[str], resume: str | None) -> None:
 
 
 def test_exit_codes_are_stable() -> None:
-    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 130]
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 130]
 
 
 def test_piped_input_is_capped_head_and_tail() -> None:
