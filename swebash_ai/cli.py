@@ -48,7 +48,8 @@ examples:
   swebash-ai undo                              put back the files changed in the latest session's last turn
 
 exit codes: 0 answered, 1 provider or runtime error, 2 usage or configuration error,
-            3 a needed action was denied, 130 interrupted (Ctrl-C; the session is saved)
+            3 a needed action was denied, 4 the answer broke off (what arrived is shown and saved),
+            130 interrupted (Ctrl-C; the session is saved)
 
 Settings come from flags > SWEBASH_AI_* environment variables > the profile > the config file
 (see `swebash-ai config --path`). Docs: docs/cli.md, docs/configuration.md.

@@ -376,11 +376,8 @@ def first_words(body: bytes | str, limit: int = 80) -> str:
     control and escape characters removed (a hostile page must not drive the terminal)."""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     text = text[:20_000]
-    title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
     text = re.sub(r"<(script|style)\b.*?(</\1>|$)", " ", text, flags=re.I | re.S)
     text = re.sub(r"<!--.*?(-->|$)|<[^>]*>?", " ", text, flags=re.S)
-    if title and title.group(1).strip() and title.group(1).strip() not in text[:200]:
-        text = title.group(1) + " " + text
     text = "".join(ch if ch.isprintable() else " " for ch in text)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

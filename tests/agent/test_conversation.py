@@ -86,3 +86,18 @@ def test_list_and_find_sessions(tmp_path: Path) -> None:
     assert find_session(tmp_path, None) == tmp_path / f"{b.id}.jsonl"
     assert find_session(tmp_path, "20260101") == tmp_path / f"{a.id}.jsonl"
     assert find_session(tmp_path, "2026") is None  # ambiguous prefix
+
+
+def test_an_incomplete_answer_is_saved_as_such_and_never_sent_with_the_mark(tmp_path: Path) -> None:
+    conv = Conversation()
+    conv.add_user("tell me")
+    conv.add_assistant("half of it", incomplete=True)
+    conv.add_user("go on")
+    path = tmp_path / "s.jsonl"
+    conv.save(path)
+    loaded = Conversation.load(path)
+    assert loaded.messages[1] == {"role": "assistant", "content": "half of it", "incomplete": True}
+    sent = loaded.for_request("system", 10_000)
+    assert {"role": "assistant", "content": "half of it"} in sent
+    assert not any("incomplete" in m for m in sent)
+    assert loaded.messages[1]["incomplete"] is True  # the request's copy, not the history, lost the mark
