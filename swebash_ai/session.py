@@ -15,7 +15,7 @@ from typing import Any
 
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
-from swebash_ai.agent.conversation import Conversation, find_session
+from swebash_ai.agent.conversation import Conversation, damaged_session, find_session
 from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, CommandSet, load_commands
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
 from swebash_ai.agent.instructions import Instructions, load_instructions
@@ -401,7 +401,9 @@ class Session:
         try:
             self.conversation.save(self.session_file)
         except OSError as exc:
-            log.warning("cannot save the session to %s: %s", self.session_file, exc)
+            reason = exc.strerror or str(exc)
+            log.warning("swebash-ai: cannot save the session to %s (%s); its previous save is intact.",
+                        self.session_file, reason)
 
     def new_conversation(self) -> None:
         self.save()
@@ -415,8 +417,16 @@ class Session:
         """Load a saved session (newest when ``session_id`` is None). Raises ConfigError if none matches."""
         path = find_session(self.loaded.locations.sessions_dir, session_id)
         if path is None:
+            folder = self.loaded.locations.sessions_dir
+            damaged = damaged_session(folder, session_id) if session_id else None
+            if damaged is not None:
+                raise ConfigError(
+                    f"Saved session '{session_id}' cannot be read: {damaged} is damaged (no session header).",
+                    title="Damaged session",
+                    hint="Other sessions are unaffected; move this file away to stop seeing it.",
+                )
             what = f"session '{session_id}'" if session_id else "any saved session"
-            raise ConfigError(f"Cannot find {what} in {self.loaded.locations.sessions_dir}.", title="No saved session")
+            raise ConfigError(f"Cannot find {what} in {folder}.", title="No saved session")
         self.conversation = Conversation.load(path)
         self.context.provenance.clear()  # what may be fetched unasked is learnt afresh, never from a file
         if self.agent is not None:

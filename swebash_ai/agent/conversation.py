@@ -168,8 +168,9 @@ class Conversation:
 
     # --- files ----------------------------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        """Write the whole session atomically (a crash mid-write leaves the previous file intact), readable by
-        its owner alone."""
+        """Write the whole session atomically, readable by its owner alone: a crash, a full disk or a kill
+        mid-write leaves the previous file intact, and two processes saving at once each write their own
+        temporary file."""
         meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title, **self.meta}
         lines = [json.dumps({"meta": meta}, ensure_ascii=False)]
         lines += [json.dumps(msg, ensure_ascii=False) for msg in self.messages]
@@ -180,7 +181,7 @@ class Conversation:
         """Read a saved session; a torn last line is skipped and unanswered calls are repaired."""
         messages: list[Message] = []
         meta: dict[str, Any] = {}
-        with path.open(encoding="utf-8") as fh:
+        with path.open(encoding="utf-8", errors="replace") as fh:  # a damaged line is skipped, not fatal
             for line in fh:
                 line = line.strip()
                 if not line:
@@ -220,7 +221,7 @@ def list_sessions(folder: Path, limit: int = 50) -> list[SessionInfo]:
     found: list[SessionInfo] = []
     for path in folder.glob("*.jsonl"):
         try:
-            with path.open(encoding="utf-8") as fh:
+            with path.open(encoding="utf-8", errors="replace") as fh:  # a damaged line is skipped, not fatal
                 meta = json.loads(fh.readline()).get("meta", {})
         except (OSError, ValueError, AttributeError):
             continue
@@ -243,6 +244,18 @@ def find_session(folder: Path, session_id: str | None) -> Path | None:
         return sessions[0].path if sessions else None
     matches = [s for s in sessions if s.id == session_id] or [s for s in sessions if s.id.startswith(session_id)]
     return matches[0].path if len(matches) == 1 else None
+
+
+def damaged_session(folder: Path, session_id: str) -> Path | None:
+    """A file of ``session_id`` (or a prefix) that :func:`list_sessions` cannot read: its first line is not a
+    session header (a torn write by an older version, another program, a disk error)."""
+    readable = {s.path for s in list_sessions(folder, limit=10_000)}
+    damaged = sorted(p for p in folder.glob(f"{glob_escape(session_id)}*.jsonl") if p not in readable)
+    return damaged[0] if len(damaged) == 1 else None
+
+
+def glob_escape(text: str) -> str:
+    return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
 
 
 def iter_tool_results(messages: Iterable[Message]) -> Iterable[Message]:
