@@ -311,3 +311,31 @@ async def test_litellm_anthropic_doubled_v1_is_flagged(ant: FakeLLMServer) -> No
     assert result.choices[0].message.content == "still answered"
     assert ant.requests[0]["path"] == "/v1/v1/messages"
     assert len(ant.violations) == 1 and "unusual path" in ant.violations[0]
+
+
+_END_MARKERS = {"openai": (b"[DONE]", b'"finish_reason": "stop"', b'"finish_reason": "tool_calls"'),
+                "anthropic": (b"message_stop", b"message_delta"), "ollama": (b'"done": true',)}
+_CHAT = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages", "ollama": "/api/chat"}
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic", "ollama"])
+def test_misbehaving_replies(dialect: Any) -> None:
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with FakeLLMServer(dialect) as server:
+        root = server.base_url.removesuffix("/v1")
+        server.enqueue(
+            Reply.truncated("cut short", [("read_file", {"path": "a/long/path.txt"})], split=3, drop=2),
+            Reply.bad_event("some text", "<b>not json</b>", after_chunks=1),
+            Reply.raw("<html>login</html>", status=200),
+            Reply.hang(0.3),
+        )
+        with httpx.Client(base_url=root, timeout=5) as client:
+            cut = client.post(_CHAT[dialect], json=body)
+            assert cut.status_code == 200 and cut.content  # a clean end of the body...
+            assert not any(marker in cut.content for marker in _END_MARKERS[dialect])  # ...without the marker
+            bad = client.post(_CHAT[dialect], json=body)
+            assert b"<b>not json</b>" in bad.content and any(m in bad.content for m in _END_MARKERS[dialect])
+            page = client.post(_CHAT[dialect], json=body)
+            assert page.text == "<html>login</html>" and page.headers["content-type"].startswith("text/html")
+            with pytest.raises(httpx.ReadTimeout):
+                client.post(_CHAT[dialect], json=body, timeout=0.1)

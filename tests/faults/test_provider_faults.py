@@ -280,3 +280,17 @@ def test_unknown_tool_is_refused_to_the_model(lane: Faults) -> None:
     results = [m for m in outcome.saved if m["role"] == "tool"]
     assert len(results) == 1 and "Unknown tool" in results[0]["content"]
     assert outcome.saved[-1]["content"] == "That tool does not exist."
+
+
+def test_json_events_end_with_an_error_of_exit_code_4_when_the_answer_broke_off(
+    fake_llm: FakeLLMServer, llm_env: FakeLLMServer, workspace: Path
+) -> None:
+    llm_env.enqueue(Reply.truncated("Half of", chunk_size=4))
+    out, err = io.StringIO(), io.StringIO()
+    options = OneShotOptions("q", json_events=True, cwd=workspace)
+    code = run_oneshot(load_settings({}), options, stdout=out, stderr=err)
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert code == ExitCode.INCOMPLETE
+    assert "".join(e["text"] for e in events if e["type"] == "text") == "Half of"
+    assert events[-1]["type"] == "error" and events[-1]["exit_code"] == 4
+    assert events[-1]["title"] == "Incomplete answer" and err.getvalue() == ""
