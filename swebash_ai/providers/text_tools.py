@@ -24,7 +24,7 @@ import uuid
 from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
-from swebash_ai.errors import BadRequestError
+from swebash_ai.errors import BadRequestError, ProviderError
 from swebash_ai.providers.base import Chunk, FinishChunk, Message, Provider, TextChunk, ToolCall
 
 __all__ = ["TextToolCallProvider", "describe_tools", "is_tools_unsupported", "parse_tool_calls"]
@@ -273,30 +273,35 @@ class TextToolCallProvider:
         held: list[str] = []  # text held back because it may be a call
         native_calls = False
         finish: FinishChunk | None = None
-        async for chunk in source:
-            if isinstance(chunk, TextChunk):
-                if held:
-                    held.append(chunk.text)
+        try:
+            async for chunk in source:
+                if isinstance(chunk, TextChunk):
+                    if held:
+                        held.append(chunk.text)
+                    else:
+                        released, kept = self._split(emitted, chunk.text)
+                        if released:
+                            emitted.append(released)
+                            yield TextChunk(released)
+                        if kept:
+                            held.append(kept)
+                    pending = "".join(held)
+                    if held and (len(pending) > _MAX_HOLD or not self._still_possible(emitted, pending)):
+                        text = pending
+                        held.clear()
+                        emitted.append(text)
+                        yield TextChunk(text)
+                elif isinstance(chunk, ToolCall):
+                    native_calls = True
+                    yield chunk
+                elif isinstance(chunk, FinishChunk):
+                    finish = chunk
                 else:
-                    released, kept = self._split(emitted, chunk.text)
-                    if released:
-                        emitted.append(released)
-                        yield TextChunk(released)
-                    if kept:
-                        held.append(kept)
-                pending = "".join(held)
-                if held and (len(pending) > _MAX_HOLD or not self._still_possible(emitted, pending)):
-                    text = pending
-                    held.clear()
-                    emitted.append(text)
-                    yield TextChunk(text)
-            elif isinstance(chunk, ToolCall):
-                native_calls = True
-                yield chunk
-            elif isinstance(chunk, FinishChunk):
-                finish = chunk
-            else:
-                yield chunk
+                    yield chunk
+        except ProviderError:  # a cut answer is kept as it arrived; no call is parsed out of cut text
+            if held:
+                yield TextChunk("".join(held))
+            raise
         text = "".join(held)
         if text and not native_calls:
             if self.text_mode:
@@ -347,3 +352,4 @@ class TextToolCallProvider:
         if not newline:
             return any(name.startswith(tag) for name in ("json", "tool_call"))
         return tag in {"", "json", "tool", "tool_call"}
+

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from typing import Any
+
 import pytest
 
 from swebash_ai import errors
-from swebash_ai.providers.base import classify_status, first_words, not_the_api
+from swebash_ai.providers.base import Chunk, TextChunk, ToolCall, classify_status, first_words, not_the_api
+from swebash_ai.providers.text_tools import TextToolCallProvider
 
 
 @pytest.mark.parametrize(
@@ -45,3 +49,30 @@ def test_an_html_error_page_is_not_the_api_whatever_its_status() -> None:
 def test_a_json_error_inside_a_client_message_shows_its_message() -> None:
     raw = 'litellm.RateLimitError: AnthropicException - b\'{"type": "error", "error": {"message": "slow"}}\'. Handle'
     assert classify_status(429, raw).message == "Rate limited by the provider: slow"
+
+
+class _CutAfter:
+    """A provider whose answer breaks off after ``pieces``."""
+
+    model = "cut"
+
+    def __init__(self, *pieces: str) -> None:
+        self.pieces = pieces
+
+    async def stream(self, messages: Any, tools: Any = None, tool_choice: str = "auto") -> AsyncIterator[Chunk]:
+        for piece in self.pieces:
+            yield TextChunk(piece)
+        raise errors.StreamInterruptedError("The answer from cut broke off: the stream ended without its end marker")
+
+
+@pytest.mark.parametrize("text_mode", [True, False])
+async def test_text_held_as_a_possible_call_is_kept_and_never_run_when_the_stream_is_cut(text_mode: bool) -> None:
+    tools = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object"}}}]
+    cut = '```json\n{"tool": "write_file", "arguments": {"path": "a.txt", "content": "x"}}\n```'[:-6]
+    wrapper = TextToolCallProvider(_CutAfter(cut[:10], cut[10:]), text_mode=text_mode)
+    seen: list[Chunk] = []
+    with pytest.raises(errors.StreamInterruptedError):
+        async for chunk in wrapper.stream([{"role": "user", "content": "hi"}], tools):
+            seen.append(chunk)
+    assert "".join(c.text for c in seen if isinstance(c, TextChunk)) == cut
+    assert not [c for c in seen if isinstance(c, ToolCall)]
