@@ -62,7 +62,8 @@ class Settings(BaseSettings):
     """API key for the selected provider. Falls back to the provider's usual variable (``OPENAI_API_KEY``...)."""
 
     request_timeout: float = Field(120.0, gt=0, le=3600)
-    """Seconds to wait for the provider before giving up on a request (1-3600)."""
+    """Seconds to wait for the provider to start answering, and between two pieces of a streamed answer (a slow
+    answer that keeps arriving is never cut), before giving up on a request (up to 3600)."""
 
     provider_retries: int = Field(3, ge=0, le=10)
     """Retries on rate limits, connection errors, timeouts and 5xx answers, with exponential backoff (0-10)."""

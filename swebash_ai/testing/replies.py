@@ -124,7 +124,8 @@ class Reply:
     def from_json(cls, obj: Any) -> Reply:
         """Build a reply from a script entry: ``{"text": …}``, ``{"tool_calls": [[name, args, id?], …]}``
         (optionally with ``"text"``), ``{"error": 429, "message": …, "retry_after": 0}`` or
-        ``{"broken": "partial text", "after_chunks": 2}``; optional ``chunk_size``, ``split``,
+        ``{"broken": "partial text", "after_chunks": 2}``, ``{"truncated": …}``, ``{"bad_event": …}``,
+        ``{"raw": …}``, ``{"hang": seconds}`` (see those class methods); optional ``chunk_size``, ``split``,
         ``interleave``, ``delay``, ``usage: [prompt, completion]``."""
         if not isinstance(obj, dict):
             raise ValueError(f"a script entry must be a JSON object, got {obj!r}")
@@ -136,6 +137,18 @@ class Reply:
             retry = obj.get("retry_after")
             return cls.error(int(obj["error"]), str(obj.get("message", "error")),
                              retry_after=None if retry is None else float(retry), delay=delay)
+        if "truncated" in obj:  # {"truncated": "text", "tool_calls": [...], "drop": 0, "split": 0}
+            calls = [cast(ToolCallSpec, tuple(c)) for c in obj.get("tool_calls", [])]
+            return cls.truncated(str(obj["truncated"]), calls, drop=int(obj.get("drop", 0)),
+                                 split=int(obj.get("split", 0)), chunk_size=chunk)
+        if "bad_event" in obj:  # {"bad_event": "text", "event": "<html>", "after_chunks": 2}
+            return cls.bad_event(str(obj["bad_event"]), str(obj.get("event", "<html>oops</html>")),
+                                 after_chunks=int(obj.get("after_chunks", 2)), chunk_size=chunk)
+        if "raw" in obj:  # {"raw": "<html>...", "status": 200, "content_type": "text/html"}
+            return cls.raw(str(obj["raw"]), status=int(obj.get("status", 200)),
+                           content_type=str(obj.get("content_type", "text/html; charset=utf-8")))
+        if "hang" in obj:  # {"hang": seconds}
+            return cls.hang(float(obj["hang"]))
         if "broken" in obj:
             return cls.broken(str(obj["broken"]), after_chunks=int(obj.get("after_chunks", 2)),
                               chunk_size=chunk, delay=delay)
@@ -153,7 +166,8 @@ class Reply:
                                   delay=delay, usage=usage)
         if "text" in obj:
             return cls.text(str(obj["text"]), chunk_size=chunk, delay=delay, usage=usage)
-        raise ValueError(f"unknown script entry (needs text, tool_calls, error or broken): {obj!r}")
+        raise ValueError(f"unknown script entry (needs text, tool_calls, error, broken, truncated, bad_event, raw or "
+                         f"hang): {obj!r}")
 
 
 # ---------------------------------------------------------------------------------------------------
