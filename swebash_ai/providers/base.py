@@ -313,7 +313,9 @@ def classify_status(
     """Map an HTTP error status and its body to our error tree, without importing any client library: the
     httpx lane's errors, and (through :func:`classify_error`) the openai and litellm clients' status errors."""
     page = _HTML.search(raw)
-    if page:  # a web page in place of the API's error JSON: asking again brings the same page
+    # A web page in place of the API's error JSON (not a JSON error that quotes some HTML): asking again
+    # brings the same page.
+    if page and "{" not in raw[: page.start()]:
         return not_the_api(status, "text/html", raw[page.start():], model=model)
     detail = _short(raw)
     try:

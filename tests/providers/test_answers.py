@@ -44,6 +44,8 @@ def test_an_html_error_page_is_not_the_api_whatever_its_status() -> None:
     assert isinstance(err, errors.NotTheApiError) and not err.retryable
     assert "502 Bad Gateway" in err.message and "<" not in err.message
     assert type(classify_status(502, '{"error": {"message": "upstream"}}')) is errors.ProviderUnavailableError
+    quoted = classify_status(400, '{"error": {"message": "cannot parse <html><body> in the prompt"}}')
+    assert type(quoted) is errors.BadRequestError  # the API's own error, quoting HTML
 
 
 def test_a_json_error_inside_a_client_message_shows_its_message() -> None:
