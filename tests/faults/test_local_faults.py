@@ -109,40 +109,47 @@ def test_disk_full_while_saving_keeps_the_previous_save(
 
 
 WRITER = textwrap.dedent("""
-    import asyncio, sys
+    import asyncio, os, sys, time
     from pathlib import Path
     from swebash_ai.config import load_settings
     from swebash_ai.safety.paths import PathPolicy
     from swebash_ai.tools import fs_write
     from swebash_ai.tools.registry import ToolContext
 
-    workspace = Path(sys.argv[1])
+    workspace, stop_at = Path(sys.argv[1]), sys.argv[2]
     ctx = ToolContext(settings=load_settings().settings, cwd=workspace,
                       path_policy=PathPolicy(roots=[workspace], home=workspace), command_policy=None)
-    contents = ["A" * 900_000, "B" * 900_000]
 
-    async def main():
-        print("ready", flush=True)
-        i = 0
-        while True:
-            args = fs_write.write_file.parse_arguments({"path": "big.txt", "content": contents[i % 2]})
-            await fs_write.write_file.invoke(ctx, args)
-            i += 1
+    def pause(name, real):
+        # Say where the write is, then wait there for the kill.
+        def step(*args):
+            if name == "replace":
+                real(*args)
+            if name == stop_at:
+                print(name, flush=True)
+                time.sleep(30)
+            if name != "replace":
+                real(*args)
+        return step
 
-    asyncio.run(main())
+    os.fsync = pause("fsync", os.fsync)  # the new content is in the temporary file, not yet in place
+    os.replace = pause("replace", os.replace)  # the new content is in place
+    args = fs_write.write_file.parse_arguments({"path": "big.txt", "content": "B" * 900_000})
+    asyncio.run(fs_write.write_file.invoke(ctx, args))
 """)
 
 
-def test_kill_9_during_write_file_leaves_old_or_new_never_half(workspace: Path) -> None:
+@pytest.mark.parametrize(("stop_at", "expected"), [("fsync", b"A"), ("replace", b"B")])
+def test_kill_9_during_write_file_leaves_old_or_new_never_half(workspace: Path, stop_at: str, expected: bytes) -> None:
     target = workspace / "big.txt"
-    target.write_text("A" * 900_000)
+    target.write_bytes(b"A" * 900_000)
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    for delay in (0.05, 0.13, 0.21):
-        child = subprocess.Popen([sys.executable, "-c", WRITER, str(workspace)], stdout=subprocess.PIPE, env=env)
-        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
-        time.sleep(delay)
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
-        data = target.read_bytes()
-        assert data in (b"A" * 900_000, b"B" * 900_000), (len(data), data[:1], data[-1:])
-    assert not [p for p in workspace.iterdir() if p.name != "big.txt" and not p.name.endswith(".swebash-tmp")]
+    child = subprocess.Popen([sys.executable, "-c", WRITER, str(workspace), stop_at], stdout=subprocess.PIPE, env=env)
+    assert child.stdout is not None
+    assert child.stdout.readline().decode().strip() == stop_at  # the child is inside the write
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    assert target.read_bytes() == expected * 900_000  # the old content or the new, whole
+    leftovers = [p.name for p in workspace.iterdir() if p != target]
+    # A kill leaves the hidden temporary file (nothing can remove it); it is never mistaken for the file.
+    assert all(name.startswith(".big.txt.") and name.endswith(".swebash-tmp") for name in leftovers), leftovers
