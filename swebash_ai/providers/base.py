@@ -156,7 +156,7 @@ class RetryingProvider:
         raise NotImplementedError
 
     def classify(self, exc: BaseException) -> errors.ProviderError:
-        return classify_error(exc, model=self.model)
+        return classify_error(exc, model=self.model, api_base=getattr(self, "api_base", None))
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None, tool_choice: str = "auto"
@@ -277,12 +277,21 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
 
 
-def classify_error(exc: BaseException, *, model: str = "") -> errors.ProviderError:
+#: What litellm wraps a provider's message in: ``litellm.Timeout: Ollama_chatException - ...`` (sometimes
+#: twice), ``b'...'`` around a body, ``. Handle with `litellm.X``` after it.
+_LITELLM_WRAPPING = re.compile(r"litellm\.\w+: |\b\w+Exception - |\. Received Model Group=.*$|"
+                               r"\. Handle with `litellm\.\w+`\.?", re.S)
+_BYTES_REPR = re.compile(r"^b'(.*)'$", re.S)
+
+
+def classify_error(exc: BaseException, *, model: str = "", api_base: str | None = None) -> errors.ProviderError:
     """Map an ``openai`` (or litellm, whose exceptions subclass openai's) error to our error tree."""
     import openai  # already imported by whichever client raised
 
     status = getattr(exc, "status_code", None)
     raw = str(getattr(exc, "message", None) or exc)
+    for _ in range(3):  # the wrapping nests
+        raw = _BYTES_REPR.sub(r"\1", _LITELLM_WRAPPING.sub("", raw.strip()))
     detail = _short(raw)
     if isinstance(exc, openai.APIStatusError):
         # One mapping of statuses (classify_status, which the httpx lane uses too); the class decides where a
@@ -291,7 +300,7 @@ def classify_error(exc: BaseException, *, model: str = "") -> errors.ProviderErr
                  (openai.RateLimitError, 429), (openai.BadRequestError, 400), (openai.UnprocessableEntityError, 422))
         code = next((c for kind, c in kinds if isinstance(exc, kind)), status)
         if isinstance(code, int):
-            return classify_status(code, raw, model=model, retry_after=_retry_after(exc))
+            return classify_status(code, raw, model=model, retry_after=_retry_after(exc), api_base=api_base)
     if isinstance(exc, openai.APITimeoutError):
         return errors.ProviderUnavailableError(f"The provider did not answer in time: {detail}")
     if isinstance(exc, openai.APIConnectionError):
@@ -308,7 +317,7 @@ def classify_error(exc: BaseException, *, model: str = "") -> errors.ProviderErr
 
 
 def classify_status(
-    status: int, raw: str, *, model: str = "", retry_after: str | float | None = None
+    status: int, raw: str, *, model: str = "", retry_after: str | float | None = None, api_base: str | None = None
 ) -> errors.ProviderError:
     """Map an HTTP error status and its body to our error tree, without importing any client library: the
     httpx lane's errors, and (through :func:`classify_error`) the openai and litellm clients' status errors."""
@@ -316,7 +325,9 @@ def classify_status(
     # A web page in place of the API's error JSON (not a JSON error that quotes some HTML): asking again
     # brings the same page.
     if page and "{" not in raw[: page.start()]:
-        return not_the_api(status, "text/html", raw[page.start():], model=model)
+        end = raw.lower().rfind("</html>")
+        body = raw[page.start() : end + 7] if end > page.start() else raw[page.start() :]
+        return not_the_api(status, "text/html", body, api_base=api_base, model=model)
     detail = _short(raw)
     try:
         wait = float(retry_after) if retry_after is not None else None

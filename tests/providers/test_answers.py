@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from swebash_ai import errors
-from swebash_ai.providers.base import Chunk, TextChunk, ToolCall, classify_status, first_words, not_the_api
+from swebash_ai.providers.base import (
+    Chunk,
+    TextChunk,
+    ToolCall,
+    classify_error,
+    classify_status,
+    first_words,
+    not_the_api,
+)
 from swebash_ai.providers.text_tools import TextToolCallProvider
 
 
@@ -78,3 +86,10 @@ async def test_text_held_as_a_possible_call_is_kept_and_never_run_when_the_strea
             seen.append(chunk)
     assert "".join(c.text for c in seen if isinstance(c, TextChunk)) == cut
     assert not [c for c in seen if isinstance(c, ToolCall)]
+
+
+def test_litellm_wrapping_is_taken_off_the_message() -> None:
+    err = classify_error(TimeoutError("litellm.Timeout: Ollama_chatException - litellm.Timeout: Connection timed out."
+                                      " Handle with `litellm.Timeout`."), model="m")
+    assert err.message == "The provider did not answer in time: Connection timed out"
+    assert isinstance(err, errors.ProviderUnavailableError)
