@@ -247,8 +247,20 @@ class UsageError(Exception):
     """A command-line mistake argparse cannot see (exit 2)."""
 
 
+class _OneLine(logging.Formatter):
+    """Warnings as the one line they say: a traceback is for ``-vv`` (the error tree renders the rest)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return record.getMessage()
+
+
 def _setup_logging(verbosity: int) -> None:
     if verbosity <= 0:
+        # Without it, Python's last-resort handler prints warnings with their traceback attached.
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(_OneLine())
+        logging.getLogger().addHandler(handler)
         return
     logging.basicConfig(
         stream=sys.stderr,

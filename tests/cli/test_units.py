@@ -117,3 +117,22 @@ def test_doctor_key_check(model: str, api_base: str | None, key: str | None, sta
     assert check.status == status
     if status == "fail":
         assert "SWEBASH_AI_API_KEY" in check.fix
+
+
+def test_warnings_print_one_line_without_a_traceback() -> None:
+    """An internal error logged with its traceback reaches the user as its one line (the traceback needs -vv)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging\n"
+        "from swebash_ai.cli import _setup_logging\n"
+        "_setup_logging(0)\n"
+        "try:\n"
+        "    raise RuntimeError('boom')\n"
+        "except RuntimeError:\n"
+        "    logging.getLogger('swebash_ai.agent.loop').exception('internal error in the tool loop')\n"
+        "logging.getLogger('x').info('not shown')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr == "internal error in the tool loop\n"
