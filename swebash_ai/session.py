@@ -40,7 +40,11 @@ def session_path_policy(loaded: LoadedSettings, cwd: Path) -> PathPolicy:
     """The path policy of a session in ``cwd``: the tools' guard, and the guard of every file the app reads
     by itself (see :mod:`swebash_ai.safety.unasked`)."""
     roots = [Path(r).expanduser() for r in loaded.settings.workspace_roots] or [cwd]
-    return PathPolicy(roots=roots, extra_deny=loaded.settings.path_deny, protected_files=[loaded.config_file])
+    where = loaded.locations
+    # The config file holds API keys; sessions, checkpoints, the audit log and the prompt history hold
+    # everything tools returned and the user typed. Wherever SWEBASH_AI_HOME or XDG put them.
+    own = [loaded.config_file, where.sessions_dir, where.audit_log, where.prompt_history]
+    return PathPolicy(roots=roots, extra_deny=loaded.settings.path_deny, protected_files=own)
 
 
 class Session:

@@ -32,6 +32,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
+from swebash_ai.safety.protected_names import (
+    ENV_ALLOWED,
+    HISTORY_NAMES,
+    HOME_CREDENTIALS,
+    SECRET_GLOBS,
+    SECRET_NAMES,
+    SECRET_SUFFIXES,
+)
 from swebash_ai.safety.verdict import Verdict
 
 __all__ = [
@@ -64,82 +72,9 @@ _RULE_OF_REASON: dict[str, str] = {
     CONFIG_REASON: "path.denied.config",
 }
 
-# Under the home directory: the path itself and everything below it.
-HOME_DENY: tuple[str, ...] = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".config/gcloud",
-    ".azure",
-    ".config/gh/hosts.yml",
-    ".npmrc",
-    ".pypirc",
-    ".password-store",
-    ".local/share/keyrings",
-    # Cloud and platform CLIs: tokens and keys.
-    ".config/gcloud",  # ADC, legacy_credentials, access_tokens.db, credentials.db
-    ".oci",
-    ".config/doctl",
-    ".config/hub",
-    ".config/op",
-    ".config/rclone",
-    ".config/sops",
-    ".config/heroku",
-    ".terraform.d/credentials.tfrc.json",
-    ".terraformrc",
-    ".vault-token",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".gem/credentials",
-    ".s3cfg",
-    ".boto",
-    ".m2/settings-security.xml",
-    ".gradle/gradle.properties",
-    ".config/containers/auth.json",
-    # Found missing by the second red-team pass (they are read without asking when the workspace is HOME):
-    ".config/git/credentials",  # git's credential store in its XDG location
-    ".m2/settings.xml",  # Maven server passwords
-    ".pip/pip.conf",  # index URLs with credentials
-    ".config/pip/pip.conf",
-    ".composer/auth.json",
-    ".config/composer/auth.json",
-    ".nuget/NuGet/NuGet.Config",
-    ".yarnrc",
-    ".cache/huggingface/token",
-    ".huggingface/token",
-    ".kaggle/kaggle.json",
-    ".databrickscfg",
-    ".fly",
-    ".wrangler",
-    ".config/.wrangler",
-    ".netlify",
-    ".config/netlify",
-    ".config/glab-cli",
-    ".config/github-copilot",
-    ".config/configstore",  # tokens of many npm-distributed CLIs
-    ".config/hcloud",
-    ".config/ngrok",
-    ".config/stripe",
-    ".config/Bitwarden CLI",
-    # Keychains and browser profiles (cookies, saved passwords).
-    "Library/Keychains",
-    "Library/Cookies",
-    "Library/Application Support/Google/Chrome",
-    "Library/Application Support/Firefox",
-    "Library/Application Support/BraveSoftware",
-    ".mozilla",
-    ".thunderbird",
-    ".config/google-chrome",
-    ".config/chromium",
-    ".config/BraveSoftware",
-    ".config/microsoft-edge",
-    ".config/vivaldi",
-    ".pki",
-)
+# Under the home directory: the path itself and everything below it (the table, with whose each is, is in
+# protected_names.py).
+HOME_DENY: tuple[str, ...] = tuple(path for path, _whose in HOME_CREDENTIALS)
 # Absolute system paths (and below), with the reason shown.
 SYSTEM_DENY: tuple[tuple[str, str], ...] = (
     ("/etc/shadow", SYSTEM_REASON),
@@ -152,100 +87,6 @@ SYSTEM_DENY: tuple[tuple[str, str], ...] = (
     ("/sys", PSEUDO_REASON),
     ("/dev", PSEUDO_REASON),
 )
-# File names denied anywhere (compared lower-case against the last component).
-HISTORY_NAMES: frozenset[str] = frozenset(
-    {
-        ".bash_history",
-        ".zsh_history",
-        ".sh_history",
-        ".history",
-        ".python_history",
-        ".psql_history",
-        ".mysql_history",
-        ".sqlite_history",
-        ".node_repl_history",
-        ".irb_history",
-        ".rediscli_history",
-        ".lesshst",
-        ".viminfo",
-        "fish_history",
-    }
-)
-SECRET_NAMES: frozenset[str] = frozenset(
-    {
-        ".git-credentials",
-        ".netrc",
-        ".npmrc",
-        ".pypirc",
-        ".pgpass",
-        ".my.cnf",
-        ".mylogin.cnf",
-        ".vault-token",
-        "_netrc",
-        ".yarnrc.yml",
-        ".htpasswd",
-        ".terraformrc",
-        "terraform.rc",
-        "credentials.tfrc.json",
-        "kubeconfig",
-        "application_default_credentials.json",
-        "legacy_credentials",
-        "access_tokens.db",
-        "credentials.db",
-        "credentials.json",
-        "client_secret.json",
-        "service-account.json",
-        "service_account.json",
-        "keyfile.json",
-        "id_rsa",
-        "id_dsa",
-        "id_ecdsa",
-        "id_ed25519",
-        "id_ecdsa_sk",
-        "id_ed25519_sk",
-        # Found missing by the second red-team pass: secret files tools keep in a project or a home.
-        ".envrc",  # direnv: `export KEY=...` lines
-        ".dev.vars",  # local secrets of Cloudflare Workers
-        "local.settings.json",  # local secrets of Azure Functions
-        "token.json",  # OAuth refresh tokens written by Google API client quickstarts
-        ".dockercfg",
-        ".s3cfg",
-        ".boto",
-        "secrets.yaml",
-        "secrets.yml",
-        "secrets.json",
-        ".secrets",
-    }
-)
-SECRET_SUFFIXES: tuple[str, ...] = (
-    ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".keychain", ".keychain-db",
-    ".tfstate", ".tfstate.backup", ".tfvars", ".tfvars.json", ".kubeconfig", ".ovpn",
-)  # fmt: skip
-# File name patterns of credentials that tools write into a workspace or a home directory.
-SECRET_GLOBS: tuple[str, ...] = (
-    "gha-creds-*.json",  # written by CI auth steps into the workspace
-    "ssh_host_*_key",  # host private keys (the .pub is public)
-    ".vault[-_]pass*",  # Ansible vault password files
-    "*service-account*.json",
-    "*service_account*.json",
-    "*-sa-key*.json",
-    "sa-key*.json",
-    "client_secret*.json",
-    "*credentials*.json",
-    "kubeconfig.y*ml",
-    "kubeconfig-*",
-    "kubeconfig_*",
-    "*.tfstate.*.backup",
-    "terraform.tfstate*",
-    "*.auto.tfvars",
-    ".npmrc*",
-    ".pypirc*",
-    ".git-credentials*",
-    ".netrc*",
-    ".pgpass*",
-)
-ENV_ALLOWED: frozenset[str] = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
-
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # C0/C1 controls and the bidirectional overrides that make a path display differently than it is.
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from swebash_ai.errors import ToolError
-from swebash_ai.safety import paths as sp
+from swebash_ai.safety import protected_names as sp
 from swebash_ai.tools.process import child_environment, run_program
 
 VCS_DIRS = (".git", ".hg", ".svn")
@@ -67,7 +67,7 @@ def ignore_rules(root: Path, deny_bases: Sequence[Path], deny_globs: Sequence[st
     for base in deny_bases:
         if base.is_relative_to(root) and base != root:
             lines.append("/" + _literal_start(base.relative_to(root).as_posix()))
-    head = "# generated from swebash_ai.safety.paths: what the tools may not read\n"
+    head = "# generated from swebash_ai.safety.protected_names: what the tools may not read\n"
     return head + "\n".join(_literal_end(_any_case(line)) for line in lines) + "\n"
 
 
