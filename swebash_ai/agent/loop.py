@@ -344,6 +344,9 @@ class _Turn:
                     self._audit(call, parsed, decision, decided_by or "cancelled", cancelled)
                     self.emit(ToolCallFinished(call.id, call.name, cancelled, "cancelled"))
                     raise
+        # Whatever the tool read (a file, a command's output, a page, an MCP server's answer), keys and tokens in
+        # it stop here: the model, the transcript and the front ends get the masked result.
+        result = result.with_secrets_masked()
         self._audit(call, parsed, decision, decided_by, result)
         self.emit(ToolCallFinished(call.id, call.name, result, decided_by))
         plan = result.metadata.get("plan") if result.ok else None

@@ -26,6 +26,7 @@ import asyncio
 import fnmatch
 import os
 import pwd
+import re
 import stat
 from collections import deque
 from datetime import datetime
@@ -34,7 +35,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from swebash_ai.safety.paths import PathRefused, is_binary, open_for_read
+from swebash_ai.safety.paths import SECRET_REASON, PathRefused, is_binary, open_for_read
+from swebash_ai.safety.secrets import is_key_file
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.guard import PolicyGate, denial_message, path_policy_of
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
@@ -45,6 +47,8 @@ __all__ = ["TOOLS", "directory_listing"]
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 _MAX_DIFF_LINES = 4000
 _STREAM_CHUNK = 1 << 16
+# A key header in a file over fs_max_size: a range may start inside the block, so such a range is refused.
+_KEY_HEADER = re.compile(rb"BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY")
 
 
 # --- shared plumbing -----------------------------------------------------------------------------------
@@ -169,6 +173,12 @@ def _open_regular(path: Path) -> int:
     return fd
 
 
+def _key_refusal(path: str) -> ToolResult:
+    """A file whose text is a private key is refused like a protected file, whatever its name."""
+    verdict = Verdict.deny(SECRET_REASON + ": it holds a private key", rule="content.private_key")
+    return ToolResult.denied(denial_message(path, verdict), metadata={"rule": verdict.rule})
+
+
 def _stat_problem(path: str, resolved: Path, *, want: Literal["file", "dir"]) -> ToolResult | os.stat_result:
     try:
         st = os.stat(resolved)
@@ -251,6 +261,8 @@ def _read_file(ctx: ToolContext, path: str, start: int, end: int | None) -> Tool
             "Use metadata for its size and type."
         )
     text, bad = _decode(data)
+    if is_key_file(text):
+        return _key_refusal(path)
     lines = _split_lines(text)
     total = len(lines)
     if total == 0:
@@ -280,6 +292,7 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
     budget = limit
     lineno = 0
     cut_at: int | None = None
+    key_seen = False  # a key block before or in the range: its body lines carry no header of their own
     with os.fdopen(fd, "rb") as f:
         if _looks_binary(f.read(8192)):
             return ToolResult.error(f"'{path}' is a binary file ({_human(size)}); read_file only shows text.")
@@ -289,6 +302,7 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
                 piece = f.readline(_STREAM_CHUNK)
                 if not piece:
                     break
+                key_seen = key_seen or _KEY_HEADER.search(piece) is not None
                 while piece and not piece.endswith(b"\n"):
                     piece = f.readline(_STREAM_CHUNK)
                 lineno += 1
@@ -302,10 +316,13 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
                 break
             budget -= len(line)
             kept.append(line)
+            key_seen = key_seen or _KEY_HEADER.search(line) is not None
     if not kept:
         if cut_at is not None:
             return ToolResult.error(f"Line {cut_at} of '{path}' alone is longer than the {limit}-byte limit.")
         return ToolResult.error(f"start_line {start} is past the end: '{path}' has {lineno} lines.")
+    if key_seen:
+        return _key_refusal(path)
     text, bad = _decode(b"".join(kept))
     lines = _split_lines(text)
     last = start + len(lines) - 1

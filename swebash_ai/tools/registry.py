@@ -21,7 +21,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
@@ -30,6 +30,7 @@ from pydantic.fields import FieldInfo
 
 from swebash_ai.config_rules import ToolRules
 from swebash_ai.errors import ConfigError
+from swebash_ai.safety.secrets import mask_secrets
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.web_guard import Provenance
 
@@ -83,6 +84,21 @@ class ToolResult:
 
     def with_duration(self, seconds: float) -> ToolResult:
         return ToolResult(self.ok, self.content, self.status, self.exit_code, seconds, self.truncated, self.metadata)
+
+    def with_secrets_masked(self) -> ToolResult:
+        """This result with private keys removed and credential-format values masked, and a note saying so.
+
+        The loop applies it to every result before the model (or the audit, the transcript, a front end)
+        sees it: one choke point for files, search hits, command output, fetched pages and MCP results.
+        JSON content stays JSON unless something in it was masked (then it becomes the masked text).
+        """
+        scan = mask_secrets(self.text)
+        if not scan.masked:
+            return self
+        meta = dict(self.metadata, masked_secrets=scan.masked, masked_kinds=sorted(scan.kinds))
+        if scan.private_keys:
+            meta["private_keys_removed"] = scan.private_keys
+        return replace(self, content=f"{scan.text}\n{scan.note()}", metadata=meta)
 
     @property
     def text(self) -> str:

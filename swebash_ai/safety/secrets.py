@@ -1,0 +1,464 @@
+"""Secrets by content: credentials found in text that is about to reach a model, whatever it came from.
+
+Contract:
+    :func:`mask_secrets` returns a :class:`Scan`: the text with every private key block replaced by
+    :data:`KEY_MARKER` and every value in a known credential format replaced by ``[masked:KIND]``, and how
+    many of each were found. :func:`holds_private_key` says whether a text holds private key material;
+    :func:`is_key_file` whether a file's text is essentially a key (``read_file`` refuses those like a
+    protected file). :func:`remove_private_keys` blanks key blocks but keeps the line count (for search).
+
+Why:
+    The path rules know credential files by name, and every list of names is incomplete: a key copied to
+    ``notes/old-laptop.txt``, a token in ``~/.bashrc``, a password in a command's output. So everything a
+    tool returns is scanned once before the model sees it (the loop does it for every tool result).
+
+    The rules are a data table, each with its source: most come from the public rule sets of gitleaks
+    (``config/gitleaks.toml``, rule ids given) and detect-secrets (plugin names given). The detect-secrets
+    package itself was not taken: its scanner runs every plugin per line with entropy filters (slow on
+    a 1 MiB result) and its plugins flag hashes and high-entropy strings that are everywhere in code.
+    A header that merely mentions ``PRIVATE KEY`` (a parser's source code) is not a key: material must
+    follow it. Documented example values (``AKIAIOSFODNN7EXAMPLE``) and placeholders (``${TOKEN}``,
+    ``<password>``, ``changeme``) are left alone, as gitleaks' allowlists do.
+
+Speed: every pattern is compiled once and only run when one of its literal hints is in the text (a
+``str`` find, far faster than a regex scan); ``bench/false_masks.py`` measures it and the false masks.
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "KEY_MARKER",
+    "RULES",
+    "Rule",
+    "Scan",
+    "holds_private_key",
+    "is_key_file",
+    "mask_secrets",
+    "remove_private_keys",
+]
+
+KEY_MARKER = "[private key removed]"
+MARKER_PREFIX = "[masked:"
+
+# ``-----BEGIN RSA PRIVATE KEY-----``, ``OPENSSH``, ``EC``, ``DSA``, ``ENCRYPTED``, bare ``PRIVATE KEY``,
+# ``PGP PRIVATE KEY BLOCK``, and the ssh.com form ``---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----``.
+_KEY_BEGIN = re.compile(r"-{4,5} ?BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
+_KEY_END = re.compile(r"-{4,5} ?END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
+# Key material: a base64 run (PEM lines are 64 characters, OpenSSH 70). Within reach of the header, before
+# its END: a parser's source that names the header has code there, not 40 base64 characters in a row.
+_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40,}")
+_MATERIAL_REACH = 600
+# PuTTY key files keep the private part in a ``Private-Lines: N`` section.
+_PUTTY = re.compile(r"Private-Lines: *\d+[\s\S]*?(?=Private-MAC:|\Z)")
+
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One credential format.
+
+    Attributes:
+        kind: Short name shown in the mask (``[masked:github-token]``).
+        how: ``token``: a prefixed format (``ghp_...``); the pattern is tried where a word of the text starts
+            with one of the ``hints`` (one pass over the text finds the words for every such rule).
+            ``scan``: the pattern is searched in the whole text when one of the ``hints`` is in it.
+        pattern: The regex; the group named ``v`` is what is masked (the whole match if there is none). Written
+            to start with a literal where it can: ``re`` then skips ahead with a fast prefix search.
+        source: Where the format comes from (a gitleaks rule id, a detect-secrets plugin, a vendor's docs).
+        hints: Literal substrings one of which every match contains: the regex only runs when one is in the
+            text (a ``str`` find).
+        lower: The pattern and hints are lower-case and run on the lower-cased text (case-insensitive, without
+            ``re.IGNORECASE``, which disables the prefix search).
+        word_start: The match must not continue a word (``\b`` written in the pattern would, again, disable
+            the prefix search).
+        credible: Extra check on the value (``None``: every match is a secret).
+        context: Extra check of the match in its text (the key's full name, where it stands), or ``None``.
+    """
+
+    kind: str
+    how: Literal["token", "scan"]
+    pattern: str
+    source: str
+    hints: tuple[str, ...]
+    lower: bool = False
+    word_start: bool = True
+    credible: Callable[[str], bool] | None = None
+    context: Callable[[str, re.Match[str]], bool] | None = None
+    compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compiled", re.compile(self.pattern, re.MULTILINE))
+
+
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "password", "passwd", "secret", "token", "changeme", "changeit", "example", "redacted", "none", "null",
+        "undefined", "placeholder", "xxxxxxxx", "your-token", "your_token", "mytoken", "mypassword", "pass", "pwd",
+        "pw", "hunter2",
+    }
+)  # fmt: skip
+_PLACEHOLDER_PARTS = ("example", "changeme", "your_", "your-", "xxxx", "****", "...", "<", ">", "${", "{{", "%(",
+                      "environ", "getenv")  # fmt: skip
+_NAME_WORDS = ("secret", "token", "credential", "password")
+_CODE_CHARS = frozenset("()[]{}$%`\\")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_WORD = re.compile(r"\w")
+
+
+def _not_placeholder(value: str) -> bool:
+    """A token that is not a template or a documented example (gitleaks allowlists ``...EXAMPLE``)."""
+    low = value.lower()
+    if low in _PLACEHOLDER_WORDS or any(p in low for p in _PLACEHOLDER_PARTS):
+        return False
+    if value.startswith(("$", "%", ":")) or set(value) <= {"*", "x", "X", "0", "."}:
+        return False
+    return not value.endswith("EXAMPLE") and MARKER_PREFIX not in value
+
+
+def _assigned_secret(value: str) -> bool:
+    """A value assigned to a secret-named key that looks like a literal credential, not code or a template.
+
+    Letters and digits both (``hunter2hunter2``, not ``correcthorse``), no code characters
+    (``os.environ["X"]``, ``get_token()``), not a dotted or snake-case identifier (``settings.SECRET_KEY``,
+    ``token_value``), not a name (``m2m-client-credentials``) and not a placeholder.
+    """
+    if len(value) < 8 or not _not_placeholder(value) or _CODE_CHARS.intersection(value):
+        return False
+    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+        return False
+    if any(w in value.lower() for w in _NAME_WORDS):
+        return False
+    return not (_IDENTIFIER.fullmatch(value) and ("_" in value or "." in value))
+
+
+def _not_template(value: str) -> bool:
+    """A password in a URL: anything but a template (``${DB_PASSWORD}``, ``<password>``, ``%(pw)s``) or the
+    placeholder words of documentation (``user:pass@host``, ``user:password@host``)."""
+    if value.startswith(("$", "%", "<", "{")) or "{{" in value or set(value) <= {"*", "x", "X", "."}:
+        return False
+    return value.lower() not in _PLACEHOLDER_WORDS and MARKER_PREFIX not in value
+
+
+def _basic_credentials(value: str) -> bool:
+    """``Basic <base64>`` that decodes to ``user:password`` (not the word after "basic" in prose)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except ValueError:
+        return False
+    return b":" in decoded and decoded.isascii() and decoded.decode("ascii").isprintable()
+
+
+# What may stand before a secret-named key on its line: a read_file or search line number, a diff marker,
+# ``export``, a quote, and the rest of the key's name (``db_`` of ``db_password``, ``spring.datasource.``).
+_KEY_LINE_PREFIX = re.compile(r"(?:\s*\d+[|:\-] )?[ \t+\-]*(?:export\s+)?[\"']?([\w.\-]*)")
+_JSON_KEY_PREFIX = re.compile(r"[\w.\-]*")
+
+
+# Names that end in a secret's word but name something else: request and pagination tokens of cloud APIs.
+_NOT_SECRET_NAMES = ("requesttoken", "changetoken", "clienttoken", "nexttoken", "pagetoken", "paginationtoken",
+                     "continuationtoken", "idempotencytoken", "synctoken", "resumetoken", "starttoken", "csrftoken",
+                     "tokenizer")  # fmt: skip
+
+
+def _secret_name(name: str) -> bool:
+    return not "".join(c for c in name if c.isalnum()).endswith(_NOT_SECRET_NAMES)
+
+
+def _starts_key_line(hay: str, m: re.Match[str]) -> bool:
+    """The key that ends at the match is the first thing on its line (``db_password = ...``, not
+    ``call(password=...)`` in the middle of code, whose value is rarely a literal)."""
+    start = hay.rfind("\n", 0, m.start()) + 1
+    prefix = _KEY_LINE_PREFIX.fullmatch(hay, start, m.start())
+    return prefix is not None and _secret_name(hay[prefix.start(1) : m.end("k")])
+
+
+def _in_json_key(hay: str, m: re.Match[str]) -> bool:
+    """The keyword ends a quoted JSON key (``"db_password": "..."``)."""
+    quote = hay.rfind('"', max(0, m.start() - 80), m.start())
+    if quote < 0 or _JSON_KEY_PREFIX.fullmatch(hay, quote + 1, m.start()) is None:
+        return False
+    return _secret_name(hay[quote + 1 : m.end("k")])
+
+
+# Key names (lower-cased) whose values are secrets: the same words the redaction of logs uses.
+_SECRET_WORDS = (
+    r"(?P<k>password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key"  # noqa: S105
+    r"|client[_\-]?secret|auth|credentials?|dsn|_pwd)"
+)
+TOKEN: Literal["token"] = "token"  # noqa: S105 - a kind of rule
+SCAN: Literal["scan"] = "scan"
+_KV_HINTS = ("pass", "secret", "token", "key", "auth", "credential", "dsn", "pwd")
+
+RULES: tuple[Rule, ...] = (
+    # --- private keys are removed before these run (see remove_private_keys) ---
+    # --- cloud providers ---
+    Rule("aws-access-key", TOKEN, r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b", "gitleaks aws-access-token",
+         ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), credible=_not_placeholder),
+    Rule("aws-secret-key", SCAN,
+         r"aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])",
+         "detect-secrets AWSKeyDetector", ("aws",), lower=True, word_start=False, credible=_not_placeholder),
+    Rule("gcp-api-key", TOKEN, r"AIza[0-9A-Za-z_\-]{35}", "gitleaks gcp-api-key", ("AIza",)),
+    Rule("google-oauth-secret", TOKEN, r"GOCSPX-[A-Za-z0-9_\-]{28}", "gitleaks gcp-client-secret (OAuth client secret)",
+         ("GOCSPX-",)),
+    Rule("google-oauth-token", TOKEN, r"ya29\.[0-9A-Za-z_\-]{20,}", "Google OAuth 2.0 access token format "
+         "(developers.google.com/identity)", ("ya29.",)),
+    Rule("google-refresh-token", SCAN, r"1//0[0-9A-Za-z_\-]{40,}", "Google OAuth 2.0 refresh token format", ("1//0",)),
+    Rule("azure-storage-key", SCAN, r"accountkey=(?P<v>[a-z0-9+/]{86}==)", "detect-secrets AzureStorageKeyDetector",
+         ("accountkey=",), lower=True, word_start=False),
+    Rule("azure-sas-signature", SCAN, r"[?&]sig=(?P<v>[A-Za-z0-9%+/=]{30,})", "Azure shared access signature (sig=)",
+         ("sig=",), word_start=False),
+    Rule("azure-ad-secret", SCAN, r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+         "gitleaks azure-ad-client-secret", ("Q~",)),
+    Rule("digitalocean-token", TOKEN, r"do[por]_v1_[a-f0-9]{64}\b", "gitleaks digitalocean-pat",
+         ("dop_v1_", "doo_v1_", "dor_v1_")),
+    # --- code hosts and CI ---
+    Rule("github-token", TOKEN, r"gh[pousr]_[A-Za-z0-9]{36,}\b|github_pat_[A-Za-z0-9_]{22,}",
+         "gitleaks github-pat, github-oauth, github-app-token, github-fine-grained-pat",
+         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    Rule("gitlab-token", TOKEN, r"gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent|wt|cf)-[A-Za-z0-9_\-]{20,}"
+         r"|GR1348941[A-Za-z0-9_\-]{20,}", "gitleaks gitlab-pat, gitlab-deploy-token, gitlab-runner-*, gitlab-cicd-*",
+         ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-", "glsoat-", "glft-", "glimt-", "glagent-",
+          "glwt-", "glcf-", "GR1348941")),
+    Rule("bitbucket-token", TOKEN, r"ATBB[A-Za-z0-9_=.\-]{32,}", "Bitbucket app password format", ("ATBB",)),
+    Rule("atlassian-token", TOKEN, r"ATATT3[A-Za-z0-9_\-=]{100,}", "gitleaks atlassian-api-token", ("ATATT3",)),
+    Rule("buildkite-token", TOKEN, r"bkua_[a-f0-9]{40}\b", "Buildkite API access token format", ("bkua_",)),
+    Rule("circleci-token", TOKEN, r"CCIPAT_[A-Za-z0-9]{20,}_[a-f0-9]{40}\b", "CircleCI personal API token format",
+         ("CCIPAT_",)),
+    Rule("terraform-token", SCAN, r"[a-z0-9]{14}\.atlasv1\.[a-z0-9\-_=]{60,70}", "gitleaks hashicorp-tf-api-token",
+         ("atlasv1",)),
+    Rule("vault-token", TOKEN, r"hv[sb]\.[A-Za-z0-9_\-]{24,}", "gitleaks vault-service-token, vault-batch-token",
+         ("hvs.", "hvb.")),
+    Rule("doppler-token", TOKEN, r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", "gitleaks doppler-api-token",
+         ("dp.",)),
+    # --- package registries ---
+    Rule("npm-token", TOKEN, r"npm_[A-Za-z0-9]{36}\b", "gitleaks npm-access-token", ("npm_",)),
+    Rule("pypi-token", TOKEN, r"pypi-AgE[A-Za-z0-9_\-]{50,}", "gitleaks pypi-upload-token", ("pypi-AgE",)),
+    Rule("rubygems-token", TOKEN, r"rubygems_[a-f0-9]{48}\b", "gitleaks rubygems-api-token", ("rubygems_",)),
+    Rule("docker-hub-token", TOKEN, r"dckr_pat_[A-Za-z0-9_\-]{20,}", "Docker Hub personal access token format",
+         ("dckr_pat_",)),
+    # --- chat, payments, mail ---
+    Rule("slack-token", TOKEN, r"xox[abeprs]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{20,}",
+         "gitleaks slack-bot-token, slack-user-token, slack-app-token...", ("xox", "xapp-")),
+    Rule("slack-webhook", SCAN, r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/+\-]{20,})",
+         "gitleaks slack-webhook-url", ("hooks.slack.com",), word_start=False),
+    Rule("discord-webhook", SCAN, r"/api/webhooks/(?P<v>\d+/[A-Za-z0-9_\-]{40,})", "Discord webhook URL format",
+         ("/api/webhooks/",), word_start=False),
+    Rule("telegram-bot-token", SCAN, r"\d{8,10}:AA[0-9A-Za-z_\-]{33}\b", "gitleaks telegram-bot-api-token", (":AA",)),
+    Rule("stripe-key", TOKEN, r"(?:sk|rk|whsec)_(?:live_|test_)?[0-9a-zA-Z]{24,}\b", "gitleaks stripe-access-token",
+         ("sk_", "rk_", "whsec_")),
+    Rule("sendgrid-key", TOKEN, r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", "gitleaks sendgrid-api-token",
+         ("SG.",)),
+    Rule("twilio-key", TOKEN, r"SK[0-9a-fA-F]{32}\b", "gitleaks twilio-api-key", ("SK",)),
+    Rule("mailgun-key", TOKEN, r"key-[0-9a-z]{32}\b", "gitleaks mailgun-private-api-token", ("key-",)),
+    Rule("shopify-token", TOKEN, r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", "gitleaks shopify-access-token...", ("shp",)),
+    # --- AI providers ---
+    Rule("anthropic-key", TOKEN, r"sk-ant-[A-Za-z0-9_\-]{20,}", "gitleaks anthropic-api-key", ("sk-ant-",)),
+    Rule("openai-key", TOKEN, r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", "gitleaks openai-api-key",
+         ("sk-",), credible=_not_placeholder),
+    Rule("huggingface-token", TOKEN, r"hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z0-9]{30,}",
+         "gitleaks huggingface-access-token, huggingface-organization-api-token", ("hf_", "api_org_")),
+    Rule("ai-provider-key", TOKEN,
+         r"gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{60,}|r8_[A-Za-z0-9]{37}|pplx-[A-Za-z0-9]{40,}",
+         "Groq, xAI, Replicate and Perplexity key formats", ("gsk_", "xai-", "r8_", "pplx-")),
+    # --- observability and productivity SaaS ---
+    Rule("grafana-token", TOKEN, r"glc_[A-Za-z0-9+/]{32,}=*|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
+         "gitleaks grafana-cloud-api-token, grafana-service-account-token", ("glc_", "glsa_")),
+    Rule("newrelic-key", TOKEN, r"NRAK-[A-Z0-9]{27}\b", "gitleaks new-relic-user-api-key", ("NRAK-",)),
+    Rule("sentry-token", TOKEN, r"sntry[su]_[A-Za-z0-9+/=_\-]{40,}", "gitleaks sentry-org-token, sentry-user-token",
+         ("sntr",)),
+    Rule("linear-key", TOKEN, r"lin_api_[A-Za-z0-9]{40}\b", "gitleaks linear-api-key", ("lin_api_",)),
+    Rule("postman-key", TOKEN, r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", "gitleaks postman-api-token", ("PMAK-",)),
+    Rule("databricks-token", TOKEN, r"dapi[a-f0-9]{32}(?:-\d)?\b", "gitleaks databricks-api-token", ("dapi",)),
+    # --- generic shapes ---
+    Rule("jwt", TOKEN, r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "gitleaks jwt", ("eyJ",)),
+    Rule("bearer-token", SCAN, r"(?:bearer|token)[ \t]+(?P<v>[a-z0-9._~+/\-]{20,}=*)",
+         "detect-secrets KeywordDetector (Authorization headers)", ("bearer", "token"), lower=True,
+         credible=_assigned_secret),
+    Rule("basic-auth", SCAN, r"basic[ \t]+(?P<v>[a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])",
+         "detect-secrets BasicAuthDetector (Authorization: Basic)", ("basic",), lower=True,
+         credible=_basic_credentials),
+    Rule("url-password", SCAN, r"://[^\s/:@\"'<>]+:(?P<v>[^\s/@\"'<>]+)@[^\s/@\"'<>]",
+         "detect-secrets BasicAuthDetector (user:password@ in a URL)", ("://",), word_start=False,
+         credible=_not_template),
+    Rule("url-token", SCAN, r"://(?P<v>[A-Za-z0-9_\-]{20,})@",
+         "a token as the user name of a URL (GitHub, Sentry DSNs)",
+         ("://",), word_start=False, credible=_not_placeholder),
+    Rule("secret-env", SCAN, r"(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_DSN|_PWD|_KEY|_AUTH)"
+         r"[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"'`;&|]{8,})", "detect-secrets KeywordDetector (NAME=value)",
+         ("PASS", "SECRET", "TOKEN", "KEY", "DSN", "PWD", "AUTH"), word_start=False, credible=_assigned_secret),
+    Rule("secret-field", SCAN, _SECRET_WORDS + r"[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"'#,;]{8,})"
+         r"(?=[\"']?[ \t]*(?:[#,;]|$))", "detect-secrets KeywordDetector (key = value lines of config and code)",
+         _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_starts_key_line),
+    Rule("secret-json", SCAN, _SECRET_WORDS + r"\"\s*:\s*\"(?P<v>[^\"\s]{8,})\"",
+         "detect-secrets KeywordDetector (JSON)",
+         _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_in_json_key),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`mask_secrets` found. ``kinds`` counts masked values per rule kind."""
+
+    text: str
+    kinds: dict[str, int]
+    private_keys: int
+
+    @property
+    def masked(self) -> int:
+        return sum(self.kinds.values()) + self.private_keys
+
+    def note(self) -> str:
+        """One line for the model: what was masked and why the value is not there."""
+        parts = []
+        if self.private_keys:
+            parts.append(f"{self.private_keys} private key block(s) replaced by {KEY_MARKER!r}")
+        values = sum(self.kinds.values())
+        if values:
+            parts.append(f"{values} value(s) in credential formats ({', '.join(sorted(self.kinds))}) shown as "
+                         "[masked:KIND]")
+        return ("(note: " + "; ".join(parts) + ". They are kept from the model on purpose; do not try to read them "
+                "another way. If the user needs them, they can look themselves.)")
+
+
+def _key_blocks(text: str) -> list[tuple[int, int]]:
+    """Spans of private key blocks that hold key material (from the header to its END, or to the end)."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        head = _KEY_BEGIN.search(text, pos)
+        if head is None:
+            break
+        end = _KEY_END.search(text, head.end())
+        limit = min(head.end() + _MATERIAL_REACH, end.start() if end else len(text))
+        if _MATERIAL.search(text, head.end(), limit) is None:
+            pos = head.end()  # a header named in code or docs, not a key
+            continue
+        stop = end.end() if end else len(text)
+        spans.append((head.start(), stop))
+        pos = stop
+    return spans
+
+
+def holds_private_key(text: str) -> bool:
+    """True when ``text`` holds a private key block with key material (not a mere mention of the header)."""
+    if "PRIVATE KEY" not in text and "Private-Lines:" not in text:
+        return False
+    return bool(_key_blocks(text)) or _PUTTY.search(text) is not None
+
+
+def is_key_file(text: str) -> bool:
+    """True when a file's text is essentially private keys (what is left without them is a few lines of labels).
+
+    Such a file is refused whole, like a protected file; a source file that embeds a test key is read with
+    the block replaced.
+    """
+    if not holds_private_key(text):
+        return False
+    rest = text
+    for start, stop in reversed(_key_blocks(text)):
+        rest = rest[:start] + rest[stop:]
+    rest = _PUTTY.sub("", rest)
+    return len(rest.strip()) < 400
+
+
+def remove_private_keys(text: str) -> tuple[str, int]:
+    """Key blocks replaced by :data:`KEY_MARKER`, followed by as many newlines as they spanned (line numbers
+    after them stay right); returns the text and the number of blocks."""
+    if "PRIVATE KEY" not in text and "Private-Lines:" not in text:
+        return text, 0
+    spans = _key_blocks(text)
+    for start, stop in reversed(spans):
+        text = text[:start] + KEY_MARKER + "\n" * text.count("\n", start, stop) + text[stop:]
+    count = len(spans)
+
+    def putty(m: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return KEY_MARKER + "\n" * m.group(0).count("\n")
+
+    return _PUTTY.sub(putty, text), count
+
+
+# Words of the text where a prefixed token may start: no ``=``, ``:``, ``@``, ``/``, quotes or ``+`` (what stands
+# before a token: ``KEY=``, ``https://user:``, a diff's ``+``); a leading ``-`` (a diff's) is skipped below.
+_TOKEN_WORD = re.compile(r"[A-Za-z0-9_.~\-]{15,}")
+_BY_PREFIX: tuple[tuple[str, Rule], ...] = tuple((h, r) for r in RULES if r.how == "token" for h in r.hints)
+_PREFIXES: tuple[str, ...] = tuple(p for p, _r in _BY_PREFIX)
+
+
+def mask_secrets(text: str) -> Scan:
+    """Remove private key blocks and mask values in known credential formats (see the module docstring).
+
+    Every rule finds its spans on the same text; a span overlapping one found by an earlier rule is dropped;
+    the text is rebuilt once.
+    """
+    text, keys = remove_private_keys(text)
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few characters grow when lower-cased (U+0130): keep offsets aligned
+        lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    spans: list[tuple[int, int, str]] = []
+    _find_tokens(text, spans)
+    for rule in RULES:
+        hay = lowered if rule.lower else text
+        if rule.how == "scan" and any(hint in hay for hint in rule.hints):
+            _find(rule, text, hay, spans)
+    if not spans:
+        return Scan(text, {}, keys)
+    spans.sort()
+    out: list[str] = []
+    kinds: dict[str, int] = {}
+    pos = 0
+    for start, stop, kind in spans:
+        out.append(text[pos:start])
+        out.append(f"{MARKER_PREFIX}{kind}]")
+        kinds[kind] = kinds.get(kind, 0) + 1
+        pos = stop
+    out.append(text[pos:])
+    return Scan("".join(out), kinds, keys)
+
+
+def _find_tokens(text: str, spans: list[tuple[int, int, str]]) -> None:
+    """The prefixed formats, tried only at the words that start with one of their prefixes."""
+    for word in _TOKEN_WORD.finditer(text):
+        start = word.start()
+        token = word.group()
+        if token.startswith("-"):
+            stripped = token.lstrip("-")
+            start += len(token) - len(stripped)
+            token = stripped
+        if not token.startswith(_PREFIXES):
+            continue
+        for prefix, rule in _BY_PREFIX:
+            if not token.startswith(prefix):
+                continue
+            m = rule.compiled.match(text, start)
+            if m is None or (rule.credible is not None and not rule.credible(m.group())):
+                continue
+            if not any(m.start() < b and a < m.end() for a, b, _k in spans):
+                spans.append((m.start(), m.end(), rule.kind))
+            break
+
+
+def _find(rule: Rule, text: str, hay: str, spans: list[tuple[int, int, str]]) -> None:
+    named = "v" in rule.compiled.groupindex
+    for m in rule.compiled.finditer(hay):
+        if rule.word_start and m.start() and _WORD.match(hay, m.start() - 1):
+            continue
+        start, stop = m.span("v" if named else 0)
+        if start < 0:
+            continue
+        if rule.credible is not None and not rule.credible(text[start:stop]):
+            continue
+        if rule.context is not None and not rule.context(hay, m):
+            continue
+        if any(start < b and a < stop for a, b, _k in spans):
+            continue
+        spans.append((start, stop, rule.kind))
