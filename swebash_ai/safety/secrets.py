@@ -36,6 +36,7 @@ from typing import Literal
 
 __all__ = [
     "KEY_MARKER",
+    "MARKER_PREFIX",
     "RULES",
     "Rule",
     "Scan",

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from swebash_ai.safety.paths import PathRefused, open_for_read
+from swebash_ai.safety.secrets import KEY_MARKER, MARKER_PREFIX
 from swebash_ai.tools.atomic import write_atomically
 from swebash_ai.tools.fs import (
     _MAX_DIFF_LINES,
@@ -56,6 +57,21 @@ def _read_existing(path: str, resolved: Path, limit: int) -> bytes | ToolResult:
     if truncated:
         return ToolResult.error(f"'{path}' is larger than the {limit}-byte limit (fs_max_size).")
     return data
+
+
+_PLACEHOLDERS = (MARKER_PREFIX.encode(), KEY_MARKER.encode())
+
+
+def _writes_a_mask(old: bytes | None, new: bytes) -> ToolResult | None:
+    """The model only saw masked secrets: writing a mask back would destroy the value it stands for."""
+    for marker in _PLACEHOLDERS:
+        if new.count(marker) > (old or b"").count(marker):
+            return ToolResult.error(
+                f"The new text holds {marker.decode()!r}..., a placeholder for a secret that was masked in what "
+                "you read; writing it would replace the real value. Leave those lines out of the change (edit "
+                "the lines around them with edit_file), or ask the user to change them."
+            )
+    return None
 
 
 def _plan_write(ctx: ToolContext, path: str, content: str, mode: str) -> _Change | ToolResult:
@@ -98,7 +114,7 @@ def _plan_write(ctx: ToolContext, path: str, content: str, mode: str) -> _Change
         return ToolResult.error(
             f"The result would be {len(new)} bytes, over the {limit}-byte limit (fs_max_size). Write a smaller file."
         )
-    return _Change(resolved, old, new, old_note=note)
+    return _writes_a_mask(old, new) or _Change(resolved, old, new, old_note=note)
 
 
 def _keepends(data: bytes) -> list[str]:
@@ -270,7 +286,7 @@ def _plan_edit(ctx: ToolContext, path: str, old: str, new: str, count: int) -> _
     new_bytes = text.replace(old, new).encode("utf-8", "surrogateescape")
     if len(new_bytes) > ctx.settings.fs_max_size:
         return ToolResult.error(f"The edited file would be over the {ctx.settings.fs_max_size}-byte limit.")
-    return _Change(resolved, data, new_bytes, replaced=found)
+    return _writes_a_mask(data, new_bytes) or _Change(resolved, data, new_bytes, replaced=found)
 
 
 def _describe_edit(args: Any) -> str:

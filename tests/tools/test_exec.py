@@ -425,7 +425,7 @@ async def test_output_of_unapproved_commands_has_secret_values_masked(workspace:
     assert "hunter2hunter2" not in res.content and "DB_PASSWORD=***" in res.content
     assert "DEBUG=true" in res.content and res.metadata["masked_secrets"] == 1
     assert "1 secret-looking value(s) were masked" in res.content
-    ctx.approved = True  # the user approved the run: they see what they asked for
+    ctx.approved = True  # approved: the tool keeps the output (shown live); the loop masks the model's copy
     assert "hunter2hunter2" in (await run_command.invoke(ctx, args)).content
 
 
