@@ -344,9 +344,6 @@ class _Turn:
                     self._audit(call, parsed, decision, decided_by or "cancelled", cancelled)
                     self.emit(ToolCallFinished(call.id, call.name, cancelled, "cancelled"))
                     raise
-        # Whatever the tool read (a file, a command's output, a page, an MCP server's answer), keys and tokens in
-        # it stop here: the model, the transcript and the front ends get the masked result.
-        result = result.with_secrets_masked()
         self._audit(call, parsed, decision, decided_by, result)
         self.emit(ToolCallFinished(call.id, call.name, result, decided_by))
         plan = result.metadata.get("plan") if result.ok else None
@@ -407,7 +404,7 @@ class _Turn:
         call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
                                        approved=verdict.decision == "ask", ask=ask_more,
                                        call_id=call.id, ask_user=self._asker())
-        return await tool.invoke(call_ctx, args), verdict.decision, decided_by
+        return await _without_secrets(await tool.invoke(call_ctx, args)), verdict.decision, decided_by
 
     async def _approve(
         self,
@@ -484,6 +481,18 @@ class _Turn:
             exit_code=result.exit_code,
             duration=round(result.duration, 3),
         )
+
+
+_MASK_IN_THREAD = 128 * 1024
+
+
+async def _without_secrets(result: ToolResult) -> ToolResult:
+    """Whatever a tool returned (a file, a command's output, a page, an MCP server's answer), private keys and
+    tokens in it stop here: the model, the transcript, the audit and the front ends get the masked result.
+    A large result is scanned in a thread (about 0.2 s a MiB) so the event loop keeps drawing the screen."""
+    if not isinstance(result.content, str) or len(result.content) < _MASK_IN_THREAD:
+        return result.with_secrets_masked()
+    return await asyncio.to_thread(result.with_secrets_masked)
 
 
 def _loads(raw: str) -> dict[str, Any] | str:

@@ -82,6 +82,7 @@ class Rule:
             the prefix search).
         credible: Extra check on the value (``None``: every match is a secret).
         context: Extra check of the match in its text (the key's full name, where it stands), or ``None``.
+        keywords: When given, ``{k}`` in the pattern stands for each of them in turn (group ``k``).
     """
 
     kind: str
@@ -93,10 +94,17 @@ class Rule:
     word_start: bool = True
     credible: Callable[[str], bool] | None = None
     context: Callable[[str, re.Match[str]], bool] | None = None
+    keywords: tuple[str, ...] = ()
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    parts: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "compiled", re.compile(self.pattern, re.MULTILINE))
+        # A pattern that starts with one of several keywords is compiled once per keyword: each then starts
+        # with a literal and ``re`` skips ahead to it, two to three times faster than one alternation.
+        alternatives = [self.pattern.replace("{k}", f"(?P<k>{w})") for w in self.keywords] or [self.pattern]
+        parts = tuple(re.compile(a, re.MULTILINE) for a in alternatives)
+        object.__setattr__(self, "parts", parts)
+        object.__setattr__(self, "compiled", parts[0])
 
 
 _PLACEHOLDER_WORDS = frozenset(
@@ -190,10 +198,10 @@ def _in_json_key(hay: str, m: re.Match[str]) -> bool:
 
 
 # Key names (lower-cased) whose values are secrets: the same words the redaction of logs uses.
-_SECRET_WORDS = (
-    r"(?P<k>password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key"  # noqa: S105
-    r"|client[_\-]?secret|auth|credentials?|dsn|_pwd)"
-)
+_SECRET_WORDS: tuple[str, ...] = (
+    "password", "passwd", "passphrase", "secret", r"secret[_\-]?key", "token", r"api[_\-]?key",
+    r"access[_\-]?key", r"private[_\-]?key", r"signing[_\-]?key", "auth", "credentials?", "dsn", "_pwd",
+)  # fmt: skip
 TOKEN: Literal["token"] = "token"  # noqa: S105 - a kind of rule
 SCAN: Literal["scan"] = "scan"
 _KV_HINTS = ("pass", "secret", "token", "key", "auth", "credential", "dsn", "pwd")
@@ -295,12 +303,14 @@ RULES: tuple[Rule, ...] = (
     Rule("secret-env", SCAN, r"(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_DSN|_PWD|_KEY|_AUTH)"
          r"[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"'`;&|]{8,})", "detect-secrets KeywordDetector (NAME=value)",
          ("PASS", "SECRET", "TOKEN", "KEY", "DSN", "PWD", "AUTH"), word_start=False, credible=_assigned_secret),
-    Rule("secret-field", SCAN, _SECRET_WORDS + r"[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"'#,;]{8,})"
+    Rule("secret-field", SCAN, r"{k}[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"'#,;]{8,})"
          r"(?=[\"']?[ \t]*(?:[#,;]|$))", "detect-secrets KeywordDetector (key = value lines of config and code)",
-         _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_starts_key_line),
-    Rule("secret-json", SCAN, _SECRET_WORDS + r"\"\s*:\s*\"(?P<v>[^\"\s]{8,})\"",
+         _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_starts_key_line,
+         keywords=_SECRET_WORDS),
+    Rule("secret-json", SCAN, r"{k}\"\s*:\s*\"(?P<v>[^\"\s]{8,})\"",
          "detect-secrets KeywordDetector (JSON)",
-         _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_in_json_key),
+         _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_in_json_key,
+         keywords=_SECRET_WORDS),
 )  # fmt: skip
 
 
@@ -390,7 +400,7 @@ def remove_private_keys(text: str) -> tuple[str, int]:
 
 # Words of the text where a prefixed token may start: no ``=``, ``:``, ``@``, ``/``, quotes or ``+`` (what stands
 # before a token: ``KEY=``, ``https://user:``, a diff's ``+``); a leading ``-`` (a diff's) is skipped below.
-_TOKEN_WORD = re.compile(r"[A-Za-z0-9_.~\-]{15,}")
+_TOKEN_WORD = re.compile(r"(?<![A-Za-z0-9_.~\-])[A-Za-z0-9_.~\-]{15,}")
 _BY_PREFIX: tuple[tuple[str, Rule], ...] = tuple((h, r) for r in RULES if r.how == "token" for h in r.hints)
 _PREFIXES: tuple[str, ...] = tuple(p for p, _r in _BY_PREFIX)
 
@@ -449,8 +459,13 @@ def _find_tokens(text: str, spans: list[tuple[int, int, str]]) -> None:
 
 
 def _find(rule: Rule, text: str, hay: str, spans: list[tuple[int, int, str]]) -> None:
-    named = "v" in rule.compiled.groupindex
-    for m in rule.compiled.finditer(hay):
+    for part in rule.parts:
+        _find_part(rule, part, text, hay, spans)
+
+
+def _find_part(rule: Rule, part: re.Pattern[str], text: str, hay: str, spans: list[tuple[int, int, str]]) -> None:
+    named = "v" in part.groupindex
+    for m in part.finditer(hay):
         if rule.word_start and m.start() and _WORD.match(hay, m.start() - 1):
             continue
         start, stop = m.span("v" if named else 0)

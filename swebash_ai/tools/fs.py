@@ -216,7 +216,8 @@ async def read_file(
 
     Files larger than the size limit (fs_max_size, 1 MiB by default) are only read by line range: ask
     for start_line/end_line. Binary files, directories, FIFOs and devices are refused. Text that is not
-    valid UTF-8 is shown with U+FFFD in place of the bad bytes (noted in the answer).
+    valid UTF-8 is shown with U+FFFD in place of the bad bytes (noted in the answer). Credential files and
+    private keys are refused; tokens and passwords in other files are shown as [masked:KIND].
 
     Args:
         path: File path, relative to the working directory (or absolute, or starting with ~/).

@@ -197,3 +197,14 @@ async def test_a_mask_written_back_is_refused_and_the_secret_kept(llm_env: FakeL
     assert results["w"].startswith("Error:") and "placeholder for a secret" in results["w"]
     assert results["e"].startswith("Error:") and "placeholder for a secret" in results["e"]
     assert rc.read_text() == f"export ANTHROPIC_API_KEY={key}\n"
+
+
+async def test_a_large_result_is_scanned_too(llm_env: FakeLLMServer, home: Path) -> None:
+    """Results over 128 KiB are scanned in a thread (the event loop keeps drawing): still masked."""
+    token = "ghp_" + rand(36)
+    (home / "build.log").write_text("".join(f"step {i}: ok\n" for i in range(30_000)) + f"push with {token}\n")
+    llm_env.enqueue(Reply.tool_calls([("read_file", {"path": "build.log"})]), Reply.text("ok"))
+    session = Session(load_settings(), cwd=home, probe_ollama=False)
+    [e async for e in session.run("read the log")]
+    (result,) = tool_messages(llm_env, 1).values()
+    assert len(result) > 128 * 1024 and token not in result and "push with [masked:github-token]" in result
