@@ -57,8 +57,9 @@ _KEY_END = re.compile(r"-{4,5} ?END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5
 # its END: a parser's source that names the header has code there, not 40 base64 characters in a row.
 _MATERIAL = re.compile(r"[A-Za-z0-9+/]{40,}")
 _MATERIAL_REACH = 600
-# PuTTY key files keep the private part in a ``Private-Lines: N`` section.
-_PUTTY = re.compile(r"Private-Lines: *\d+[\s\S]*?(?=Private-MAC:|\Z)")
+# PuTTY key files keep the private part in a ``Private-Lines: N`` section (followed by key material; a line
+# number prefix is allowed: read_file and search show lines numbered).
+_PUTTY = re.compile(r"Private-Lines: *\d+[ \t]*\r?\n(?:\s*\d+[|:\-] )?[A-Za-z0-9+/=]{40,}[\s\S]*?(?=Private-MAC:|\Z)")
 
 
 
