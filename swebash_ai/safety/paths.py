@@ -233,17 +233,19 @@ class PathPolicy:
         self.roots: list[Path] = [Path(os.path.realpath(os.path.abspath(str(r)))) for r in raw_roots]
         self.deny_globs: list[str] = []
         self.deny_paths: list[tuple[Path, str]] = []
-        for home_base in {self.home, self.home_real}:
-            for rel in HOME_DENY:
-                self.deny_paths.append((home_base / rel, SECRET_REASON))
-        for p, reason in SYSTEM_DENY:
-            self.deny_paths.append((Path(p), reason))
         self.protected: list[Path] = []
+        # First: the first base that contains a path gives the reason, and the app's own files (also in the
+        # home table at their default places) are best explained as such.
         for f in protected_files:
             lexical = Path(os.path.abspath(os.path.expanduser(str(f))))
             for q in {lexical, Path(os.path.realpath(lexical))}:
                 self.protected.append(q)
                 self.deny_paths.append((q, APP_REASON))
+        for home_base in {self.home, self.home_real}:
+            for rel in HOME_DENY:
+                self.deny_paths.append((home_base / rel, SECRET_REASON))
+        for p, reason in SYSTEM_DENY:
+            self.deny_paths.append((Path(p), reason))
         for entry in extra_deny:
             if entry.startswith("/") or entry == "~" or entry.startswith("~/"):
                 base = self.home / entry[2:] if entry.startswith("~") else Path(entry)

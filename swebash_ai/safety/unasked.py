@@ -22,9 +22,11 @@ Why:
       descriptor re-checked after the open (its real path, and its (device, inode) against the protected
       files, for a hard link renamed into place after the check);
     * whole or nothing: a file over ``max_bytes`` is refused, never cut (a cut at an arbitrary byte can
-      turn instructions into something else); text must be UTF-8 without NUL bytes.
+      turn instructions into something else); text must be UTF-8 without NUL bytes;
+    * secrets by content (:mod:`swebash_ai.safety.secrets`): a file that is a private key is refused, tokens
+      and keys in credential formats are masked, as in every tool result.
 
-This module is pure: standard library and the path policy, no configuration import.
+This module is pure: standard library, the path policy and the secrets scan, no configuration import.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swebash_ai.safety.paths import PathPolicy, PathRefused, open_for_read
+from swebash_ai.safety.secrets import is_key_file, mask_secrets
 
 __all__ = ["DEFAULT_MAX_BYTES", "UnaskedRefusal", "UnaskedText", "read_unasked"]
 
@@ -119,7 +122,10 @@ def read_unasked(
         return UnaskedRefusal(path, "not UTF-8 text", guarded=False)
     if "\x00" in decoded:
         return UnaskedRefusal(path, "it is binary (NUL bytes), not text", guarded=False)
-    return UnaskedText(path, resolved, decoded)
+    # What a tool returns is scanned for secrets; so is what the app puts in front of the model by itself.
+    if is_key_file(decoded):
+        return UnaskedRefusal(path, "it holds a private key")
+    return UnaskedText(path, resolved, mask_secrets(decoded).text)
 
 
 def _joined(reasons: Sequence[str]) -> str:

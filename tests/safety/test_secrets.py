@@ -10,6 +10,7 @@ import base64
 import json
 import random
 import string
+from pathlib import Path
 
 import pytest
 
@@ -217,3 +218,19 @@ def test_a_megabyte_of_code_is_scanned_quickly() -> None:
     start = time.perf_counter()
     assert mask_secrets(text).masked == 0
     assert time.perf_counter() - start < 3.0
+
+
+def test_files_the_app_reads_by_itself_are_scanned_too(tmp_path: Path) -> None:
+    """AGENTS.md goes into the system prompt without a tool call: a token in it is masked, a key refused."""
+    from swebash_ai.safety.paths import PathPolicy
+    from swebash_ai.safety.unasked import UnaskedRefusal, UnaskedText, read_unasked
+
+    token = "glpat-" + rand(20)
+    (tmp_path / "AGENTS.md").write_text(f"Deploy with the token {token}.\nRun the tests first.\n")
+    (tmp_path / "NOTES.md").write_text(pem("OPENSSH PRIVATE KEY"))
+    policy = PathPolicy(roots=[tmp_path], home=tmp_path / "home")
+    got = read_unasked(tmp_path / "AGENTS.md", policy)
+    assert isinstance(got, UnaskedText) and token not in got.text and "[masked:gitlab-token]" in got.text
+    assert "Run the tests first." in got.text
+    refused = read_unasked(tmp_path / "NOTES.md", policy)
+    assert isinstance(refused, UnaskedRefusal) and "private key" in refused.reason
