@@ -45,7 +45,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from swebash_ai.safety.paths import PathRefused
-from swebash_ai.safety.secrets import remove_private_keys
+from swebash_ai.safety.secrets import blank_private_keys
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools import search_rg
 from swebash_ai.tools.guard import PolicyGate, denial_message, path_policy_of
@@ -411,11 +411,7 @@ class _Search:
         if b"\x00" in data[:8192]:
             self.out.binary += 1
             return
-        if b"PRIVATE KEY" in data or b"Private-Lines:" in data:
-            # The lines of a key block have no header of their own to be recognised by later: blank the blocks.
-            text, blocks = remove_private_keys(data.decode("utf-8", "surrogateescape"))
-            if blocks:
-                data = text.encode("utf-8", "surrogateescape")
+        data = blank_private_keys(data)  # a key's lines carry no header to be recognised by in the hits
         self.out.searched += 1
         m = self.m
         hay = m.haystack(data)
