@@ -146,6 +146,14 @@ class Settings(BaseSettings):
     exec_max_output: int = Field(100_000, ge=1_000, le=10_000_000)
     """Bytes of command output kept (head and tail); the rest is cut with a note."""
 
+    background_max_running: int = Field(8, ge=1, le=64)
+    """Background processes (``run_command(background=true)``) that may run at once (1-64); past it the model is
+    told to stop one first."""
+
+    background_buffer_bytes: int = Field(32_768, ge=1_024, le=10_000_000)
+    """Bytes of output kept per background process between two reads (the latest); older output is dropped
+    and the next read says how much."""
+
     exec_sandbox: Literal["none", "bwrap"] = "none"
     """``bwrap`` runs commands under bubblewrap: read-only root, writable workspace, no network."""
 

@@ -152,13 +152,16 @@ async def serve(loaded: LoadedSettings, cwd: Path | None = None, streams: tuple[
 
     server: Server[Any] = Server("swebash-ai", version=__version__, on_list_tools=list_tools,
                                  on_call_tool=call_tool)
-    if streams is not None:
-        await server.run(streams[0], streams[1], server.create_initialization_options())
-        return
-    from mcp.server.stdio import stdio_server
+    try:
+        if streams is not None:
+            await server.run(streams[0], streams[1], server.create_initialization_options())
+            return
+        from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:  # background processes started through run_command end with the server
+        await session.aclose()
 
 
 def run_mcp_serve(loaded: LoadedSettings, cwd: Path | None) -> int:

@@ -592,11 +592,18 @@ async def _answer(
         renderer.interrupted()
         return ExitCode.INTERRUPTED
     finally:
-        if session.mcp is not None:  # every MCP server process ends with the run, Ctrl-C included
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(session.aclose())
+        # every background process and MCP server ends with the run, Ctrl-C and a failed turn included
+        with contextlib.suppress(asyncio.CancelledError):
+            for line in await asyncio.shield(session.aclose()):
+                renderer.handle(_notice(line), session)
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
+
+
+def _notice(text: str) -> Any:
+    from swebash_ai.agent.events import Notice
+
+    return Notice(text, "warning")
 
 
 def _prepared(session: Session, question: str, renderer: Renderer) -> str:

@@ -30,6 +30,7 @@ from swebash_ai.providers.base import Provider, TextChunk
 from swebash_ai.providers.text_tools import TextToolCallProvider, is_tools_unsupported
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools import builtin_tools
+from swebash_ai.tools.background import ProcessService
 from swebash_ai.tools.checkpoints import Checkpoints, UndoResult, checkpoints_for, undo_last_turn
 from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry
 
@@ -109,12 +110,39 @@ class Session:
             self.agent = self._make_agent()
         return messages
 
-    async def aclose(self) -> None:
-        """End every MCP server process this session started (safe to call more than once)."""
+    async def aclose(self) -> list[str]:
+        """End every background process and MCP server process this session started (safe to call more than
+        once); returns one line per background process it stopped, for the front end to show."""
+        stopped = await self.stop_background()
         if self.mcp is not None:
             await self.mcp.aclose()
         self._observe("close")
         self.observers = []
+        return stopped
+
+    # --- background processes (see tools/background.py) -----------------------------------------------
+    @property
+    def processes(self) -> ProcessService:
+        """The background processes of this session: they outlive a turn, and end with :meth:`aclose`."""
+        svc: ProcessService = self.context.processes
+        return svc
+
+    async def stop_background(self) -> list[str]:
+        """Stop every background process still running; one line per process stopped (and what survived)."""
+        lines = []
+        for proc in await self.processes.aclose():
+            line = f"stopped background process {proc.id} at the end of the session: $ {proc.command}"
+            if proc.containment is not None and not proc.containment.complete:
+                line += f" ({proc.containment.survivors_text()})"
+            lines.append(line)
+        return lines
+
+    def take_processes(self, old: Session) -> None:
+        """Adopt ``old``'s background processes (the TUI switched model or profile: the session goes on)."""
+        svc = old.processes
+        svc.max_running, svc.buffer_bytes = self.settings.background_max_running, self.settings.background_buffer_bytes
+        self.context.processes = svc
+        old.context.processes = ProcessService()
 
     # --- wiring ---------------------------------------------------------------------------------------
     def _make_context(self) -> ToolContext:
@@ -128,6 +156,7 @@ class Session:
             command_policy=CommandPolicy(path_policy),
             services=self._services,
             rules=self.loaded.rules,
+            processes=ProcessService(self.settings.background_max_running, self.settings.background_buffer_bytes),
         )
 
     def _make_agent(self) -> Agent:

@@ -15,6 +15,7 @@ TOOL_MODULES = (
     "swebash_ai.tools.search",
     "swebash_ai.tools.find",
     "swebash_ai.tools.exec",
+    "swebash_ai.tools.background",
     "swebash_ai.tools.web",
     "swebash_ai.tools.plan",
     "swebash_ai.tools.ask",

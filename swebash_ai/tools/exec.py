@@ -6,7 +6,9 @@ Contract:
     that starts processes (its docstring says how: scrubbed environment, own session, whole-tree kill at
     the timeout, bounded and cleaned output). The result the model reads is the exit code, then stdout and
     stderr; it names the background processes stopped at the end, and any process that could not be
-    stopped (pid and command line): it never claims more than was done.
+    stopped (pid and command line): it never claims more than was done. With ``background=true`` the same
+    verdict and approval apply; the command is then handed to the session's background processes
+    (``tools/background.py``) and the call returns at once with its id and first output.
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ def _policy(ctx: ToolContext, args: Any) -> Verdict:
 def _describe(args: Any) -> str:
     text = " ".join(str(args.command).split())
     line = "$ " + (text if len(text) <= 120 else text[:119] + "…")
-    return line + (f"  (in {args.cwd})" if args.cwd else "")
+    line += f"  (in {args.cwd})" if args.cwd else ""
+    return line + ("  (background)" if getattr(args, "background", False) else "")
 
 
 def _session_key(ctx: ToolContext, args: Any) -> str | None:
@@ -96,7 +99,9 @@ def _preview(ctx: ToolContext, args: Any) -> str:
     lines = [f"$ {args.command}"]
     if args.cwd:
         lines.append(f"(in {args.cwd})")
-    if args.timeout:
+    if args.background:
+        lines.append("(in the background: it keeps running until stopped or the session ends)")
+    elif args.timeout:
         lines.append(f"(timeout {args.timeout} s)")
     return "\n".join(lines)
 
@@ -107,18 +112,23 @@ async def run_command(
     command: str,
     timeout: Annotated[int | None, Field(ge=1, le=300)] = None,  # noqa: ASYNC109 - a tool argument
     cwd: str | None = None,
+    background: bool = False,
 ) -> ToolResult:
     """Run a bash command and return its exit code, stdout and stderr.
 
     It runs without a terminal or input (nothing can prompt; pagers and colours are off), so use
     non-interactive flags (`git --no-pager`, `apt-get -y`). Long output is cut in the middle. At the timeout
-    the command and everything it started are killed; background processes are stopped when it ends, so do
-    not start servers or watchers expecting them to keep running.
+    the command and everything it started are killed, and what it leaves running (`cmd &`) is stopped when
+    it ends. For a server or watcher that must keep running, pass background=true instead: the call returns
+    at once with `process id: <ID>` and the first output; then use read_process and stop_process.
 
     Args:
         command: The bash command line, e.g. `ls -la src` or `python -m pytest -q tests/test_x.py`.
-        timeout: Seconds before the command is killed (default from the settings, at most 300).
+        timeout: Seconds before the command is killed (default from the settings, at most 300; not with
+            background).
         cwd: Directory to run in, relative to the current directory (default: the current directory).
+        background: Start it in the background (a dev server, a watcher) and return at once; it runs until
+            stop_process or the end of the session.
     """
     if not command.strip():
         return ToolResult.error("The command is empty.")
@@ -136,6 +146,16 @@ async def run_command(
         return ToolResult.error(f"Bad working directory {cwd!r}: {exc}")
     settings, seconds = ctx.settings, timeout or ctx.settings.exec_timeout
     snapshot = await _snapshot_before(ctx, command, workdir)
+    if background:
+        from swebash_ai.tools.background import start_background
+
+        def on_end() -> None:
+            if snapshot is not None:
+                _snapshot_after(ctx, snapshot)
+
+        result = await start_background(ctx, command, workdir, keep_env=APPROVED_ENV if ctx.approved else (),
+                                        writable_roots=_writable_roots(ctx), on_end=on_end)
+        return _with_snapshot_note(result, snapshot)
     try:
         res = await run_process(
             command,
@@ -178,6 +198,16 @@ async def run_command(
             metadata["masked_secrets"] = masked
             text += f"\n(note: {masked} secret-looking value(s) were masked as {MASK!r} in this output)"
     return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata)
+
+
+def _with_snapshot_note(result: ToolResult, snapshot: dict[str, Any] | None) -> ToolResult:
+    if snapshot is None or not result.ok:
+        return result
+    metadata = {**result.metadata, "snapshot": snapshot["before"] or f"skipped: {snapshot['skipped']}"}
+    text = result.text
+    if snapshot["before"] is None:
+        text += f"\n(not snapshotted, so /undo cannot revert this command: {snapshot['skipped']})"
+    return ToolResult(result.ok, text, result.status, result.exit_code, truncated=result.truncated, metadata=metadata)
 
 
 def _limits(ctx: ToolContext) -> Limits:

@@ -150,6 +150,9 @@ class ToolContext:
     ask_user: Callable[[Any], Awaitable[Any]] | None = None
     """Puts a question to the user (see ``tools.ask``): the front end's asker, set per call by the loop from
     the approver; ``None`` when nobody can be asked."""
+    processes: Any = None
+    """The session's background processes (a :class:`~swebash_ai.tools.background.ProcessService`): they
+    outlive a turn and end with the session. ``None``: nothing owns them, and background commands are refused."""
 
 
 ToolFn = Callable[..., Awaitable[ToolResult | JSON]]

@@ -202,8 +202,8 @@ class SwebashApp(App[int]):
     def on_unmount(self) -> None:
         self.input_first.release()
         if self._engine is not None:
-            if self.session is not None and self.session.mcp is not None:
-                # MCP server processes end with the app (bounded: the transport terminates a slow one).
+            if self.session is not None:
+                # Background and MCP server processes end with the app (bounded: every stop has a deadline).
                 with contextlib.suppress(Exception):
                     self._engine.submit(self.session.aclose()).result(timeout=12)
             self._engine.stop()

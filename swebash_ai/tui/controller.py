@@ -571,6 +571,7 @@ class Controller:
             return session
 
         new = await asyncio.to_thread(build)  # ConfigError propagates to command(), shown in the chat
+        new.take_processes(old)  # background processes go on with the conversation
         if old.mcp is not None:  # the old session's MCP servers end; the new session starts its own
             app.engine.submit(old.aclose())
         if new.loaded.mcp_servers:

@@ -1,0 +1,453 @@
+"""Background processes: commands that outlive the tool call that started them (a dev server, a watcher).
+
+Contract:
+    ``run_command(background=true)`` (``tools/exec.py``) is judged and approved exactly like a foreground
+    command, then hands the command to the session's :class:`ProcessService`, which starts it through
+    :func:`~swebash_ai.tools.process.start_contained` (the one way processes start: supervisor, subreaper,
+    whole-tree stop) and answers at once with ``process id: <ID>`` and the first output (up to
+    :data:`FIRST_WAIT` seconds or :data:`FIRST_LINES` lines). ``read_process`` returns the output since the
+    last read from a bounded ring buffer (saying how many bytes it dropped) and the state; ``stop_process``
+    ends the whole tree (SIGTERM, a grace, SIGKILL: the supervisor's sweep) and says what it stopped and
+    what survived.
+
+Why a session-scoped service: the processes belong to the session, not to a turn. A cancelled turn cancels
+the tool call's task, never the pumps and watcher tasks created here; the session's ``aclose()`` (TUI quit,
+one-shot exit, Ctrl-C, a crashed loop) stops them all, and a killed swebash-ai closes each supervisor's
+control pipe, which stops its command too. Limits (how many run at once, the buffer) are settings.
+
+Undo: an approved command's workspace is snapshotted before it starts (by the exec tool) and again when it
+is stopped or exits (``on_end``), so ``/undo`` can revert what it changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from swebash_ai.errors import ToolError
+from swebash_ai.safety.redact import MASK, redact_output
+from swebash_ai.tools.command_env import build_argv, child_environment
+from swebash_ai.tools.containment import MARKER_VAR, Containment
+from swebash_ai.tools.output import clean_output
+from swebash_ai.tools.process import Contained, start_contained
+from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
+
+__all__ = ["FIRST_LINES", "FIRST_WAIT", "MAX_WAIT", "TOOLS", "BackgroundProcess", "ProcessRow", "ProcessService",
+           "Ring", "read_process", "stop_process"]
+
+log = logging.getLogger(__name__)
+
+FIRST_WAIT = 1.0  # seconds run_command(background=true) waits for the first output
+FIRST_LINES = 5  # ... or until this many lines came
+MAX_WAIT = 60  # read_process(wait_seconds) cap: a call must not hold the turn for long
+_READ_SIZE = 65_536
+_DRAIN_TIMEOUT = 2.0
+_KEEP_ENDED = 32  # ended processes remembered (their last output and exit code stay readable)
+
+State = Literal["running", "exited", "stopped"]
+
+
+class Ring:
+    """Bounded output: the last ``cap`` bytes, a read position, and how much was dropped before a read."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.buf = bytearray()
+        self.start = 0  # absolute offset of buf[0]
+        self.read_to = 0  # absolute offset the reader has had
+        self.lines = 0  # newlines ever written (the first-output wait counts them)
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.buf)
+
+    def add(self, data: bytes) -> None:
+        self.buf += data
+        self.lines += data.count(b"\n")
+        if len(self.buf) > self.cap:
+            cut = len(self.buf) - self.cap
+            del self.buf[:cut]
+            self.start += cut
+
+    def take(self, *, final: bool) -> tuple[str, int]:
+        """The output since the last read (cleaned text) and the bytes dropped from it. Unless ``final``, a
+        character cut at the end is held back for the next read."""
+        begin = max(self.read_to, self.start)
+        data = bytes(self.buf[begin - self.start :])
+        skip = _leading_continuations(data) if begin > self.read_to else 0  # the ring cut a character in two
+        dropped = begin - self.read_to + skip
+        data = data[skip:]
+        keep = len(data) if final else _complete_prefix(data)
+        self.read_to = begin + skip + keep
+        return clean_output(data[:keep].decode("utf-8", "replace")), dropped
+
+
+def _leading_continuations(data: bytes) -> int:
+    i = 0
+    while i < min(3, len(data)) and 0x80 <= data[i] <= 0xBF:
+        i += 1
+    return i
+
+
+def _complete_prefix(data: bytes) -> int:
+    """The length of ``data`` without a UTF-8 character cut at its end."""
+    for back in range(1, min(4, len(data)) + 1):
+        b = data[-back]
+        if b < 0x80:
+            return len(data)
+        if b >= 0xC0:  # a lead byte: how long should its character be?
+            need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+            return len(data) if back >= need else len(data) - back
+    return len(data)
+
+
+@dataclass(frozen=True)
+class ProcessRow:
+    """A background process as a front end lists it (plain data: safe to read from another thread)."""
+
+    id: str
+    command: str
+    state: str
+    pid: int
+    seconds: float
+    running: bool
+
+
+class BackgroundProcess:
+    """One background command: its containment, its output ring and its state (see the module docstring)."""
+
+    def __init__(self, pid_id: str, command: str, cwd: Path, job: Contained, cap: int, approved: bool,
+                 on_end: Callable[[], None] | None) -> None:
+        self.id, self.command, self.cwd, self.job, self.approved = pid_id, command, cwd, job, approved
+        self.ring = Ring(cap)
+        self.started = time.monotonic()
+        self.ended_at: float | None = None
+        self.state: State = "running"
+        self.exit_code: int | None = None
+        self.signal: str | None = None
+        self.containment: Containment | None = None
+        self._on_end = on_end
+        self._changed = asyncio.Event()
+        self._pumps = [asyncio.create_task(self._pump(job.stdout)), asyncio.create_task(self._pump(job.stderr))]
+        self._ending: asyncio.Task[None] | None = None
+        self._stop_requested = False
+        self._watch = asyncio.create_task(self._watch_exit())
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
+    def describe_state(self) -> str:
+        if self.state == "running":
+            return "running"
+        how = f"killed by {self.signal}" if self.signal else f"code {self.exit_code}"
+        return f"stopped by stop_process ({how})" if self.state == "stopped" else f"exited with {how}"
+
+    def row(self) -> ProcessRow:
+        end = self.ended_at if self.ended_at is not None else time.monotonic()
+        state = "running" if self.running else self.describe_state()
+        return ProcessRow(self.id, self.command, state, self.job.pid, end - self.started, self.running)
+
+    async def _pump(self, reader: asyncio.StreamReader) -> None:
+        # stdout and stderr into one ring, in arrival order: a server logs requests on one and errors on the other
+        while data := await reader.read(_READ_SIZE):
+            self.ring.add(data)
+            self._changed.set()
+
+    async def _watch_exit(self) -> None:
+        await self.job.exited()
+        await self._end(stop=False)
+
+    async def stop(self) -> None:
+        """Stop the whole tree (idempotent; an exited process is left as it is)."""
+        self._stop_requested = self.running
+        await self._end(stop=True)
+
+    async def _end(self, *, stop: bool) -> None:
+        if self._ending is None:
+            self._ending = asyncio.create_task(self._finish(stop))
+        await asyncio.shield(self._ending)
+
+    async def _finish(self, stop: bool) -> None:
+        try:
+            self.containment = await (self.job.stop() if stop else self.job.wait())
+            await asyncio.wait(self._pumps, timeout=_DRAIN_TIMEOUT)
+        finally:
+            for task in self._pumps:
+                task.cancel()
+            self.job.close()
+            rc = self.job.returncode
+            if rc is not None and rc < 0:
+                self.signal = signal.Signals(-rc).name if -rc in signal.valid_signals() else f"signal {-rc}"
+                rc = 128 - rc
+            self.exit_code, self.ended_at = rc, time.monotonic()
+            self.state = "stopped" if stop and self._stop_requested else "exited"
+            self._changed.set()
+        if self._on_end is not None:  # the after-snapshot for undo; a failure is logged by the callback
+            await asyncio.to_thread(self._on_end)
+
+    async def wait_output(self, since: int, timeout: float, *, lines: int | None = None) -> None:  # noqa: ASYNC109
+        """Return when output past ``since`` came (``lines``: when that many lines in all came), the process
+        ended, or ``timeout`` passed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+
+        def ready() -> bool:
+            if not self.running:
+                return True
+            return self.ring.lines >= lines if lines is not None else self.ring.end > since
+
+        while not ready():
+            self._changed.clear()
+            if ready():
+                break
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), left)
+
+    def read(self) -> tuple[str, int]:
+        """The output since the last read (secrets masked unless the command was approved), bytes dropped."""
+        text, dropped = self.ring.take(final=not self.running)
+        if not self.approved and text:
+            text, masked = redact_output(text)
+            if masked:
+                text += f"\n(note: {masked} secret-looking value(s) were masked as {MASK!r} in this output)"
+        return text, dropped
+
+
+class ProcessService:
+    """The session's background processes: start, list, read, stop, and stop all when the session ends."""
+
+    def __init__(self, max_running: int = 8, buffer_bytes: int = 32_768) -> None:
+        self.max_running, self.buffer_bytes = max_running, buffer_bytes
+        self._procs: dict[str, BackgroundProcess] = {}
+        self._ids = itertools.count(1)
+        self.closed = False
+
+    def get(self, pid_id: str) -> BackgroundProcess | None:
+        return self._procs.get(pid_id.strip())
+
+    def require(self, pid_id: str) -> BackgroundProcess:
+        """The process ``pid_id``.
+
+        Raises:
+            ToolError: no such process (the message lists the known ones).
+        """
+        proc = self.get(pid_id)
+        if proc is None:
+            raise ToolError(_unknown(pid_id, self._procs))
+        return proc
+
+    def running(self) -> list[BackgroundProcess]:
+        return [p for p in list(self._procs.values()) if p.running]
+
+    def rows(self) -> list[ProcessRow]:
+        """Every process this session remembers, oldest first (for ``/ps``; safe from another thread)."""
+        return [p.row() for p in list(self._procs.values())]
+
+    async def start(self, command: str, argv: Sequence[str], *, cwd: Path, env: dict[str, str], approved: bool,
+                    on_end: Callable[[], None] | None = None) -> BackgroundProcess:
+        """Start ``argv`` (bash running ``command``) in the background.
+
+        Raises:
+            ToolError: the limit of running processes is reached, the session has ended, or it cannot start.
+        """
+        if self.closed:
+            raise ToolError("The session is ending; no background process can start now.")
+        busy = self.running()
+        if len(busy) >= self.max_running:
+            shown = "; ".join(f"{p.id}: {_short(p.command)}" for p in busy)
+            raise ToolError(
+                f"{len(busy)} background processes are already running, the limit (setting "
+                f"background_max_running = {self.max_running}). Stop one you no longer need with stop_process "
+                f"first. Running: {shown}."
+            )
+        env = dict(env)
+        env[MARKER_VAR] = uuid.uuid4().hex
+        job = await start_contained(argv, cwd=cwd, env=env)
+        proc = BackgroundProcess(f"p{next(self._ids)}", command, cwd, job, self.buffer_bytes, approved, on_end)
+        self._procs[proc.id] = proc
+        self._forget_old()
+        return proc
+
+    async def stop(self, pid_id: str) -> BackgroundProcess:
+        """Stop one process by id.
+
+        Raises:
+            ToolError: no such process.
+        """
+        proc = self.require(pid_id)
+        await proc.stop()
+        return proc
+
+    async def aclose(self) -> list[BackgroundProcess]:
+        """Stop every process still running (the session ends); returns those it stopped. Safe to repeat."""
+        self.closed = True
+        live = self.running()
+        await asyncio.gather(*(p.stop() for p in live), return_exceptions=True)
+        return live
+
+    def _forget_old(self) -> None:
+        ended = [k for k, p in self._procs.items() if not p.running]
+        for key in ended[: max(0, len(ended) - _KEEP_ENDED)]:
+            del self._procs[key]
+
+
+def _short(command: str, limit: int = 60) -> str:
+    text = " ".join(command.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _unknown(pid_id: str, procs: dict[str, BackgroundProcess]) -> str:
+    known = ", ".join(f"{k} ({'running' if p.running else 'ended'})" for k, p in procs.items()) or "none"
+    return (f"No background process {pid_id!r} in this session. Known: {known}. Ids look like 'p1' and come "
+            "from run_command(background=true).")
+
+
+def service_of(ctx: ToolContext) -> ProcessService:
+    svc = ctx.processes
+    if svc is None:
+        raise ToolError("Background processes are not available here (no session owns them).")
+    assert isinstance(svc, ProcessService)
+    return svc
+
+
+def _report(proc: BackgroundProcess, text: str, dropped: int, cap: int) -> list[str]:
+    lines = []
+    if dropped:
+        lines.append(f"[… {dropped} bytes of output dropped: the buffer keeps the last {cap} bytes; read more "
+                     "often, or filter the output (e.g. | grep) …]")
+    if text:
+        lines += ["output:", text[:-1] if text.endswith("\n") else text]
+    else:
+        lines.append("(no new output)")
+    return lines
+
+
+def _ending_lines(proc: BackgroundProcess) -> list[str]:
+    c = proc.containment
+    if c is None:
+        return []
+    lines = []
+    if c.stopped_count:
+        lines.append(f"also stopped {c.stopped_count} process(es) it had started: {c.stopped_names()}")
+    if not c.complete:
+        lines.append(f"warning: {c.survivors_text()}")
+    lines += [f"note: {n}" for n in c.notes]
+    return lines
+
+
+async def start_background(ctx: ToolContext, command: str, workdir: Path, *, keep_env: Sequence[str],
+                           writable_roots: Sequence[Path], on_end: Callable[[], None] | None) -> ToolResult:
+    """The background half of ``run_command``: the command was judged and approved already."""
+    s = ctx.settings
+    try:
+        svc = service_of(ctx)
+        argv = build_argv(command, cwd=workdir, sandbox=s.exec_sandbox, network=s.exec_sandbox_network,
+                          writable_roots=list(writable_roots))
+        env = child_environment(os.environ, keep_env)
+        proc = await svc.start(command, argv, cwd=workdir, env=env, approved=ctx.approved, on_end=on_end)
+    except ToolError as exc:
+        if on_end is not None:  # nothing ran: close the snapshot record all the same
+            await asyncio.to_thread(on_end)
+        return ToolResult.error(exc.message)
+    try:
+        await proc.wait_output(0, FIRST_WAIT, lines=FIRST_LINES)
+    except asyncio.CancelledError:
+        await proc.stop()  # the model never learnt its id: a cancelled start leaves nothing behind
+        raise
+    text, dropped = proc.read()
+    lines = [f"process id: {proc.id}", f"state: {proc.describe_state()}",
+             *_report(proc, text, dropped, svc.buffer_bytes)]
+    if proc.running:
+        lines.append(f"It keeps running after this turn. read_process(id=\"{proc.id}\") returns new output; "
+                     f"stop_process(id=\"{proc.id}\") stops it.")
+    else:
+        lines += _ending_lines(proc)
+    meta = {"process_id": proc.id, "background": True, "state": proc.state, "cwd": str(workdir),
+            "dropped_bytes": dropped}
+    return ToolResult(True, "\n".join(lines), "ok", proc.exit_code, metadata=meta)
+
+
+def _describe_read(args: Any) -> str:
+    return f"read process {args.id}" + (f" (wait up to {args.wait_seconds:g} s)" if args.wait_seconds else "")
+
+
+@tool("exec", describe=_describe_read)
+async def read_process(
+    ctx: ToolContext,
+    id: str,
+    wait_seconds: Annotated[float, Field(ge=0, le=MAX_WAIT)] = 0,
+) -> ToolResult:
+    """Read what a background process (started with run_command(background=true)) printed since the last read.
+
+    Returns its state (running, or exited with its code) and its new output (stdout and stderr together).
+    Only the last part of a flood of output is kept; the result says how much was dropped.
+
+    Args:
+        id: The process id run_command returned, e.g. `p1`.
+        wait_seconds: Wait up to this many seconds for new output or the exit (0: answer at once; at most 60).
+    """
+    try:
+        proc = service_of(ctx).require(id)
+    except ToolError as exc:
+        return ToolResult.error(exc.message)
+    if wait_seconds:
+        await proc.wait_output(proc.ring.read_to, wait_seconds)
+    text, dropped = proc.read()
+    lines = [f"process {proc.id}: {proc.describe_state()}  ($ {_short(proc.command, 100)})",
+             *_report(proc, text, dropped, proc.ring.cap)]
+    if not proc.running:
+        lines += _ending_lines(proc)
+    meta = {"process_id": proc.id, "state": proc.state, "dropped_bytes": dropped}
+    return ToolResult(True, "\n".join(lines), "ok", proc.exit_code, metadata=meta)
+
+
+def _describe_stop(args: Any) -> str:
+    return f"stop process {args.id}"
+
+
+@tool("exec", describe=_describe_stop)
+async def stop_process(
+    ctx: ToolContext,
+    id: str,
+) -> ToolResult:
+    """Stop a background process and everything it started (SIGTERM, then SIGKILL after a short grace).
+
+    Args:
+        id: The process id run_command returned, e.g. `p1`.
+    """
+    try:
+        proc = service_of(ctx).require(id)
+    except ToolError as exc:
+        return ToolResult.error(exc.message)
+    was_running = proc.running
+    await proc.stop()
+    head = (f"stopped process {proc.id} ($ {_short(proc.command, 100)}): {proc.describe_state()}" if was_running
+            else f"process {proc.id} had already ended: {proc.describe_state()}")
+    text, dropped = proc.read()
+    lines = [head, *_ending_lines(proc)]
+    if text or dropped:
+        lines += _report(proc, text, dropped, proc.ring.cap)
+    c = proc.containment
+    meta = {"process_id": proc.id, "state": proc.state, "was_running": was_running,
+            "survivors": [{"pid": p.pid, "cmdline": p.cmdline} for p in c.survivors] if c is not None else []}
+    ok = c is None or c.complete
+    return ToolResult(ok, "\n".join(lines), "ok" if ok else "error", proc.exit_code, metadata=meta)
+
+
+TOOLS: list[Tool] = [read_process, stop_process]
