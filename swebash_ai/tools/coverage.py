@@ -77,6 +77,11 @@ def coverage(settings: Settings, tools: Sequence[Tool], mcp_servers: Sequence[st
         note = ""
         if name == "shell" and offered and settings.exec_sandbox == "bwrap" and not settings.exec_sandbox_network:
             note = "commands run without network (exec_sandbox_network = false)"
+        if name == "process" and offered:
+            starter = by_name.get("run_command")
+            note = (f"started by run_command(background=true), up to {settings.background_max_running} at once, "
+                    "all stopped when the session ends") if starter is not None and \
+                why_not_offered(settings, starter) is None else "run_command is not offered, so none can start"
         out.append(CategoryCoverage(name, tuple(offered), tuple(held), note))
     if mcp_servers:
         out.append(CategoryCoverage("MCP", tuple(f"{s} (server)" for s in mcp_servers), (),

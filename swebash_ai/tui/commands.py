@@ -16,6 +16,7 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/profile": ("[NAME]", "show the profiles, or switch to one from the config file"),
     "/tools": ("", "list the tools the model may use"),
     "/mcp": ("", "list the MCP servers, their state and tools"),
+    "/ps": ("[stop ID]", "list the background processes the model started, or stop one"),
     "/theme": ("[NAME]", "list the themes, or switch to one"),
     "/undo": ("[--force]", "put back what the last turn changed: writes and approved commands (again: the one before)"),
     "/save": ("", "save the conversation now and show where"),

@@ -375,6 +375,13 @@ class Controller:
         await self.app.chat.clear()
         await self.app.activity.clear()
 
+    async def cmd_ps(self, arg: str) -> None:
+        from swebash_ai.tui.processes import ps_command
+
+        session = await self._ready_session()
+        if session is not None:
+            await ps_command(self.app, session, arg)
+
     async def cmd_help(self, arg: str) -> None:
         from swebash_ai.tui.user_input import BUILTINS, help_rows, prompt_hints
         from swebash_ai.tui.widgets.chat import HelpMessage

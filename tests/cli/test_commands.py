@@ -99,6 +99,8 @@ def test_doctor_lists_the_tool_categories_and_why_one_is_off(run_cli: Any) -> No
                      "MCP"], res.stdout
     assert "✓ tools: find: find_files" in lines and "✓ tools: plan: update_plan" in lines
     assert "✓ tools: ask: ask_user" in lines
+    assert "✓ tools: process: read_process, stop_process; started by run_command(background=true), up to 8 at once, " \
+        "all stopped when the session ends" in lines
     assert "✓ tools: files (write): write_file; not offered: edit_file (named in tools_deny)" in lines
     assert "- tools: web: off: web_search, fetch_url (tools_web = false: the setting, or --tools / --no-tools)" \
         in lines

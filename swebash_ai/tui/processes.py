@@ -1,0 +1,58 @@
+"""``/ps``: the session's background processes in the chat, and stopping one by hand.
+
+The processes live on the engine loop (``tools/background.py``); the listing reads plain rows (safe from the
+UI thread) and a stop runs on the engine loop, like a turn.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from swebash_ai.session import Session
+    from swebash_ai.tools.background import ProcessRow
+
+USAGE = "/ps lists the background processes; /ps stop ID stops one (and everything it started)."
+
+
+def _age(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+def listing(rows: list[ProcessRow]) -> str:
+    """One line per process: id, state, how long it ran, the command."""
+    if not rows:
+        return "No background processes in this session (the model starts them with run_command background=true)."
+    width = max(len(r.state) for r in rows)
+    lines = [f"{r.id:<4} {r.state:<{width}}  {_age(r.seconds):>7}  $ {' '.join(r.command.split())}" for r in rows]
+    running = sum(1 for r in rows if r.running)
+    return "\n".join([*lines, "", f"{running} running. /ps stop ID stops one."])
+
+
+async def ps_command(app: Any, session: Session, arg: str) -> None:
+    """``/ps`` and ``/ps stop ID``."""
+    words = arg.split()
+    if not words:
+        app.chat.add_info(listing(session.processes.rows()), title="Background processes")
+        return
+    if words[0] != "stop" or len(words) != 2:
+        app.chat.add_notice(USAGE, "warning")
+        return
+    svc = session.processes
+    proc = svc.get(words[1])
+    if proc is None:
+        app.chat.add_notice(f"No background process {words[1]!r}. {USAGE}", "warning")
+        return
+    if not proc.running:
+        app.chat.add_notice(f"{proc.id} has already ended: {proc.describe_state()}.")
+        return
+    await app.engine.call(svc.stop(proc.id))
+    c = proc.containment
+    text = f"Stopped {proc.id} ($ {proc.command}): {proc.describe_state()}."
+    if c is not None and c.stopped_count:
+        text += f" Also stopped: {c.stopped_names()}."
+    if c is not None and not c.complete:
+        app.chat.add_notice(f"{text} {c.survivors_text()}", "warning")
+    else:
+        app.chat.add_notice(text)
