@@ -151,6 +151,10 @@ def with_piped_context(question: str, data: bytes, total: int) -> str:
 # --- rendering ---------------------------------------------------------------------------------------
 def _outcome(event: Any) -> str:
     result = event.result
+    process = result.metadata.get("process_id") if result.status == "ok" else None
+    if process:  # background processes: which one, and is it still running
+        started = "started in the background as " if result.metadata.get("background") else ""
+        return f"{started}{process}, {result.metadata.get('state')} ({result.duration:.1f}s)"
     if result.status == "ok":
         code = f"exit {result.exit_code}, " if result.exit_code not in (None, 0) else ""
         return f"ok ({code}{result.duration:.1f}s)"
