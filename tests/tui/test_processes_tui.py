@@ -1,0 +1,71 @@
+"""Background processes in the interactive app: started by the model through the real exec tool, listed by
+``/ps``, stopped by hand with ``/ps stop ID``, and ended when the app quits (checked by PID)."""
+
+from __future__ import annotations
+
+import uuid
+
+import psutil
+import pytest
+from tui_helpers import idle, type_and_send, wait_for
+
+from swebash_ai.testing.fake_server import Reply
+from swebash_ai.tools.background import read_process, stop_process
+from swebash_ai.tools.exec import run_command
+from swebash_ai.tui.widgets.chat import InfoMessage, NoticeMessage
+
+pytestmark = pytest.mark.timeout(120)
+
+TOOLS = [run_command, read_process, stop_process]
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def started(tag: str, n: int = 600) -> Reply:
+    return Reply.tool_calls([("run_command", {"command": f"echo {tag}-pid=$$; exec sleep {n}", "background": True})])
+
+
+def last(app, kind) -> str:  # type: ignore[no-untyped-def]
+    found = app.query(kind)
+    return str(found.last().render()) if found else ""
+
+
+def pid_of(app, tag: str) -> int:  # type: ignore[no-untyped-def]
+    text = "\n".join(str(m.get("content")) for m in app.session.conversation.messages if m.get("role") == "tool")
+    return int(text.split(f"{tag}-pid=")[1].split()[0])
+
+
+async def test_ps_lists_and_stops_background_processes_and_quitting_ends_the_rest(llm_env, make_app, monkeypatch):
+    monkeypatch.setenv("SWEBASH_AI_TOOLS_CONFIRM", "false")  # the commands run without a modal to answer
+    first, second = uuid.uuid4().hex[:8], uuid.uuid4().hex[:8]
+    llm_env.enqueue(started(first, 601), started(second, 602), Reply.text("Both run."))
+    app = make_app(tools=TOOLS)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "/ps")
+        await wait_for(pilot, lambda: "No background processes" in last(app, InfoMessage), what="empty /ps")
+        await type_and_send(pilot, "start two servers")
+        await wait_for(pilot, lambda: "Both run." in app.chat.last_reply_text(), what="answer", timeout=60)
+        await idle(pilot)
+        pids = [pid_of(app, first), pid_of(app, second)]
+        assert all(alive(p) for p in pids)
+        await type_and_send(pilot, "/ps")
+        await wait_for(pilot, lambda: "2 running" in last(app, InfoMessage), what="/ps listing")
+        listing = last(app, InfoMessage)
+        assert "p1   running" in listing and f"$ echo {first}-pid=$$; exec sleep 601" in listing
+        assert "p2   running" in listing and f"$ echo {second}-pid=$$; exec sleep 602" in listing
+        await type_and_send(pilot, "/ps stop p1")
+        await wait_for(pilot, lambda: "Stopped p1" in last(app, NoticeMessage), what="stopped by hand", timeout=30)
+        assert "stopped by stop_process (killed by SIGTERM)" in last(app, NoticeMessage)
+        assert not alive(pids[0]) and alive(pids[1])
+        await type_and_send(pilot, "/ps")
+        await wait_for(pilot, lambda: "1 running" in last(app, InfoMessage), what="/ps after the stop")
+        assert "p1   stopped by stop_process" in last(app, InfoMessage)
+        await type_and_send(pilot, "/ps stop p7")
+        await wait_for(pilot, lambda: "No background process 'p7'" in last(app, NoticeMessage), what="unknown id")
+    assert not alive(pids[1])  # the app quit: the process still running went with it
