@@ -315,7 +315,7 @@ def _short(command: str, limit: int = 60) -> str:
 def _unknown(pid_id: str, procs: dict[str, BackgroundProcess]) -> str:
     known = ", ".join(f"{k} ({'running' if p.running else 'ended'})" for k, p in procs.items()) or "none"
     return (f"No background process {pid_id!r} in this session. Known: {known}. Ids look like 'p1' and come "
-            "from run_command(background=true).")
+            "from run_command(background=true); processes end with the session that started them.")
 
 
 def service_of(ctx: ToolContext) -> ProcessService:

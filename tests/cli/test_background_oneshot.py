@@ -132,3 +132,49 @@ def test_ctrl_c_ends_the_background_processes_too(cli_env: dict[str, str], llm_e
     assert proc.returncode == 130, err
     assert not alive(pid)
     assert "stopped background process p1 at the end of the session" in out
+
+
+def test_a_failed_turn_ends_the_background_processes_too(llm_env: FakeLLMServer, run_cli: Any) -> None:
+    tag = uuid.uuid4().hex[:8]
+    llm_env.enqueue(
+        Reply.tool_calls([("run_command", {"command": f"echo {tag}-pid=$$; exec sleep 600", "background": True})]),
+        Reply.error(500, "the server broke"),
+    )
+    res = run_cli("-c", "start it", "--yes", "--json", timeout=120)
+    assert res.returncode not in (0, 130), res.stderr
+    events = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    (result,) = [e for e in events if e["type"] == "tool_result"]
+    assert not alive(_started_pid(tag, result["content"]))
+
+
+def test_a_killed_one_shot_leaves_no_background_process(cli_env: dict[str, str], llm_env: FakeLLMServer,
+                                                        workspace: Path) -> None:
+    # A crash (SIGKILL: no finally runs) closes each supervisor's control pipe, which stops its command.
+    tag = uuid.uuid4().hex[:8]
+    llm_env.enqueue(
+        Reply.tool_calls([("run_command", {"command": f"echo {tag}-pid=$$; exec sleep 600", "background": True})]),
+        Reply.tool_calls([("run_command", {"command": "sleep 120"})]),
+        Reply.text("never"),
+    )
+    proc = subprocess.Popen(command("-c", "start it", "--yes", "--json"), stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, cwd=workspace, env=cli_env, start_new_session=True)
+    assert proc.stdout is not None
+    pid = None
+    try:
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event["type"] == "tool_result":
+                pid = _started_pid(tag, event["content"])
+            if event["type"] == "tool_call" and event["arguments"].get("command") == "sleep 120":
+                break
+        assert pid is not None and alive(pid)
+        proc.kill()
+        proc.wait(timeout=SLOW)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + SLOW
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(pid)
