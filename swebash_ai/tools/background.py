@@ -143,6 +143,7 @@ class BackgroundProcess:
         self._pumps = [asyncio.create_task(self._pump(job.stdout)), asyncio.create_task(self._pump(job.stderr))]
         self._ending: asyncio.Task[None] | None = None
         self._stop_requested = False
+        self.stopped_by = ""
         self._watch = asyncio.create_task(self._watch_exit())
 
     @property
@@ -152,8 +153,10 @@ class BackgroundProcess:
     def describe_state(self) -> str:
         if self.state == "running":
             return "running"
-        how = f"killed by {self.signal}" if self.signal else f"code {self.exit_code}"
-        return f"stopped by stop_process ({how})" if self.state == "stopped" else f"exited with {how}"
+        if self.state == "stopped":
+            how = f"killed by {self.signal}" if self.signal else f"exit code {self.exit_code}"
+            return f"stopped by {self.stopped_by} ({how})"
+        return f"killed by {self.signal}" if self.signal else f"exited with code {self.exit_code}"
 
     def row(self) -> ProcessRow:
         end = self.ended_at if self.ended_at is not None else time.monotonic()
@@ -170,9 +173,11 @@ class BackgroundProcess:
         await self.job.exited()
         await self._end(stop=False)
 
-    async def stop(self) -> None:
-        """Stop the whole tree (idempotent; an exited process is left as it is)."""
-        self._stop_requested = self.running
+    async def stop(self, by: str = "stop_process") -> None:
+        """Stop the whole tree (idempotent; an exited process is left as it is). ``by``: who asked, as the
+        state will say (``stop_process``, ``hand (/ps)``, ``the end of the session``)."""
+        if self.running and not self._stop_requested:
+            self._stop_requested, self.stopped_by = True, by
         await self._end(stop=True)
 
     async def _end(self, *, stop: bool) -> None:
@@ -284,21 +289,21 @@ class ProcessService:
         self._forget_old()
         return proc
 
-    async def stop(self, pid_id: str) -> BackgroundProcess:
-        """Stop one process by id.
+    async def stop(self, pid_id: str, by: str = "stop_process") -> BackgroundProcess:
+        """Stop one process by id (``by``: see :meth:`BackgroundProcess.stop`).
 
         Raises:
             ToolError: no such process.
         """
         proc = self.require(pid_id)
-        await proc.stop()
+        await proc.stop(by)
         return proc
 
     async def aclose(self) -> list[BackgroundProcess]:
         """Stop every process still running (the session ends); returns those it stopped. Safe to repeat."""
         self.closed = True
         live = self.running()
-        await asyncio.gather(*(p.stop() for p in live), return_exceptions=True)
+        await asyncio.gather(*(p.stop("the end of the session") for p in live), return_exceptions=True)
         return live
 
     def _forget_old(self) -> None:
@@ -368,7 +373,7 @@ async def start_background(ctx: ToolContext, command: str, workdir: Path, *, kee
     try:
         await proc.wait_output(0, FIRST_WAIT, lines=FIRST_LINES)
     except asyncio.CancelledError:
-        await proc.stop()  # the model never learnt its id: a cancelled start leaves nothing behind
+        await proc.stop("the cancelled call")  # the model never learnt its id: nothing is left behind
         raise
     text, dropped = proc.read()
     lines = [f"process id: {proc.id}", f"state: {proc.describe_state()}",

@@ -47,7 +47,7 @@ async def ps_command(app: Any, session: Session, arg: str) -> None:
     if not proc.running:
         app.chat.add_notice(f"{proc.id} has already ended: {proc.describe_state()}.")
         return
-    await app.engine.call(svc.stop(proc.id))
+    await app.engine.call(svc.stop(proc.id, "hand (/ps)"))
     c = proc.containment
     text = f"Stopped {proc.id} ($ {proc.command}): {proc.describe_state()}."
     if c is not None and c.stopped_count:

@@ -178,6 +178,7 @@ async def test_closing_the_service_stops_every_process_by_pid_and_refuses_new_on
     assert len(pids) == 3 and all(alive(p) for p in pids)
     stopped = await ctx.processes.aclose()
     assert [p.id for p in stopped] == ["p1", "p2", "p3"]
+    assert {r.state for r in ctx.processes.rows()} == {"stopped by the end of the session (killed by SIGTERM)"}
     assert not any(alive(p) for p in pids)
     again = await call(run_command, ctx, command="sleep 100", background=True)
     assert not again.ok and "The session is ending" in again.text

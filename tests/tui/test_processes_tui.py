@@ -61,11 +61,11 @@ async def test_ps_lists_and_stops_background_processes_and_quitting_ends_the_res
         assert "p2   running" in listing and f"$ echo {second}-pid=$$; exec sleep 602" in listing
         await type_and_send(pilot, "/ps stop p1")
         await wait_for(pilot, lambda: "Stopped p1" in last(app, NoticeMessage), what="stopped by hand", timeout=30)
-        assert "stopped by stop_process (killed by SIGTERM)" in last(app, NoticeMessage)
+        assert "stopped by hand (/ps) (killed by SIGTERM)" in last(app, NoticeMessage)
         assert not alive(pids[0]) and alive(pids[1])
         await type_and_send(pilot, "/ps")
         await wait_for(pilot, lambda: "1 running" in last(app, InfoMessage), what="/ps after the stop")
-        assert "p1   stopped by stop_process" in last(app, InfoMessage)
+        assert "p1   stopped by hand (/ps)" in last(app, InfoMessage)
         await type_and_send(pilot, "/ps stop p7")
         await wait_for(pilot, lambda: "No background process 'p7'" in last(app, NoticeMessage), what="unknown id")
     assert not alive(pids[1])  # the app quit: the process still running went with it
