@@ -112,3 +112,30 @@ def test_ask_user_declined_or_not_elicitable(cli_env: dict[str, str], workspace:
     assert text(declined).startswith("The user dismissed the question")
     _asked, nobody = anyio.run(ask_over_mcp, cli_env, workspace, QUESTION, None)
     assert nobody.is_error and "Nobody can answer" in text(nobody) and "elicitation" in text(nobody)
+
+
+def test_a_background_process_lives_across_calls_and_ends_with_the_server(cli_env: dict[str, str],
+                                                                          workspace: Path) -> None:
+    import time
+    import uuid
+
+    import psutil
+
+    tag = uuid.uuid4().hex[:8]
+    start = ("run_command", {"command": f"echo {tag}-pid=$$; exec sleep 600", "background": True})
+    _, results, asked = run(cli_env, workspace, [start, ("read_process", {"id": "p1", "wait_seconds": 10})], "yes")
+    assert len(asked) == 1 and "(background)" in asked[0]  # asked like a foreground command, and said so
+    started, read = (text(r) for r in results)
+    assert started.startswith("process id: p1") and "process p1: running" in read  # the second call found it
+    pid = int((started + read).split(f"{tag}-pid=")[1].split()[0])
+
+    def alive() -> bool:
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    deadline = time.monotonic() + 30
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive()  # the client closed the server: its background process went with it
