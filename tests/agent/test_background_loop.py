@@ -206,3 +206,12 @@ async def test_an_approved_background_command_is_snapshotted_when_stopped_so_und
         assert undone.turn == 1
     finally:
         await session.aclose()
+
+
+async def test_the_system_prompt_says_when_to_run_in_the_background(workspace: Path) -> None:
+    prompt = session_with(ScriptedProvider(), workspace).system_prompt()
+    assert "background=true" in prompt and "read_process" in prompt and "stop_process" in prompt
+    assert "builds, tests, scripts) in the foreground" in prompt
+    off = Session(load_settings({"tools_deny": ["read_process"]}), provider=ScriptedProvider(), cwd=workspace,
+                  probe_ollama=False).system_prompt()
+    assert "background=true" not in off  # said only when the tools are offered
