@@ -193,6 +193,8 @@ class ToolRule(BaseModel):
         if self.prefix is None or len(argv) < len(self.prefix) or tuple(argv[: len(self.prefix)]) != self.prefix:
             return False
         risky = GLOBAL_OPTIONS.get(os.path.basename(argv[0]), ())
+        if _names_operand(self.prefix[1:], risky):
+            return True  # the prefix names the subcommand: what follows is that subcommand's own
         for word in argv[len(self.prefix):]:
             if not word.startswith("-") or word == "--":
                 break
@@ -200,6 +202,17 @@ class ToolRule(BaseModel):
             if name in risky or any(len(o) == 2 and word.startswith(o) for o in risky):
                 return False
         return True
+
+
+def _names_operand(words: Sequence[str], risky: Sequence[str]) -> bool:
+    """Whether ``words`` (after the program) reach an operand, skipping options and the values of risky ones."""
+    it = iter(words)
+    for word in it:
+        if not word.startswith("-"):
+            return True
+        if word in risky:  # `-c NAME=VALUE`: the next word is the option's value, not a subcommand
+            next(it, None)
+    return False
 
 
 def _as_text(value: Any) -> str:

@@ -35,6 +35,9 @@ from swebash_ai.safety.verdict import Verdict
 Mode = Literal["ask", "accept-edits", "plan"]
 MODES: tuple[Mode, ...] = ("ask", "accept-edits", "plan")
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
+# The path policy's verdicts for a write inside the workspace to a path it does not protect: the only writes
+# accept-edits applies unasked (outside the workspace, ``.git`` and protected files keep their own verdict).
+_EDIT_RULES = frozenset({"path.write", "fs.write"})
 _MOVES = frozenset({"cd", "pushd", "popd"})
 
 PLAN_REFUSAL = (
@@ -110,7 +113,7 @@ class Gate:
         if self.mode == "plan" and _refused_in_plan(tool, category, own):
             return Step(Verdict.deny("plan mode is read-only", rule="mode:plan"), "mode:plan",
                         PLAN_REFUSAL.format(what=_what(tool)))
-        if (self.mode == "accept-edits" and tool in WRITE_TOOLS and own.rule == "fs.write"
+        if (self.mode == "accept-edits" and tool in WRITE_TOOLS and own.rule in _EDIT_RULES
                 and verdict.decision == "ask" and not pinned and not verdict.severe):
             verdict = Verdict.allow("accept-edits mode applies edits inside the workspace", rule="mode:accept-edits")
             decided_by = "mode:accept-edits"
