@@ -273,7 +273,8 @@ class LoadedSettings:
     @property
     def start_info(self) -> StartInfo:
         """What the interactive app shows before its session is built."""
-        return StartInfo(self.locations, self.settings.theme, self.settings.model, self.profile)
+        return StartInfo(self.locations, self.settings.theme, self.settings.model, self.profile,
+                         self.settings.approval_mode)
 
 
 def env_name(field_name: str) -> str:

@@ -157,23 +157,35 @@ class Session:
         if self.project.path is None or not self.project.sha256 or self.project.problem:
             raise ConfigError("There is no project rules file here to trust.")
         trust_project(self.loaded.config_file, self.project.path, self.project.sha256)
-        from swebash_ai.config_hooks import TrustedProject
-
-        trusted = (*self.loaded.trusted_projects, TrustedProject(str(self.project.path), self.project.sha256))
-        self.loaded = dataclasses.replace(self.loaded, trusted_projects=trusted)
-        return self.load_project()
+        self.reload_rules()
+        return self.project
 
     def save_rule(self, body: dict[str, Any]) -> str:
         """Append a rule to the user's config file and put it in force now; returns where it went."""
         from swebash_ai.config_edit import add_rule
         from swebash_ai.config_rules import parse_rule_list
 
+        parse_rule_list([body], str(self.loaded.config_file), "[[rules]]", "config")  # a bad rule is never written
         number = add_rule(self.loaded.config_file, body)
-        rule = parse_rule_list([body], str(self.loaded.config_file), "[[rules]]", "config").rules[0]
-        rule = rule.model_copy(update={"number": number})
-        self.loaded = dataclasses.replace(self.loaded, rules=self.loaded.rules + type(self.loaded.rules)((rule,)))
-        self.load_project()
+        self.reload_rules()
         return f"{self.loaded.config_file} [[rules]] #{number}"
+
+    def reload_rules(self) -> None:
+        """Read the rules and trusted projects of the config file again (after a change), and put them in force.
+
+        Raises:
+            ConfigError: the file no longer parses, or holds a bad rule.
+        """
+        from swebash_ai.config_file import read_config_file
+        from swebash_ai.config_hooks import parse_trusted
+        from swebash_ai.config_rules import parse_rules
+
+        config = read_config_file(self.loaded.profile)
+        where = str(config.path)
+        rules = parse_rules(config.top.get("rules"), config.profile_table.get("rules"), where, config.profile)
+        trusted = parse_trusted(config.top.get("trusted_projects"), where)
+        self.loaded = dataclasses.replace(self.loaded, rules=rules, trusted_projects=trusted)
+        self.load_project()
 
     def set_mode(self, mode: str | None = None) -> str:
         """Set the approval mode (``None``: the next one, as Shift+Tab does); returns it."""

@@ -86,6 +86,10 @@ class Gate:
             found += command_rules(command, [r for r in rules if r.prefix is not None], proven)
         return strictest(found)
 
+    def propose(self, tool: str, arguments: Mapping[str, Any], verdict: Verdict) -> dict[str, Any] | None:
+        """The rule "always allow this in this workspace" would save, or ``None`` (see :func:`propose_rule`)."""
+        return propose_rule(tool, arguments, verdict, self.workspace)
+
     # --- the pipeline -------------------------------------------------------------------------------
     async def before(
         self,
@@ -182,6 +186,41 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[lis
         elif not proven(cmd.argv):
             return found
     return used[:1]
+
+
+def propose_rule(tool: str, arguments: Mapping[str, Any], verdict: Verdict, workspace: Path) -> dict[str, Any] | None:
+    """A ``[[rules]]`` table allowing calls like this one in ``workspace``, never wider than what was shown.
+
+    A command gets its program and subcommand (``npm test``; ``ls`` alone for a program without
+    subcommands); a compound command, one with expansions, redirections or a program named by path gets
+    none, and so does a program known for global options when the subcommand is not the second word
+    (``git -C x status``). An MCP tool gets its exact name. Writes get none (each diff is approved on its
+    own, or accept-edits mode applies them), nor does a catastrophe (a severe question needs a person).
+    """
+    if verdict.severe or verdict.decision != "ask" or verdict.rule == "command.dangerous":
+        return None  # "always allow rm here" is not offered: a dangerous program is approved each time
+    where = {"decision": "allow", "workspaces": [str(workspace)]}
+    if tool.startswith("mcp__"):
+        return {"tool": tool, **where}
+    command = arguments.get("command") if tool == COMMAND_TOOL else None
+    if not isinstance(command, str) or CONTROL_RE.search(command):
+        return None
+    parsed = parse(command)
+    if parsed is None or parsed.problems or parsed.file_targets or len(parsed.commands) != 1:
+        return None
+    cmd = parsed.commands[0]
+    if not _plain(cmd) or "/" in cmd.argv[0] or cmd.argv[0] in _MOVES or any(w.glob for w in cmd.words[:2]):
+        return None
+    from swebash_ai.config_rules import GLOBAL_OPTIONS
+
+    argv = cmd.argv
+    if len(argv) > 1 and not argv[1].startswith("-"):
+        words = argv[:2]
+    elif argv[0] in GLOBAL_OPTIONS:
+        return None
+    else:
+        words = argv[:1]
+    return {"prefix": words, **where}
 
 
 def _plain(cmd: SimpleCommand) -> bool:

@@ -478,6 +478,7 @@ class _Turn:
             cwd=str(agent.context.cwd),
             verdict=verdict,
             arguments=arguments,
+            always=agent.gate.propose(tool, arguments, verdict),
         )
         async with agent._approval_lock:  # one question at a time
             self.emit(ApprovalRequested(request))
