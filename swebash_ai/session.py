@@ -144,6 +144,9 @@ class Session:
                                     self.settings.fs_max_size)
         if self.project.problem:
             self.notices.append(self.project.problem)
+        elif self.project.needs_trust:
+            self.notices.append(f"{self.project.path}: its ask and deny rules apply; its allow rules and hooks "
+                                "wait until you trust it (`swebash-ai trust`, which lists them).")
         rules = self.loaded.rules + self.project.in_force
         self.gate.rules = rules
         self.gate.hooks = self.loaded.hooks + self.project.hooks_in_force

@@ -21,7 +21,6 @@ Why a command rule matches each simple command:
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,7 +75,7 @@ class Gate:
         return self.mode
 
     # --- rules --------------------------------------------------------------------------------------
-    def rule_for(self, tool: str, arguments: Mapping[str, Any], proven: Callable[[list[str]], bool]) -> ToolRule | None:
+    def rule_for(self, tool: str, arguments: Mapping[str, Any], proven: Callable[[str], bool]) -> ToolRule | None:
         """The rule that decides this call, or ``None`` (see the module docstring)."""
         rules = [r for r in self.rules.rules if r.applies_in(self.workspace)]
         found = [r for r in rules if r.covers_tool(tool, arguments)
@@ -97,7 +96,7 @@ class Gate:
         category: str,
         arguments: Mapping[str, Any],
         verdict: Verdict,
-        proven: Callable[[list[str]], bool],
+        proven: Callable[[str], bool],
         on_problem: Callable[[str], None] = lambda _text: None,
     ) -> Step:
         """Rules, then the mode, then hooks, on a verdict the floor did not deny."""
@@ -164,9 +163,10 @@ class Gate:
         return opinion
 
 
-def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[list[str]], bool]) -> list[ToolRule]:
+def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str], bool]) -> list[ToolRule]:
     """The prefix rules that speak about ``command``: every deny/ask rule matching any of its simple commands,
-    and an allow rule only when every simple command is covered by an allow rule or proven read-only."""
+    and an allow rule only when every simple command is covered by an allow rule or proven read-only
+    (``proven`` judges one simple command's text, its words as written)."""
     if not rules or CONTROL_RE.search(command):
         return []
     parsed = parse(command)
@@ -183,7 +183,7 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[lis
         covering = next((r for r in allows if r.covers_argv(cmd.argv)), None)
         if covering is not None:
             used.append(covering)
-        elif not proven(cmd.argv):
+        elif not proven(" ".join(w.raw for w in cmd.words)):  # as written: globs stay globs for the classifier
             return found
     return used[:1]
 
@@ -254,7 +254,4 @@ def _what(tool: str) -> str:
 def _verdict_json(verdict: Verdict) -> dict[str, Any]:
     return {"decision": verdict.decision, "reasons": verdict.reasons, "rule": verdict.rule}
 
-
-def argv_text(argv: list[str]) -> str:
-    return shlex.join(argv)
 

@@ -30,7 +30,7 @@ from typing import Any
 from swebash_ai.agent.approval import Approver, Decision, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.conversation import CANCELLED_RESULT, Conversation
-from swebash_ai.agent.decide import Gate, argv_text
+from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import (
     AgentEvent,
     ApprovalRequest,
@@ -419,12 +419,12 @@ class _Turn:
         await self._after_tool(tool.name, args.model_dump(), result)
         return result, "ask" if "ask" in (own.decision, verdict.decision) else "allow", decided_by
 
-    def _proven(self, argv: list[str]) -> bool:
+    def _proven(self, command: str) -> bool:
         """One simple command of a compound, judged alone by the command classifier."""
         policy = self.agent.context.command_policy
         if policy is None:
             return False
-        return bool(policy.assess(argv_text(argv), str(self.agent.context.cwd)).decision == "allow")
+        return bool(policy.assess(command, str(self.agent.context.cwd)).decision == "allow")
 
     async def _after_tool(self, tool: str, arguments: dict[str, Any], result: ToolResult) -> None:
         gate = self.agent.gate

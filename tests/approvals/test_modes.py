@@ -104,3 +104,15 @@ def test_shift_tab_order_cycles_the_modes(workspace: Path) -> None:
     assert [session.set_mode() for _ in range(3)] == ["accept-edits", "plan", "ask"]
     with pytest.raises(ConfigError):
         session.set_mode("yolo")
+
+
+def test_stats_say_who_allowed_a_call(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from swebash_ai.observe.stats import _decision_kind
+
+    monkeypatch.setenv("SWEBASH_AI_APPROVAL_MODE", "accept-edits")
+    _, _, session = call_once("write_file", {"path": "a.txt", "content": "x"}, workspace, Recorder())
+    entry = audit_lines(session)[-1]
+    assert _decision_kind(entry["decision"], entry["decided_by"], entry["outcome"]) == "allowed_by_mode"
+    assert _decision_kind("ask", "rule:project#1", "ok") == "allowed_by_rule"
+    assert _decision_kind("ask", "hook:check", "ok") == "allowed_by_hook"
+    assert _decision_kind("deny", "mode:plan", "denied") == "denied_by_policy"

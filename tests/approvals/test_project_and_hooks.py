@@ -171,4 +171,4 @@ def test_a_saved_rule_is_in_force_at_once(workspace: Path) -> None:
     session = Session(load_settings(), cwd=workspace, probe_ollama=False)
     where = session.save_rule({"prefix": ["touch"], "decision": "allow", "workspaces": [str(workspace)]})
     assert "[[rules]] #1" in where and load_settings().rules.rules[0].prefix == ("touch",)
-    assert session.gate.rule_for("run_command", {"command": "touch x"}, lambda _a: False) is not None
+    assert session.gate.rule_for("run_command", {"command": "touch x"}, lambda _c: False) is not None
