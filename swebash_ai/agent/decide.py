@@ -21,6 +21,7 @@ Why a command rule matches each simple command:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,7 +118,8 @@ class Gate:
             return Step(Verdict.deny("plan mode is read-only", rule="mode:plan"), "mode:plan",
                         PLAN_REFUSAL.format(what=_what(tool)))
         if (self.mode == "accept-edits" and tool in WRITE_TOOLS and own.rule in _EDIT_RULES
-                and verdict.decision == "ask" and not pinned and not verdict.severe):
+                and verdict.decision == "ask" and not pinned and not verdict.severe
+                and not self._runs_unasked(arguments.get("path"))):
             verdict = Verdict.allow("accept-edits mode applies edits inside the workspace", rule="mode:accept-edits")
             decided_by = "mode:accept-edits"
         for hook in self.matching("before_tool", tool, arguments):
@@ -132,9 +134,22 @@ class Gate:
             if opinion.decision == "ask" and verdict.decision == "allow":
                 verdict = Verdict("ask", [why], hook.label, verdict.severe)
                 decided_by, pinned = hook.label, True
-            elif opinion.decision == "allow" and verdict.decision == "ask" and not pinned and not verdict.severe:
+            elif (opinion.decision == "allow" and verdict.decision == "ask" and not pinned and not verdict.severe
+                  and (tool != COMMAND_TOOL or coverable(str(arguments.get("command", ""))))):
                 verdict, decided_by = Verdict.allow(why, rule=hook.label), hook.label
         return Step(verdict, decided_by)
+
+    def _runs_unasked(self, path: Any) -> bool:
+        """A file whose content later runs or decides without a question: the project's ``.swebash-ai`` folder
+        (rules, hooks) and the programs hooks run. accept-edits never writes those unasked, or an edit
+        would be code that runs at the next tool call."""
+        if not isinstance(path, str):
+            return True
+        target = Path(os.path.realpath(self.workspace / os.path.expanduser(path)))
+        if target.is_relative_to(Path(os.path.realpath(self.workspace / ".swebash-ai"))):
+            return True
+        programs = {Path(os.path.realpath(self.workspace / h.command[0])) for h in self.hooks if "/" in h.command[0]}
+        return target in programs
 
     def matching(self, event: str, tool: str = "", arguments: Mapping[str, Any] | None = None) -> list[Hook]:
         """The hooks of ``event`` whose tool glob and command prefix match this call."""
@@ -221,6 +236,13 @@ def propose_rule(tool: str, arguments: Mapping[str, Any], verdict: Verdict, work
     else:
         words = argv[:1]
     return {"prefix": words, **where}
+
+
+def coverable(command: str) -> bool:
+    """Whether a prefix rule could allow ``command`` at all: plain simple commands, nothing the words hide."""
+    parsed = None if CONTROL_RE.search(command) else parse(command)
+    return bool(parsed is not None and parsed.commands and not parsed.problems and not parsed.file_targets
+                and all(not c.nested and _plain(c) and c.argv[0] not in _MOVES for c in parsed.commands))
 
 
 def _plain(cmd: SimpleCommand) -> bool:
