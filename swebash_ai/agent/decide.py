@@ -103,7 +103,7 @@ class Gate:
         """Rules, then the mode, then hooks, on a verdict the floor did not deny."""
         own = verdict
         decided_by = verdict.rule or "policy"
-        pinned = False  # an ask a rule or hook insisted on: no mode or hook lifts it
+        pinned = own.rule == "rule.ask"  # an ask a rule or hook insisted on (fetch_url's host rules too): kept
         rule = self.rule_for(tool, arguments, proven)
         if rule is not None and rule.decision == "deny":
             return Step(Verdict.deny(f"denied by your {rule.describe()}", rule=rule.label), rule.label,
