@@ -46,6 +46,9 @@ examples:
                                                print one shell command for it (not run)
   eval "$(swebash-ai shell-init bash)"         in ~/.bashrc: Alt-E turns the line into a command
   swebash-ai undo                              put back the files changed in the latest session's last turn
+  swebash-ai --approval-mode plan -c "how would you split cli.py?"
+                                               read-only: nothing is written, no command that is not read-only runs
+  swebash-ai rules                             the approval rules in force (swebash-ai rules remove N)
 
 exit codes: 0 answered, 1 provider or runtime error, 2 usage or configuration error,
             3 a needed action was denied, 4 the answer broke off (what arrived is shown and saved),
@@ -80,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s export [ID | --all]      print saved sessions as JSONL or Markdown\n"
         "       %(prog)s --shell -c WORDS         print one shell command for WORDS\n"
         "       %(prog)s shell-init [SHELL]       key binding for bash, zsh or fish\n"
-        "       %(prog)s undo [--session ID]      revert the file changes of the last turn",
+        "       %(prog)s undo [--session ID]      revert the file changes of the last turn\n"
+        "       %(prog)s rules [list|remove N]    the approval rules and where each came from\n"
+        "       %(prog)s trust                    trust this project's .swebash-ai/rules.toml",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
         "question on stdout (tool activity and warnings go to stderr) and exits.",
@@ -101,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "a fetch of a URL the model made up; what policy always denies, "
                         "and catastrophes such as deleting your home directory, still never run); without a "
                         "terminal and without --yes they are denied")
+    parser.add_argument("--approval-mode", choices=("ask", "accept-edits", "plan"), metavar="MODE",
+                        help="ask (default): ask before what the policy flags; accept-edits: writes and edits "
+                        "inside the workspace apply without asking; plan: read-only, writes and commands not "
+                        "proven read-only are refused (even with --yes). See docs/approvals.md")
     parser.add_argument("-s", "--shell", action="store_true",
                         help="with -c: print one command for your shell that does what the words ask, on one "
                         "line, without running it (the model may only use read-only tools); exit 1 when no "
@@ -151,6 +160,21 @@ def build_parser() -> argparse.ArgumentParser:
     undo.add_argument("--force", action="store_true",
                       help="restore even files changed since the assistant wrote them (their changes are lost)")
     _common_options(undo, suppress=True)
+    rules = sub.add_parser("rules", help="list the approval rules in force and where each came from; remove one",
+                           description="rules list: every rule (config file, profile, the project's "
+                           ".swebash-ai/rules.toml), numbered, with where it came from and whether it is in force. "
+                           "rules remove N: remove rule N from your config file. See docs/approvals.md.")
+    rules.add_argument("action", nargs="?", choices=["list", "remove"], default="list")
+    rules.add_argument("number", nargs="?", type=int, metavar="N", help="with remove: the rule's number")
+    rules.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help="the project (default: here)")
+    _common_options(rules, suppress=True)
+    trust = sub.add_parser("trust", help="trust this project's .swebash-ai/rules.toml (its allow rules and hooks)",
+                           description="Show what the project's .swebash-ai/rules.toml allows and runs, and record "
+                           "that you trust it (with a hash of the file, in your config file): its allow rules and "
+                           "hooks apply until the file changes. Its ask and deny rules always apply.")
+    trust.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    trust.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help="the project (default: here)")
+    _common_options(trust, suppress=True)
     return parser
 
 
@@ -231,6 +255,8 @@ def settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     flags: dict[str, Any] = {}
     if getattr(args, "model", None):
         flags["model"] = args.model
+    if getattr(args, "approval_mode", None):
+        flags["approval_mode"] = args.approval_mode
     if getattr(args, "no_tools", False):
         flags.update({f"tools_{c}": False for c in TOOL_CATEGORIES})
     elif getattr(args, "tools", None) is not None:
@@ -325,6 +351,15 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return run_doctor(settings_flags(args), profile=getattr(args, "profile", None))
     if args.command == "undo":
         return _undo(args)
+    if args.command in ("rules", "trust"):
+        from swebash_ai.config import load_settings
+        from swebash_ai.rules_cli import run_rules, run_trust
+
+        loaded = load_settings(settings_flags(args), profile=getattr(args, "profile", None))
+        where = _checked_cwd(getattr(args, "cwd", None)) or Path.cwd().resolve()
+        if args.command == "trust":
+            return run_trust(loaded, where, args.yes)
+        return run_rules(loaded, where, args.action, args.number)
     if args.command is None and args.question is None:
         for flag, name in ((args.json, "--json"), (args.yes, "--yes"), (args.raw, "--raw")):
             if flag:
@@ -436,7 +471,8 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     print(f"config file: {loaded.config_file}{exists}", file=out)
     profiles = f" (defined: {', '.join(loaded.profiles)})" if loaded.profiles else ""
     print(f"profile:     {loaded.profile or '(none)'}{profiles}", file=out)
-    rules = "; ".join(f"{r.decision} {r.tool} {r.host}" for r in loaded.rules.rules) or "(none)"
+    rules = "; ".join(f"{r.decision} {r.tool} {r.host}" if r.host else f"{r.decision} {r.what()}"
+                      for r in loaded.rules.rules) or "(none)"
     print(f"rules:       {rules}", file=out)
     choice = choose_provider(settings)
     if choice is None:

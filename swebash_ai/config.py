@@ -27,6 +27,7 @@ from pydantic_settings import (
 )
 
 from swebash_ai.config_file import ENV_PREFIX, StartInfo, read_config_file
+from swebash_ai.config_hooks import Hook, TrustedProject, parse_hooks, parse_trusted
 from swebash_ai.config_mcp import McpServerConfig, parse_mcp_servers
 from swebash_ai.config_rules import ToolRules, parse_rules
 from swebash_ai.errors import ConfigError
@@ -113,6 +114,12 @@ class Settings(BaseSettings):
     tools_confirm: bool = True
     """Ask before anything a policy flags. ``false`` runs flagged calls without asking, but never what the
     policy always denies."""
+
+    approval_mode: Literal["ask", "accept-edits", "plan"] = "ask"
+    """How much runs without a question. ``ask``: what the policy flags asks. ``accept-edits``: writes and
+    edits inside the workspace apply without asking (diff shown, undo works); commands unchanged.
+    ``plan``: read-only: writes and every command not proven read-only are refused, even with ``--yes``.
+    What the policy always denies never runs in any mode. See docs/approvals.md."""
 
     tools_max_iter: int = Field(10, ge=1, le=100)
     """Model round trips with tool calls allowed in one turn (1-100)."""
@@ -262,6 +269,10 @@ class LoadedSettings:
     """``[mcp_servers.NAME]`` tables (file, then profile), validated; see docs/mcp.md."""
     rules: ToolRules = field(default_factory=ToolRules)
     """``[[rules]]`` tables (file and profile): the user's allow/ask/deny decisions; see config_rules.py."""
+    hooks: tuple[Hook, ...] = ()
+    """``[[hooks]]`` tables (file, then profile); see config_hooks.py."""
+    trusted_projects: tuple[TrustedProject, ...] = ()
+    """Project rule files the user trusted, by path and hash (``swebash-ai trust``)."""
 
     @property
     def config_file(self) -> Path:
@@ -270,7 +281,8 @@ class LoadedSettings:
     @property
     def start_info(self) -> StartInfo:
         """What the interactive app shows before its session is built."""
-        return StartInfo(self.locations, self.settings.theme, self.settings.model, self.profile)
+        return StartInfo(self.locations, self.settings.theme, self.settings.model, self.profile,
+                         self.settings.approval_mode)
 
 
 def env_name(field_name: str) -> str:
@@ -310,7 +322,11 @@ def load_settings(
     mcp_servers = parse_mcp_servers(
         raw.pop("mcp_servers", None), profile_table.pop("mcp_servers", None), str(locs.config_file), chosen
     )
-    rules = parse_rules(raw.pop("rules", None), profile_table.pop("rules", None), str(locs.config_file), chosen)
+    where = str(locs.config_file)
+    rules = parse_rules(raw.pop("rules", None), profile_table.pop("rules", None), where, chosen)
+    hooks = parse_hooks(raw.pop("hooks", None), where, "[[hooks]]", "config") + parse_hooks(
+        profile_table.pop("hooks", None), where, f"[[profiles.{chosen}.hooks]]", f"profile.{chosen}")
+    trusted = parse_trusted(raw.pop("trusted_projects", None), where)
     _check_keys(raw, str(locs.config_file))
     if chosen:
         _check_keys(profile_table, f"[profiles.{chosen}] in {locs.config_file}")
@@ -346,7 +362,8 @@ def load_settings(
         if saved_environ is not None:
             os.environ.clear()
             os.environ.update(saved_environ)
-    return LoadedSettings(settings, origins, chosen, sorted(config.profiles), locs, mcp_servers, rules)
+    return LoadedSettings(settings, origins, chosen, sorted(config.profiles), locs, mcp_servers, rules, hooks,
+                          trusted)
 
 
 def _explain(

@@ -92,6 +92,8 @@ class StartInfo:
     theme: str
     model: str
     profile: str | None
+    mode: str = "ask"
+    """The approval mode (``approval_mode``), shown in the status bar from the first frame."""
 
     @classmethod
     def peek(
@@ -104,4 +106,5 @@ class StartInfo:
         config = read_config_file(profile, environ)
         theme = config.raw("theme", flags, environ)
         model = config.raw("model", flags, environ)
-        return cls(config.locations, str(theme or "dark"), str(model or ""), config.profile)
+        mode = config.raw("approval_mode", flags, environ)
+        return cls(config.locations, str(theme or "dark"), str(model or ""), config.profile, str(mode or "ask"))

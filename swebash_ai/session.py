@@ -7,6 +7,7 @@ and how they ask for approval. Nothing here imports a UI library.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
@@ -17,12 +18,16 @@ from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.conversation import Conversation, damaged_session, find_session
 from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, CommandSet, load_commands
+from swebash_ai.agent.decide import MODES, Gate
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
+from swebash_ai.agent.hooks import Opinion, run_hook
 from swebash_ai.agent.instructions import Instructions, load_instructions
 from swebash_ai.agent.loop import Agent, LoopLimits
+from swebash_ai.agent.project import ProjectRules, load_project
 from swebash_ai.agent.prompt import build_system_prompt
 from swebash_ai.agent.user_prompt import PreparedPrompt, prepare_prompt
 from swebash_ai.config import LoadedSettings, Settings
+from swebash_ai.config_hooks import Hook
 from swebash_ai.errors import ConfigError, ProviderError, SwebashError
 from swebash_ai.observe import Observer
 from swebash_ai.providers import ProviderChoice, choose_provider, make_provider
@@ -84,7 +89,10 @@ class Session:
             mode = self.settings.tool_calling
             self.provider = TextToolCallProvider(self.provider, text_mode=mode == "text", recover=mode != "native")
         self.registry = ToolRegistry.from_settings(self.settings, self._tools)
+        self.gate = Gate(mode=self.settings.approval_mode, workspace=self.cwd, run_hook=self._run_hook)
+        self.project = ProjectRules()
         self.context = self._make_context()
+        self.load_project()
         self.instructions = self._load_instructions()
         self.agent: Agent | None = self._make_agent() if self.provider is not None else None
         self._toolbox: Agent | None = None
@@ -159,6 +167,70 @@ class Session:
             processes=ProcessService(self.settings.background_max_running, self.settings.background_buffer_bytes),
         )
 
+    def load_project(self) -> ProjectRules:
+        """(Re)read the project's rules file and put the rules and hooks in force (see agent/project.py)."""
+        self.project = load_project(self.cwd, self.context.path_policy, self.loaded.trusted_projects,
+                                    self.settings.fs_max_size)
+        if self.project.problem:
+            self.notices.append(self.project.problem)
+        elif self.project.needs_trust:
+            self.notices.append(f"{self.project.path}: its ask and deny rules apply; its allow rules and hooks "
+                                "wait until you trust it (`swebash-ai trust`, which lists them).")
+        rules = self.loaded.rules + self.project.in_force
+        self.gate.rules = rules
+        self.gate.hooks = self.loaded.hooks + self.project.hooks_in_force
+        self.context.rules = rules
+        return self.project
+
+    def trust_project(self) -> ProjectRules:
+        """Trust the project file as it is now (recorded in the user's config), and put it in force."""
+        from swebash_ai.config_edit import trust_project
+
+        if self.project.path is None or not self.project.sha256 or self.project.problem:
+            raise ConfigError("There is no project rules file here to trust.")
+        trust_project(self.loaded.config_file, self.project.path, self.project.sha256)
+        self.reload_rules()
+        return self.project
+
+    def save_rule(self, body: dict[str, Any]) -> str:
+        """Append a rule to the user's config file and put it in force now; returns where it went."""
+        from swebash_ai.config_edit import add_rule
+        from swebash_ai.config_rules import parse_rule_list
+
+        parse_rule_list([body], str(self.loaded.config_file), "[[rules]]", "config")  # a bad rule is never written
+        number = add_rule(self.loaded.config_file, body)
+        self.reload_rules()
+        return f"{self.loaded.config_file} [[rules]] #{number}"
+
+    def reload_rules(self) -> None:
+        """Read the rules and trusted projects of the config file again (after a change), and put them in force.
+
+        Raises:
+            ConfigError: the file no longer parses, or holds a bad rule.
+        """
+        from swebash_ai.config_file import read_config_file
+        from swebash_ai.config_hooks import parse_trusted
+        from swebash_ai.config_rules import parse_rules
+
+        config = read_config_file(self.loaded.profile)
+        where = str(config.path)
+        rules = parse_rules(config.top.get("rules"), config.profile_table.get("rules"), where, config.profile)
+        trusted = parse_trusted(config.top.get("trusted_projects"), where)
+        self.loaded = dataclasses.replace(self.loaded, rules=rules, trusted_projects=trusted)
+        self.load_project()
+
+    def set_mode(self, mode: str | None = None) -> str:
+        """Set the approval mode (``None``: the next one, as Shift+Tab does); returns it."""
+        if mode is None:
+            return self.gate.next_mode()
+        if mode not in MODES:
+            raise ConfigError(f"Unknown approval mode {mode!r} (ask, accept-edits, plan).")
+        self.gate.mode = mode
+        return mode
+
+    async def _run_hook(self, hook: Hook, payload: dict[str, Any]) -> Opinion:
+        return await run_hook(hook, payload, self.cwd)
+
     def _make_agent(self) -> Agent:
         assert self.provider is not None
         s = self.settings
@@ -173,6 +245,7 @@ class Session:
             system_prompt=self.system_prompt(),
             audit=audit,
             session_approvals=self.session_approvals,
+            gate=self.gate,
         )
 
     def _load_instructions(self) -> Instructions:
@@ -415,6 +488,7 @@ class Session:
                 confirm=self.settings.tools_confirm,
                 audit=self._audit_log(),
                 session_approvals=self.session_approvals,
+                gate=self.gate,
             )
         return self._toolbox
 

@@ -20,6 +20,8 @@ from swebash_ai.tools.ask import Answer, Question, nobody_can_answer
 class Decision(enum.Enum):
     ALLOW_ONCE = "allow_once"
     ALLOW_SESSION = "allow_session"
+    ALLOW_ALWAYS = "allow_always"
+    """Allow, and save the request's ``always`` rule (the front end saves it, then answers ALLOW_ONCE)."""
     DENY = "deny"
 
 

@@ -41,6 +41,9 @@ class ApprovalRequest:
     cwd: str
     verdict: Verdict
     arguments: dict[str, Any] = field(default_factory=dict)
+    always: dict[str, Any] | None = None
+    """The rule "always allow this in this workspace" would save (a ``[[rules]]`` table), shown before it is
+    saved; ``None`` when no rule can be offered (a compound command, a write, a catastrophe...)."""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@
 until the model answers without tools or a limit is hit. At a limit the model is told and asked for a final
 answer without tools; the user sees a :class:`Notice` saying why.
 
-Every call goes: validate arguments -> tool policy (allow / ask / deny) -> approval when asked -> run ->
+Every call goes: validate arguments -> tool policy (allow / ask / deny; its deny is the floor) -> rules, the
+approval mode and hooks (:mod:`swebash_ai.agent.decide`) -> approval when asked -> run -> after_tool hooks ->
 audit. Nothing a tool or the model does raises out of the loop: bad arguments, unknown tools, denials and
 tool failures are results the model reads; provider errors end the turn with :class:`TurnFailed`.
 
@@ -29,6 +30,7 @@ from typing import Any
 from swebash_ai.agent.approval import Approver, Decision, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.conversation import CANCELLED_RESULT, Conversation
+from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import (
     AgentEvent,
     ApprovalRequest,
@@ -82,6 +84,7 @@ class Agent:
         system_prompt: str | None = None,
         audit: AuditLog | None = None,
         session_approvals: SessionApprovals | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self.provider = provider
         self.registry = registry
@@ -92,6 +95,8 @@ class Agent:
         self.system_prompt = system_prompt
         self.audit = audit
         self.session_approvals = session_approvals or SessionApprovals()
+        self.gate = gate or Gate(workspace=context.cwd)
+        """Rules, mode and hooks: the decision pipeline after a tool's own verdict (see agent/decide.py)."""
         self._driver: asyncio.Task[None] | None = None
         self._approval_lock = asyncio.Lock()
 
@@ -249,7 +254,7 @@ class _Turn:
         for iteration in range(1, limits.max_iterations + 1):
             text, calls = await self._stream(tools)
             if not calls:
-                self.emit(TurnFinished(text, "answered", self._usage(), self.denied))
+                await self._finished(text, "answered")
                 return
             budget = max(0, limits.max_tool_calls - used)
             await self._run_calls(calls[:budget])
@@ -288,7 +293,7 @@ class _Turn:
         text, calls = await self._stream(tools, "none", extra=[note])
         for call in calls:  # a model that ignores tool_choice="none" still gets every call answered
             self.conv.add_tool_result(call.id, call.name, f"Not run: {why} was reached.")
-        self.emit(TurnFinished(text, reason, self._usage(), self.denied))
+        await self._finished(text, reason)
 
     async def _run_calls(self, calls: list[ToolCall]) -> None:
         semaphore = asyncio.Semaphore(self.agent.limits.parallel)
@@ -375,18 +380,24 @@ class _Turn:
     async def _guarded_run(self, call: ToolCall, tool: Any, args: Any, summary: str) -> tuple[ToolResult, str, str]:
         agent = self.agent
         ctx = agent.context
-        verdict = tool.check(ctx, args)
-        reasons = "; ".join(verdict.reasons)
-        if verdict.decision == "deny":
+        own = tool.check(ctx, args)
+        if own.decision == "deny":  # the floor: no rule, mode, hook or person crosses it
+            reasons = "; ".join(own.reasons)
             return (
                 ToolResult.denied(
                     f"{summary} is not allowed: {reasons or 'blocked by policy'}. "
                     "Do not retry it; find another way or ask the user."
                 ),
                 "deny",
-                verdict.rule or "policy",
+                own.rule or "policy",
             )
-        decided_by = verdict.rule or "policy"
+        step = await agent.gate.before(
+            tool.name, tool.category, args.model_dump(), own, self._proven,
+            on_problem=lambda text: self.emit(Notice(text, "warning")),
+        )
+        verdict, decided_by = step.verdict, step.decided_by
+        if verdict.decision == "deny":
+            return ToolResult.denied(step.message), "deny", decided_by
         if verdict.decision == "ask":
             key = tool.session_key(ctx, args)
             detail = _detail(tool, ctx, args)
@@ -404,7 +415,40 @@ class _Turn:
         call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
                                        approved=verdict.decision == "ask", ask=ask_more,
                                        call_id=call.id, ask_user=self._asker())
-        return await _without_secrets(await tool.invoke(call_ctx, args)), verdict.decision, decided_by
+        result = await _without_secrets(await tool.invoke(call_ctx, args))
+        await self._after_tool(tool.name, args.model_dump(), result)
+        return result, "ask" if "ask" in (own.decision, verdict.decision) else "allow", decided_by
+
+    def _proven(self, command: str) -> bool:
+        """One simple command of a compound, judged alone by the command classifier."""
+        policy = self.agent.context.command_policy
+        if policy is None:
+            return False
+        return bool(policy.assess(command, str(self.agent.context.cwd)).decision == "allow")
+
+    async def _after_tool(self, tool: str, arguments: dict[str, Any], result: ToolResult) -> None:
+        gate = self.agent.gate
+        for hook in gate.matching("after_tool", tool, arguments):
+            payload = {"event": "after_tool", "tool": tool, "arguments": arguments,
+                       "result": {"ok": result.ok, "status": result.status, "text": result.text[:20_000],
+                                  "exit_code": result.exit_code}}
+            await self._hook_notice(hook, payload)
+
+    async def _hook_notice(self, hook: Any, payload: dict[str, Any]) -> None:
+        """Run an after_tool or turn_end hook: its output is shown, a failure reported."""
+        if self.agent.gate.run_hook is None:
+            return
+        opinion = await self.agent.gate.run_hook(hook, {**payload, "cwd": str(self.agent.gate.workspace),
+                                                        "mode": self.agent.gate.mode})
+        if opinion.problem:
+            self.emit(Notice(f"{hook.label}: {opinion.problem}", "warning"))
+        elif opinion.output:
+            self.emit(Notice(f"{hook.label}: {opinion.output[:2000]}", "info"))
+
+    async def _finished(self, text: str, reason: StopReason) -> None:
+        for hook in self.agent.gate.matching("turn_end"):
+            await self._hook_notice(hook, {"event": "turn_end", "text": text, "reason": reason})
+        self.emit(TurnFinished(text, reason, self._usage(), self.denied))
 
     async def _approve(
         self,
@@ -434,6 +478,7 @@ class _Turn:
             cwd=str(agent.context.cwd),
             verdict=verdict,
             arguments=arguments,
+            always=agent.gate.propose(tool, arguments, verdict),
         )
         async with agent._approval_lock:  # one question at a time
             self.emit(ApprovalRequested(request))

@@ -146,6 +146,8 @@ def _decision_kind(decision: str, decided_by: str, outcome: str) -> str:
         return "allowed_by_rule"
     if decided_by.startswith("mode"):
         return "allowed_by_mode"
+    if decided_by.startswith("hook"):
+        return "allowed_by_hook"
     if decided_by == "--yes":
         return "allowed_by_yes"
     if decided_by == "no-confirm":
@@ -341,6 +343,7 @@ def render(stats: dict[str, Any]) -> str:
         ("covered_by_session", "covered by a session approval"),
         ("allowed_by_rule", "allowed by a rule"),
         ("allowed_by_mode", "allowed by the approval mode"),
+        ("allowed_by_hook", "allowed by a hook"),
         ("allowed_by_yes", "allowed by --yes"),
         ("allowed_no_confirm", "allowed: confirmation off"),
         ("denied_by_user", "asked, denied"),

@@ -110,6 +110,7 @@ class SwebashApp(App[int]):
         Binding("ctrl+l", "clear_screen", "Clear"),
         Binding("f2", "focus_tools", "Tools"),
         Binding("ctrl+g", "go_on", "Go on", priority=True),
+        Binding("shift+tab", "cycle_mode", "Mode", priority=True),
         Binding("ctrl+n", "new_conversation", "New", show=False),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
     ]
@@ -159,6 +160,8 @@ class SwebashApp(App[int]):
         # Before the first frame, so the stylesheet is computed once, for the right theme.
         self._theme_problems = self._load_themes()
         self._last_ctrl_c = 0.0
+        self.pending_mode: str | None = None
+        """An approval mode chosen (Shift+Tab) before the session was ready."""
 
     # --- layout ---------------------------------------------------------------------------------------
     def compose(self) -> Any:
@@ -226,6 +229,7 @@ class SwebashApp(App[int]):
         for problem in self._theme_problems:
             self.notify(problem, title="Themes", severity="warning", timeout=8)
         self.status.set_info(self.start.model or "connecting…", self.start.profile, self.cwd)
+        self.status.set_mode(self.start.mode)
         self.chat.border_title = "Chat"
         self.activity.border_title = "Tools"
         self.prompt.focus()
@@ -354,6 +358,12 @@ class SwebashApp(App[int]):
         finally:
             if self.busy:
                 self.status.set_busy("working")
+        if decision is Decision.ALLOW_ALWAYS:
+            from swebash_ai.tui.approvals import save_always
+
+            if session is not None:
+                save_always(self, session, request)
+            decision = Decision.ALLOW_ONCE
         if decision is not Decision.DENY:
             self.activity.set_state(request.call_id, "running")
         return decision
@@ -441,6 +451,15 @@ class SwebashApp(App[int]):
         if action == "go_on":  # shown in the footer only while there is something to go on with
             return self.controller.can_go_on and not self.busy
         return True
+
+    def action_cycle_mode(self) -> None:
+        """Shift+Tab: the next approval mode; in a dialog it still moves the focus back."""
+        if self.screen is not self.screen_stack[0]:
+            self.screen.focus_previous()
+            return
+        from swebash_ai.tui.approvals import cycle_mode
+
+        cycle_mode(self)
 
     def action_focus_prompt(self) -> None:
         self.prompt.focus()

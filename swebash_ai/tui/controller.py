@@ -77,6 +77,9 @@ class Controller:
         if error is not None:
             app.chat.add_error(error.title, error.message, error.hint)
         if session is not None:
+            from swebash_ai.tui.approvals import apply_pending_mode
+
+            apply_pending_mode(app, session)
             self._show_provider(session, offer)
             self._show_instructions(session)
             if session.conversation.messages:
@@ -86,6 +89,10 @@ class Controller:
             from swebash_ai.tui.user_input import load_prompt_helpers
 
             app.run_worker(load_prompt_helpers(app, session), group="setup", exit_on_error=False)
+        if session is not None and session.project.needs_trust:
+            from swebash_ai.tui.approvals import offer_trust
+
+            app.run_worker(offer_trust(app, session), group="trust", exit_on_error=False)
         if session is not None and session.loaded.mcp_servers:
             app.run_worker(self.start_mcp(session), group="mcp", exit_on_error=False)
 
@@ -135,6 +142,7 @@ class Controller:
         app = self.app
         app.status.set_info(session.model if session.has_provider else "no provider",
                             session.loaded.profile, session.cwd)
+        app.status.set_mode(session.gate.mode)
         if session.has_provider:
             return
         from swebash_ai.providers import NO_PROVIDER_HELP
@@ -461,6 +469,13 @@ class Controller:
             lines.append(f"  {name} ({tool.category if tool else '?'}): {desc}")
         body = "\n".join(lines) or "No tools are enabled (see SWEBASH_AI_TOOLS_* settings)."
         self.app.chat.add_info(body, title="Tools the model may use")
+
+    async def cmd_rules(self, arg: str) -> None:
+        session = await self._ready_session()
+        if session is not None:
+            from swebash_ai.tui.approvals import cmd_rules
+
+            cmd_rules(self.app, session, arg)
 
     async def cmd_save(self, arg: str) -> None:
         session = await self._ready_session()

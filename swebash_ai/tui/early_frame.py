@@ -177,7 +177,7 @@ def render(width: int, height: int, *, status: str, paint: Painter) -> str:
 def status_text(start: StartInfo, cwd: Path) -> str:
     """The status bar of the first frame, as :class:`~swebash_ai.tui.widgets.status.StatusBar` shows it."""
     profile = f" · profile {start.profile}" if start.profile else ""
-    return f"{start.model or 'connecting…'}{profile}  {short_path(cwd)}  0 tokens"
+    return f"{start.model or 'connecting…'}{profile}  {start.mode} mode  {short_path(cwd)}  0 tokens"
 
 
 def _saved(state_dir: Path) -> dict[str, Any]:

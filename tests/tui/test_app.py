@@ -277,7 +277,8 @@ async def test_ctrl_l_clears_the_screen(make_app):
 
 def test_command_table_matches_the_issue():
     assert list(commands.SLASH_COMMANDS) == [  # the issue's commands, /ollama to accept the offer, /undo (issue 14)
-        "/help", "/clear", "/new", "/model", "/ollama", "/profile", "/tools", "/mcp", "/ps", "/theme", "/undo", "/save",
+        "/help", "/clear", "/new", "/model", "/ollama", "/profile", "/tools", "/rules", "/mcp", "/ps", "/theme",
+        "/undo", "/save",
         "/sessions", "/context", "/stats", "/compact",  # memory: docs/memory.md; /stats: docs/observability.md
         "/exit",
     ]

@@ -81,3 +81,24 @@ def test_real_app_answers_in_tmux(server_url: str, tmp_path: Path, workspace: Pa
         assert "Ask anything" not in capture(socket), "Ctrl+C twice did not quit"
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+def test_shift_tab_changes_the_mode_shown_in_tmux(server_url: str, tmp_path: Path, workspace: Path) -> None:
+    socket = f"swebash-mode-{os.getpid()}"
+    env = {
+        "HOME": str(tmp_path), "SWEBASH_AI_HOME": str(tmp_path / "swh"), "TERM": "xterm-256color",
+        "SWEBASH_AI_MODEL": "openai/fake-model", "SWEBASH_AI_API_BASE": server_url,
+        "SWEBASH_AI_API_KEY": "sk-test", "OLLAMA_HOST": "http://127.0.0.1:9", "PATH": os.environ["PATH"],
+        "PYTHONPATH": str(ROOT), "LANG": "C.UTF-8",
+    }
+    command = ["env", "-i", *[f"{k}={v}" for k, v in env.items()], *app_command()]
+    subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "app", "-x", "120",
+                    "-y", "36", "-c", str(workspace), *command], check=True)
+    try:
+        wait_for_text(socket, "ask mode")
+        wait_for_text(socket, "^p palette")  # Textual's footer: the app has the terminal, not the early frame
+        for expected in ("accept-edits mode", "plan mode", "ask mode"):
+            subprocess.run(["tmux", "-L", socket, "send-keys", "-t", "app", "BTab"], check=True)
+            wait_for_text(socket, expected, timeout=10)
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)

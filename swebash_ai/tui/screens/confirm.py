@@ -1,8 +1,9 @@
 """The confirmation modal shown whenever a policy says "ask".
 
 It shows the tool, the full command, path or diff, the working directory and the policy's reasons, and
-offers Allow once (y), Allow for this session (a), Deny (n; the default, also Esc) and Describe (d), which
-asks the model to explain the call in a sentence and shows the answer here.
+offers Allow once (y), Allow for this session (a), Always allow here (w: only when the request carries a
+rule, which is shown before it is saved), Deny (n; the default, also Esc) and Describe (d), which asks the
+model to explain the call in a sentence and shows the answer here.
 
 Everything in it came from the model (or a tool, a server, a file name): terminal control characters are
 shown as escapes (``\\x1b[2J``), never sent to the terminal, and a line says they are there, since a
@@ -62,6 +63,7 @@ class ConfirmScreen(ModalScreen[Decision]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "decide('allow_once')", "Allow once"),
         Binding("a", "decide('allow_session')", "Allow for session"),
+        Binding("w", "always", "Always allow here", show=False),
         Binding("n,escape", "decide('deny')", "Deny"),
         Binding("d", "describe", "Describe"),
         Binding("left", "app.focus_previous", show=False),
@@ -91,10 +93,17 @@ class ConfirmScreen(ModalScreen[Decision]):
                 yield Static(render_detail(req.detail), id="confirm-detail-text")
             yield Static(Content.assemble(("in ", "dim"), safe(req.cwd, visible=True)), id="confirm-cwd")
             yield Static(Content("\n".join(f"• {r}" for r in reasons)), id="confirm-reasons")
+            if req.always is not None:
+                from swebash_ai.tui.approvals import describe_always
+
+                yield Static(Content.assemble(("w saves a rule: ", "dim"), safe(describe_always(req.always),
+                                                                                 visible=True)), id="confirm-always")
             yield self.explanation
             with Horizontal(id="confirm-buttons"):
                 yield Button("Allow once (y)", id="allow_once", variant="warning", compact=True)
                 yield Button("Allow for session (a)", id="allow_session", compact=True)
+                if req.always is not None:
+                    yield Button("Always here (w)", id="allow_always", compact=True)
                 yield Button("Deny (n)", id="deny", variant="primary", compact=True)
                 yield Button("Describe (d)", id="describe", compact=True)
 
@@ -112,6 +121,10 @@ class ConfirmScreen(ModalScreen[Decision]):
 
     def action_decide(self, choice: str) -> None:
         self.dismiss(Decision(choice))
+
+    def action_always(self) -> None:
+        if self.request.always is not None:  # only offered when the dialog shows the rule it saves
+            self.dismiss(Decision.ALLOW_ALWAYS)
 
     def action_describe(self) -> None:
         self.explanation.display = True

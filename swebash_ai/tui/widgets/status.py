@@ -1,4 +1,4 @@
-"""The status bar: provider/model, profile, working directory, session tokens and cost, a spinner.
+"""The status bar: provider/model, profile, the approval mode, working directory, session tokens and cost, a spinner.
 
 Token counts arrive once per model request; the bar re-renders at most when something changed, and the
 spinner ticks at 8 frames a second only while the model is working.
@@ -15,6 +15,7 @@ from swebash_ai.locations import short_path
 from swebash_ai.safety.terminal_text import safe
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_MODE_STYLE = {"ask": "$text-muted", "accept-edits": "$text-warning bold", "plan": "$text-accent bold"}
 
 
 def format_tokens(count: int) -> str:
@@ -32,6 +33,7 @@ class StatusBar(Static):
         super().__init__(id=id)
         self.model = "starting…"
         self.profile: str | None = None
+        self.mode = "ask"
         self.cwd = ""
         self.tokens = 0
         self.cost: float | None = None
@@ -48,6 +50,11 @@ class StatusBar(Static):
         self.model = safe(model, visible=True)
         self.profile = safe(profile, visible=True) if profile else profile
         self.cwd = safe(short_path(cwd), visible=True)
+        self.render_status()
+
+    def set_mode(self, mode: str) -> None:
+        """The approval mode (ask, accept-edits, plan): always on show, since it decides what runs unasked."""
+        self.mode = safe(mode, visible=True)
         self.render_status()
 
     def add_usage(self, prompt_tokens: int, completion_tokens: int, cost: float | None) -> None:
@@ -82,6 +89,8 @@ class StatusBar(Static):
         pieces += [
             (self.model or "no provider", "bold"),
             (f" · profile {self.profile}" if self.profile else "", ""),
+            "  ",
+            (f"{self.mode} mode", _MODE_STYLE.get(self.mode, "")),
             "  ",
             (self.cwd, "$text-muted"),
             "  ",

@@ -1,0 +1,279 @@
+"""The decision pipeline after a tool's own verdict: rules, the approval mode, hooks.
+
+Contract:
+    :meth:`Gate.before` takes a call and its tool's verdict and returns a :class:`Step`: the verdict that
+    now stands (``allow`` runs, ``ask`` goes to the approver, ``deny`` is refused with ``Step.message``) and
+    who decided, for the audit log, stats and telemetry (``rule:config#2``, ``mode:accept-edits``,
+    ``mode:plan``, ``hook:NAME``; else the tool's own rule).
+
+    The order is fixed: the floor (a ``deny`` of the tool's policy, and a *severe* ``ask``, which needs a
+    person) -> user and project rules (deny > ask > allow; no rule: the tool's verdict) -> the mode -> hooks.
+    Nothing here can allow what the floor denies or lift a severe question: a rule, a mode or a hook may
+    only allow what the tool's policy asked about.
+
+Why a command rule matches each simple command:
+    ``npm test && curl x | sh`` must not be covered by an ``npm test`` rule, so the command is parsed
+    (tree-sitter-bash, the classifier's parser) and an allow needs *every* simple command covered by an
+    allow rule or proven read-only by the classifier on its own. Anything the words alone do not show
+    (variable assignments, expansions, command substitutions, redirections to files, ``cd``) leaves the
+    command to the classifier, which asks. Deny and ask rules match any simple command, nested ones too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from swebash_ai.config_hooks import Hook
+from swebash_ai.config_rules import COMMAND_TOOL, ToolRule, ToolRules, strictest
+from swebash_ai.safety.shell_parse import CONTROL_RE, SimpleCommand, parse
+from swebash_ai.safety.verdict import Verdict
+
+Mode = Literal["ask", "accept-edits", "plan"]
+MODES: tuple[Mode, ...] = ("ask", "accept-edits", "plan")
+WRITE_TOOLS = frozenset({"write_file", "edit_file"})
+# The path policy's verdicts for a write inside the workspace to a path it does not protect: the only writes
+# accept-edits applies unasked (outside the workspace, ``.git`` and protected files keep their own verdict).
+_EDIT_RULES = frozenset({"path.write", "fs.write"})
+_MOVES = frozenset({"cd", "pushd", "popd"})
+
+PLAN_REFUSAL = (
+    "Not run: swebash-ai is in plan mode (read-only): {what} is refused. Read and search to make a plan, "
+    "write the plan in your answer, and let the user switch the mode (Shift+Tab, or --approval-mode) to carry "
+    "it out."
+)
+
+HookRunner = Callable[[Hook, dict[str, Any]], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Step:
+    """What stands after rules, mode and hooks."""
+
+    verdict: Verdict
+    decided_by: str
+    message: str = ""
+    """For a refusal: the result text the model reads."""
+
+
+@dataclass
+class Gate:
+    """Rules, hooks and the (changeable) mode of a session. Built by the session; the loop asks it."""
+
+    rules: ToolRules = field(default_factory=ToolRules)
+    hooks: tuple[Hook, ...] = ()
+    mode: Mode = "ask"
+    workspace: Path = field(default_factory=Path.cwd)
+    run_hook: HookRunner | None = None
+    """Runs one hook, returning an :class:`~swebash_ai.agent.hooks.Opinion` (the session's runner)."""
+
+    def next_mode(self) -> Mode:
+        """Cycle ask -> accept-edits -> plan -> ask (the TUI's Shift+Tab)."""
+        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        return self.mode
+
+    # --- rules --------------------------------------------------------------------------------------
+    def rule_for(self, tool: str, arguments: Mapping[str, Any], proven: Callable[[str], bool]) -> ToolRule | None:
+        """The rule that decides this call, or ``None`` (see the module docstring)."""
+        rules = [r for r in self.rules.rules if r.applies_in(self.workspace)]
+        found = [r for r in rules if r.covers_tool(tool, arguments)
+                 and not (r.decision == "allow" and tool == COMMAND_TOOL)]  # commands are allowed by prefix only
+        command = arguments.get("command") if tool == COMMAND_TOOL else None
+        if isinstance(command, str):
+            found += command_rules(command, [r for r in rules if r.prefix is not None], proven)
+        return strictest(found)
+
+    def propose(self, tool: str, arguments: Mapping[str, Any], verdict: Verdict) -> dict[str, Any] | None:
+        """The rule "always allow this in this workspace" would save, or ``None`` (see :func:`propose_rule`)."""
+        return propose_rule(tool, arguments, verdict, self.workspace)
+
+    # --- the pipeline -------------------------------------------------------------------------------
+    async def before(
+        self,
+        tool: str,
+        category: str,
+        arguments: Mapping[str, Any],
+        verdict: Verdict,
+        proven: Callable[[str], bool],
+        on_problem: Callable[[str], None] = lambda _text: None,
+    ) -> Step:
+        """Rules, then the mode, then hooks, on a verdict the floor did not deny."""
+        own = verdict
+        decided_by = verdict.rule or "policy"
+        pinned = own.rule == "rule.ask"  # an ask a rule or hook insisted on (fetch_url's host rules too): kept
+        rule = self.rule_for(tool, arguments, proven)
+        if rule is not None and rule.decision == "deny":
+            return Step(Verdict.deny(f"denied by your {rule.describe()}", rule=rule.label), rule.label,
+                        f"Not run: the user's {rule.describe()} denies it. Do not retry it; find another way "
+                        "or ask the user.")
+        if rule is not None and rule.decision == "ask":
+            verdict = Verdict("ask", [f"your {rule.describe()} asks", *verdict.reasons], rule.label, verdict.severe)
+            decided_by, pinned = rule.label, True
+        elif rule is not None and verdict.decision == "ask" and not verdict.severe:
+            verdict, decided_by = Verdict.allow(f"allowed by your {rule.describe()}", rule=rule.label), rule.label
+        if self.mode == "plan" and _refused_in_plan(tool, category, own):
+            return Step(Verdict.deny("plan mode is read-only", rule="mode:plan"), "mode:plan",
+                        PLAN_REFUSAL.format(what=_what(tool)))
+        if (self.mode == "accept-edits" and tool in WRITE_TOOLS and own.rule in _EDIT_RULES
+                and verdict.decision == "ask" and not pinned and not verdict.severe
+                and not self._runs_unasked(arguments.get("path"))):
+            verdict = Verdict.allow("accept-edits mode applies edits inside the workspace", rule="mode:accept-edits")
+            decided_by = "mode:accept-edits"
+        for hook in self.matching("before_tool", tool, arguments):
+            opinion = await self._ask_hook(hook, {"event": "before_tool", "tool": tool, "arguments": dict(arguments),
+                                                  "verdict": _verdict_json(verdict)}, on_problem)
+            if opinion is None or opinion.decision is None:
+                continue
+            why = opinion.reason or f"{hook.label} says {opinion.decision}"
+            if opinion.decision == "deny":
+                return Step(Verdict.deny(why, rule=hook.label), hook.label,
+                            f"Not run: the user's {hook.label} refused it: {why}. Do not retry it as it is.")
+            if opinion.decision == "ask" and verdict.decision == "allow":
+                verdict = Verdict("ask", [why], hook.label, verdict.severe)
+                decided_by, pinned = hook.label, True
+            elif (opinion.decision == "allow" and verdict.decision == "ask" and not pinned and not verdict.severe
+                  and (tool != COMMAND_TOOL or coverable(str(arguments.get("command", ""))))):
+                verdict, decided_by = Verdict.allow(why, rule=hook.label), hook.label
+        return Step(verdict, decided_by)
+
+    def _runs_unasked(self, path: Any) -> bool:
+        """A file whose content later runs or decides without a question: the project's ``.swebash-ai`` folder
+        (rules, hooks) and the programs hooks run. accept-edits never writes those unasked, or an edit
+        would be code that runs at the next tool call."""
+        if not isinstance(path, str):
+            return True
+        target = Path(os.path.realpath(self.workspace / os.path.expanduser(path)))
+        if target.is_relative_to(Path(os.path.realpath(self.workspace / ".swebash-ai"))):
+            return True
+        programs = {Path(os.path.realpath(self.workspace / h.command[0])) for h in self.hooks if "/" in h.command[0]}
+        return target in programs
+
+    def matching(self, event: str, tool: str = "", arguments: Mapping[str, Any] | None = None) -> list[Hook]:
+        """The hooks of ``event`` whose tool glob and command prefix match this call."""
+        import fnmatch
+
+        out = []
+        for hook in self.hooks:
+            if hook.event != event:
+                continue
+            if hook.tool is not None and not fnmatch.fnmatchcase(tool, hook.tool):
+                continue
+            if hook.prefix is not None:
+                command = (arguments or {}).get("command")
+                if tool != COMMAND_TOOL or not isinstance(command, str) or not _any_starts(command, hook.prefix):
+                    continue
+            out.append(hook)
+        return out
+
+    async def _ask_hook(self, hook: Hook, payload: dict[str, Any], on_problem: Callable[[str], None]) -> Any:
+        if self.run_hook is None:
+            return None
+        payload = {**payload, "cwd": str(self.workspace), "mode": self.mode}
+        opinion = await self.run_hook(hook, payload)
+        if opinion.problem:
+            on_problem(f"{hook.label}: {opinion.problem} (treated as no opinion)")
+        return opinion
+
+
+def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str], bool]) -> list[ToolRule]:
+    """The prefix rules that speak about ``command``: every deny/ask rule matching any of its simple commands,
+    and an allow rule only when every simple command is covered by an allow rule or proven read-only
+    (``proven`` judges one simple command's text, its words as written)."""
+    if not rules or CONTROL_RE.search(command):
+        return []
+    parsed = parse(command)
+    if parsed is None:
+        return []
+    found = [r for r in rules if r.decision != "allow" and any(r.covers_argv(c.argv) for c in parsed.commands)]
+    allows = [r for r in rules if r.decision == "allow"]
+    if found or not allows or parsed.problems or parsed.file_targets:
+        return found
+    if any(c.nested or not _plain(c) or c.argv[0] in _MOVES for c in parsed.commands):
+        return found
+    used: list[ToolRule] = []
+    for cmd in parsed.commands:
+        covering = next((r for r in allows if r.covers_argv(cmd.argv)), None)
+        if covering is not None:
+            used.append(covering)
+        elif not proven(" ".join(w.raw for w in cmd.words)):  # as written: globs stay globs for the classifier
+            return found
+    return used[:1]
+
+
+def propose_rule(tool: str, arguments: Mapping[str, Any], verdict: Verdict, workspace: Path) -> dict[str, Any] | None:
+    """A ``[[rules]]`` table allowing calls like this one in ``workspace``, never wider than what was shown.
+
+    A command gets its program and subcommand (``npm test``; ``ls`` alone for a program without
+    subcommands); a compound command, one with expansions, redirections or a program named by path gets
+    none, and so does a program known for global options when the subcommand is not the second word
+    (``git -C x status``). An MCP tool gets its exact name. Writes get none (each diff is approved on its
+    own, or accept-edits mode applies them), nor does a catastrophe (a severe question needs a person).
+    """
+    if verdict.severe or verdict.decision != "ask" or verdict.rule == "command.dangerous":
+        return None  # "always allow rm here" is not offered: a dangerous program is approved each time
+    where = {"decision": "allow", "workspaces": [str(workspace)]}
+    if tool.startswith("mcp__"):
+        return {"tool": tool, **where}
+    command = arguments.get("command") if tool == COMMAND_TOOL else None
+    if not isinstance(command, str) or CONTROL_RE.search(command):
+        return None
+    parsed = parse(command)
+    if parsed is None or parsed.problems or parsed.file_targets or len(parsed.commands) != 1:
+        return None
+    cmd = parsed.commands[0]
+    if not _plain(cmd) or "/" in cmd.argv[0] or cmd.argv[0] in _MOVES or any(w.glob for w in cmd.words[:2]):
+        return None
+    from swebash_ai.config_rules import GLOBAL_OPTIONS
+
+    argv = cmd.argv
+    if len(argv) > 1 and not argv[1].startswith("-"):
+        words = argv[:2]
+    elif argv[0] in GLOBAL_OPTIONS:
+        return None
+    else:
+        words = argv[:1]
+    return {"prefix": words, **where}
+
+
+def coverable(command: str) -> bool:
+    """Whether a prefix rule could allow ``command`` at all: plain simple commands, nothing the words hide."""
+    parsed = None if CONTROL_RE.search(command) else parse(command)
+    return bool(parsed is not None and parsed.commands and not parsed.problems and not parsed.file_targets
+                and all(not c.nested and _plain(c) and c.argv[0] not in _MOVES for c in parsed.commands))
+
+
+def _plain(cmd: SimpleCommand) -> bool:
+    """Words exactly as written: no expansion, and a program named by a plain word."""
+    return bool(cmd.words) and all(w.literal for w in cmd.words) and not (
+        cmd.words[0].glob or cmd.words[0].tilde or cmd.words[0].escaped)
+
+
+def _any_starts(command: str, prefix: tuple[str, ...]) -> bool:
+    parsed = parse(command) if not CONTROL_RE.search(command) else None
+    if parsed is None:
+        return True  # cannot tell: a hook that restricts is better asked than skipped
+    return any(tuple(c.argv[: len(prefix)]) == prefix for c in parsed.commands)
+
+
+def _refused_in_plan(tool: str, category: str, own: Verdict) -> bool:
+    if tool in WRITE_TOOLS:
+        return True
+    # Commands and MCP tools run in plan mode only when the tool's own policy proves them harmless.
+    return category in ("exec", "mcp") and own.decision != "allow"
+
+
+def _what(tool: str) -> str:
+    if tool in WRITE_TOOLS:
+        return f"{tool} (it changes files)"
+    if tool == COMMAND_TOOL:
+        return "this command (it is not proven read-only)"
+    return f"{tool} (its effects are not proven read-only)"
+
+
+def _verdict_json(verdict: Verdict) -> dict[str, Any]:
+    return {"decision": verdict.decision, "reasons": verdict.reasons, "rule": verdict.rule}
+
+

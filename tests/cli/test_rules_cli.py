@@ -1,0 +1,64 @@
+"""``swebash-ai rules``, ``swebash-ai trust`` and ``--approval-mode``, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+
+def config(text: str) -> Path:
+    path = Path(os.environ["SWEBASH_AI_HOME"]) / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_rules_lists_every_rule_with_its_source_and_removes_one(run_cli, workspace: Path) -> None:
+    path = config('[[rules]]\nprefix = ["npm", "test"]\ndecision = "allow"\n\n'
+                  '[[rules]]\ntool = "mcp__tracker__*"\ndecision = "ask"\n')
+    (workspace / ".swebash-ai").mkdir()
+    (workspace / ".swebash-ai" / "rules.toml").write_text('[[rules]]\nprefix = ["make"]\ndecision = "allow"\n')
+    listed = run_cli("rules")
+    assert listed.returncode == 0, listed.stderr
+    out = listed.stdout
+    assert "1  allow  `npm test` (and what follows)" in out and f"from {path} [[rules]] #1" in out
+    assert "2  ask    mcp__tracker__*" in out
+    assert "3  allow  `make`" in out and "not in force: the project is not trusted" in out
+    refused = run_cli("rules", "remove", "3")
+    assert refused.returncode == 2 and "change that file" in refused.stderr
+    removed = run_cli("rules", "remove", "1")
+    assert removed.returncode == 0 and "Removed rule 1" in removed.stdout
+    assert "npm" not in path.read_text() and "mcp__tracker__" in path.read_text()
+
+
+def test_trust_records_the_hash_and_a_changed_file_needs_it_again(run_cli, workspace: Path) -> None:
+    path = config("")
+    rules = workspace / ".swebash-ai" / "rules.toml"
+    rules.parent.mkdir()
+    rules.write_text('[[rules]]\nprefix = ["make"]\ndecision = "allow"\n')
+    nobody = run_cli("trust")
+    assert nobody.returncode == 2 and "trust --yes" in nobody.stderr and "allow  `make`" in nobody.stdout
+    done = run_cli("trust", "--yes")
+    assert done.returncode == 0 and "Trusted" in done.stdout
+    assert str(rules) in path.read_text() and "not in force" not in run_cli("rules").stdout
+    rules.write_text('[[rules]]\nprefix = ["make", "deploy"]\ndecision = "allow"\n')
+    assert "not in force: the project is not trusted" in run_cli("rules").stdout
+
+
+def test_approval_mode_plan_refuses_a_write_even_with_yes(run_cli, llm_env: FakeLLMServer, workspace: Path) -> None:
+    llm_env.enqueue(Reply.tool_calls([("write_file", {"path": "a.txt", "content": "x"})]), Reply.text("planned"))
+    done = run_cli("--approval-mode", "plan", "--yes", "--json", "-c", "write it")
+    assert done.returncode in (0, 3), done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines() if '"tool_result"' in line]
+    assert results[0]["decided_by"] == "mode:plan" and "plan mode" in results[0]["content"]
+    assert not (workspace / "a.txt").exists()
+    bad = run_cli("--approval-mode", "yolo", "-c", "x")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_help_names_the_mode_and_the_commands(run_cli) -> None:
+    shown = run_cli("--help").stdout
+    assert "--approval-mode" in shown and "rules [list|remove N]" in shown and "swebash-ai trust" in shown

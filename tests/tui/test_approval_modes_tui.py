@@ -1,0 +1,117 @@
+"""Approval modes and rules in the app: Shift+Tab, the status bar, "always allow here", /rules, trust."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tui_helpers import idle, type_and_send, wait_for
+
+from swebash_ai.config import load_settings
+from swebash_ai.testing.fake_server import Reply
+from swebash_ai.tui.screens.confirm import ConfirmScreen
+from swebash_ai.tui.screens.trust import TrustScreen
+from swebash_ai.tui.widgets.activity import ToolEntry
+
+
+def status(app: object) -> str:
+    return str(app.status.render())  # type: ignore[attr-defined]
+
+
+async def test_shift_tab_cycles_the_mode_and_the_status_bar_shows_it(llm_env, make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await idle(pilot)
+        assert "ask mode" in status(app)
+        seen = []
+        for _ in range(3):
+            await pilot.press("shift+tab")
+            await pilot.pause()
+            seen.append((app.session.gate.mode, status(app)))
+        assert [m for m, _ in seen] == ["accept-edits", "plan", "ask"]
+        assert all(f"{m} mode" in text for m, text in seen)
+
+
+async def test_the_mode_from_the_settings_is_shown_from_the_start(llm_env, make_app, monkeypatch):
+    monkeypatch.setenv("SWEBASH_AI_APPROVAL_MODE", "plan")
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await idle(pilot)
+        assert "plan mode" in status(app) and app.session.gate.mode == "plan"
+
+
+async def test_always_allow_here_saves_the_rule_it_shows_and_the_next_call_runs_unasked(
+    llm_env, make_app, workspace: Path
+):
+    call = [("run_command", {"command": "danger-touch made"})]
+    llm_env.enqueue(Reply.tool_calls(call), Reply.text("ok"), Reply.tool_calls(call), Reply.text("again"))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "make it")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirmation modal")
+        shown = str(app.screen.query_one("#confirm-always").render())
+        assert f"allow `danger-touch made` (and what follows) in {workspace}" in shown
+        await pilot.press("w")
+        await wait_for(pilot, lambda: (workspace / "made").exists(), what="the command ran")
+        await idle(pilot)
+        (workspace / "made").unlink()
+        await type_and_send(pilot, "again")
+        await wait_for(pilot, lambda: (workspace / "made").exists(), what="the second run")
+        await idle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+        rules = load_settings().rules.rules
+        assert len(rules) == 1 and rules[0].prefix == ("danger-touch", "made")
+        assert rules[0].workspaces == (str(workspace),)
+        config = Path(os.environ["SWEBASH_AI_HOME"]) / "config.toml"
+        assert oct(config.stat().st_mode & 0o777) == "0o600"
+        await type_and_send(pilot, "/rules")
+        await idle(pilot)
+        await type_and_send(pilot, "/rules remove 1")
+        await idle(pilot)
+        assert load_settings().rules.rules == ()
+        assert app.session.gate.rules.rules == ()
+
+
+async def test_a_compound_command_offers_no_rule(llm_env, make_app):
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "danger-touch a && danger-touch b"})]),
+                    Reply.text("ok"))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "two")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirmation modal")
+        assert app.screen.request.always is None and not app.screen.query("#confirm-always")
+        await pilot.press("w")  # nothing to save: the dialog stays
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await idle(pilot)
+
+
+async def test_plan_mode_refuses_in_the_app_and_the_tool_pane_says_why(llm_env, make_app, workspace: Path):
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "danger-touch made"})]), Reply.text("planned"))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await pilot.press("shift+tab", "shift+tab")
+        await type_and_send(pilot, "do it")
+        await wait_for(pilot, lambda: bool(app.query(ToolEntry)), what="tool entry")
+        await idle(pilot)
+        assert not (workspace / "made").exists()
+        tool_msgs = [m for m in llm_env.requests[-1]["body"]["messages"] if m.get("role") == "tool"]
+        assert "plan mode" in tool_msgs[-1]["content"]
+
+
+async def test_a_project_that_would_allow_something_asks_to_be_trusted(llm_env, make_app, workspace: Path):
+    rules = workspace / ".swebash-ai" / "rules.toml"
+    rules.parent.mkdir()
+    rules.write_text('[[rules]]\nprefix = ["danger-touch"]\ndecision = "allow"\n')
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), what="trust prompt")
+        assert "danger-touch" in str(app.screen.query_one("#trust-lines").render())
+        await pilot.press("t")
+        await idle(pilot)
+        assert app.session.project.trusted and not app.session.project.needs_trust
+    assert load_settings().trusted_projects[0].path == str(rules)
