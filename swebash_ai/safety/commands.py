@@ -35,14 +35,14 @@ import os
 import re
 from pathlib import Path
 
-from swebash_ai.safety import command_rules, git_rules, text_rules
+from swebash_ai.safety import binary_rules, command_rules, git_rules, loops, text_rules
 from swebash_ai.safety.dangers import describe_dangers, pipe_dangers
 from swebash_ai.safety.paths import PathPolicy, git_config_holds_credentials
 from swebash_ai.safety.programs import ProgramCheck, allowed_programs, check_allowed
 from swebash_ai.safety.shell_parse import CONTROL_RE, ParsedCommand, SimpleCommand, Word, parse
 from swebash_ai.safety.verdict import Verdict
 
-_RULE_MODULES = (command_rules, git_rules, text_rules)  # importing them fills the read-only table
+_RULE_MODULES = (binary_rules, command_rules, git_rules, text_rules)  # importing them fills the read-only table
 # Characters that zsh reads differently from bash: glob qualifiers and flags, numeric globs, `=cmd`, `~` forms,
 # redirections without a command (zsh runs $READNULLCMD, a pager, for `< file`).
 _ZSH_SPECIAL = re.compile(r"[*?\[\]<>^#(){}]|(?:^|\s)[=~]")
@@ -76,7 +76,7 @@ class CommandPolicy:
         if parsed is None or not parsed.plain or parsed.problems or len(parsed.commands) != 1:
             return None
         cmd = parsed.commands[0]
-        if any(not w.literal or w.glob or w.tilde for w in cmd.words):
+        if any(not w.literal or w.glob or w.tilde or w.arith or w.refs for w in cmd.words):
             return None
         return json.dumps(cmd.argv)
 
@@ -106,13 +106,15 @@ class CommandPolicy:
         dangers: list[Verdict] = []
         others: list[Verdict] = []
         cwds = [cwd]  # where the next command may run: `cd DIR && ...` adds DIR, keeps the start (cd may fail)
+        for binding in parsed.bindings:  # a loop over a glob lists the folder: `for f in ~/.ssh/*; do echo $f`
+            others += [self._glob(w.text, "exists", c, "for") for w in binding.words if w.glob for c in cwds]
         for cmd in parsed.commands:
-            if cmd.argv[0] == "cd" and cmd.words[0].literal and not cmd.nested:
+            if cmd.argv[0] == "cd" and cmd.words[0].literal and not cmd.nested and not cmd.in_loop:
                 v, moved = self._cd(cmd, cwds)
                 others.append(v)
                 cwds += [m for m in moved if m not in cwds]
                 continue
-            v = Verdict.strictest([self._judge_simple(cmd, c, depth) for c in cwds])
+            v = Verdict.strictest([self._judge_looped(cmd, parsed, c, depth) for c in cwds])
             (dangers if v.rule == "command.dangerous" else others).append(v)
         for idx in parsed.pipelines:
             reasons = pipe_dangers([parsed.commands[i].argv for i in idx])
@@ -126,10 +128,10 @@ class CommandPolicy:
                         others.append(pv)
         syntax = [Verdict.ask(p, rule="command.syntax") for p in parsed.problems]
         for cmd in parsed.commands:
-            if cmd.argv[0] in ("pushd", "popd") or (cmd.argv[0] == "cd" and cmd.nested):
+            if cmd.argv[0] in ("pushd", "popd") or (cmd.argv[0] == "cd" and (cmd.nested or cmd.in_loop)):
                 syntax.append(
                     Verdict.ask(
-                        f"changes directory ({' '.join(cmd.argv)}): the paths named after it are not "
+                        f"changes directory ({' '.join(w.raw for w in cmd.words)}): the paths named after it are not "
                         "where they seem, so they were judged from the starting directory",
                         rule="command.syntax",
                     )
@@ -152,7 +154,16 @@ class CommandPolicy:
                 moved.append(str(self.paths.resolve(words[0].text, c)))
         return Verdict.strictest(verdicts), moved
 
-    def _judge_simple(self, cmd: SimpleCommand, cwd: str, depth: int) -> Verdict:
+    def _judge_looped(self, cmd: SimpleCommand, parsed: ParsedCommand, cwd: str, depth: int) -> Verdict:
+        """A command in a ``for`` body is judged once per value of its loop variables (:mod:`.loops`)."""
+        found, why = loops.instances(cmd, parsed.bindings, lambda pattern: self._expand(pattern, cwd))
+        if why is not None:
+            return Verdict.ask(why, rule="command.syntax")
+        return Verdict.strictest([self._judge_simple(i.command, cwd, depth, i.produced) for i in found])
+
+    def _judge_simple(
+        self, cmd: SimpleCommand, cwd: str, depth: int, produced: frozenset[int] = frozenset()
+    ) -> Verdict:
         name, args = cmd.words[0], cmd.words[1:]
         if not name.literal:
             return Verdict.ask(
@@ -170,6 +181,9 @@ class CommandPolicy:
             expanded = self._glob_expansion(base, args, arg_texts, rule, unchecked, cwd)
             if expanded is not None:
                 return expanded
+            placed = loops.misplaced(base, args, arg_texts, rule, produced)
+            if placed is not None:
+                return Verdict.ask(placed, rule="command.path")
             return self._judge_allowlisted(base, cmd, rule, arg_texts, globs, unchecked, cwd, depth)
         inner_cmds, reasons, severe = describe_dangers(base, arg_texts, cwd, self.paths)
         for inner in inner_cmds[:5]:

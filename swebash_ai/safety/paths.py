@@ -75,6 +75,12 @@ _RULE_OF_REASON: dict[str, str] = {
 # Under the home directory: the path itself and everything below it (the table, with whose each is, is in
 # protected_names.py).
 HOME_DENY: tuple[str, ...] = tuple(path for path, _whose in HOME_CREDENTIALS)
+# Kernel files that describe the machine, not a process or a user: the CPU, memory, load, uptime and kernel
+# version (what `nproc`, `free` and `uptime` print).  Everything else under /proc stays denied: another
+# process's environ, cmdline, mem, fd and maps, and /proc/self/environ.
+BENIGN_PSEUDO_FILES: frozenset[str] = frozenset(
+    {"/proc/cpuinfo", "/proc/meminfo", "/proc/loadavg", "/proc/uptime", "/proc/version"}
+)
 # Absolute system paths (and below), with the reason shown.
 SYSTEM_DENY: tuple[tuple[str, str], ...] = (
     ("/etc/shadow", SYSTEM_REASON),
@@ -400,6 +406,8 @@ class PathPolicy:
             resolved = resolve_strictly(Path(joined))
         except PathRefused as e:
             return Verdict.deny(f"path refused: {e}", rule="path.unresolvable")
+        if op in ("read", "exists", "metadata") and lexical == resolved and str(resolved) in BENIGN_PSEUDO_FILES:
+            return Verdict.allow(rule="path.pseudo_benign")
         for p in (lexical, resolved):
             reason = self.denied_reason(p)
             if reason:

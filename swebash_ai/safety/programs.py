@@ -188,7 +188,8 @@ def parse_options(prog: str, spec: Spec, args: list[str], out: ProgramCheck) -> 
             continue
         if a.startswith("--"):
             name, eq, value = a.partition("=")
-            hit = long_match(name, effect_longs)
+            exact = name in spec.long_values or name in spec.long_flags  # getopt: an exact name wins
+            hit = None if exact else long_match(name, effect_longs)
             if hit is not None:
                 out.problems.append(effect_problem(prog, name, spec.effects[hit]))
                 continue

@@ -22,7 +22,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CONTROL_RE", "ParsedCommand", "SimpleCommand", "Word", "parse"]
+from swebash_ai.safety.shell_literals import PLACEHOLDER, arith_problem, heredoc_problem
+
+__all__ = ["CONTROL_RE", "Binding", "ParsedCommand", "SimpleCommand", "Word", "parse", "ref_text"]
 
 _parser: Any = None
 
@@ -43,7 +45,11 @@ class Word:
     """One shell word after quote removal.
 
     ``literal``: no expansion of any kind; ``glob``: unquoted ``*?[``; ``tilde``: an unquoted leading
-    ``~`` the shell will expand; ``escaped``: written with a backslash.
+    ``~`` the shell will expand; ``escaped``: written with a backslash.  ``refs``: the ``for`` variables it
+    expands (:class:`Binding` indexes; ``text`` holds :func:`ref_text` where each stands, and the word is not
+    ``literal`` until the policy substitutes each value); ``split``: one of them is unquoted (bash splits and
+    globs its value); ``arith``: it holds a proven ``$((...))``, whose integer ``text`` shows as
+    :data:`~swebash_ai.safety.shell_literals.PLACEHOLDER`.
     """
 
     text: str
@@ -52,6 +58,23 @@ class Word:
     glob: bool = False
     tilde: bool = False
     escaped: bool = False
+    refs: tuple[int, ...] = ()
+    split: bool = False
+    arith: bool = False
+
+
+@dataclass(frozen=True)
+class Binding:
+    """The word list of ``for NAME in WORDS``: literal words or globs; ``integers``: only integer literals."""
+
+    name: str
+    words: tuple[Word, ...]
+    integers: bool
+
+
+def ref_text(index: int) -> str:
+    """Where a ``for`` variable stands in a word's text (a NUL never reaches the parser: such commands deny)."""
+    return f"\x00{index}\x00"
 
 
 @dataclass
@@ -60,6 +83,7 @@ class SimpleCommand:
 
     words: list[Word]
     nested: bool = False
+    in_loop: bool = False  # inside a for/while body: it may run many times, so `cd` there cannot be followed
 
     @property
     def argv(self) -> list[str]:
@@ -75,8 +99,14 @@ class ParsedCommand:
     problems: list[str] = field(default_factory=list)
     file_targets: list[tuple[Word, str]] = field(default_factory=list)
     plain: bool = True
+    bindings: list[Binding] = field(default_factory=list)
 
 
+_LOOP_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INT_RANGE = re.compile(r"\{(-?[0-9]+)\.\.(-?[0-9]+)\}")
+_MAX_RANGE = 1000
+_VAR_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # everything but tab and newline
 _SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})  # harmless redirect targets
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "\n"})
@@ -106,9 +136,12 @@ _WORD_PROBLEMS: dict[str, str] = {
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, src: bytes) -> None:
         self.out = ParsedCommand()
         self.nested = 0
+        self.src = src
+        self.scopes: list[dict[str, int]] = []  # for variables in scope, innermost last: name -> binding index
+        self.loop_depth = 0
 
     def problem(self, text: str) -> None:
         self.out.plain = False
@@ -151,13 +184,124 @@ class _Walker:
             self.test_command(node)
         elif t == "comment":
             self.out.plain = False
+        elif t in ("if_statement", "elif_clause", "else_clause", "while_statement", "do_group"):
+            self.compound(node, loop=t == "while_statement")
+        elif t == "for_statement":
+            self.for_loop(node)
+        elif t == "case_statement":
+            self.case(node)
         else:
-            snippet = node.text.decode(errors="replace")[:40]
+            text = node.text.decode(errors="replace")
+            snippet = text[:40]
             what = _COMPOUND.get(t, f"uses shell syntax '{t}'")
-            if snippet.startswith("(("):
-                what = "evaluates an arithmetic command (( ... )), which can run commands"
+            if t == "compound_statement" and text.startswith("((") and text.endswith("))"):
+                why = arith_problem(text[2:-2], self.integer_var)
+                self.out.plain = False
+                if why is None:
+                    return
+                what = f"evaluates an arithmetic command (( ... )), which can run commands: {why}"
             self.problem(what + f" ({snippet}): cannot check it")
             self.inner(node)
+
+    # compound statements whose parts are judged one by one ---------------------------------------
+
+    def compound(self, node: Any, loop: bool = False) -> None:
+        """``if``/``elif``/``else``/``while``/``until`` and loop bodies: every condition and body is a statement."""
+        self.out.plain = False
+        self.loop_depth += loop
+        for c in node.named_children:
+            self.stmt(c, None)
+        self.loop_depth -= loop
+
+    def integer_var(self, name: str) -> bool:
+        """A ``for`` variable in scope whose every value is an integer literal (safe in arithmetic)."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return self.out.bindings[scope[name]].integers
+        return False
+
+    def bound(self, name: str) -> int | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def for_loop(self, node: Any) -> None:
+        """``for NAME in WORDS; do BODY; done``: WORDS literal or globs; BODY judged once per value (by the policy).
+
+        The name must be a plain lower-case name no enclosing loop binds: bash does not scope loop variables,
+        so an inner loop would leave its last value in the outer one (``for i in 1; do for i in 'a[$(id)]';
+        do :; done; echo $((i)); done``), and upper-case names reach the environment (``for PATH in ...``).
+        """
+        self.out.plain = False
+        name_node = node.child_by_field_name("variable")
+        name = name_node.text.decode(errors="replace") if name_node is not None else ""
+        kinds = [c.type for c in node.children]
+        body = [c for c in node.named_children if c.type == "do_group"]
+        if "in" not in kinds:
+            self.problem(f"for {name} without `in WORDS` iterates over the script's arguments: cannot check them")
+        elif not _LOOP_NAME.fullmatch(name) or name.endswith("_proxy") or self.bound(name) is not None:
+            self.problem(f"for {name}: only a lower-case loop variable that no enclosing loop uses is checked")
+        words: list[Word] = []
+        for c in node.named_children:
+            if c == name_node or c.type in ("do_group", "comment"):
+                continue
+            words += self.loop_words(c)
+        integers = all(not w.glob and _INTEGER.fullmatch(w.text) for w in words)
+        self.out.bindings.append(Binding(name, tuple(words), integers))
+        self.scopes.append({name: len(self.out.bindings) - 1})
+        self.loop_depth += 1
+        for b in body:
+            self.stmt(b, None)
+        self.loop_depth -= 1
+        self.scopes.pop()
+
+    def loop_words(self, node: Any) -> list[Word]:
+        """One word of a ``for`` list: a literal, a glob bash expands to file names, or ``{1..5}``."""
+        raw = node.text.decode(errors="replace")
+        m = _INT_RANGE.fullmatch(raw) if node.type == "brace_expression" else None
+        if m is not None:
+            a, b = int(m.group(1)), int(m.group(2))
+            if abs(b - a) < _MAX_RANGE:
+                step = 1 if b >= a else -1
+                return [Word(str(n), str(n)) for n in range(a, b + step, step)]
+        w = self.word(node)
+        if w.refs or w.arith:
+            self.problem(f"the for list expands a variable or arithmetic ({raw}): cannot check its values")
+        elif w.tilde:
+            self.problem(f"the for list expands a home directory ({raw}): cannot check its values")
+        elif w.glob and ("[:" in w.text or "[=" in w.text or "[." in w.text):
+            self.problem(f"the for list {raw} uses a character class ([[:alpha:]]...): cannot check its values")
+        elif w.glob and any(p.startswith((".", "[")) and any(ch in p for ch in "*?[") for p in w.text.split("/")):
+            self.problem(f"the for list {raw} may match dot entries (., .., hidden files): cannot check its values")
+        return [w]
+
+    def case(self, node: Any) -> None:
+        """``case WORD in PATTERN) BODY;; esac``: WORD proven like a command word, patterns without expansions."""
+        self.out.plain = False
+        seen_in = False
+        for c in node.children:
+            if c.type == "in":
+                seen_in = True
+            elif c.type == "case_item":
+                self.case_item(c)
+            elif c.is_named and not seen_in:
+                self.word(c)  # registers every expansion the subject holds (`case $(id) in` asks)
+            elif c.is_named and c.type != "comment":
+                self.stmt(c, None)
+
+    def case_item(self, node: Any) -> None:
+        patterns = True
+        for c in node.children:
+            if c.type == ")":
+                patterns = False
+            elif patterns and c.is_named:
+                raw = c.text.decode(errors="replace")
+                if "$" in raw or "`" in raw:
+                    self.problem(f"the case pattern {raw!r} expands something: cannot check it")
+                    self.inner(c)
+            elif not patterns and c.is_named:
+                self.stmt(c, None)
 
     def inner(self, node: Any) -> None:
         """Collect the commands hidden inside a construct we do not accept (for their dangers)."""
@@ -187,7 +331,7 @@ class _Walker:
         words = _join_touching(items)
         if not words:
             return
-        self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
+        self.out.commands.append(SimpleCommand(words, nested=self.nested > 0, in_loop=self.loop_depth > 0))
         if pipeline is not None:
             pipeline.append(len(self.out.commands) - 1)
 
@@ -217,7 +361,7 @@ class _Walker:
         walk(node)
         self._translated(items)
         words = [Word(name, name), *_join_touching(items), Word("]]" if name == "[[" else "]", "]")]
-        self.out.commands.append(SimpleCommand(words, nested=self.nested > 0))
+        self.out.commands.append(SimpleCommand(words, nested=self.nested > 0, in_loop=self.loop_depth > 0))
         self.out.plain = False
 
     def _translated(self, items: list[tuple[Any, Any]]) -> None:
@@ -260,9 +404,17 @@ class _Walker:
     def redirect(self, node: Any) -> None:
         self.out.plain = False
         text = node.text.decode(errors="replace")
+        if node.type == "heredoc_redirect":
+            self.heredoc(node)
+            return
+        if node.type == "herestring_redirect":
+            for c in node.named_children:
+                w = self.word(c)
+                if w.refs or w.arith:
+                    self.problem(f"uses a here-string with an expansion ({text}): cannot check it")
+            return
         if node.type != "file_redirect":
-            kind = "a here-string (<<<)" if node.type == "herestring_redirect" else "a here-document (<<)"
-            self.problem(f"uses {kind}: cannot check it")
+            self.problem(f"uses the redirection {text[:40]!r}: cannot check it")
             self.inner(node)
             return
         op = next((c.type for c in node.children if not c.is_named), "")
@@ -284,6 +436,32 @@ class _Walker:
             self.problem(f"redirects output to a file ({text}): writes or overwrites it")
             self.out.file_targets.append((dest, "write"))
 
+    def heredoc(self, node: Any) -> None:
+        """``<<'EOF'`` (or ``<<EOF`` whose body holds no ``$`` nor backtick): literal text on standard input.
+
+        The body is data, so what matters is that bash and the parser agree on where it ends: a line bash takes
+        as the end but the parser does not would run the rest of the "body" as commands.  So the delimiter must
+        be a plain name (quoted or not), the body must start on the line after the ``<<`` and no line of it may
+        be the delimiter, and the end line must be exactly the delimiter (after the tabs ``<<-`` strips).  The
+        rest of the ``<<`` line (``| grep x``, ``&& ls``) is judged as ordinary statements.
+        """
+        why, start, end, body = heredoc_problem(node, self.src)
+        if why is not None:
+            self.problem(f"uses a here-document ({node.text.decode(errors='replace').split(chr(10))[0][:30]}): {why}")
+            self.inner(node)
+            return
+        for c in node.children:
+            if c in (start, end, body) or c.type in ("<<", "<<-"):
+                continue
+            if c.type == "&":
+                self.problem("runs a command in the background (&): it keeps running unchecked")
+            elif c.type.endswith("redirect"):
+                self.redirect(c)
+            elif c.is_named:
+                self.stmt(c, None)
+            elif c.type not in _SEPARATORS:
+                self.problem(f"uses the shell operator {c.type!r}")
+
     # words ----------------------------------------------------------------------------------------
 
     def word(self, node: Any) -> Word:
@@ -297,15 +475,33 @@ class _Walker:
             return Word(raw[1:-1], raw)
         if t == "string":
             parts: list[str] = []
-            literal = True
+            literal, arith = True, False
+            refs: tuple[int, ...] = ()
             for c in node.children:
                 if not c.is_named:
                     continue
                 if c.type == "string_content":
                     parts.append(_unescape_dq(c.text.decode(errors="replace")))
-                else:
-                    literal = self.word(c).literal and literal
-            return Word("".join(parts), raw, literal=literal)
+                    continue
+                sub = self.word(c)
+                literal = sub.literal and literal
+                if sub.refs or sub.arith:  # quoted: bash neither splits nor globs the value
+                    parts.append(sub.text)
+                    arith, refs = arith or sub.arith, refs + sub.refs
+            return Word("".join(parts), raw, literal=literal, refs=refs, arith=arith)
+        if t in ("simple_expansion", "expansion"):
+            m = _VAR_REF.fullmatch(raw)
+            index = self.bound(m.group(1) or m.group(2)) if m else None
+            if index is not None:
+                return Word(ref_text(index), raw, literal=False, refs=(index,), split=True)
+        if t == "arithmetic_expansion" and raw.startswith("$((") and raw.endswith("))"):
+            why = arith_problem(raw[3:-2], self.integer_var)
+            if why is None:
+                self.out.plain = False
+                return Word(PLACEHOLDER, raw, arith=True)
+            self.problem(f"uses arithmetic expansion $((...)), which can run commands: {why}")
+            self.inner(node)
+            return Word(raw, raw, literal=False)
         if t == "$":
             return Word("$", "$")
         if t == "concatenation":
@@ -318,6 +514,9 @@ class _Walker:
                 glob=any(s.glob for s in subs),
                 tilde=bool(subs) and subs[0].tilde,
                 escaped=any(s.escaped for s in subs),
+                refs=tuple(r for s in subs for r in s.refs),
+                split=any(s.split for s in subs),
+                arith=any(s.arith for s in subs),
             )
             if raw != "{}" and any(s.raw.startswith("{") for s in subs) and ("," in raw or ".." in raw):
                 self.problem(f"uses brace expansion ({raw})")
@@ -391,6 +590,7 @@ def _join_touching(items: list[tuple[Any, Word]]) -> list[Word]:
             words[-1] = Word(
                 prev.text + w.text, prev.raw + w.raw, literal=prev.literal and w.literal,
                 glob=prev.glob or w.glob, tilde=prev.tilde, escaped=prev.escaped or w.escaped,
+                refs=prev.refs + w.refs, split=prev.split or w.split, arith=prev.arith or w.arith,
             )
         else:
             words.append(w)
@@ -404,7 +604,7 @@ def parse(command: str) -> ParsedCommand | None:
     root = tree.root_node
     if root.has_error:
         return None
-    w = _Walker()
+    w = _Walker(root.text if root.text is not None else b"")
     w.stmt(root, None)
     if len(w.out.commands) != 1:
         w.out.plain = False

@@ -80,6 +80,7 @@ TABLES: dict[str, Spec] = {
     "true": Spec(operands="text", free_options=True),
     "false": Spec(operands="text", free_options=True),
     "echo": Spec(operands="text", free_options=True),
+    ":": Spec(operands="text", free_options=True),  # the no-op builtin (`while :; do`): its words are only expanded
     "grep": Spec(
         operands="first_text_then_paths", numeric=True, flags="EFGPiyvwxcLloqsbHhnTZzUraIrR",
         long_flags=fs(

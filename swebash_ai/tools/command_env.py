@@ -37,10 +37,11 @@ GIT_HARDENING: tuple[tuple[str, str], ...] = (
 )
 # Variables that change what a command the policy judged will do: shell start-up hooks and options, git's
 # external programs, a ripgrep config file (it can add --pre), CDPATH (``cd src`` could leave the workspace),
-# GLOBIGNORE and IFS (they change how words and globs split).
+# GLOBIGNORE and IFS (they change how words and globs split), TAR_OPTIONS (options `tar -t` would take unseen,
+# --to-command among them).
 _ENV_DROP = {
     "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF",
-    "RIPGREP_CONFIG_PATH", "CDPATH", "GLOBIGNORE", "IFS", "AWKPATH", "LESSOPEN", "LESSCLOSE",
+    "RIPGREP_CONFIG_PATH", "CDPATH", "GLOBIGNORE", "IFS", "AWKPATH", "LESSOPEN", "LESSCLOSE", "TAR_OPTIONS",
 }  # fmt: skip
 # GIT_EDITOR=true: `git commit` without -m fails at once instead of waiting for an editor that cannot start.
 # GIT_OPTIONAL_LOCKS=0: `git status` (a reader that runs unasked) would otherwise refresh and rewrite the

@@ -215,18 +215,23 @@ CASES = [
     ("cat < .env", "deny", ["redirect .env"]),  # why: and a protected one is denied
     ("cat < ../x", "ask", ["outside the workspace"]),  # why: outside the workspace asks
     ("cat <> README.md", "ask", []),  # why: read-write opens can change the file
-    ("cat <<EOF\nhi\nEOF", "ask", ["here-document"]),  # why: heredoc
-    ("cat <<< hi", "ask", ["here-string"]),  # why: herestring
+    ("cat <<EOF\nhi\nEOF", "allow", []),  # why: a heredoc body without $ or backticks is literal data
+    ("cat <<EOF\n$(id)\nEOF", "ask", ["here-document", "not quoted"]),  # why: an unquoted body expands $(...)
+    ("cat <<< hi", "allow", []),  # why: a literal here-string is data on stdin
+    ("cat <<< \"$(id)\"", "ask", ["command substitution"]),  # why: a here-string expands what it holds
     ("sleep 1 &", "ask", ["background (&)"]),  # why: background job
     ("ls & rm x", "ask", ["background", "rm deletes"]),  # why: & as separator
     ("(cd /; rm x)", "ask", ["subshell", "rm deletes files", "changes directory"]),  # why: subshell
     ("cd / && rm -rf x", "ask", ["cd /: outside", "rm deletes", "1 outside the workspace: /x"]),  # why: rm acts in /
     ("f() { rm -rf /; }; f", "ask", ["defines a shell function", "rm deletes files"]),  # why: function
-    ("for f in *; do rm $f; done", "ask", ["loop", "rm deletes"]),  # why: loop
+    ("for f in *; do rm $f; done", "ask", ["rm deletes"]),  # why: the body is judged per file: rm asks
+    ("for f in $(ls); do cat $f; done", "ask", ["command substitution"]),  # why: a computed word list
     ("diff <(ls) <(ls src)", "ask", ["process substitution"]),  # why: process substitution
-    ("echo $((1+2))", "ask", ["arithmetic expansion"]),  # why: arithmetic can run commands
+    ("echo $((1+2))", "allow", []),  # why: arithmetic over integer literals only computes
+    ("echo $((a[$(id)]))", "ask", ["arithmetic expansion"]),  # why: a subscript runs command substitution
     ("echo 'unterminated", "ask", ["syntax error"]),  # why: parse error
-    ("if true; then ls; fi", "ask", ["if statement"]),  # why: control flow not accepted
+    ("if true; then ls; fi", "allow", []),  # why: every condition and body is proven read-only
+    ("if true; then rm x; fi", "ask", ["rm deletes"]),  # why: a body that writes asks
     # --- named dangers
     ("rm -rf ~", "ask", ["DANGER", "your home directory {home}"]),  # why: home deletion is loud
     ("rm -rf /", "ask", ["DANGER", "root directory /"]),  # why: root deletion is loud
