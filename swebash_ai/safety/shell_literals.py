@@ -5,8 +5,8 @@ Contract:
     whether bash expands anything in it.  :func:`arith_problem` takes the text between ``$((`` and ``))`` (or
     ``((`` and ``))``) and says why bash could do more than compute with it, or ``None`` when every token is an
     integer literal, an operator that neither assigns nor changes a variable, or the name of a loop variable
-    bound to integer literals only (``is_integer_var``).  :data:`PLACEHOLDER` is the text a proven ``$((...))`` stands for while the policy
-    judges the command: bash puts an integer there, never a path or code.
+    bound to integer literals only (``is_integer_var``).  :data:`PLACEHOLDER` is the text a proven ``$((...))``
+    stands for while the policy judges the command: bash puts an integer there, never a path or code.
 
 Why:
     Bash evaluates arithmetic recursively: a name's value is itself evaluated as an expression, and an array
