@@ -80,6 +80,25 @@ def _check_printf(args: list[str]) -> ProgramCheck:
     return out
 
 
+def _check_command_lookup(args: list[str]) -> ProgramCheck:
+    """``command -v NAME``/``command -V NAME``: says what a name would run, like ``type``; never runs it."""
+    out = ProgramCheck()
+    if not args or args[0] not in ("-v", "-V") or len(args) < 2 or any(a.startswith("-") for a in args[1:]):
+        out.problems.append("command runs a program, bypassing functions and aliases (only `command -v NAME`, "
+                            "which prints what NAME is, runs without asking)")
+    else:
+        out.text += args[1:]
+    return out
+
+
+def _check_loop_control(prog: str, args: list[str]) -> ProgramCheck:
+    """``break``/``continue`` with at most one operand, a loop count written as digits."""
+    out = ProgramCheck()
+    if len(args) > 1 or (args and not args[0].isdigit()):
+        out.problems.append(f"{prog} {' '.join(args)}: only `{prog}` or `{prog} N` (a loop count) runs without asking")
+    return out
+
+
 # -- sed ----------------------------------------------------------------------------------------------
 
 _SED_ADDR = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?)"
@@ -415,6 +434,8 @@ _SHELL_LONG = fs("--login --norc --noprofile --posix")
 def _check_shell(prog: str, args: list[str]) -> ProgramCheck:
     """``bash -c SCRIPT`` / ``bash -lc SCRIPT``: allowed when the script itself is proven read-only."""
     out = ProgramCheck()
+    if args == ["--version"]:  # prints the version and exits before reading any start-up file
+        return out
     command_mode = False
     operands: list[str] = []
     i = 0
@@ -472,6 +493,9 @@ for _shell in SHELL_PROGRAMS:
 for _test in ("test", "[", "[["):
     register(_test, functools.partial(_check_test, _test))
 register("printf", _check_printf)
+register("command", _check_command_lookup)
+for _control in ("break", "continue"):
+    register(_control, functools.partial(_check_loop_control, _control))
 register("sed", _check_sed)
 for _awk in ("awk", "gawk", "mawk", "nawk"):
     register(_awk, _check_awk)

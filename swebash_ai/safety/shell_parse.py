@@ -106,6 +106,7 @@ _LOOP_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _INT_RANGE = re.compile(r"\{(-?[0-9]+)\.\.(-?[0-9]+)\}")
 _MAX_RANGE = 1000
+_SEQ = re.compile(r"\$\(\s*seq\s+(-?[0-9]+)(?:\s+(-?[0-9]+))?(?:\s+(-?[0-9]+))?\s*\)")
 _VAR_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # everything but tab and newline
 _SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})  # harmless redirect targets
@@ -265,6 +266,12 @@ class _Walker:
             if abs(b - a) < _MAX_RANGE:
                 step = 1 if b >= a else -1
                 return [Word(str(n), str(n)) for n in range(a, b + step, step)]
+        m = _SEQ.fullmatch(raw) if node.type == "command_substitution" else None
+        if m is not None:  # $(seq LAST), $(seq FIRST LAST), $(seq FIRST STEP LAST): integers, one per line
+            nums = [int(g) for g in m.groups() if g is not None]
+            first, step, last = (1, 1, nums[0]) if len(nums) == 1 else (nums[0], 1, nums[1]) if len(nums) == 2 else nums
+            if step != 0 and 0 <= (last - first) // step < _MAX_RANGE:
+                return [Word(str(n), str(n)) for n in range(first, last + (1 if step > 0 else -1), step)]
         w = self.word(node)
         if w.refs or w.arith:
             self.problem(f"the for list expands a variable or arithmetic ({raw}): cannot check its values")
@@ -494,11 +501,13 @@ class _Walker:
             index = self.bound(m.group(1) or m.group(2)) if m else None
             if index is not None:
                 return Word(ref_text(index), raw, literal=False, refs=(index,), split=True)
-        if t == "arithmetic_expansion" and raw.startswith("$((") and raw.endswith("))"):
-            why = arith_problem(raw[3:-2], self.integer_var)
+        # After an expansion in a string the parser puts the blanks before `$((` into this node: keep them.
+        lead = raw[: raw.find("$((")] if "$((" in raw else "x"
+        if t == "arithmetic_expansion" and not lead.strip(" \t") and raw.endswith("))"):
+            why = arith_problem(raw[len(lead) + 3 : -2], self.integer_var)
             if why is None:
                 self.out.plain = False
-                return Word(PLACEHOLDER, raw, arith=True)
+                return Word(lead + PLACEHOLDER, raw, arith=True)
             self.problem(f"uses arithmetic expansion $((...)), which can run commands: {why}")
             self.inner(node)
             return Word(raw, raw, literal=False)

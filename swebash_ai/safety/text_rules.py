@@ -265,6 +265,7 @@ TABLES: dict[str, Spec] = {
                    R=("write", "writes an index file into every directory"),
                    fromfile=("input", "reads the listing from a file")),
     ),
+    "cal": Spec(operands="text", flags="13jmy"),  # a calendar: month and year operands are only printed
     "seq": Spec(operands="text", flags="w", numeric=True, long_flags=fs("--equal-width --help"), short_values="fs",
                 long_values=fs("--format --separator")),
     "nproc": Spec(operands="none", long_flags=fs("--all --help"), long_values=fs("--ignore")),
