@@ -40,6 +40,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -104,6 +105,8 @@ HELPER_EXECS: dict[str, tuple[str, ...]] = {
     # git re-executes itself and its helpers from its exec path for some subcommands.  No pager: stdout is
     # not a terminal and GIT_PAGER=cat; an editor, textconv, external diff or fsmonitor hook would show here.
     "git": ("git", "/usr/lib/git-core/"),
+    # `tar -t` on a compressed archive (-z, or detected from the data) pipes it through the fixed decompressor.
+    "tar": ("gzip", "bzip2", "xz", "lzip", "lzma", "lzop", "zstd"),
 }
 # Shells and wrappers run the commands they are given: what they start must be on the allowlist itself.
 SHELLS = frozenset({"bash", "sh", "dash", "zsh", "timeout", "nice", "stdbuf"})
@@ -158,6 +161,15 @@ PLAIN_FILES: dict[str, str] = {
     "notes.txt": "home notes\n",
     # A file name a malicious clone can ship: a glob that matches it passes it to a program as one word.
     "proj/cat README.md; touch pwned": "x\n",
+    # Names for loop bodies (`for f in odd/*; do cat "$f"; done`): an option, code, blanks, a glob, a subscript
+    # bash would evaluate in arithmetic, an option that reads a secret, and an integer.
+    "proj/odd/-n": "odd\n",
+    "proj/odd/$(touch pwned)": "odd\n",
+    "proj/odd/a b": "odd\n",
+    "proj/odd/*": "odd\n",
+    "proj/odd/x[$(touch pwned)]": "odd\n",
+    "proj/odd/--files0-from=.env": "odd\n",
+    "proj/odd/7": "odd\n",
 }
 # Symlinks an attacker would use: workspace names that lead to HOME secrets.
 SYMLINKS: dict[str, str] = {
@@ -191,6 +203,10 @@ def build_template(base: Path) -> Path:
     for rel, target in SYMLINKS.items():
         (home / rel).symlink_to(target)
     ws = home / "proj"
+    (ws / "dist").mkdir()
+    with tarfile.open(ws / "dist" / "app.tgz", "w:gz") as tar:  # an archive for `tar -t`
+        tar.add(ws / "README.md", arcname="app/README.md")
+        tar.add(ws / "src", arcname="app/src")
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),

@@ -14,6 +14,7 @@ namespaces do not work.  Deterministic: derandomized Hypothesis, no example data
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import tempfile
@@ -527,7 +528,7 @@ def newly_allowed_forms(draw: st.DrawFn) -> str:
 
 @st.composite
 def commands(draw: st.DrawFn) -> str:
-    first = draw(st.one_of(payload_commands(), newly_allowed_forms()))
+    first = draw(st.one_of(payload_commands(), newly_allowed_forms(), proven_set_forms()))
     shape = draw(st.integers(0, 9))
     if shape <= 2:
         return first
@@ -545,6 +546,111 @@ def commands(draw: st.DrawFn) -> str:
     if shape == 8:
         return f"ls && {first}"
     return f"{first} | {second}"
+
+
+# -- the wider proven set: loops, conditions, case, here-documents, here-strings, arithmetic, tar, xxd, /proc
+
+LOOP_VARS = ["f", "x", "i", "PATH", "IFS", "HOME", "GIT_DIR", "f_proxy"]
+LOOP_LISTS = [
+    "src/*", "odd/*", "*", ".*", "*.md", "src/*.py", "docs/* src/*", "~/.ssh/*", "../*", ".e*", "k*/*", "dist/*",
+    "a b", "1 2 3", "README.md docs", "{1..3}", "$(seq 3)", "$(seq 1 2 5)", "'a[$(touch /tmp/p)]'", "$(id)",
+    "`id`", "\"$@\"", "$SECRET_TOKEN", ".env", "'a b'", "-n", "{.env,README.md}", "7 'x[$(touch /tmp/p)]'",
+    ".[^a]nv", "[.]env", "$(seq 1 3; touch /tmp/p)",
+]
+# Bodies: V is the loop variable's name.
+LOOP_BODIES = [
+    'cat "$V"', "cat $V", 'wc -l "$V"', 'head -n 1 "$V"', 'echo "$V"', "echo $V", 'ls -d "$V"', 'file "$V"',
+    'grep -c x "$V"', 'grep "$V" README.md', "echo $((V))", "echo $(($V + 1))", "[[ $V -eq 1 ]]",
+    'test -v "$V"', '[ -f "$V" ]', '[[ -n "$V" ]]', "$V", 'bash -c "cat $V"', 'sh -c "echo $V"',
+    'timeout 5 cat "$V"', 'sort -o "$V" README.md', 'git -C "$V" log -1', 'git log -1 -- "$V"',
+    'git show "$V"', 'head -n "$V" README.md', 'printf "$V"', 'printf -v "$V" x', 'seq "$V"', 'cd "$V"',
+    'jq . "$V"', 'awk 1 "$V"', 'sed -n p "$V"', 'wc "$V"', 'tar -tf "$V"', 'xxd "$V"', "break", ":",
+    'case "$V" in *.py) cat "$V";; esac', 'diff "$V" README.md', 'echo "$V" > /tmp/p', 'cat < "$V"',
+]
+CASE_SUBJECTS = ["x", "README.md", "$(touch /tmp/p)", "`id`", "$SECRET_TOKEN", '"$(printenv SECRET_TOKEN)"']
+CASE_PATTERNS = ["x", "*", "*.md", "$(touch /tmp/p)", "`id`", "x|y", "[ab]*"]
+HEREDOC_DELIMS = ["EOF", "'EOF'", '"EOF"', "\\EOF", "'E'\"OF\"", "E\\OF", "'EOF '"]
+HEREDOC_LINES = [
+    "plain", "$(touch /tmp/p)", "`touch /tmp/p`", "${SECRET_TOKEN}", "$SECRET_TOKEN", "EOF ", " EOF", "\tEOF",
+    "touch /tmp/p", "rm -f README.md", "EOF\ntouch /tmp/p", "\\$(id)", "$((1+1))",
+]
+HEREDOC_ENDS = ["EOF", "EOF ", "\tEOF", "E", "EOF\ntouch /tmp/p"]
+HEREDOC_PROGRAMS = [
+    "cat", "grep -c x", "jq .", "wc -l", "tr a b", "bash", "sh", "zsh", "bash -s", "sort", "sort -o /tmp/p",
+    "cat && touch /tmp/p", "cat | sh", "cat | bash -c cat", "cat ;", "cat &", "cat > /tmp/p", "xxd",
+    "awk '{print}'", "sed -n p",
+]
+HERESTRING_PROGRAMS = ["cat", "grep x", "jq .", "bash", "sh", "tr a b", "wc -c", "xxd"]
+ARITH_EXPRS = [
+    "1+2", "2**10", "1<<3", "(3>2)?4:5", "a[$(touch /tmp/p)]", "x", "SECRET_TOKEN", "i=1", "i++", "$(touch /tmp/p)",
+    "`touch /tmp/p`", "'1'", "2#101", "0x1F", "$i", "${x}", "HOME", "a[0]", "1,2", "$((1))",
+]
+ARITH_FORMS = ["echo $((E))", '(( E ))', "head -n $((E)) README.md", "cat $((E))", "seq $((E))", "[[ $((E)) -lt 5 ]]",
+               "echo \"n=$((E))\"", "for i in 1 2; do echo $((E)); done", "for i in odd/*; do echo $((E)); done",
+               "test $((E)) -eq 3", "printf '%d' $((E))", "bash -c 'echo $((E))'"]
+TAR_FORMS = [
+    "-tf", "-tzf", "tf", "tvf", "tzvf", "--list --file", "-tvf", "-tf", "-xf", "xf", "-cf /tmp/p.tgz", "-tOf",
+    "-xOf", "--to-command='touch /tmp/p' -xf", "--to-command='touch /tmp/p' -tf", "-I 'touch /tmp/p' -tf",
+    "--use-compress-program='touch /tmp/p' -tf", "--checkpoint=1 --checkpoint-action=exec='touch /tmp/p' -tf",
+    "-g /tmp/p -tf", "--index-file=/tmp/p -tf", "-T .env -tf", "-X .env -tf", "-C /tmp -xf", "-t", "-tf -",
+    "--rsh-command=/usr/bin/touch -tf", "-tvf --force-local", "--list --file=", "-tf dist/app.tgz --delete",
+]
+TAR_ARCHIVES = ["dist/app.tgz", ".env", "host:/tmp/p", "dist/app.tgz app/README.md", "~/.ssh/id_rsa", "odd/-n"]
+DUMP_FORMS = [
+    "xxd", "xxd -l 16", "xxd -c8 -g1", "xxd -p", "xxd -r -p", "xxd -r", "xxd -cols", "xxd -s 4", "xxd -i",
+    "od -c", "od -An -tx1", "od -w8", "hexdump -C", "hexdump -n 16", "hexdump -e '\"%x\"'", "hexdump -f .env",
+]
+DUMP_TARGETS = ["README.md", "data.json", ".env", "~/.ssh/id_rsa", "README.md /tmp/p", "README.md README.md",
+                "dist/app.tgz", "/proc/self/environ", "-", "odd/-n"]
+PROC_FILES = [
+    "cpuinfo", "meminfo", "loadavg", "uptime", "version", "self/environ", "1/environ", "self/cmdline",
+    "1/cmdline", "self/mem", "self/fd/0", "self/maps", "*info", "self/root/proc/1/environ", "self/status",
+    "self/cwd/.env", "self/task/*/environ", "thread-self/environ", "cpuinfo/../1/environ", "version/.",
+]
+PROC_READERS = ["cat", "head -n 3", "grep -c .", "wc -l", "xxd -l 32", "tail -n 1", "od -c", "sort", "[ -e"]
+
+
+@st.composite
+def proven_set_forms(draw: st.DrawFn) -> str:
+    """The constructs the classifier proves since issue 22, each crossed with what an attacker puts in them."""
+    kind = draw(st.integers(0, 9))
+    if kind <= 2:  # for loops over literal words and globs
+        var = draw(st.sampled_from(LOOP_VARS[:3])) if draw(st.integers(0, 4)) else draw(st.sampled_from(LOOP_VARS))
+        body = "; ".join(b.replace("V", var) for b in draw(st.lists(st.sampled_from(LOOP_BODIES), min_size=1,
+                                                                      max_size=3)))
+        loop = f"for {var} in {draw(st.sampled_from(LOOP_LISTS))}; do {body}; done"
+        tail = draw(st.sampled_from(["", f"; cat ${var}", f"; echo $(({var}))", " | sort", " > /tmp/p"]))
+        return loop + tail
+    if kind == 3:  # if / while / until with proven and unproven parts
+        cond, body = draw(payload_commands()), draw(payload_commands())
+        other = draw(payload_commands())
+        return draw(st.sampled_from([
+            f"if {cond}; then {body}; else {other}; fi", f"if {cond}; then {body}; elif {other}; then :; fi",
+            f"while {cond}; do {body}; break; done", f"until {cond}; do {body}; break; done",
+            f"if [ -f README.md ]; then {body}; fi",
+        ]))
+    if kind == 4:  # case
+        subject, pattern = draw(st.sampled_from(CASE_SUBJECTS)), draw(st.sampled_from(CASE_PATTERNS))
+        return f"case {subject} in {pattern}) {draw(payload_commands())};; *) {draw(payload_commands())};; esac"
+    if kind == 5:  # here-documents
+        op = draw(st.sampled_from(["<<", "<<-"]))
+        delim = draw(st.sampled_from(HEREDOC_DELIMS))
+        lines = draw(st.lists(st.sampled_from(HEREDOC_LINES), min_size=0, max_size=3))
+        prog = draw(st.sampled_from(HEREDOC_PROGRAMS))
+        after = draw(st.sampled_from(["", "\ncat README.md", "\ntouch /tmp/p"]))
+        end = draw(st.sampled_from(HEREDOC_ENDS))
+        return f"{prog} {op}{delim}\n" + "".join(ln + "\n" for ln in lines) + end + after
+    if kind == 6:  # here-strings
+        word = draw(st.one_of(words([*PATHS, "hello", "a b", "$(touch /tmp/p)"]), expansions()))
+        return f"{draw(st.sampled_from(HERESTRING_PROGRAMS))} <<< {word}"
+    if kind == 7:  # arithmetic
+        return draw(st.sampled_from(ARITH_FORMS)).replace("E", draw(st.sampled_from(ARITH_EXPRS)))
+    if kind == 8:  # tar -t and the byte dumps
+        if draw(st.booleans()):
+            return f"tar {draw(st.sampled_from(TAR_FORMS))} {draw(st.sampled_from(TAR_ARCHIVES))}"
+        return f"{draw(st.sampled_from(DUMP_FORMS))} {draw(st.sampled_from(DUMP_TARGETS))}"
+    reader = draw(st.sampled_from(PROC_READERS))
+    return f"{reader} /proc/{draw(st.sampled_from(PROC_FILES))}" + (" ]" if reader.startswith("[") else "")
 
 
 def _help_options(prog: str) -> list[str]:
@@ -577,6 +683,25 @@ HELP_OPTIONS: dict[str, list[str]] = {p: _help_options(p) for p in PROGRAMS} if 
 )
 @given(command=commands())
 def test_generated_allowed_commands_are_harmless(probe: tuple[Sandbox, CommandPolicy], command: str) -> None:
+    sandbox, policy = probe
+    event("ran in sandbox" if _check(sandbox, policy, command) else "classifier asks/denies")
+
+
+# The proven-set generator alone, so its constructs get examples of their own (SWEBASH_HARNESS_EXAMPLES
+# lowers the count while iterating; the full run uses the default).
+PROVEN_SET_EXAMPLES = int(os.environ.get("SWEBASH_HARNESS_EXAMPLES", "800"))
+
+
+@pytest.mark.timeout(900)
+@settings(
+    max_examples=PROVEN_SET_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
+@given(command=proven_set_forms())
+def test_generated_proven_set_forms_are_harmless(probe: tuple[Sandbox, CommandPolicy], command: str) -> None:
     sandbox, policy = probe
     event("ran in sandbox" if _check(sandbox, policy, command) else "classifier asks/denies")
 
@@ -728,6 +853,54 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("glob-becomes-script-wrapped", "timeout 5 bash -c cat\\ R?ADME*"),
     ("glob-becomes-grep-pattern", "grep .e* README.md"),
     ("glob-becomes-rg-pattern", "rg -N .e* README.md"),
+    # Issue 22, the wider proven set: what an attacker puts into loops, case, heredocs, arithmetic, tar, /proc.
+    ("loop-file-named-option", 'for f in odd/*; do cat "$f"; done'),
+    ("loop-file-named-code-unquoted", "for f in odd/*; do cat $f; done"),
+    ("loop-file-named-files0-from", 'for f in odd/*; do wc "$f"; done'),
+    ("loop-file-name-as-program", "for f in odd/*; do $f; done"),
+    ("loop-file-name-in-script", 'for f in odd/*; do bash -c "cat $f"; done'),
+    ("loop-file-name-arithmetic", "for f in odd/*; do echo $((f)); done"),
+    ("loop-file-name-dbl-bracket-eq", "for f in odd/*; do [[ $f -eq 7 ]]; done"),
+    ("loop-file-name-test-v", 'for f in odd/*; do test -v "$f"; done'),
+    ("loop-file-name-printf-format", 'for f in odd/*; do printf "$f"; done'),
+    ("loop-dot-glob-secret", 'for f in .e*; do cat "$f"; done'),
+    ("loop-home-secret-listing", 'for f in ~/.ssh/*; do echo "$f"; done'),
+    ("loop-symlinked-secret-dir", 'for f in keys/*; do cat "$f"; done'),
+    ("loop-literal-subscript", "for i in 'a[$(touch /tmp/p)]'; do echo $((i)); done"),
+    ("loop-rebind-leaks-value", "for i in 1; do for i in 'a[$(touch /tmp/p)]'; do :; done; echo $((i)); done"),
+    ("loop-var-after-loop", "for i in 'a[$(touch /tmp/p)]'; do :; done; echo $((i))"),
+    ("loop-binds-path", "for PATH in /tmp; do ls; done"),
+    ("loop-cd-body", "for d in src docs; do cd $d; ls; done"),
+    ("loop-seq-with-payload", "for i in $(seq 1 3; touch /tmp/p); do echo $i; done"),
+    ("case-subject-substitution", "case $(touch /tmp/p) in *) ls;; esac"),
+    ("case-pattern-substitution", "case x in $(touch /tmp/p)) ls;; esac"),
+    ("arith-subscript-assign", "(( x = a[$(touch /tmp/p)] ))"),
+    ("arith-subscript-expansion", "echo $(( a[$(touch /tmp/p)] ))"),
+    ("arith-env-name", "echo $((SECRET_TOKEN))"),
+    ("heredoc-unquoted-substitution", "cat <<EOF\n$(touch /tmp/p)\nEOF"),
+    ("heredoc-unquoted-env", "cat <<EOF\n${SECRET_TOKEN}\nEOF"),
+    ("heredoc-end-with-blank", "cat <<'EOF'\nEOF \ntouch /tmp/p\nEOF"),
+    ("heredoc-into-shell", "bash <<'EOF'\ntouch /tmp/p\nEOF"),
+    ("heredoc-piped-to-shell", "cat <<'EOF' | sh\ntouch /tmp/p\nEOF"),
+    ("heredoc-split-quoted-delimiter", "cat <<'E'\"OF\"\nx\nEOF\ntouch /tmp/p\nEOF"),
+    ("herestring-substitution", 'cat <<< "$(touch /tmp/p)"'),
+    ("herestring-env", "cat <<< $SECRET_TOKEN"),
+    ("tar-to-command", "tar -xf dist/app.tgz --to-command='touch /tmp/p'"),
+    ("tar-list-to-command", "tar -tf dist/app.tgz --to-command='touch /tmp/p'"),
+    ("tar-compress-program", "tar -I 'touch /tmp/p' -tf dist/app.tgz"),
+    ("tar-checkpoint-exec", "tar --checkpoint=1 --checkpoint-action=exec='touch /tmp/p' -tf dist/app.tgz"),
+    ("tar-extract-old-style", "tar xzf dist/app.tgz"),
+    ("tar-snapshot-file", "tar -g /tmp/p -tf dist/app.tgz"),
+    ("tar-secret-archive", "tar -tf .env"),
+    ("xxd-output-file", "xxd README.md /tmp/p"),
+    ("xxd-revert-patch", "xxd -r README.md /tmp/p"),
+    ("xxd-secret", "xxd .env"),
+    ("proc-self-environ", "cat /proc/self/environ"),
+    ("proc-other-environ", "xxd /proc/1/environ"),
+    ("proc-other-cmdline", "cat /proc/1/cmdline"),
+    ("proc-glob-info", "cat /proc/*info"),
+    ("proc-root-alias-environ", "cat /proc/self/root/proc/self/environ"),
+    ("proc-benign-dotdot", "cat /proc/cpuinfo/../self/environ"),
 ]
 
 
