@@ -1,4 +1,4 @@
-"""Parts of bash text proven to be plain data: arithmetic over known integers, and here-document bodies.
+"""Parts of bash text proven to be plain data: arithmetic over known integers, here-document bodies, words.
 
 Contract:
     :func:`heredoc_problem` says whether bash and the parser agree on where a here-document's body ends and
@@ -7,6 +7,7 @@ Contract:
     integer literal, an operator that neither assigns nor changes a variable, or the name of a loop variable
     bound to integer literals only (``is_integer_var``).  :data:`PLACEHOLDER` is the text a proven ``$((...))``
     stands for while the policy judges the command: bash puts an integer there, never a path or code.
+    :func:`join_touching` and :func:`unescape_double_quoted` give the text bash makes of a word.
 
 Why:
     Bash evaluates arithmetic recursively: a name's value is itself evaluated as an expression, and an array
@@ -26,11 +27,15 @@ Pure: standard library only.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["PLACEHOLDER", "arith_problem", "heredoc_problem"]
+if TYPE_CHECKING:
+    from swebash_ai.safety.shell_parse import Word
+
+__all__ = ["PLACEHOLDER", "arith_problem", "heredoc_problem", "join_touching", "unescape_double_quoted"]
 
 PLACEHOLDER = "7000000001"  # an integer no one writes by hand: where it lands in argv is checked
 _TOKEN = re.compile(
@@ -102,3 +107,40 @@ def heredoc_problem(node: Any, src: bytes) -> tuple[str | None, Any, Any, Any]:
     elif m.group(4) is not None and ("$" in text or "`" in text):
         why = "its delimiter is not quoted, so bash expands $ and backticks in the body (quote it: <<'EOF')"
     return why, start, end, body
+
+
+def unescape_double_quoted(s: str) -> str:
+    """The text of double-quoted string content: ``\\`` drops before ``$ ` \" \\`` and a newline."""
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        if s[i] == "\\" and i + 1 < len(s) and s[i + 1] in '$`"\\\n':
+            if s[i + 1] != "\n":
+                out.append(s[i + 1])
+            i += 2
+            continue
+        out.append(s[i])
+        i += 1
+    return "".join(out)
+
+
+def join_touching(items: list[tuple[Any, Word]]) -> list[Word]:
+    """Nodes with no blank between them are one shell word, whatever the parser made of them.
+
+    tree-sitter-bash sometimes ends a word early and starts a sibling at the very next byte (``.[^\\a]\\n\\v``
+    comes out as ``.[^\\a]`` and ``\\n\\v``); bash reads one word, ``.[^a]nv``, which globs to ``.env``.
+    """
+    words: list[Word] = []
+    end = -1
+    for node, w in items:
+        if words and node.start_byte == end:
+            prev = words[-1]
+            words[-1] = dataclasses.replace(
+                prev, text=prev.text + w.text, raw=prev.raw + w.raw, literal=prev.literal and w.literal,
+                glob=prev.glob or w.glob, escaped=prev.escaped or w.escaped,
+                refs=prev.refs + w.refs, split=prev.split or w.split, arith=prev.arith or w.arith,
+            )
+        else:
+            words.append(w)
+        end = node.end_byte
+    return words

@@ -9,8 +9,12 @@ Why:
     The policy must judge the words bash will run, so this walker reads tree-sitter-bash's tree the way bash
     reads the text, and says so wherever the two differ: ``[ a > b ]`` is a redirection for bash and a
     comparison for the parser, ``$"x"`` drops its ``$``, a word the parser ends early is one word for bash
-    (:func:`_join_touching`).  Kept apart from :mod:`swebash_ai.safety.commands` (which judges what was
-    parsed) so each stays readable.
+    (:func:`~swebash_ai.safety.shell_literals.join_touching`).  Kept apart from
+    :mod:`swebash_ai.safety.commands` (which judges what was parsed) so each stays readable.
+
+    Compound commands are walked, not refused, in the forms the policy proves: ``if``/``while``/``case`` as
+    the statements they hold, ``for`` as a :class:`Binding` whose ``$NAME`` the policy substitutes per value,
+    quoted here-documents and integer arithmetic (:mod:`~swebash_ai.safety.shell_literals`).
 
 Pure: standard library, tree_sitter and tree_sitter_bash (imported on first use: the grammar costs time).
 """
@@ -22,7 +26,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from swebash_ai.safety.shell_literals import PLACEHOLDER, arith_problem, heredoc_problem
+from swebash_ai.safety.shell_literals import (
+    PLACEHOLDER,
+    arith_problem,
+    heredoc_problem,
+    join_touching,
+    unescape_double_quoted,
+)
 
 __all__ = ["CONTROL_RE", "Binding", "ParsedCommand", "SimpleCommand", "Word", "parse", "ref_text"]
 
@@ -239,7 +249,9 @@ class _Walker:
         name = name_node.text.decode(errors="replace") if name_node is not None else ""
         kinds = [c.type for c in node.children]
         body = [c for c in node.named_children if c.type == "do_group"]
-        if "in" not in kinds:
+        if kinds[0] != "for":  # the parser reads `select` (a menu answered on stdin) as a for loop
+            self.problem(f"uses select ({name}): its variable is chosen by input, which cannot be checked")
+        elif "in" not in kinds:
             self.problem(f"for {name} without `in WORDS` iterates over the script's arguments: cannot check them")
         elif not _LOOP_NAME.fullmatch(name) or name.endswith("_proxy") or self.bound(name) is not None:
             self.problem(f"for {name}: only a lower-case loop variable that no enclosing loop uses is checked")
@@ -335,7 +347,7 @@ class _Walker:
             else:
                 items.append((c, self.word(c)))
         self._translated(items)
-        words = _join_touching(items)
+        words = join_touching(items)
         if not words:
             return
         self.out.commands.append(SimpleCommand(words, nested=self.nested > 0, in_loop=self.loop_depth > 0))
@@ -367,7 +379,7 @@ class _Walker:
 
         walk(node)
         self._translated(items)
-        words = [Word(name, name), *_join_touching(items), Word("]]" if name == "[[" else "]", "]")]
+        words = [Word(name, name), *join_touching(items), Word("]]" if name == "[[" else "]", "]")]
         self.out.commands.append(SimpleCommand(words, nested=self.nested > 0, in_loop=self.loop_depth > 0))
         self.out.plain = False
 
@@ -426,7 +438,7 @@ class _Walker:
             return
         op = next((c.type for c in node.children if not c.is_named), "")
         dests = [c for c in node.named_children if c.type != "file_descriptor"]
-        joined = _join_touching([(c, self.word(c)) for c in dests])
+        joined = join_touching([(c, self.word(c)) for c in dests])
         dest = joined[-1] if joined else Word("", "")
         if op in (">&", "<&") and (dest.raw.isdigit() or dest.raw == "-"):
             return
@@ -488,7 +500,7 @@ class _Walker:
                 if not c.is_named:
                     continue
                 if c.type == "string_content":
-                    parts.append(_unescape_dq(c.text.decode(errors="replace")))
+                    parts.append(unescape_double_quoted(c.text.decode(errors="replace")))
                     continue
                 sub = self.word(c)
                 literal = sub.literal and literal
@@ -569,42 +581,6 @@ class _Walker:
             self.problem(f"expands another user's home ({raw.split('/')[0]}): cannot check it")
             return Word(text, raw, literal=False)
         return Word(text, raw, glob=glob, tilde=tilde, escaped=escaped)
-
-
-def _unescape_dq(s: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(s):
-        if s[i] == "\\" and i + 1 < len(s) and s[i + 1] in '$`"\\\n':
-            if s[i + 1] != "\n":
-                out.append(s[i + 1])
-            i += 2
-            continue
-        out.append(s[i])
-        i += 1
-    return "".join(out)
-
-
-def _join_touching(items: list[tuple[Any, Word]]) -> list[Word]:
-    """Nodes with no blank between them are one shell word, whatever the parser made of them.
-
-    tree-sitter-bash sometimes ends a word early and starts a sibling at the very next byte (``.[^\\a]\\n\\v``
-    comes out as ``.[^\\a]`` and ``\\n\\v``); bash reads one word, ``.[^a]nv``, which globs to ``.env``.
-    """
-    words: list[Word] = []
-    end = -1
-    for node, w in items:
-        if words and node.start_byte == end:
-            prev = words[-1]
-            words[-1] = Word(
-                prev.text + w.text, prev.raw + w.raw, literal=prev.literal and w.literal,
-                glob=prev.glob or w.glob, tilde=prev.tilde, escaped=prev.escaped or w.escaped,
-                refs=prev.refs + w.refs, split=prev.split or w.split, arith=prev.arith or w.arith,
-            )
-        else:
-            words.append(w)
-        end = node.end_byte
-    return words
 
 
 def parse(command: str) -> ParsedCommand | None:

@@ -127,6 +127,7 @@ ATTACKS = [
     ("for x in $(id); do echo \"$x\"; done", "ask"),  # why: a computed list
     ("for x in \"$@\"; do echo \"$x\"; done", "ask"),  # why: the script's arguments
     ("for x; do echo \"$x\"; done", "ask"),  # why: no word list
+    ("select x in a b; do echo \"$x\"; done", "ask"),  # why: the parser reads select as a for loop
     ("for ((i=0; i<3; i++)); do echo $i; done", "ask"),  # why: C-style loops assign
     ("while read l; do echo \"$l\"; done < README.md", "ask"),  # why: read takes data from a file
     ("if true; then rm README.md; fi", "ask"),  # why: a body that writes
