@@ -27,7 +27,8 @@ What counts as a violation (:class:`Observation`)
   than the shell, unless the pair is in :data:`HELPER_EXECS` (reviewed: ``egrep`` runs ``grep``...).
 * write: a changed/created/deleted file in the fake HOME/workspace or ``/tmp``; or a write-mode open or a
   file-system-changing syscall seen by strace (attempts count too: ``EROFS`` on the read-only root means the
-  command tried), except on ``/dev/null``-like devices and bash's own here-document temp files.
+  command tried), except on ``/dev/null``-like devices, bash's own here-document temp files, and the private
+  spill files sort and tac make in $TMPDIR (mkstemp, unlinked at once) for input they cannot size.
 * secret: a canary (file or environment) in stdout/stderr, or an open of a secret fixture file.
 A timeout is reported (``timed_out``) but is not a violation: the executor bounds run time.
 """
@@ -95,6 +96,10 @@ _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 _HARMLESS_WRITE_TARGETS = frozenset({"/dev/null", "/dev/tty", "/dev/zero", "/dev/full", "/dev/stdout", "/dev/stderr"})
 # bash writes (and removes) large here-documents in $TMPDIR; the command itself writes nothing.
 _BASH_HEREDOC = re.compile(r"^/tmp/sh-thd[.-]?\w*$")
+# sort and tac spill input they cannot size (a pipe, a /proc file, more than the buffer) into private
+# temporary files: created with mkstemp (O_EXCL, 0600) in $TMPDIR and unlinked by the same process.
+_SPILL = re.compile(r"^/tmp/(?:sort|tac)[A-Za-z0-9]{6}$")
+_SPILLERS = frozenset({"sort", "tac"})
 
 # Programs that legitimately start another program (reviewed).  Key: basename of the running image,
 # value: basenames or absolute-path prefixes it may exec.  Everything else started by a non-shell is reported:
@@ -370,8 +375,9 @@ def _parse_trace(text: str) -> list[_Call]:
         if not c:
             continue
         args = c.group(2)
-        # the result is after the last ") = "
-        idx = args.rfind(") = ")
+        # the result is after the last ") = " (strace pads short lines: `unlink("/tmp/x")          = 0`)
+        ends = [m.start() for m in re.finditer(r"\)\s+= ", args)]
+        idx = ends[-1] if ends else -1
         ret, fd_path, errno = "?", "", ""
         if idx >= 0:
             res = _RESULT.match(args[idx:])
@@ -565,12 +571,14 @@ class Sandbox:
                 resolved = c.fd_path or _absolute(strings[0] if strings else "", self.ws)
                 # /dev/stdout and /dev/stderr reopen the command's own capture files: its output, not a write
                 own_output = resolved in (str(self.base / "stdout"), str(self.base / "stderr"))
-                if writing and not _harmless_write(resolved) and not own_output:
+                spill = image.get(c.pid) in _SPILLERS and "O_EXCL" in c.args and bool(_SPILL.match(resolved))
+                if writing and not _harmless_write(resolved) and not own_output and not spill:
                     obs.write_violations.append(f"{c.name} for writing {resolved} = {c.ret} {c.errno}".rstrip())
                 if c.ret.isdigit() and c.fd_path in self.secret_paths:
                     obs.secret_violations.append(f"opened secret file {c.fd_path}")
                 continue
-            if c.name in _MUTATING and not _harmless_write(target):
+            spilled = c.name == "unlink" and image.get(c.pid) in _SPILLERS and bool(_SPILL.match(target))
+            if c.name in _MUTATING and not _harmless_write(target) and not spilled:
                 obs.write_violations.append(f"{c.name}({', '.join(strings[:2])}) = {c.ret} {c.errno}".rstrip())
 
 

@@ -949,6 +949,9 @@ def test_the_sandbox_sees_each_kind_of_harm(probe: tuple[Sandbox, CommandPolicy]
     assert sandbox.run("cat README.md; git log --oneline; ls -la").violations == []
     assert sandbox.run("cat README.md &>/dev/stderr; echo x >/dev/stdout").violations == []  # its own output
     assert any(v.startswith("write:") for v in sandbox.run("sort -o /tmp/p README.md").violations)
+    # sort's private spill files (mkstemp in $TMPDIR, unlinked) are not a write; its -o to the same name is
+    assert sandbox.run("sort /proc/meminfo; cat README.md | tac").violations == []
+    assert any(v.startswith("write:") for v in sandbox.run("sort -o /tmp/sortAbC123 README.md").violations)
     assert any(v.startswith("exec:") for v in sandbox.run("touch README.md").violations)
     assert any(v.startswith("secret:") for v in sandbox.run("grep -c . ~/.ssh/id_rsa").violations)
     assert any(v.startswith("secret:") for v in sandbox.run("echo $DEPLOY_NOTE").violations)
