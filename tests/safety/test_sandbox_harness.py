@@ -901,6 +901,11 @@ KNOWN_PROBES: list[tuple[str, str]] = [
     ("proc-glob-info", "cat /proc/*info"),
     ("proc-root-alias-environ", "cat /proc/self/root/proc/self/environ"),
     ("proc-benign-dotdot", "cat /proc/cpuinfo/../self/environ"),
+    # the workspace ships `cat README.md; touch pwned`: as a quoted loop value it is only a path
+    ("loop-top-glob-quoted", 'for f in *; do cat "$f"; done'),
+    ("loop-top-glob-unquoted", "for f in *; do wc -l $f; done"),
+    ("loop-top-glob-as-script", 'for f in *; do bash -c "$f"; done'),
+    ("loop-top-glob-in-heredoc-line", "for f in *; do cat <<'EOF'\n$f\nEOF\ndone"),
 ]
 
 

@@ -301,11 +301,13 @@ async def test_secrets_and_startup_hooks_are_scrubbed(
 async def test_variables_that_change_what_a_judged_command_does_are_dropped(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # why: a ripgrep config can add --pre (runs a program); CDPATH can send `cd src` out of the workspace
-    for name in ("RIPGREP_CONFIG_PATH", "CDPATH", "GLOBIGNORE", "AWKPATH", "LESSOPEN"):
+    # why: a ripgrep config can add --pre (runs a program); CDPATH can send `cd src` out of the workspace;
+    # TAR_OPTIONS would give `tar -t` options the policy never saw (--to-command)
+    names = ("RIPGREP_CONFIG_PATH", "CDPATH", "GLOBIGNORE", "AWKPATH", "LESSOPEN", "TAR_OPTIONS")
+    for name in names:
         monkeypatch.setenv(name, str(tmp_path))
     res = await call(run_command, make_ctx(workspace), command="env")
-    for name in ("RIPGREP_CONFIG_PATH", "CDPATH", "GLOBIGNORE", "AWKPATH", "LESSOPEN"):
+    for name in names:
         assert f"{name}=" not in res.text
 
 
