@@ -70,6 +70,7 @@ from swebash_ai.testing.replies import (  # noqa: F401 - re-exported for scripts
     openai_completion,
     openai_stream,
     pieces,
+    stall_at,
 )
 
 # ---------------------------------------------------------------------------------------------------
@@ -260,17 +261,18 @@ class _Handler(BaseHTTPRequestHandler):
         turn = owner._turn(reply, body)
         abort_after = None
         if body.get("stream", owner.dialect == "ollama"):  # Ollama streams unless told not to
+            opens: list[int] = []  # where each call opens, then where the closing frames start (not Ollama)
             if owner.dialect == "ollama":
                 frames, prefix = ollama_stream(turn)
                 marker, bad = 1, reply.message.encode() + b"\n"  # the "done" line
             elif owner.dialect == "openai":
                 options = body.get("stream_options")
                 include = isinstance(options, dict) and bool(options.get("include_usage"))
-                frames, prefix = openai_stream(turn, include)
+                frames, prefix = openai_stream(turn, include, opens)
                 # the finish chunk, the usage chunk, [DONE]
                 marker, bad = 3 if include else 2, b"data: " + reply.message.encode() + b"\n\n"
             else:
-                frames, prefix = anthropic_stream(turn)
+                frames, prefix = anthropic_stream(turn, opens)
                 marker, bad = 2, b"data: " + reply.message.encode() + b"\n\n"  # message_delta, message_stop
             shown = prefix + min(reply.after_chunks, len(pieces(reply.content, reply.chunk_size)))
             if reply.kind == "broken":  # never reach the closing events, whatever after_chunks says
@@ -279,8 +281,9 @@ class _Handler(BaseHTTPRequestHandler):
                 frames = frames[: max(0, len(frames) - marker - reply.drop)]
             elif reply.kind == "bad_event":
                 frames.insert(shown, bad)
+            stalls = stall_at(reply, opens[:-1], opens[-1]) if opens and reply.calls else {}
             kind = "application/x-ndjson" if owner.dialect == "ollama" else "text/event-stream; charset=utf-8"
-            self._send_stream(frames, abort_after, reply.delay, kind)
+            self._send_stream(frames, abort_after, reply.delay, kind, stalls=stalls)
             return
         payload = {"openai": openai_completion, "anthropic": anthropic_message,
                    "ollama": ollama_message}[owner.dialect](turn)
@@ -317,7 +320,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._write(data)
 
     def _send_stream(self, frames: list[bytes], abort_after: int | None, delay: float,
-                     content_type: str = "text/event-stream; charset=utf-8") -> None:
+                     content_type: str = "text/event-stream; charset=utf-8",
+                     stalls: dict[int, float] | None = None) -> None:
         self._start(200, content_type,
                     {"Cache-Control": "no-cache", "Transfer-Encoding": "chunked"})
         for i, frame in enumerate(frames):
@@ -328,6 +332,8 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(delay)
             if not self._write(b"%x\r\n%s\r\n" % (len(frame), frame)):
                 return
+            if stalls and i in stalls:
+                time.sleep(stalls[i])
         if abort_after is not None:
             self._abort()
             return
