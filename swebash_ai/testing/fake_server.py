@@ -64,6 +64,7 @@ from swebash_ai.testing.replies import (  # noqa: F401 - re-exported for scripts
     Turn,
     anthropic_message,
     anthropic_stream,
+    cut_at,
     error_body,
     ollama_message,
     ollama_stream,
@@ -281,6 +282,8 @@ class _Handler(BaseHTTPRequestHandler):
                 frames = frames[: max(0, len(frames) - marker - reply.drop)]
             elif reply.kind == "bad_event":
                 frames.insert(shown, bad)
+            elif opens and reply.calls:
+                abort_after = cut_at(reply, opens[:-1], opens[-1])
             stalls = stall_at(reply, opens[:-1], opens[-1]) if opens and reply.calls else {}
             kind = "application/x-ndjson" if owner.dialect == "ollama" else "text/event-stream; charset=utf-8"
             self._send_stream(frames, abort_after, reply.delay, kind, stalls=stalls)

@@ -57,6 +57,7 @@ class Reply:
     body: bytes = b""
     content_type: str = ""
     stall: tuple[int, float] | None = None
+    cut: int | None = None
 
     @classmethod
     def text(cls, text: str, *, chunk_size: int = 4, delay: float = 0.0,
@@ -67,7 +68,8 @@ class Reply:
     @classmethod
     def tool_calls(cls, calls: Sequence[ToolCallSpec], *, text: str = "", split: int = 0, chunk_size: int = 4,
                    interleave: bool = False, delay: float = 0.0,
-                   usage: tuple[int, int] | None = None, stall: tuple[int, float] | None = None) -> Reply:
+                   usage: tuple[int, int] | None = None, stall: tuple[int, float] | None = None,
+                   cut: int | None = None) -> Reply:
         """Tool calls ``(name, arguments[, id])``; a dict is JSON-dumped, a string is sent verbatim.
 
         ``split=N`` sends id, name and arguments in N-character fragments (anthropic: arguments only,
@@ -75,7 +77,8 @@ class Reply:
         calls round-robin (the real API sends them one call after another, which is the default).
         ``stall=(k, seconds)``: once call ``k`` (0-based) is complete on the wire (right after the frame that
         opens call ``k + 1``, which is how a client learns it; for the last call, before the closing frames),
-        the stream pauses ``seconds``: a model still writing the rest of its answer.
+        the stream pauses ``seconds``: a model still writing the rest of its answer. ``cut=k``: the connection
+        then drops (after the stall, if any), so the client sees the stream fail with call ``k`` complete.
         """
         parsed: list[ToolCall] = []
         for spec in calls:
@@ -83,7 +86,7 @@ class Reply:
             call_id = spec[2] if len(spec) > 2 else None
             parsed.append(ToolCall(name, args if isinstance(args, str) else json.dumps(args), call_id))
         return cls("tool_calls", content=text, calls=tuple(parsed), split=split, chunk_size=chunk_size,
-                   interleave=interleave, delay=delay, usage=usage, stall=stall)
+                   interleave=interleave, delay=delay, usage=usage, stall=stall, cut=cut)
 
     @classmethod
     def error(cls, status: int, message: str, *, retry_after: float | None = None,
@@ -130,7 +133,7 @@ class Reply:
         (optionally with ``"text"``), ``{"error": 429, "message": …, "retry_after": 0}`` or
         ``{"broken": "partial text", "after_chunks": 2}``, ``{"truncated": …}``, ``{"bad_event": …}``,
         ``{"raw": …}``, ``{"hang": seconds}`` (see those class methods); optional ``chunk_size``, ``split``,
-        ``interleave``, ``delay``, ``usage: [prompt, completion]``, ``stall: [call, seconds]``."""
+        ``interleave``, ``delay``, ``usage: [prompt, completion]``, ``stall: [call, seconds]``, ``cut: call``."""
         if not isinstance(obj, dict):
             raise ValueError(f"a script entry must be a JSON object, got {obj!r}")
         delay = float(obj.get("delay", 0.0))
@@ -169,7 +172,8 @@ class Reply:
                 specs.append(cast(ToolCallSpec, tuple(entry)))
             return cls.tool_calls(specs, text=str(obj.get("text", "")), split=int(obj.get("split", 0)),
                                   chunk_size=chunk, interleave=bool(obj.get("interleave", False)),
-                                  delay=delay, usage=usage, stall=stall)
+                                  delay=delay, usage=usage, stall=stall,
+                                  cut=None if obj.get("cut") is None else int(obj["cut"]))
         if "text" in obj:
             return cls.text(str(obj["text"]), chunk_size=chunk, delay=delay, usage=usage)
         raise ValueError(f"unknown script entry (needs text, tool_calls, error, broken, truncated, bad_event, raw or "
@@ -214,15 +218,23 @@ def openai_usage(turn: Turn) -> JSON:
             "total_tokens": turn.prompt_tokens + turn.completion_tokens}
 
 
+def _complete_at(k: int, opens: Sequence[int], closing: int) -> int:
+    """The frame after which call ``k`` is complete for a client: the one opening the next call."""
+    return opens[k + 1] if k + 1 < len(opens) else closing - 1
+
+
 def stall_at(reply: Reply, opens: Sequence[int], closing: int) -> dict[int, float]:
     """``{frame: seconds}`` to pause after, for ``reply.stall``: ``opens[k]`` is the frame that opens call
     ``k``, ``closing`` the first frame after the calls."""
     if reply.stall is None:
         return {}
     k, seconds = reply.stall
-    if k + 1 < len(opens):
-        return {opens[k + 1]: seconds}
-    return {closing - 1: seconds}
+    return {_complete_at(k, opens, closing): seconds}
+
+
+def cut_at(reply: Reply, opens: Sequence[int], closing: int) -> int | None:
+    """How many frames to send before dropping the connection, for ``reply.cut``."""
+    return None if reply.cut is None else _complete_at(reply.cut, opens, closing) + 1
 
 
 def openai_stream(turn: Turn, include_usage: bool, opens: list[int] | None = None) -> tuple[list[bytes], int]:

@@ -144,6 +144,23 @@ async def test_parallel_calls_keep_their_order_and_arguments(impl: Any) -> None:
     assert len({c.id for c in calls}) == 3
 
 
+async def test_the_first_call_arrives_while_the_rest_is_held_back(impl: Any) -> None:
+    server, factory = impl
+    if server.dialect == "ollama":
+        pytest.skip("Ollama sends every call of a response in one line: there is no later part to hold back")
+    server.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 1"}), ("read_file", {"path": "a"}),
+                                     ("read_file", {"path": "b"})], split=3, stall=(0, 1.0)))
+    arrivals: list[tuple[float, Any]] = []
+    async for chunk in factory(server, 0).stream([{"role": "user", "content": "hi"}], TOOLS):
+        arrivals.append((time.monotonic(), chunk))
+    calls = [(t, c) for t, c in arrivals if isinstance(c, ToolCall)]
+    assert [json.loads(c.arguments) for _, c in calls] == [{"command": "sleep 1"}, {"path": "a"}, {"path": "b"}]
+    assert isinstance(arrivals[-1][1], FinishChunk)
+    # The server holds the rest of the answer for 1 s once call 0 is complete: call 0 came before that wait,
+    # call 1 after it.
+    assert calls[1][0] - calls[0][0] > 0.5
+
+
 async def test_tool_results_are_sent_back_in_the_provider_format(impl: Any) -> None:
     server, factory = impl
     server.enqueue(Reply.text("The file says hi."))
