@@ -253,7 +253,7 @@ class _Turn:
         received so far, with its result, so the conversation stays valid and says what happened."""
         await batch.stop()
         self.in_stream = False
-        self.conv.add_assistant("".join(self.partial_text), calls)
+        self.conv.add_assistant("".join(self.partial_text), calls, incomplete=True)
         if isinstance(exc, asyncio.CancelledError):
             batch.record(calls)  # the rest: CANCELLED_RESULT, from repair() in finalize
             return

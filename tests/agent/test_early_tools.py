@@ -29,6 +29,7 @@ from swebash_ai.agent import (
     TurnFailed,
     TurnFinished,
 )
+from swebash_ai.agent.conversation import INCOMPLETE
 from swebash_ai.agent.events import ModelRequest
 from swebash_ai.config import load_settings
 from swebash_ai.providers.base import Chunk, Message, Provider
@@ -276,6 +277,7 @@ async def test_a_stream_that_fails_after_a_call_started_leaves_every_call_answer
     assert len(ids) == 2
     assert results[ids[0]] == "mark a"
     assert results[ids[1]].startswith("Cancelled: the response broke off")
+    assert any(m.get("tool_calls") and m.get(INCOMPLETE) for m in conv.messages)  # saved as cut
     # The next turn goes out with a well-formed history (the server checks every request).
     server.enqueue(Reply.text("ok"))
     events = await run(make_agent(provider, workspace), conv)
