@@ -13,11 +13,32 @@ result, and the model reads results in the order it made the calls.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 
 from swebash_ai.agent.conversation import Conversation
 from swebash_ai.providers.base import ToolCall
-from swebash_ai.tools.registry import ToolResult
+from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
+
+log = logging.getLogger(__name__)
+
+
+def allowed_outright(registry: ToolRegistry, context: ToolContext, call: ToolCall) -> bool:
+    """May ``call`` start while the response still streams? Only when its tool's own policy (the first step
+    of the decision pipeline, and its floor) says ``allow``. This can only hold a call back, never let one
+    through: the call then runs through the loop's one path like any other (validation, policy, rules, mode,
+    hooks, approval, audit)."""
+    tool = registry.get(call.name)
+    if tool is None:
+        return False
+    args = tool.parse_arguments(call.arguments)
+    if isinstance(args, ToolResult):
+        return False
+    try:
+        return bool(tool.check(context, args).decision == "allow")
+    except Exception:  # the real run reports it; here it only means "not early"
+        log.debug("policy of %s failed while streaming", call.name, exc_info=True)
+        return False
 
 
 class CallBatch:
@@ -83,6 +104,22 @@ class CallBatch:
             raise
         for call, result in zip(calls, results, strict=True):
             self._conv.add_tool_result(call.id, call.name, result.for_model())
+
+    async def abandon(self, calls: list[ToolCall], text: str, *, cut: bool) -> None:
+        """The stream ended early (``cut`` by an error, or cancelled) after calls started: stop them, and keep
+        the text and every call received so far, each with its result, so the conversation stays valid and
+        says what happened. Cancelled: calls without a result are left to ``Conversation.repair``."""
+        await self.stop()
+        self._conv.add_assistant(text, calls, incomplete=True)
+        if not cut:
+            self.record(calls)
+            return
+        self.record(
+            calls,
+            stopped="Cancelled: the response broke off while this call ran, so it was stopped; it may have "
+            "partly run.",
+            unstarted="Not run: the response broke off before it ended.",
+        )
 
     async def stop(self) -> None:
         """Cancel the calls still running and wait until they have stopped."""

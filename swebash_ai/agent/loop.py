@@ -39,7 +39,7 @@ from typing import Any
 
 from swebash_ai.agent.approval import Approver, Decision, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
-from swebash_ai.agent.batch import CallBatch
+from swebash_ai.agent.batch import CallBatch, allowed_outright
 from swebash_ai.agent.conversation import CANCELLED_RESULT, Conversation
 from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import (
@@ -240,29 +240,15 @@ class _Turn:
             try:
                 await self._receive(messages, tools, tool_choice, calls, batch)
             except BaseException as exc:
-                if batch is not None and batch.started:
-                    await self._abandon(batch, calls, exc)
+                if batch is not None and batch.started:  # keep the started calls, each with a result
+                    self.in_stream = False
+                    await batch.abandon(calls, "".join(self.partial_text),
+                                        cut=not isinstance(exc, asyncio.CancelledError))
                 raise
         text = "".join(self.partial_text)
         self.in_stream = False
         self.conv.add_assistant(text, calls)
         return text, calls
-
-    async def _abandon(self, batch: CallBatch, calls: list[ToolCall], exc: BaseException) -> None:
-        """The stream ended early (cancelled or failed) after calls started: stop them and keep every call
-        received so far, with its result, so the conversation stays valid and says what happened."""
-        await batch.stop()
-        self.in_stream = False
-        self.conv.add_assistant("".join(self.partial_text), calls, incomplete=True)
-        if isinstance(exc, asyncio.CancelledError):
-            batch.record(calls)  # the rest: CANCELLED_RESULT, from repair() in finalize
-            return
-        batch.record(
-            calls,
-            stopped="Cancelled: the response broke off while this call ran, so it was stopped; it may have "
-            "partly run.",
-            unstarted="Not run: the response broke off before it ended.",
-        )
 
     async def _receive(
         self,
@@ -309,8 +295,8 @@ class _Turn:
         used = 0
         for iteration in range(1, limits.max_iterations + 1):
             budget = max(0, limits.max_tool_calls - used)
-            batch = CallBatch(self._run_call, self._starts_early, self.conv, limits.parallel, budget,
-                              early=limits.early_tools, cancelled=_cancelled_result)
+            batch = CallBatch(self._run_call, lambda call: allowed_outright(agent.registry, agent.context, call),
+                              self.conv, limits.parallel, budget, early=limits.early_tools, cancelled=_cancelled_result)
             text, calls = await self._stream(tools, batch=batch)
             if not calls:
                 await self._finished(text, "answered")
@@ -352,22 +338,6 @@ class _Turn:
         for call in calls:  # a model that ignores tool_choice="none" still gets every call answered
             self.conv.add_tool_result(call.id, call.name, f"Not run: {why} was reached.")
         await self._finished(text, reason)
-
-    def _starts_early(self, call: ToolCall) -> bool:
-        """May ``call`` start while the response still streams? Only when its tool's own policy allows it
-        outright. This can only hold a call back, never let one through: the call then runs through
-        :meth:`_run_call` like any other (validation, policy, rules, approval, audit)."""
-        tool = self.agent.registry.get(call.name)
-        if tool is None:
-            return False
-        args = tool.parse_arguments(call.arguments)
-        if isinstance(args, ToolResult):
-            return False
-        try:
-            return bool(tool.check(self.agent.context, args).decision == "allow")
-        except Exception:  # the real run reports it; here it only means "not early"
-            log.debug("policy of %s failed while streaming", call.name, exc_info=True)
-            return False
 
     async def _run_call(self, call: ToolCall) -> ToolResult:
         agent = self.agent
