@@ -336,7 +336,7 @@ class _Handler(BaseHTTPRequestHandler):
             if not self._write(b"%x\r\n%s\r\n" % (len(frame), frame)):
                 return
             if stalls and i in stalls:
-                time.sleep(stalls[i])
+                self.owner._stall(stalls[i])
         if abort_after is not None:
             self._abort()
             return
@@ -361,6 +361,10 @@ class FakeLLMServer:
         self.responder: Responder | None = None
         self.requests: list[JSON] = []
         self.violations: list[str] = []
+        self.stalls: list[bool] = []
+        """One entry per stall (``Reply.tool_calls(stall=...)``) that ended: ``True`` when :meth:`resume` ended
+        it, ``False`` when its time ran out."""
+        self._resume = threading.Event()
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count()
@@ -419,6 +423,17 @@ class FakeLLMServer:
         with self._lock:
             self.requests.append({"path": path, "headers": headers, "body": body})
             return len(self.requests) - 1
+
+    def resume(self) -> None:
+        """End the current (or the next) stall now: a test proves that something happened while the server
+        was still holding the rest of a response back (see :attr:`stalls`)."""
+        self._resume.set()
+
+    def _stall(self, seconds: float) -> None:
+        resumed = self._resume.wait(seconds)
+        self._resume.clear()
+        with self._lock:
+            self.stalls.append(resumed)
 
     def _violate(self, message: str) -> None:
         with self._lock:

@@ -77,7 +77,8 @@ class Reply:
         calls round-robin (the real API sends them one call after another, which is the default).
         ``stall=(k, seconds)``: once call ``k`` (0-based) is complete on the wire (right after the frame that
         opens call ``k + 1``, which is how a client learns it; for the last call, before the closing frames),
-        the stream pauses ``seconds``: a model still writing the rest of its answer. ``cut=k``: the connection
+        the stream pauses ``seconds`` (or until ``FakeLLMServer.resume()``): a model still writing the rest of
+        its answer. ``cut=k``: the connection
         then drops (after the stall, if any), so the client sees the stream fail with call ``k`` complete.
         """
         parsed: list[ToolCall] = []

@@ -2,8 +2,9 @@
 
 Through the real loop, over real HTTP on loopback: the httpx lane (OpenAI format) and litellm (Anthropic
 Messages, translated by litellm). The scripted server stalls the stream once a call is complete
-(``Reply.tool_calls(stall=...)``), so "the tool started before the response ended" is a comparison of two
-recorded timestamps (the tool's start, the end of the provider's stream), never a wall-clock bound.
+(``Reply.tool_calls(stall=...)``) until the tool itself resumes it (``server.stalls == [True]``), so "the
+tool started before the response ended" holds by construction and is checked on two recorded timestamps
+(the tool's start, the end of the provider's stream), never against a wall-clock bound.
 """
 
 from __future__ import annotations
@@ -41,17 +42,21 @@ from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult, too
 
 LOG: list[tuple[str, str, float]] = []
 """(``start`` | ``end``, the call's name argument, time.monotonic())."""
+SERVER: list[FakeLLMServer] = []
 
 
 @tool("fs")
-async def mark(ctx: ToolContext, name: str, seconds: float = 0.0) -> ToolResult:
+async def mark(ctx: ToolContext, name: str, seconds: float = 0.0, resume: bool = False) -> ToolResult:
     """Record when it runs, then wait.
 
     Args:
         name: Which call this is.
         seconds: How long to wait.
+        resume: End the server's stall: the rest of the response is sent only once this call has started.
     """
     LOG.append(("start", name, time.monotonic()))
+    if resume:
+        SERVER[0].resume()
     ctx.on_output("started\n")
     await asyncio.sleep(seconds)
     LOG.append(("end", name, time.monotonic()))
@@ -113,6 +118,7 @@ def lane(request: pytest.FixtureRequest) -> Iterator[tuple[FakeLLMServer, Timed]
     dialect, factory = request.param
     LOG.clear()
     with FakeLLMServer(dialect) as server:
+        SERVER[:] = [server]
         yield server, Timed(factory(server))
     assert not server.violations, server.violations
 
@@ -156,14 +162,15 @@ async def test_an_allowed_call_starts_before_the_response_ends(
 ) -> None:
     server, provider = lane
     server.enqueue(
-        Reply.tool_calls([("mark", {"name": "a"}, "call_a"), ("mark", {"name": "b"}, "call_b")], split=5,
-                         stall=(0, 1.0)),
+        Reply.tool_calls([("mark", {"name": "a", "resume": True}, "call_a"), ("mark", {"name": "b"}, "call_b")],
+                         split=5, stall=(0, 30.0)),
         Reply.text("done"),
     )
     conv = Conversation()
     events = await run(make_agent(provider, workspace), conv)
     assert isinstance(events[-1], TurnFinished) and events[-1].text == "done"
-    # The first call ran inside the stall: started, and even finished, before the first response ended.
+    # The first call ran inside the stall (it ended it): started, and even finished, before the response ended.
+    assert server.stalls == [True]
     assert when("start", "a") < when("end", "a") < provider.ended[0]
     assert position(events, started("a")) < position(events, first_request)
     request = next(e for e in events if isinstance(e, ModelRequest))
@@ -179,6 +186,7 @@ async def test_with_early_execution_off_calls_wait_for_the_end(
     server.enqueue(Reply.tool_calls([("mark", {"name": "a"}), ("mark", {"name": "b"})], stall=(0, 0.5)),
                    Reply.text("done"))
     events = await run(make_agent(provider, workspace, early_tools=False), Conversation())
+    assert server.stalls == [False]  # nothing could end the stall: no call ran while the response streamed
     assert provider.ended[0] < when("start", "a")
     assert position(events, first_request) < position(events, started("a"))
 
@@ -188,8 +196,8 @@ async def test_results_go_back_in_call_order_whatever_finishes_first(
 ) -> None:
     server, provider = lane
     server.enqueue(
-        Reply.tool_calls([("mark", {"name": "slow", "seconds": 1.5}, "call_slow"),
-                          ("mark", {"name": "fast"}, "call_fast")], stall=(0, 0.2)),
+        Reply.tool_calls([("mark", {"name": "slow", "seconds": 1.5, "resume": True}, "call_slow"),
+                          ("mark", {"name": "fast"}, "call_fast")], stall=(0, 30.0)),
         Reply.text("done"),
     )
     conv = Conversation()
@@ -209,8 +217,8 @@ async def test_calls_that_need_approval_wait_for_the_end_and_are_asked_in_order(
 ) -> None:
     server, provider = lane
     server.enqueue(
-        Reply.tool_calls([("mark", {"name": "a"}), ("gated", {"name": "g1"}), ("gated", {"name": "g2"}),
-                          ("mark", {"name": "c"})], stall=(2, 1.0)),
+        Reply.tool_calls([("mark", {"name": "a", "resume": True}), ("gated", {"name": "g1"}),
+                          ("gated", {"name": "g2"}), ("mark", {"name": "c"})], stall=(2, 30.0)),
         Reply.text("done"),
     )
     approver = Approver()
@@ -264,11 +272,13 @@ async def test_a_stream_that_fails_after_a_call_started_leaves_every_call_answer
     lane: tuple[FakeLLMServer, Timed], workspace: Path
 ) -> None:
     server, provider = lane
-    server.enqueue(Reply.tool_calls([("mark", {"name": "a"}), ("mark", {"name": "slow", "seconds": 30}),
-                                     ("mark", {"name": "c"})], stall=(1, 1.0), cut=1))
+    server.enqueue(Reply.tool_calls([("mark", {"name": "a"}),
+                                     ("mark", {"name": "slow", "seconds": 30, "resume": True}),
+                                     ("mark", {"name": "c"})], stall=(1, 30.0), cut=1))
     conv = Conversation()
     events = await asyncio.wait_for(run(make_agent(provider, workspace), conv), 20)
     assert isinstance(events[-1], TurnFailed)
+    assert server.stalls == [True]  # the connection dropped after the slow call had started
     assert when("start", "slow") < provider.ended[0]
     assert not any(k == "end" and n == "slow" for k, n, _ in LOG)
     assert conv.is_valid()
@@ -288,8 +298,8 @@ async def test_calls_past_the_turn_budget_never_start_early(
     lane: tuple[FakeLLMServer, Timed], workspace: Path
 ) -> None:
     server, provider = lane
-    server.enqueue(Reply.tool_calls([("mark", {"name": "a"}), ("mark", {"name": "b"}), ("mark", {"name": "c"})],
-                                    stall=(1, 0.5)),
+    server.enqueue(Reply.tool_calls([("mark", {"name": "a", "resume": True}), ("mark", {"name": "b"}),
+                                     ("mark", {"name": "c"})], stall=(1, 30.0)),
                    Reply.text("stopped"))
     conv = Conversation()
     events = await run(make_agent(provider, workspace, max_tool_calls=1), conv)
