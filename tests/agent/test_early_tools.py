@@ -31,8 +31,10 @@ from swebash_ai.agent import (
     TurnFinished,
 )
 from swebash_ai.agent.conversation import INCOMPLETE
+from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import ModelRequest
 from swebash_ai.config import load_settings
+from swebash_ai.config_rules import parse_rule_list
 from swebash_ai.providers.base import Chunk, Message, Provider
 from swebash_ai.providers.http_provider import HttpProvider
 from swebash_ai.providers.litellm_provider import LiteLLMProvider
@@ -123,9 +125,10 @@ def lane(request: pytest.FixtureRequest) -> Iterator[tuple[FakeLLMServer, Timed]
     assert not server.violations, server.violations
 
 
-def make_agent(provider: Timed, cwd: Path, approver: Any = None, **limits: Any) -> Agent:
+def make_agent(provider: Timed, cwd: Path, approver: Any = None, gate: Gate | None = None, **limits: Any) -> Agent:
     registry = ToolRegistry([mark, gated])
-    return Agent(provider, registry, ToolContext(load_settings().settings, cwd), approver, limits=LoopLimits(**limits))
+    return Agent(provider, registry, ToolContext(load_settings().settings, cwd), approver, limits=LoopLimits(**limits),
+                 gate=gate)
 
 
 def when(kind: str, name: str) -> float:
@@ -233,6 +236,26 @@ async def test_calls_that_need_approval_wait_for_the_end_and_are_asked_in_order(
     assert position(events, first_request) < position(events, lambda e: isinstance(e, ApprovalRequested))
     assert end < when("start", "g1")
     assert [text for _, text in tool_results(conv)] == ["mark a", "gated g1", "gated g2", "mark c"]
+
+
+async def test_a_rule_that_asks_about_an_allowed_tool_asks_after_the_response(
+    lane: tuple[FakeLLMServer, Timed], workspace: Path
+) -> None:
+    # The tool's own policy allows ``mark``, so the call starts early; the user's rule asks about it, so the
+    # question (the same decision path as any call) waits until the response has ended, and the tool only
+    # runs once the person said yes.
+    server, provider = lane
+    rules = parse_rule_list([{"tool": "mark", "arguments": {"name": "asked"}, "decision": "ask"}], "test", "rules",
+                            "config")
+    server.enqueue(Reply.tool_calls([("mark", {"name": "asked"}), ("mark", {"name": "b"})], stall=(0, 1.0)),
+                   Reply.text("done"))
+    approver = Approver()
+    conv = Conversation()
+    events = await run(make_agent(provider, workspace, approver, Gate(rules=rules, workspace=workspace)), conv)
+    assert [name for name, _ in approver.asked] == ["asked"]
+    assert provider.ended[0] < approver.asked[0][1] < when("start", "asked")
+    assert position(events, first_request) < position(events, lambda e: isinstance(e, ApprovalRequested))
+    assert [text for _, text in tool_results(conv)] == ["mark asked", "mark b"]
 
 
 async def test_cancel_mid_stream_stops_a_started_call_and_keeps_the_conversation_valid(
