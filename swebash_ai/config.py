@@ -130,6 +130,10 @@ class Settings(BaseSettings):
     tools_parallel: int = Field(4, ge=1, le=32)
     """Tool calls from one response that run at the same time (1-32)."""
 
+    tools_early: bool = True
+    """Start a tool call the policy allows outright as soon as the model has finished writing it, while the
+    rest of the response still streams. Calls that need approval always wait for the end of the response."""
+
     tools_allow: CommaList = Field(default_factory=list)
     """Comma-separated tool names; when set, only these tools are offered."""
 

@@ -10,14 +10,24 @@ approval mode and hooks (:mod:`swebash_ai.agent.decide`) -> approval when asked 
 audit. Nothing a tool or the model does raises out of the loop: bad arguments, unknown tools, denials and
 tool failures are results the model reads; provider errors end the turn with :class:`TurnFailed`.
 
+Early execution (``LoopLimits.early_tools``): the provider yields each call as soon as its arguments are
+complete, and a call whose tool policy allows it outright starts at once, while the rest of the response
+streams (:class:`~swebash_ai.agent.batch.CallBatch`). That check only holds calls back: every call, early or
+not, then goes through the same path above. Anything on it that must ask a person (an approval, a rule that
+asks, a tool asking for more, ``ask_user``) waits for the end of the response, because the stream holds the
+approval lock; calls that need approval start when the response has ended and are asked in call order.
+
 Cancellation (``Agent.cancel()``, or cancelling the task consuming the generator) at any point — mid-stream,
 mid-tool, waiting for approval — leaves the conversation valid: streamed text is kept, and every tool call
-of the last response has a result (``Cancelled: ...`` where it did not finish).
+of the last response has a result (``Cancelled: ...`` where it did not finish). A stream that is cancelled or
+fails after a call started early stops the started calls and keeps the calls received so far, each with
+its result or a result saying it was stopped (or never run).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -29,6 +39,7 @@ from typing import Any
 
 from swebash_ai.agent.approval import Approver, Decision, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
+from swebash_ai.agent.batch import CallBatch, allowed_outright
 from swebash_ai.agent.conversation import CANCELLED_RESULT, Conversation
 from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import (
@@ -67,6 +78,8 @@ class LoopLimits:
     max_tool_calls: int = 10
     parallel: int = 4
     context_tokens: int = 100_000
+    early_tools: bool = True
+    """Start a call the policy allows as soon as it is complete in the stream, not when the response ends."""
 
 
 class Agent:
@@ -208,13 +221,44 @@ class _Turn:
         self.emit(TurnFinished(result.text, "answered" if result.status != "cancelled" else "cancelled"))
 
     async def _stream(
-        self, tools: list[dict[str, Any]] | None, tool_choice: str = "auto", extra: list[dict[str, Any]] | None = None
+        self,
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str = "auto",
+        extra: list[dict[str, Any]] | None = None,
+        batch: CallBatch | None = None,
     ) -> tuple[str, list[ToolCall]]:
         agent = self.agent
         messages = self.conv.for_request(agent.system_prompt, agent.limits.context_tokens) + (extra or [])
         self.partial_text = []
         calls: list[ToolCall] = []
         self.in_stream = True
+        async with contextlib.AsyncExitStack() as held:
+            if batch is not None and batch.early:
+                # Calls started early must not ask anyone while the answer still streams: their questions
+                # (and ask_user's) queue on this lock and come after the response, in order.
+                await held.enter_async_context(agent._approval_lock)
+            try:
+                await self._receive(messages, tools, tool_choice, calls, batch)
+            except BaseException as exc:
+                if batch is not None and batch.started:  # keep the started calls, each with a result
+                    self.in_stream = False
+                    await batch.abandon(calls, "".join(self.partial_text),
+                                        cut=not isinstance(exc, asyncio.CancelledError))
+                raise
+        text = "".join(self.partial_text)
+        self.in_stream = False
+        self.conv.add_assistant(text, calls)
+        return text, calls
+
+    async def _receive(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str,
+        calls: list[ToolCall],
+        batch: CallBatch | None,
+    ) -> None:
+        agent = self.agent
         started = time.monotonic()
         first: float | None = None
         ok = False
@@ -227,6 +271,8 @@ class _Turn:
                     self.emit(TextDelta(chunk.text))
                 elif isinstance(chunk, ToolCall):
                     calls.append(chunk)
+                    if batch is not None:
+                        batch.offer(chunk)
                 elif isinstance(chunk, UsageChunk):
                     self.prompt_tokens += chunk.prompt_tokens
                     self.completion_tokens += chunk.completion_tokens
@@ -238,10 +284,6 @@ class _Turn:
             ok = True
         finally:
             self.emit(ModelRequest(agent.provider.model, time.monotonic() - started, len(calls), ok, first))
-        text = "".join(self.partial_text)
-        self.in_stream = False
-        self.conv.add_assistant(text, calls)
-        return text, calls
 
     async def _drive(self, user_message: str) -> None:
         agent = self.agent
@@ -252,12 +294,14 @@ class _Turn:
         tools = agent.registry.definitions() or None
         used = 0
         for iteration in range(1, limits.max_iterations + 1):
-            text, calls = await self._stream(tools)
+            budget = max(0, limits.max_tool_calls - used)
+            batch = CallBatch(self._run_call, lambda call: allowed_outright(agent.registry, agent.context, call),
+                              self.conv, limits.parallel, budget, early=limits.early_tools, cancelled=_cancelled_result)
+            text, calls = await self._stream(tools, batch=batch)
             if not calls:
                 await self._finished(text, "answered")
                 return
-            budget = max(0, limits.max_tool_calls - used)
-            await self._run_calls(calls[:budget])
+            await batch.run(calls[:budget])
             for call in calls[budget:]:
                 result = ToolResult.error(
                     f"Not run: the limit of {limits.max_tool_calls} tool calls per turn is reached."
@@ -294,35 +338,6 @@ class _Turn:
         for call in calls:  # a model that ignores tool_choice="none" still gets every call answered
             self.conv.add_tool_result(call.id, call.name, f"Not run: {why} was reached.")
         await self._finished(text, reason)
-
-    async def _run_calls(self, calls: list[ToolCall]) -> None:
-        semaphore = asyncio.Semaphore(self.agent.limits.parallel)
-
-        stopped: dict[str, ToolResult] = {}  # cancelled calls that said what their stop did
-
-        async def one(call: ToolCall) -> ToolResult:
-            async with semaphore:
-                try:
-                    return await self._run_call(call)
-                except asyncio.CancelledError as exc:
-                    if hasattr(exc, "result_message"):  # gather only hands back a bare CancelledError
-                        stopped[call.id] = _cancelled_result(exc)
-                    raise
-
-        tasks = [asyncio.create_task(one(c)) for c in calls]
-        try:
-            results = await asyncio.gather(*tasks)
-        except BaseException:
-            for t in tasks:
-                t.cancel()
-            done = await asyncio.gather(*tasks, return_exceptions=True)
-            for call, res in zip(calls, done, strict=True):  # keep what finished before the cancel
-                kept = res if isinstance(res, ToolResult) else stopped.get(call.id)
-                if kept is not None:
-                    self.conv.add_tool_result(call.id, call.name, kept.for_model())
-            raise
-        for call, result in zip(calls, results, strict=True):
-            self.conv.add_tool_result(call.id, call.name, result.for_model())
 
     async def _run_call(self, call: ToolCall) -> ToolResult:
         agent = self.agent

@@ -71,28 +71,57 @@ class _Partial:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+    emitted: bool = False
 
 
 def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
 
 
+def _whole_object(raw: str) -> bool:
+    """Are these arguments a complete JSON object? Nothing valid can follow its closing brace, so no later
+    fragment can belong to it: the call cannot have been cut."""
+    text = raw.strip()
+    if not text.endswith("}"):  # cheap: most fragments end mid-value
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 class ToolCallAccumulator:
-    """Assembles streamed tool-call deltas into complete calls.
+    """Assembles streamed tool-call deltas into complete calls, each as soon as it is known to be complete.
 
     Deltas are keyed by ``index``; ids, names and argument fragments may arrive split in any way. Some
     servers repeat the id or the full name on every delta: a repeated identical value is not appended twice.
+
+    A call is complete early (:meth:`add` returns it) when two things hold: a delta for another index came
+    after it (the model moved on: the next call started, or, through litellm, Anthropic closed that block and
+    opened the next), and its arguments are a whole JSON object. Both, because servers may interleave the
+    deltas of several calls (then "another index" says nothing), and invalid arguments may begin with a
+    valid object. Calls complete early in index order; the rest (the last call always) come from
+    :meth:`complete` at the end of the stream, after the caller knows the stream really ended.
     """
 
     def __init__(self) -> None:
         self._calls: dict[int, _Partial] = {}
+        self._next = 0  # calls before this position (in index order) were returned early
 
-    def add(self, delta_calls: Sequence[Any] | None) -> None:
+    def add(self, delta_calls: Sequence[Any] | None) -> list[ToolCall]:
+        """Take one chunk's tool-call deltas; return the calls they showed to be complete (usually none)."""
+        last: int | None = None
         for position, delta in enumerate(delta_calls or ()):
             index = _get(delta, "index")
             if index is None:
                 index = position
-            part = self._calls.setdefault(int(index), _Partial())
+            last = int(index)
+            part = self._calls.setdefault(last, _Partial())
+            if part.emitted:
+                # A fragment for a call already handed out can only come from a server that broke the
+                # format (the arguments were already a whole object): the call stands as it was run.
+                log.warning("tool call %d got a fragment after it was complete; ignored", last)
+                continue
             call_id = _get(delta, "id")
             if call_id and call_id != part.id:
                 part.id = call_id if part.id and call_id.startswith(part.id) else part.id + call_id
@@ -105,17 +134,33 @@ class ToolCallAccumulator:
             args = _get(fn, "arguments")
             if args:
                 part.arguments.append(args)
+        return [] if last is None else self._ready(last)
+
+    def _ready(self, active: int) -> list[ToolCall]:
+        out: list[ToolCall] = []
+        order = sorted(self._calls)
+        while self._next < len(order) and order[self._next] != active:
+            part = self._calls[order[self._next]]
+            if part.emitted:  # a lower index that arrived late
+                self._next += 1
+                continue
+            if not (part.name and _whole_object("".join(part.arguments))):
+                break
+            out.append(self._emit(part))
+            self._next += 1
+        return out
+
+    def _emit(self, part: _Partial) -> ToolCall:
+        part.emitted = True
+        part.id = part.id or f"call_{uuid.uuid4().hex[:24]}"  # the conversation needs ids to pair
+        return ToolCall(part.id, part.name, "".join(part.arguments))
 
     def __bool__(self) -> bool:
         return bool(self._calls)
 
     def complete(self) -> list[ToolCall]:
-        """The calls in index order; a call without an id gets one (the conversation needs ids to pair)."""
-        out = []
-        for _, part in sorted(self._calls.items()):
-            call_id = part.id or f"call_{uuid.uuid4().hex[:24]}"
-            out.append(ToolCall(call_id, part.name, "".join(part.arguments)))
-        return out
+        """The calls not returned early, in index order; a call without an id gets one."""
+        return [self._emit(part) for _, part in sorted(self._calls.items()) if not part.emitted]
 
 
 @runtime_checkable
@@ -229,10 +274,12 @@ async def openai_format_chunks(
 ) -> AsyncIterator[Chunk]:
     """Typed chunks from a stream of OpenAI-format ``chat.completion.chunk`` objects or plain JSON dicts.
 
-    Text is yielded as it arrives; tool-call deltas are assembled and yielded, complete, at the end; usage
-    once (some servers repeat it); then the finish reason. ``ended(finish_reason)`` says whether the stream
-    reached its end marker; when it did not, :class:`~swebash_ai.errors.IncompleteAnswerError` is raised
-    instead of the tool calls and the finish (arguments may have been cut: such a call must never run).
+    Text is yielded as it arrives; tool-call deltas are assembled, and each call is yielded as soon as it is
+    complete (see :class:`ToolCallAccumulator`: the loop may start it while the rest streams), the last one at
+    the end; usage once (some servers repeat it); then the finish reason. ``ended(finish_reason)`` says
+    whether the stream reached its end marker; when it did not, :class:`~swebash_ai.errors.IncompleteAnswerError`
+    is raised instead of the remaining tool calls and the finish (arguments may have been cut: such a call must
+    never run; a call yielded early had whole arguments and the model had moved on).
     """
     calls = ToolCallAccumulator()
     finish: str | None = None
@@ -252,7 +299,8 @@ async def openai_format_chunks(
                     yield TextChunk(content)
                 tool_calls = _get(delta, "tool_calls")
                 if tool_calls:
-                    calls.add(tool_calls)
+                    for call in calls.add(tool_calls):
+                        yield call
             reason = _get(choice, "finish_reason")
             if reason:
                 finish = reason

@@ -13,6 +13,12 @@ Two jobs, one wrapper (:class:`TextToolCallProvider`):
 Text that may be the start of a call is held back while it streams (at the start of the answer in recovery
 mode, at the start of any line in text mode); everything else streams through at once, so a normal answer is
 not delayed. Held text that turns out not to be a call is released unchanged.
+
+When a call is complete: native calls pass through as the inner provider yields them (as soon as each is
+complete). In text mode, the first call is yielded as soon as its JSON (or its closing fence) has arrived, so
+the loop can start it while the model goes on writing: only the first call is used and what follows it is
+dropped, so nothing later can change it. A recovered call waits for the end of the answer, by definition
+(the whole answer must be the call).
 """
 
 from __future__ import annotations
@@ -273,8 +279,11 @@ class TextToolCallProvider:
         held: list[str] = []  # text held back because it may be a call
         native_calls = False
         finish: FinishChunk | None = None
+        early: ToolCall | None = None  # text mode: the call, yielded before the answer ended
         try:
             async for chunk in source:
+                if isinstance(chunk, TextChunk) and early is not None:
+                    continue  # after the call: dropped, as at the end (only the first call counts)
                 if isinstance(chunk, TextChunk):
                     if held:
                         held.append(chunk.text)
@@ -286,6 +295,18 @@ class TextToolCallProvider:
                         if kept:
                             held.append(kept)
                     pending = "".join(held)
+                    if held and self.text_mode and tool_choice != "none" and ("}" in chunk.text or "`" in chunk.text):
+                        early = self._complete_call(pending, known)
+                        if early is not None:
+                            prose = parse_tool_calls(pending, known)[0]
+                            if prose.strip():
+                                yield TextChunk(prose)
+                            self.recovered += 1
+                            log.info("tool call parsed out of the text of %s while it streams: %s", self.model,
+                                     early.name)
+                            yield early
+                            held.clear()
+                            continue
                     if held and (len(pending) > _MAX_HOLD or not self._still_possible(emitted, pending)):
                         text = pending
                         held.clear()
@@ -302,6 +323,9 @@ class TextToolCallProvider:
             if held:
                 yield TextChunk("".join(held))
             raise
+        if early is not None:  # a call complete before the cut was whole: it stands (see the module doc)
+            yield FinishChunk("tool_calls")
+            return
         text = "".join(held)
         if text and not native_calls:
             if self.text_mode:
@@ -325,6 +349,14 @@ class TextToolCallProvider:
             yield TextChunk(text)
         if finish is not None:
             yield finish
+
+    @staticmethod
+    def _complete_call(held: str, known: Collection[str]) -> ToolCall | None:
+        """The first call in held text, once it is complete: a whole JSON call, outside any open fence."""
+        prose, calls = parse_tool_calls(held, known)
+        if not calls or prose.count("```") % 2:  # a bare object inside a fence not closed yet: wait for it
+            return None
+        return calls[0]
 
     def _split(self, emitted: list[str], piece: str) -> tuple[str, str]:
         """Split a new text piece into (what can be released now, what must be held from a hold point)."""

@@ -64,12 +64,14 @@ from swebash_ai.testing.replies import (  # noqa: F401 - re-exported for scripts
     Turn,
     anthropic_message,
     anthropic_stream,
+    cut_at,
     error_body,
     ollama_message,
     ollama_stream,
     openai_completion,
     openai_stream,
     pieces,
+    stall_at,
 )
 
 # ---------------------------------------------------------------------------------------------------
@@ -260,17 +262,18 @@ class _Handler(BaseHTTPRequestHandler):
         turn = owner._turn(reply, body)
         abort_after = None
         if body.get("stream", owner.dialect == "ollama"):  # Ollama streams unless told not to
+            opens: list[int] = []  # where each call opens, then where the closing frames start (not Ollama)
             if owner.dialect == "ollama":
                 frames, prefix = ollama_stream(turn)
                 marker, bad = 1, reply.message.encode() + b"\n"  # the "done" line
             elif owner.dialect == "openai":
                 options = body.get("stream_options")
                 include = isinstance(options, dict) and bool(options.get("include_usage"))
-                frames, prefix = openai_stream(turn, include)
+                frames, prefix = openai_stream(turn, include, opens)
                 # the finish chunk, the usage chunk, [DONE]
                 marker, bad = 3 if include else 2, b"data: " + reply.message.encode() + b"\n\n"
             else:
-                frames, prefix = anthropic_stream(turn)
+                frames, prefix = anthropic_stream(turn, opens)
                 marker, bad = 2, b"data: " + reply.message.encode() + b"\n\n"  # message_delta, message_stop
             shown = prefix + min(reply.after_chunks, len(pieces(reply.content, reply.chunk_size)))
             if reply.kind == "broken":  # never reach the closing events, whatever after_chunks says
@@ -279,8 +282,11 @@ class _Handler(BaseHTTPRequestHandler):
                 frames = frames[: max(0, len(frames) - marker - reply.drop)]
             elif reply.kind == "bad_event":
                 frames.insert(shown, bad)
+            elif opens and reply.calls:
+                abort_after = cut_at(reply, opens[:-1], opens[-1])
+            stalls = stall_at(reply, opens[:-1], opens[-1]) if opens and reply.calls else {}
             kind = "application/x-ndjson" if owner.dialect == "ollama" else "text/event-stream; charset=utf-8"
-            self._send_stream(frames, abort_after, reply.delay, kind)
+            self._send_stream(frames, abort_after, reply.delay, kind, stalls=stalls)
             return
         payload = {"openai": openai_completion, "anthropic": anthropic_message,
                    "ollama": ollama_message}[owner.dialect](turn)
@@ -317,7 +323,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._write(data)
 
     def _send_stream(self, frames: list[bytes], abort_after: int | None, delay: float,
-                     content_type: str = "text/event-stream; charset=utf-8") -> None:
+                     content_type: str = "text/event-stream; charset=utf-8",
+                     stalls: dict[int, float] | None = None) -> None:
         self._start(200, content_type,
                     {"Cache-Control": "no-cache", "Transfer-Encoding": "chunked"})
         for i, frame in enumerate(frames):
@@ -328,6 +335,8 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(delay)
             if not self._write(b"%x\r\n%s\r\n" % (len(frame), frame)):
                 return
+            if stalls and i in stalls:
+                self.owner._stall(stalls[i])
         if abort_after is not None:
             self._abort()
             return
@@ -352,6 +361,10 @@ class FakeLLMServer:
         self.responder: Responder | None = None
         self.requests: list[JSON] = []
         self.violations: list[str] = []
+        self.stalls: list[bool] = []
+        """One entry per stall (``Reply.tool_calls(stall=...)``) that ended: ``True`` when :meth:`resume` ended
+        it, ``False`` when its time ran out."""
+        self._resume = threading.Event()
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count()
@@ -410,6 +423,17 @@ class FakeLLMServer:
         with self._lock:
             self.requests.append({"path": path, "headers": headers, "body": body})
             return len(self.requests) - 1
+
+    def resume(self) -> None:
+        """End the current (or the next) stall now: a test proves that something happened while the server
+        was still holding the rest of a response back (see :attr:`stalls`)."""
+        self._resume.set()
+
+    def _stall(self, seconds: float) -> None:
+        resumed = self._resume.wait(seconds)
+        self._resume.clear()
+        with self._lock:
+            self.stalls.append(resumed)
 
     def _violate(self, message: str) -> None:
         with self._lock:

@@ -56,6 +56,8 @@ class Reply:
     drop: int = 0
     body: bytes = b""
     content_type: str = ""
+    stall: tuple[int, float] | None = None
+    cut: int | None = None
 
     @classmethod
     def text(cls, text: str, *, chunk_size: int = 4, delay: float = 0.0,
@@ -66,12 +68,18 @@ class Reply:
     @classmethod
     def tool_calls(cls, calls: Sequence[ToolCallSpec], *, text: str = "", split: int = 0, chunk_size: int = 4,
                    interleave: bool = False, delay: float = 0.0,
-                   usage: tuple[int, int] | None = None) -> Reply:
+                   usage: tuple[int, int] | None = None, stall: tuple[int, float] | None = None,
+                   cut: int | None = None) -> Reply:
         """Tool calls ``(name, arguments[, id])``; a dict is JSON-dumped, a string is sent verbatim.
 
         ``split=N`` sends id, name and arguments in N-character fragments (anthropic: arguments only,
         its protocol sends id and name whole); ``interleave=True`` alternates fragments of different
         calls round-robin (the real API sends them one call after another, which is the default).
+        ``stall=(k, seconds)``: once call ``k`` (0-based) is complete on the wire (right after the frame that
+        opens call ``k + 1``, which is how a client learns it; for the last call, before the closing frames),
+        the stream pauses ``seconds`` (or until ``FakeLLMServer.resume()``): a model still writing the rest of
+        its answer. ``cut=k``: the connection
+        then drops (after the stall, if any), so the client sees the stream fail with call ``k`` complete.
         """
         parsed: list[ToolCall] = []
         for spec in calls:
@@ -79,7 +87,7 @@ class Reply:
             call_id = spec[2] if len(spec) > 2 else None
             parsed.append(ToolCall(name, args if isinstance(args, str) else json.dumps(args), call_id))
         return cls("tool_calls", content=text, calls=tuple(parsed), split=split, chunk_size=chunk_size,
-                   interleave=interleave, delay=delay, usage=usage)
+                   interleave=interleave, delay=delay, usage=usage, stall=stall, cut=cut)
 
     @classmethod
     def error(cls, status: int, message: str, *, retry_after: float | None = None,
@@ -126,13 +134,15 @@ class Reply:
         (optionally with ``"text"``), ``{"error": 429, "message": …, "retry_after": 0}`` or
         ``{"broken": "partial text", "after_chunks": 2}``, ``{"truncated": …}``, ``{"bad_event": …}``,
         ``{"raw": …}``, ``{"hang": seconds}`` (see those class methods); optional ``chunk_size``, ``split``,
-        ``interleave``, ``delay``, ``usage: [prompt, completion]``."""
+        ``interleave``, ``delay``, ``usage: [prompt, completion]``, ``stall: [call, seconds]``, ``cut: call``."""
         if not isinstance(obj, dict):
             raise ValueError(f"a script entry must be a JSON object, got {obj!r}")
         delay = float(obj.get("delay", 0.0))
         chunk = int(obj.get("chunk_size", 4))
         usage_raw = obj.get("usage")
         usage = (int(usage_raw[0]), int(usage_raw[1])) if usage_raw is not None else None
+        stall_raw = obj.get("stall")
+        stall = (int(stall_raw[0]), float(stall_raw[1])) if stall_raw is not None else None
         if "error" in obj:
             retry = obj.get("retry_after")
             return cls.error(int(obj["error"]), str(obj.get("message", "error")),
@@ -163,7 +173,8 @@ class Reply:
                 specs.append(cast(ToolCallSpec, tuple(entry)))
             return cls.tool_calls(specs, text=str(obj.get("text", "")), split=int(obj.get("split", 0)),
                                   chunk_size=chunk, interleave=bool(obj.get("interleave", False)),
-                                  delay=delay, usage=usage)
+                                  delay=delay, usage=usage, stall=stall,
+                                  cut=None if obj.get("cut") is None else int(obj["cut"]))
         if "text" in obj:
             return cls.text(str(obj["text"]), chunk_size=chunk, delay=delay, usage=usage)
         raise ValueError(f"unknown script entry (needs text, tool_calls, error, broken, truncated, bad_event, raw or "
@@ -208,8 +219,30 @@ def openai_usage(turn: Turn) -> JSON:
             "total_tokens": turn.prompt_tokens + turn.completion_tokens}
 
 
-def openai_stream(turn: Turn, include_usage: bool) -> tuple[list[bytes], int]:
-    """SSE frames for an OpenAI stream, and how many frames precede the first text delta."""
+def _complete_at(k: int, opens: Sequence[int], closing: int) -> int:
+    """The frame after which call ``k`` is complete for a client: the one opening the next call."""
+    return opens[k + 1] if k + 1 < len(opens) else closing - 1
+
+
+def stall_at(reply: Reply, opens: Sequence[int], closing: int) -> dict[int, float]:
+    """``{frame: seconds}`` to pause after, for ``reply.stall``: ``opens[k]`` is the frame that opens call
+    ``k``, ``closing`` the first frame after the calls."""
+    if reply.stall is None:
+        return {}
+    k, seconds = reply.stall
+    return {_complete_at(k, opens, closing): seconds}
+
+
+def cut_at(reply: Reply, opens: Sequence[int], closing: int) -> int | None:
+    """How many frames to send before dropping the connection, for ``reply.cut``."""
+    return None if reply.cut is None else _complete_at(reply.cut, opens, closing) + 1
+
+
+def openai_stream(turn: Turn, include_usage: bool, opens: list[int] | None = None) -> tuple[list[bytes], int]:
+    """SSE frames for an OpenAI stream, and how many frames precede the first text delta.
+
+    ``opens`` (when given) receives the frame number where each call opens, and then that of the closing
+    frame (for :func:`stall_at`)."""
     reply = turn.reply
     base: JSON = {"id": f"chatcmpl-fake{turn.serial}", "object": "chat.completion.chunk",
                   "created": int(time.time()), "model": turn.model, "system_fingerprint": None}
@@ -235,7 +268,14 @@ def openai_stream(turn: Turn, include_usage: bool) -> tuple[list[bytes], int]:
             group += [{"index": index, "function": {"name": piece}} for piece in pieces(call.name, n)]
             group += [{"index": index, "function": {"arguments": p}} for p in pieces(call.arguments, n)]
         groups.append(group)
-    deltas = round_robin(groups) if reply.interleave else itertools.chain.from_iterable(groups)
+    deltas = list(round_robin(groups) if reply.interleave else itertools.chain.from_iterable(groups))
+    if opens is not None:
+        seen: set[int] = set()
+        for n, delta in enumerate(deltas):
+            if delta["index"] not in seen:
+                seen.add(delta["index"])
+                opens.append(len(events) + n)
+        opens.append(len(events) + len(deltas))
     events += [chunk({"tool_calls": [delta]}) for delta in deltas]
     final = chunk({}, turn.finish_reason)
     if not include_usage:
@@ -270,8 +310,9 @@ def anthropic_input(arguments: str) -> Any:
         return arguments  # invalid on purpose: hand it over raw
 
 
-def anthropic_stream(turn: Turn) -> tuple[list[bytes], int]:
-    """SSE frames for an Anthropic Messages stream, and how many frames precede the first text delta."""
+def anthropic_stream(turn: Turn, opens: list[int] | None = None) -> tuple[list[bytes], int]:
+    """SSE frames for an Anthropic Messages stream, and how many frames precede the first text delta
+    (``opens``: as for :func:`openai_stream`)."""
     reply = turn.reply
     events: list[JSON] = [
         {"type": "message_start", "message": {
@@ -289,6 +330,8 @@ def anthropic_stream(turn: Turn) -> tuple[list[bytes], int]:
         events.append({"type": "content_block_stop", "index": 0})
         index = 1
     for call, cid in zip(reply.calls, turn.ids, strict=True):
+        if opens is not None:
+            opens.append(len(events))
         events.append({"type": "content_block_start", "index": index,
                        "content_block": {"type": "tool_use", "id": cid, "name": call.name, "input": {}}})
         events += [{"type": "content_block_delta", "index": index,
@@ -296,6 +339,8 @@ def anthropic_stream(turn: Turn) -> tuple[list[bytes], int]:
                    for piece in pieces(call.arguments, reply.split)]
         events.append({"type": "content_block_stop", "index": index})
         index += 1
+    if opens is not None:
+        opens.append(len(events))
     events.append({"type": "message_delta",
                    "delta": {"stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None},
                    "usage": {"output_tokens": turn.completion_tokens}})

@@ -153,3 +153,53 @@ async def test_without_tools_the_wrapper_is_transparent() -> None:
     chunks = await _collect(TextToolCallProvider(inner, text_mode=True), [{"role": "user", "content": "q"}], None)
     assert chunks == [TextChunk('{"name": "read_file", "arguments": {}}'), FinishChunk("stop")]
     assert inner.requests[0]["messages"] == [{"role": "user", "content": "q"}]
+
+
+class _Counting:
+    """An inner provider that counts the chunks it has handed out."""
+
+    model = "counting/test"
+
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self.chunks = chunks
+        self.handed = 0
+
+    async def stream(self, *args: Any) -> Any:
+        for chunk in self.chunks:
+            self.handed += 1
+            yield chunk
+
+
+@pytest.mark.parametrize("fenced", [True, False])
+async def test_text_mode_yields_the_call_as_soon_as_it_is_complete(fenced: bool) -> None:
+    block = '{"tool": "run_command", "arguments": {"command": "ls"}}'
+    body = f"```json\n{block}\n```" if fenced else block
+    pieces = ["Let me look.\n", *[body[i : i + 9] for i in range(0, len(body), 9)], "\nThen I will",
+              " read the output.", " More words."]
+    inner = _Counting([TextChunk(p) for p in pieces] + [FinishChunk("stop")])
+    wrapper = TextToolCallProvider(inner, text_mode=True)  # type: ignore[arg-type]
+    seen: list[tuple[Chunk, int]] = []
+    async for chunk in wrapper.stream([{"role": "user", "content": "q"}], TOOLS):
+        seen.append((chunk, inner.handed))
+    (call, handed), = [(c, n) for c, n in seen if isinstance(c, ToolCall)]
+    assert json.loads(call.arguments) == {"command": "ls"}
+    assert handed < len(pieces) - 2  # yielded while the model was still writing
+    texts = [c.text for c, _ in seen if isinstance(c, TextChunk)]
+    assert "".join(texts).strip() == "Let me look."  # the prose before; what follows the call is dropped
+    assert seen[-1][0] == FinishChunk("tool_calls")
+    assert wrapper.recovered == 1
+
+
+async def test_text_mode_waits_for_a_fence_to_close() -> None:
+    # A whole object inside a fence that is still open is complete JSON, but the prose check must see the
+    # fence closed first, or the opening fence would be shown as text.
+    body = '```json\n{"tool": "run_command", "arguments": {"command": "ls"}}'
+    inner = _Counting([TextChunk("Sure.\n"), TextChunk(body), TextChunk("\n```"), FinishChunk("stop")])
+    seen: list[tuple[Chunk, int]] = []
+    async for chunk in TextToolCallProvider(inner, text_mode=True).stream(  # type: ignore[arg-type]
+        [{"role": "user", "content": "q"}], TOOLS
+    ):
+        seen.append((chunk, inner.handed))
+    (handed,) = [n for c, n in seen if isinstance(c, ToolCall)]
+    assert handed == 3
+    assert "".join(c.text for c, _ in seen if isinstance(c, TextChunk)).strip() == "Sure."

@@ -144,6 +144,25 @@ async def test_parallel_calls_keep_their_order_and_arguments(impl: Any) -> None:
     assert len({c.id for c in calls}) == 3
 
 
+async def test_the_first_call_arrives_while_the_rest_is_held_back(impl: Any) -> None:
+    server, factory = impl
+    if server.dialect == "ollama":
+        pytest.skip("Ollama sends every call of a response in one line: there is no later part to hold back")
+    # Once call 0 is complete on the wire the server holds the rest back (up to 30 s) until we resume it on
+    # receiving call 0: a provider that yielded calls only at the end could never have resumed it.
+    server.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 1"}), ("read_file", {"path": "a"}),
+                                     ("read_file", {"path": "b"})], split=3, stall=(0, 30.0)))
+    chunks: list[Chunk] = []
+    async for chunk in factory(server, 0).stream([{"role": "user", "content": "hi"}], TOOLS):
+        if isinstance(chunk, ToolCall) and not calls_of(chunks):
+            server.resume()
+        chunks.append(chunk)
+    assert server.stalls == [True]
+    assert [json.loads(c.arguments) for c in calls_of(chunks)] == [{"command": "sleep 1"}, {"path": "a"},
+                                                                   {"path": "b"}]
+    assert isinstance(chunks[-1], FinishChunk)
+
+
 async def test_tool_results_are_sent_back_in_the_provider_format(impl: Any) -> None:
     server, factory = impl
     server.enqueue(Reply.text("The file says hi."))
