@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from swebash_ai.agent.conversation import Conversation
 from swebash_ai.providers.base import ToolCall
@@ -23,9 +24,12 @@ from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
 log = logging.getLogger(__name__)
 
 
-def allowed_outright(registry: ToolRegistry, context: ToolContext, call: ToolCall) -> bool:
+def allowed_outright(registry: ToolRegistry, context: ToolContext, call: ToolCall,
+                     has_a_say: Callable[[str, dict[str, Any]], bool] = lambda _tool, _args: False) -> bool:
     """May ``call`` start while the response still streams? Only when its tool's own policy (the first step
-    of the decision pipeline, and its floor) says ``allow``. This can only hold a call back, never let one
+    of the decision pipeline, and its floor) says ``allow`` and nothing later in the pipeline has a say in
+    it (``has_a_say``: a user rule that covers it, a before_tool hook that matches), since those may ask, and
+    questions come at the end of the response, in call order. This can only hold a call back, never let one
     through: the call then runs through the loop's one path like any other (validation, policy, rules, mode,
     hooks, approval, audit)."""
     tool = registry.get(call.name)
@@ -35,7 +39,7 @@ def allowed_outright(registry: ToolRegistry, context: ToolContext, call: ToolCal
     if isinstance(args, ToolResult):
         return False
     try:
-        return bool(tool.check(context, args).decision == "allow")
+        return bool(tool.check(context, args).decision == "allow") and not has_a_say(tool.name, args.model_dump())
     except Exception:  # the real run reports it; here it only means "not early"
         log.debug("policy of %s failed while streaming", call.name, exc_info=True)
         return False

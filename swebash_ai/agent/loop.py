@@ -295,7 +295,8 @@ class _Turn:
         used = 0
         for iteration in range(1, limits.max_iterations + 1):
             budget = max(0, limits.max_tool_calls - used)
-            batch = CallBatch(self._run_call, lambda call: allowed_outright(agent.registry, agent.context, call),
+            batch = CallBatch(self._run_call,
+                              lambda call: allowed_outright(agent.registry, agent.context, call, self._has_a_say),
                               self.conv, limits.parallel, budget, early=limits.early_tools, cancelled=_cancelled_result)
             text, calls = await self._stream(tools, batch=batch)
             if not calls:
@@ -433,6 +434,12 @@ class _Turn:
         result = await _without_secrets(await tool.invoke(call_ctx, args))
         await self._after_tool(tool.name, args.model_dump(), result)
         return result, "ask" if "ask" in (own.decision, verdict.decision) else "allow", decided_by
+
+    def _has_a_say(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Would a user rule or a before_tool hook take part in deciding this call (so it may not start early)?"""
+        gate = self.agent.gate
+        return gate.rule_for(tool, arguments, self._proven) is not None or bool(gate.matching("before_tool", tool,
+                                                                                              arguments))
 
     def _proven(self, command: str) -> bool:
         """One simple command of a compound, judged alone by the command classifier."""

@@ -258,6 +258,26 @@ async def test_a_rule_that_asks_about_an_allowed_tool_asks_after_the_response(
     assert [text for _, text in tool_results(conv)] == ["mark asked", "mark b"]
 
 
+async def test_questions_keep_call_order_when_a_rule_asks_about_a_later_call(
+    lane: tuple[FakeLLMServer, Timed], workspace: Path
+) -> None:
+    # g1 needs approval by its tool's own policy; the later "mark asked" is allowed by its tool but a user
+    # rule asks. Neither may start while the response streams, so the questions come in call order.
+    server, provider = lane
+    rules = parse_rule_list([{"tool": "mark", "arguments": {"name": "asked"}, "decision": "ask"}], "test", "rules",
+                            "config")
+    server.enqueue(Reply.tool_calls([("gated", {"name": "g1"}), ("mark", {"name": "free"}),
+                                     ("mark", {"name": "asked"}), ("mark", {"name": "z"})], stall=(2, 1.0)),
+                   Reply.text("done"))
+    approver = Approver()
+    conv = Conversation()
+    await run(make_agent(provider, workspace, approver, Gate(rules=rules, workspace=workspace)), conv)
+    assert [name for name, _ in approver.asked] == ["g1", "asked"]
+    assert when("start", "free") < provider.ended[0]  # the call no rule covers still started early
+    assert provider.ended[0] < when("start", "asked")
+    assert [text for _, text in tool_results(conv)] == ["gated g1", "mark free", "mark asked", "mark z"]
+
+
 async def test_cancel_mid_stream_stops_a_started_call_and_keeps_the_conversation_valid(
     lane: tuple[FakeLLMServer, Timed], workspace: Path
 ) -> None:
