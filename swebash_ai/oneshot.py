@@ -593,6 +593,7 @@ async def _answer(
         return await _run_turn(session, question, renderer, shown)
     except asyncio.CancelledError:
         session.save()
+        _show_notices(session, renderer)
         renderer.interrupted()
         return ExitCode.INTERRUPTED
     finally:
@@ -602,6 +603,12 @@ async def _answer(
                 renderer.handle(_notice(line), session)
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
+
+
+def _show_notices(session: Session, renderer: Renderer) -> None:
+    """What the session queued and the turn did not show: a save that forked the session, say."""
+    while session.notices:
+        renderer.handle(_notice(session.notices.pop(0)), session)
 
 
 def _notice(text: str) -> Any:
@@ -624,11 +631,22 @@ def _prepared(session: Session, question: str, renderer: Renderer) -> str:
 
 async def _run_turn(session: Session, question: str, renderer: Renderer, shown: _Shown) -> int:
     """Run the turn, render its events, and turn its outcome into an exit code."""
+    events = session.run(question)
+    try:
+        return await _render_turn(session, events, renderer, shown)
+    finally:
+        # Closed now, not whenever it is collected: the turn's save, and what it has to say (a fork), come
+        # before the exit.
+        await events.aclose()
+        _show_notices(session, renderer)
+
+
+async def _render_turn(session: Session, events: Any, renderer: Renderer, shown: _Shown) -> int:
     from swebash_ai.agent import events as ev
     from swebash_ai.agent.loop import LIMIT_SETTINGS
 
     code: int = ExitCode.ERROR
-    async for event in session.run(question):
+    async for event in events:
         if isinstance(event, ev.TurnFailed):
             code = exit_code_for(event.error)
             renderer.error(event.error, ExitCode(code))

@@ -29,8 +29,8 @@ from typing import IO
 
 from swebash_ai.locations import Locations
 
-__all__ = ["DIR_MODE", "FILE_MODE", "UMASK", "exposed", "make_dirs", "open_append", "tighten", "tighten_once",
-           "write_file"]
+__all__ = ["DIR_MODE", "FILE_MODE", "UMASK", "exposed", "locked", "make_dirs", "open_append", "tighten",
+           "tighten_once", "write_file"]
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,23 @@ def open_append(path: Path, *, readable: bool = False) -> IO[bytes]:
     symlink in its place is refused (``ELOOP``): nothing planted in our folders makes us write elsewhere."""
     make_dirs(path.parent)
     return open(path, "a+b" if readable else "ab", buffering=0, opener=_private_opener)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock (``flock``) on the file ``path`` (created 0600) for the ``with`` block.
+
+    For read-check-write sequences between processes of this app (two instances saving one session). The
+    lock goes with the process: a writer killed while holding it blocks nobody. The lock file itself stays
+    (removing it would race with a process that just opened it)."""
+    import fcntl
+
+    with open_append(path) as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _walk(top: Path) -> Iterator[tuple[str, int, list[str]]]:

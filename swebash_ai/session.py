@@ -499,19 +499,25 @@ class Session:
         if self.agent is not None:
             self.agent.cancel()
 
-    def save(self) -> None:
+    def save(self) -> str | None:
+        """Save; when another instance saved this session meanwhile, it forks (:meth:`Conversation.save`): the
+        line saying so is returned and queued in :attr:`notices`, which both front ends show after a turn."""
         if not self.conversation.messages:
-            return
+            return None
         self.conversation.meta["model"] = self.model
         if self.agent is not None:  # what the model was offered, for `swebash-ai export`
             self.conversation.meta["system"] = self.agent.system_prompt
             self.conversation.meta["tools"] = self.registry.definitions()
         try:
-            self.conversation.save(self.session_file)
+            forked = self.conversation.save(self.session_file)
         except OSError as exc:
             reason = exc.strerror or str(exc)
             log.warning("swebash-ai: cannot save the session to %s (%s); its previous save is intact.",
                         self.session_file, reason)
+            return None
+        if forked:
+            self.notices.append(forked)
+        return forked
 
     def new_conversation(self) -> None:
         self.save()

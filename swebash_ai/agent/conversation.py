@@ -4,7 +4,9 @@ Invariants:
 - every assistant ``tool_calls`` entry is answered by a ``tool`` message with its id before the next
   assistant or user message (:meth:`Conversation.repair` restores this after a crash or a cancel);
 - trimming for a request drops whole old *turns* (a turn starts at a user message), so a tool call is never
-  separated from its result; the full history stays in memory and on disk.
+  separated from its result; the full history stays in memory and on disk;
+- a save never overwrites a turn it has not seen: two instances of the app that resumed the same session
+  each keep their turns (the second to save forks a new session, see :meth:`Conversation.save`).
 
 The token count is an estimate (about four characters a token): exact tokenizers are slow to import and
 differ per provider, and the budget only needs to be safely below the model's context.
@@ -25,6 +27,9 @@ from swebash_ai.providers.base import Message, ToolCall
 
 INCOMPLETE = "incomplete"
 """Key of an assistant message whose answer broke off; kept in the saved session, left out of requests."""
+
+SAVE_LOCK = ".save.lock"
+"""In a sessions folder: held (``flock``) while a session file is checked and written."""
 
 CANCELLED_RESULT = "Cancelled: the user interrupted before this call finished; it may not have run."
 
@@ -66,6 +71,8 @@ class Conversation:
     meta: dict[str, Any] = field(default_factory=dict)
     _costs: list[int] = field(default_factory=list, repr=False, compare=False)
     """Token estimates of ``messages[:len(_costs)]``: messages are only ever appended, so each is costed once."""
+    _generation: int | None = field(default=None, repr=False, compare=False)
+    """The save counter of this session's file as this instance last read or wrote it (``None``: not on disk)."""
 
     def _token_costs(self) -> list[int]:
         if len(self._costs) > len(self.messages):  # the list was replaced or cut: start over
@@ -167,14 +174,37 @@ class Conversation:
         return "(empty)"
 
     # --- files ----------------------------------------------------------------------------------------
-    def save(self, path: Path) -> None:
+    def save(self, path: Path) -> str | None:
         """Write the whole session atomically, readable by its owner alone: a crash, a full disk or a kill
-        mid-write leaves the previous file intact, and two processes saving at once each write their own
-        temporary file."""
-        meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title, **self.meta}
-        lines = [json.dumps({"meta": meta}, ensure_ascii=False)]
-        lines += [json.dumps(msg, ensure_ascii=False) for msg in self.messages]
-        private_files.write_file(path, ("\n".join(lines) + "\n").encode("utf-8"))  # what the model read: 0600
+        mid-write leaves the previous file intact.
+
+        Another instance of the app may have resumed the same session and saved a turn of its own since this
+        one read or wrote the file (the file's ``generation`` counter moved on). Overwriting would silently
+        drop that turn, and merging two diverging histories has no sound answer, so this conversation is
+        saved as a new session instead, forked from the other (``meta.forked_from``), and goes on under the
+        new id. Returns the one line to tell the user when that happens, else ``None``. The check and the
+        write happen under an advisory lock on the folder's :data:`SAVE_LOCK`, so no save slips between them.
+        """
+        notice = None
+        with private_files.locked(path.parent / SAVE_LOCK):
+            on_disk = _generation_of(path)
+            if on_disk is not None and on_disk != self._generation:
+                parent = self.id
+                while path.exists():
+                    self.id = new_session_id()
+                    path = path.with_name(f"{self.id}.jsonl")
+                self.meta["forked_from"] = parent
+                self._generation = None
+                notice = (f"Session {parent} was saved by another swebash-ai meanwhile; this conversation is saved "
+                          f"as a new session {self.id}, forked from it, so neither loses a turn.")
+            generation = (self._generation or 0) + 1
+            meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title,
+                    **self.meta, "generation": generation}
+            lines = [json.dumps({"meta": meta}, ensure_ascii=False)]
+            lines += [json.dumps(msg, ensure_ascii=False) for msg in self.messages]
+            private_files.write_file(path, ("\n".join(lines) + "\n").encode("utf-8"))  # what the model read: 0600
+            self._generation = generation
+        return notice
 
     @classmethod
     def load(cls, path: Path) -> Conversation:
@@ -201,9 +231,28 @@ class Conversation:
         )
         meta.pop("updated", None)
         meta.pop("title", None)
+        generation = meta.pop("generation", 0)  # a file of an older version has no counter: 0
+        conv._generation = generation if isinstance(generation, int) else -1
         conv.meta = meta
         conv.repair()
         return conv
+
+
+def _generation_of(path: Path) -> int | None:
+    """The save counter in the header of the session file ``path``: ``None`` when there is no file, -1 when
+    its header cannot be read (a file we cannot read is never overwritten)."""
+    try:
+        with path.open("rb") as fh:
+            header = fh.readline()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return -1
+    try:
+        generation = json.loads(header)["meta"].get("generation", 0)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return -1
+    return generation if isinstance(generation, int) else -1
 
 
 @dataclass(frozen=True)

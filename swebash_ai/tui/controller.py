@@ -135,7 +135,11 @@ class Controller:
         for refused in session.instructions.refused:  # a pop-up too: a refusal may mean a hostile repository
             self.app.notify(f"{refused.path}: {refused.reason}", title="Instruction file refused",
                             severity="warning", timeout=10)
-        while session.notices:  # unreadable or cut instruction files: now, not at the first turn
+        self.show_notices(session)  # unreadable or cut instruction files: now, not at the first turn
+
+    def show_notices(self, session: Session | None) -> None:
+        """What the session queued for the user (a save forked to a new session, a retry...), as warnings."""
+        while session is not None and session.notices:
             self.app.chat.add_notice(session.notices.pop(0), "warning")
 
     def _show_provider(self, session: Session, offer: OllamaOffer | None = None) -> None:
@@ -289,6 +293,7 @@ class Controller:
         finally:
             self._future = None
             await app.chat.end_reply()
+            self.show_notices(app.session)  # the turn's save may have forked the session
             app.busy = False
             app.status.set_busy("")
 
@@ -447,6 +452,7 @@ class Controller:
         await self.clear_screen()
         self.app.plan.show(None)
         self.app.status.reset_usage()
+        self.show_notices(session)
         self.app.chat.add_notice("New conversation.")
 
     async def cmd_theme(self, arg: str) -> None:
@@ -485,6 +491,7 @@ class Controller:
             self.app.chat.add_notice("Nothing to save yet.")
             return
         session.save()
+        self.show_notices(session)
         self.app.chat.add_notice(f"Saved to {session.session_file} (resume with /sessions or --resume "
                                  f"{session.conversation.id}).")
 
@@ -504,6 +511,7 @@ class Controller:
             self.app.chat.add_notice(str(exc), "warning")
             return
         self.app.chat.add_info(result.summary(), title="Undo")
+        self.show_notices(session)
 
     async def cmd_sessions(self, arg: str) -> None:
         session = await self._ready_session()
@@ -533,6 +541,7 @@ class Controller:
         await self.clear_screen()
         self.app.status.reset_usage()
         self.render_conversation(session)
+        self.show_notices(session)  # the save of the conversation left behind may have forked it
 
     async def cmd_model(self, arg: str) -> None:
         session = await self._ready_session()
