@@ -1,0 +1,162 @@
+"""Two instances of the app on one saved session: each adds a turn; neither turn is lost.
+
+The second to save finds that the file moved on since it read it, saves its conversation as a new session
+forked from the first, and says so in one line. Run with two real one-shot processes held mid-turn by the
+scripted server, and with two sessions in one process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swebash_ai.agent.conversation import SAVE_LOCK, Conversation, list_sessions
+from swebash_ai.agent.events import Notice
+from swebash_ai.config import load_settings
+from swebash_ai.oneshot import ExitCode
+from swebash_ai.session import Session
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = "20260101-000000-5e55ed"
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def sessions_dir() -> Path:
+    return load_settings({}).locations.sessions_dir
+
+
+def shared_session() -> Path:
+    conv = Conversation(id=SHARED)
+    conv.add_user("first question")
+    conv.add_assistant("First answer.")
+    path = sessions_dir() / f"{SHARED}.jsonl"
+    conv.save(path)
+    return path
+
+
+def read(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """A session file's header and the text of its messages."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return lines[0]["meta"], [m["content"] for m in lines[1:]]
+
+
+class Gate:
+    """A responder that holds each request until the test releases it, keyed by the last user message."""
+
+    def __init__(self) -> None:
+        self.arrived = {who: threading.Event() for who in ("A", "B")}
+        self.release = {who: threading.Event() for who in ("A", "B")}
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        who = [m for m in body["messages"] if m["role"] == "user"][-1]["content"][-1]
+        self.arrived[who].set()
+        assert self.release[who].wait(60), f"{who} was never released"
+        return Reply.text(f"Answer to {who}.")
+
+
+def one_shot(question: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "SWEBASH_AI_PROVIDER_RETRIES": "0"}
+    return subprocess.Popen([sys.executable, "-m", "swebash_ai", "--resume", SHARED, "-c", question],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, start_new_session=True)
+
+
+def test_two_one_shot_processes_resuming_one_session_both_keep_their_turn(
+    llm_env: FakeLLMServer, workspace: Path
+) -> None:
+    path = shared_session()
+    gate = Gate()
+    llm_env.responder = gate
+    a = one_shot("from A")
+    try:
+        assert gate.arrived["A"].wait(60)  # A has read the session and waits for its answer
+        b = one_shot("from B")
+        try:
+            assert gate.arrived["B"].wait(60)  # so has B
+            gate.release["B"].set()
+            b_out, b_err = b.communicate(timeout=60)
+        finally:
+            b.kill()
+        gate.release["A"].set()  # A saves last, over a file that moved on since it read it
+        a_out, a_err = a.communicate(timeout=60)
+    finally:
+        a.kill()
+        gate.release["A"].set()
+
+    assert (b.returncode, b_out, b_err) == (ExitCode.OK, "Answer to B.\n", "")
+    assert a.returncode == ExitCode.OK and a_out == "Answer to A.\n"
+    (line,) = a_err.splitlines()
+    forks = [s for s in list_sessions(sessions_dir()) if s.id != SHARED]
+    assert len(forks) == 1
+    fork = forks[0]
+    assert line == (f"swebash-ai: Session {SHARED} was saved by another swebash-ai meanwhile; this conversation is "
+                    f"saved as a new session {fork.id}, forked from it, so neither loses a turn.")
+    meta, said = read(path)
+    assert said == ["first question", "First answer.", "from B", "Answer to B."]  # B's save, untouched
+    meta, said = read(fork.path)
+    assert said == ["first question", "First answer.", "from A", "Answer to A."]
+    assert meta["forked_from"] == SHARED and meta["generation"] == 1
+    assert stat.S_IMODE(fork.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE((sessions_dir() / SAVE_LOCK).stat().st_mode) == 0o600
+
+
+async def test_two_sessions_in_one_process_fork_once_then_each_goes_on(llm_env: FakeLLMServer, workspace: Path) -> None:
+    path = shared_session()
+    one, two = (Session(load_settings(), tools=[], probe_ollama=False) for _ in range(2))
+    one.resume(SHARED)
+    two.resume(SHARED)
+
+    async def turn(session: Session, text: str) -> list[Any]:
+        llm_env.enqueue(Reply.text(f"Answer to {text}."))
+        return [e async for e in session.run(text)]
+
+    await turn(one, "one")
+    assert one.notices == [] and one.conversation.id == SHARED
+    events = await turn(two, "two")
+    (notice,) = two.notices  # queued for the front end, which shows it when the turn is over
+    assert notice.startswith(f"Session {SHARED} was saved by another swebash-ai meanwhile")
+    assert not any(isinstance(e, Notice) and "another swebash-ai" in e.text for e in events)
+    fork_id = two.conversation.id
+    assert fork_id != SHARED and two.session_file.name == f"{fork_id}.jsonl" and fork_id in notice
+    two.notices.clear()
+
+    await turn(one, "one again")  # each goes on in its own file, without another fork
+    await turn(two, "two again")
+    assert one.notices == [] and two.notices == []
+    assert read(path)[1] == ["first question", "First answer.", "one", "Answer to one.", "one again",
+                             "Answer to one again."]
+    meta, said = read(two.session_file)
+    assert said == ["first question", "First answer.", "two", "Answer to two.", "two again", "Answer to two again."]
+    assert meta["forked_from"] == SHARED
+    sent = [m["content"] for m in llm_env.requests[-1]["body"]["messages"] if m["role"] == "user"]
+    assert sent == ["first question", "two", "two again"]  # the fork's history, not the other's
+    assert sorted(s.id for s in list_sessions(sessions_dir())) == sorted([SHARED, fork_id])
+
+
+def test_a_file_of_an_older_version_is_saved_over_and_a_damaged_one_is_not(tmp_path: Path) -> None:
+    old = tmp_path / "old.jsonl"  # no generation counter: written before it existed
+    old.write_text('{"meta": {"id": "old", "created": 1}}\n{"role": "user", "content": "hi"}\n')
+    conv = Conversation.load(old)
+    conv.add_assistant("Hello.")
+    assert conv.save(old) is None
+    assert read(old) == ({**read(old)[0], "generation": 1}, ["hi", "Hello."])
+
+    conv = Conversation(id="torn")
+    conv.add_user("mine")
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(b"\x00\x00 not a header\n")  # something else wrote here: never overwritten
+    notice = conv.save(torn)
+    assert notice is not None and conv.id != "torn"
+    assert torn.read_bytes() == b"\x00\x00 not a header\n"
+    assert read(tmp_path / f"{conv.id}.jsonl")[1] == ["mine"]
