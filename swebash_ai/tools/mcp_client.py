@@ -14,7 +14,11 @@ Contract:
   they never change the verdict.
 * Results: text and structured content go back to the model, capped at ``exec_max_output`` characters;
   images, audio and blobs are described, never dumped; ``isError`` is a tool error; a call past ``timeout``
-  is a ``timeout`` result.
+  is a ``timeout`` result. A stdio server's answer over :data:`~swebash_ai.tools.mcp_stdio.MAX_MESSAGE_BYTES`
+  is never held whole (:mod:`swebash_ai.tools.mcp_stdio`): the result is the start of its text, cut with a note.
+* A server that exits during a call: that call is a one-line tool error, the turn goes on, and the server's
+  tools answer "not running" for the rest of the session (no restart: a server that crashes on a call
+  would likely crash again on the model's retry, and a restart would hide that).
 
 The ``mcp`` SDK is imported only in here and only when a server is configured (``swebash_ai.session`` imports
 this module lazily), so a run without MCP servers pays nothing for it.
@@ -171,6 +175,8 @@ class McpTool(Tool):
     async def _call(self, ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         from mcp.shared.exceptions import MCPError
 
+        from swebash_ai.tools.mcp_stdio import OVERSIZE
+
         server = self.server
         if server.state != "ready" or server.session is None:
             return ToolResult.error(f"MCP server {server.name} is not running ({server.state}: {server.message}).")
@@ -184,6 +190,8 @@ class McpTool(Tool):
             return ToolResult(False, f"{self.name}: MCP server {server.name} did not answer within {timeout:g}s "
                               "(its 'timeout'). Nothing is known about whether it acted.", "timeout")
         except MCPError as exc:
+            if exc.code == OVERSIZE:
+                return self._oversize(exc.data, ctx.settings.exec_max_output)
             if exc.code == -32001:  # REQUEST_TIMEOUT, from the SDK's read timeout
                 return ToolResult(False, f"{self.name}: MCP server {server.name} did not answer within "
                                   f"{timeout:g}s (its 'timeout').", "timeout")
@@ -193,10 +201,24 @@ class McpTool(Tool):
                                         "its tools are unavailable for the rest of this session.")
             return ToolResult.error(f"MCP server {server.name} refused {self.remote_name}: {exc.message}")
         except Exception as exc:  # a broken connection must become a tool result, not end the turn
+            said = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]  # one line
             if server._task is not None and server._task.done():
-                server.state, server.message = "crashed", f"{type(exc).__name__}: {exc}"
-            return ToolResult.error(f"MCP call {self.remote_name} on {server.name} failed: {type(exc).__name__}: {exc}")
+                server.state, server.message = "crashed", said
+            return ToolResult.error(f"MCP call {self.remote_name} on {server.name} failed: {said}")
         return convert_result(out, ctx.settings.exec_max_output, self.name)
+
+    def _oversize(self, data: Any, cap: int) -> ToolResult:
+        """The result of an answer too big to hold: the start of its text, cut with a note."""
+        from swebash_ai.tools.mcp_stdio import MAX_MESSAGE_BYTES
+
+        data = data if isinstance(data, dict) else {}
+        size, text = data.get("bytes", 0), str(data.get("text") or "")
+        said = (f"MCP server {self.server.name} answered {self.remote_name} with {size} bytes, more than the "
+                f"{MAX_MESSAGE_BYTES} bytes read of one answer")
+        if not text:
+            return ToolResult.error(f"{said}; its start held no text. Ask for less.")
+        return ToolResult.success(f"{text[:cap]}\n[... cut: {said}; this is the start of its text; ask for less]",
+                                  truncated=True)
 
 
 def convert_result(out: Any, cap: int, name: str) -> ToolResult:
@@ -329,12 +351,14 @@ class McpHost:
 
     def _transport(self, config: McpServerConfig, errlog: Any) -> Any:
         if config.command is not None:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from mcp.client.stdio import StdioServerParameters
+
+            from swebash_ai.tools.mcp_stdio import bounded_stdio_client
 
             params = StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
             )
-            return stdio_client(params, errlog=errlog)
+            return bounded_stdio_client(params, errlog)
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client  # the SDK's own client, with its timeouts
 

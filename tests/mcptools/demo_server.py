@@ -64,6 +64,13 @@ def crash() -> str:
     os._exit(3)
 
 
+@server.tool()
+def torn() -> str:
+    """Exit in the middle of writing the answer: the client reads half a message, then the end of the pipe."""
+    os.write(1, b'{"jsonrpc": "2.0", "id": 99, "result": {"content": [{"type": "text", "text": "half of it')
+    os._exit(3)
+
+
 if __name__ == "__main__":
     if "--hang-at-start" in sys.argv:
         time.sleep(60)

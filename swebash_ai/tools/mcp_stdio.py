@@ -1,0 +1,201 @@
+"""The stdio transport of MCP servers, with a bound on what one message may cost.
+
+Contract: :func:`bounded_stdio_client` is the SDK's ``stdio_client`` (same process start, environment,
+shutdown and process-tree kill: those are the SDK's own functions) with another reader of the server's
+stdout:
+
+* linear in the size of a message (the SDK's reader joins each 64 KiB chunk onto the pending line, which is
+  quadratic: a 50 MB answer took over a minute and timed out);
+* at most :data:`MAX_MESSAGE_BYTES` of one message are held. A longer message is read through and dropped,
+  keeping only its first :data:`HEAD_BYTES`; if it answers a request (its ``id`` is found at its start or
+  end), that request gets a JSON-RPC error with code :data:`OVERSIZE` whose ``data`` holds the message's size
+  and the start of its first text content, from which :mod:`~swebash_ai.tools.mcp_client` makes a result cut
+  with a note. A message whose ``id`` cannot be found is dropped (its call ends at its ``timeout``).
+
+Only this module and ``mcp_client`` import the SDK, and only when a server is configured.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TextIO
+
+import anyio
+import anyio.lowlevel
+from mcp.client import stdio as sdk
+from mcp.shared.message import SessionMessage
+from mcp.types import ErrorData, JSONRPCError, jsonrpc_message_adapter
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""The most of one message from a server that is held and parsed; tool results are cut far below this
+(``exec_max_output``), so a larger message only costs memory."""
+HEAD_BYTES = 1024 * 1024
+"""What is kept of a message over :data:`MAX_MESSAGE_BYTES`: enough for the start of its text."""
+OVERSIZE = -32090
+"""JSON-RPC error code (implementation-defined range) of a request whose answer was over the limit."""
+
+_ID_AT_START = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"[^"\\]{0,200}")')
+_ID_AT_END = re.compile(rb'"id"\s*:\s*(-?\d+|"[^"\\]{0,200}")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$')
+_TEXT = re.compile(r'"text"\s*:\s*"')
+_JSON_STRING_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*')
+
+
+def oversize_reply(head: bytes, tail: bytes, size: int) -> SessionMessage | None:
+    """The error that answers the request of a dropped message, or ``None`` when it names no request."""
+    found = _ID_AT_START.match(head) or _ID_AT_END.search(tail)
+    if found is None:
+        return None
+    request_id = json.loads(found.group(1))
+    data = {"bytes": size, "text": text_prefix(head.decode("utf-8", errors="ignore"))}
+    error = ErrorData(code=OVERSIZE, message=f"the answer was {size} bytes, over the {MAX_MESSAGE_BYTES} bytes "
+                      "read of one message", data=data)
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+def text_prefix(head: str) -> str:
+    """The decoded start of the first ``"text"`` string in the start of a JSON message ("" if none)."""
+    found = _TEXT.search(head)
+    if found is None:
+        return ""
+    body = _JSON_STRING_BODY.match(head, found.end())
+    raw = body.group(0) if body else ""
+    for cut in range(7):  # the head may end inside an escape (\u12): drop its pieces
+        try:
+            text = json.loads('"' + raw[: len(raw) - cut] + '"')
+        except ValueError:
+            continue
+        return text if isinstance(text, str) else ""
+    return ""
+
+
+class LineReader:
+    """Splits the server's stdout into messages, linearly, holding at most ``limit`` bytes of one."""
+
+    def __init__(self, limit: int = MAX_MESSAGE_BYTES, head: int = HEAD_BYTES) -> None:
+        self.limit, self.head_size = limit, head
+        self._buf = bytearray()
+        self._head: bytes | None = None  # set while a message over the limit is read through
+        self._tail = b""
+        self._size = 0
+
+    def feed(self, chunk: bytes) -> list[SessionMessage | Exception]:
+        out: list[SessionMessage | Exception] = []
+        start = 0
+        while start <= len(chunk):
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            self._take(piece)
+            if end < 0:
+                break
+            message = self._finish()
+            if message is not None:
+                out.append(message)
+            start = end + 1
+        return out
+
+    def _take(self, piece: bytes) -> None:
+        if self._head is None:
+            self._buf += piece
+            if len(self._buf) <= self.limit:
+                return
+            self._head, self._size = bytes(self._buf[: self.head_size]), len(self._buf)
+            self._tail = bytes(self._buf[-256:])
+            self._buf = bytearray()  # released: the rest of this message is only counted
+            return
+        self._size += len(piece)
+        self._tail = (self._tail + piece)[-256:]
+
+    def _finish(self) -> SessionMessage | Exception | None:
+        if self._head is not None:
+            head, tail, size = self._head, self._tail, self._size
+            self._head, self._tail, self._size = None, b"", 0
+            reply = oversize_reply(head, tail, size)
+            if reply is None:
+                log.warning("dropped a message of %d bytes from an MCP server: it names no request", size)
+            return reply
+        line, self._buf = self._buf, bytearray()
+        if not line.strip():
+            return None
+        try:  # parsed from the bytes themselves: no decoded copy of the line is made
+            return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
+        except ValueError as exc:
+            log.warning("an MCP server sent a message that is not JSON-RPC: %s", exc)
+            return exc
+
+
+@asynccontextmanager
+async def bounded_stdio_client(server: sdk.StdioServerParameters, errlog: TextIO) -> AsyncIterator[Any]:
+    """The SDK's ``stdio_client`` with :class:`LineReader` reading stdout (see the module docstring).
+
+    The body follows the SDK's (mcp 2.3) line for line but for the reader; it uses the SDK's process helpers,
+    so starting and stopping a server behave exactly as the SDK's transport does.
+    """
+    command = await sdk._get_executable_command(server.command)
+    process = await sdk._create_platform_compatible_process(
+        command=command, args=server.args, env=sdk.get_default_environment() | (server.env or {}), errlog=errlog,
+        cwd=server.cwd,
+    )
+    # No awaits until the task group is entered: a cancellation in the gap would leak the process.
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    shutting_down = False
+    writer_done = anyio.Event()
+
+    async def stdout_reader() -> None:
+        assert process.stdout is not None
+        reader = LineReader()
+        try:
+            async with read_writer:
+                try:
+                    async for chunk in process.stdout:
+                        for message in reader.feed(chunk):
+                            try:
+                                await read_writer.send(message)
+                            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                                return
+                finally:
+                    await sdk._drain_stdout(process)
+        except anyio.ClosedResourceError:
+            pass  # our own shutdown closed the stream under the read
+        except (anyio.BrokenResourceError, ConnectionError):
+            if not shutting_down:
+                log.warning("reading from an MCP server's stdout failed mid-session", exc_info=True)
+
+    async def stdin_writer() -> None:
+        assert process.stdin is not None
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send((data + "\n").encode(server.encoding, server.encoding_error_handler))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()  # the session sees the connection end, not a request hanging
+        finally:
+            writer_done.set()
+
+    async def shutdown() -> None:
+        read_stream.close()
+        write_stream.close()
+        with anyio.move_on_after(sdk._WRITER_FLUSH_TIMEOUT):
+            await writer_done.wait()
+        await sdk._stop_server_process(process)
+        await sdk._aclose_all(read_stream, write_stream, read_writer, write_reader)
+        await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stdout_reader)
+        tg.start_soon(stdin_writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            shutting_down = True
+            with anyio.CancelScope(shield=True):  # every wait inside is bounded; the process must not leak
+                await shutdown()
+            tg.cancel_scope.cancel()
+    await anyio.lowlevel.cancel_shielded_checkpoint()
