@@ -71,7 +71,10 @@ def render_profile_edit(text: str, name: str, values: Mapping[str, str]) -> str:
     if top is not None:
         lines[top] = default_line
     else:
-        lines[header_at:header_at] = [default_line] + (["\n"] if header_at < len(lines) else [])
+        at = header_at
+        while at > 0 and not lines[at - 1].strip():  # after the top-level keys, before the blank lines
+            at -= 1
+        lines[at:at] = [default_line] + (["\n"] if at == header_at < len(lines) else [])
     own = re.compile(r"^\s*\[\s*profiles\s*\.\s*" + re.escape(name) + r"\s*\]\s*(#.*)?$")
     start = next((i for i, line in enumerate(lines) if own.match(line.rstrip("\n"))), None)
     if start is None:
