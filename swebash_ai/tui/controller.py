@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from swebash_ai.errors import SwebashError
     from swebash_ai.providers import OllamaOffer
     from swebash_ai.session import Session
+    from swebash_ai.setup_flow import Saved
     from swebash_ai.tui.host import ControllerHost
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,9 @@ DEEP_COLLECT_TURNS = 10
 QUIET_BEFORE_DEEP_COLLECT = 5.0
 """...run once no key has come for this many seconds and no turn runs (it takes a few hundred ms)."""
 
-BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact", "/undo"})
+BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact", "/undo", "/login"})
+
+NO_PROVIDER_NOTICE = "No model provider is configured: /login sets one up (!command works without one)."
 
 
 def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
@@ -63,6 +66,8 @@ class Controller:
         self._deep_collect_due = False
         self.can_go_on = False
         """The last turn stopped at a tool limit: Ctrl+G runs another with a fresh budget."""
+        self._told_no_provider = False
+        self._setup_open = False
 
     @property
     def session(self) -> Session | None:
@@ -80,7 +85,7 @@ class Controller:
             from swebash_ai.tui.approvals import apply_pending_mode
 
             apply_pending_mode(app, session)
-            self._show_provider(session, offer)
+            self._show_provider(session, offer, starting=True)
             self._show_instructions(session)
             if session.conversation.messages:
                 self.render_conversation(session)
@@ -138,21 +143,60 @@ class Controller:
         while session.notices:  # unreadable or cut instruction files: now, not at the first turn
             self.app.chat.add_notice(session.notices.pop(0), "warning")
 
-    def _show_provider(self, session: Session, offer: OllamaOffer | None = None) -> None:
+    def _show_provider(self, session: Session, offer: OllamaOffer | None = None, *, starting: bool = False) -> None:
         app = self.app
         app.status.set_info(session.model if session.has_provider else "no provider",
                             session.loaded.profile, session.cwd)
         app.status.set_mode(session.gate.mode)
         if session.has_provider:
             return
-        from swebash_ai.providers import NO_PROVIDER_HELP
-
-        app.chat.add_info(NO_PROVIDER_HELP.rstrip(), title="No model provider is configured; !command still works.")
+        if starting and app.setup_on_start:  # the setup screen is the one action; it offers Ollama too
+            self.open_setup(offer=offer)
+            return
+        self._tell_no_provider()
         if offer is not None:
             others = f" (also: {', '.join(offer.models[1:])})" if len(offer.models) > 1 else ""
             app.chat.add_notice(
                 f"A local Ollama server answers at {offer.host} with {offer.models[0]}{others}. "
                 f"Type /ollama to use {offer.models[0]}, or /ollama MODEL for another.")
+
+    def _tell_no_provider(self) -> None:
+        """The "no provider" notice, once per app: it names the one thing to do."""
+        if not self._told_no_provider:
+            self._told_no_provider = True
+            self.app.chat.add_notice(NO_PROVIDER_NOTICE, "warning")
+
+    def open_setup(self, *, offer: OllamaOffer | None = None, reason: str = "", pending: str | None = None) -> None:
+        """Push the setup screen; when it saves a provider, switch to it (and ask ``pending`` then)."""
+        from swebash_ai.tui.screens.setup import SetupScreen
+
+        app = self.app
+        session = app.session
+        if self._setup_open or session is None:
+            return
+        self._setup_open = True
+
+        async def done(saved: Saved | None) -> None:
+            self._setup_open = False
+            if saved is None:
+                if not (app.session is not None and app.session.has_provider):
+                    self._tell_no_provider()
+                return
+            app.chat.add_notice(saved.summary())
+            try:
+                await self._rebuild({}, saved.profile)
+            except Exception as exc:  # shown like a command's failure; the saved file stays for a fix
+                from swebash_ai.errors import SwebashError
+
+                if not isinstance(exc, SwebashError):
+                    raise
+                app.chat.add_error(exc.title, exc.message, exc.hint)
+                return
+            if pending and app.session is not None and app.session.has_provider and not app.busy:
+                self.start_turn(pending, shell=False)  # already shown in the chat when it was typed
+
+        screen = SetupScreen(session.loaded.config_file, ollama=offer, reason=reason)
+        app.push_screen(screen, callback=done)
 
     def render_conversation(self, session: Session) -> None:
         """Show a resumed conversation (see :func:`swebash_ai.tui.user_input.render_conversation`)."""
@@ -256,9 +300,9 @@ class Controller:
                 app.chat.add_error("No session", "The session could not start; see the error above.")
                 return
             if not shell and not session.has_provider:
-                from swebash_ai.providers import NO_PROVIDER_HELP
-
-                app.chat.add_error("No provider", NO_PROVIDER_HELP.strip())
+                # The question waits for a provider: the setup screen, then it is asked.
+                self.open_setup(reason="Choose a provider, and your question is asked right after.",
+                                pending=text)
                 return
             if prepare and not shell:  # /NAME expanded, @path attached: read through the path guard
                 from swebash_ai.tui.user_input import BUILTINS, show_prepared
@@ -564,6 +608,15 @@ class Controller:
             return
         choice = offer.choice(arg or None)
         await self._rebuild({"model": choice.model, "api_base": choice.api_base}, session.loaded.profile)
+
+    async def cmd_login(self, arg: str) -> None:
+        """``/login``: the setup screen, any time (a new provider becomes the default profile)."""
+        session = await self._ready_session()
+        if session is None:
+            return
+        from swebash_ai.providers import ollama_offer
+
+        self.open_setup(offer=await asyncio.to_thread(ollama_offer))
 
     async def cmd_profile(self, arg: str) -> None:
         session = await self._ready_session()
