@@ -202,7 +202,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         owner = self.owner
         owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, None)
-        if self.path.split("?")[0].rstrip("/").endswith("/models") and owner.models is not None:
+        if self.path.split("?")[0].rstrip("/").endswith("/models") and owner.models is None:
+            self._send_json(404, error_body(owner.dialect, 404, "fake server: no model list here"))
+            return
+        if self.path.split("?")[0].rstrip("/").endswith("/models"):
             data: list[JSON] = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"}
                                 if owner.dialect == "openai" else
                                 {"type": "model", "id": name, "display_name": name,
