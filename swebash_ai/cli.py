@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 TOOL_CATEGORIES = ("fs", "exec", "web", "plan", "ask")
 
+SETUP_PROVIDERS = ("openai", "anthropic", "gemini", "openrouter", "ollama", "openai-compatible")
+"""The ids of ``setup_flow.KINDS`` (a test keeps them equal), named here so that building the parser, which every
+start does, imports none of the setup's modules."""
+
 EPILOG = """\
 examples:
   swebash-ai                                   open the interactive app
@@ -150,8 +154,6 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
                      help="with serve: working directory for the tools (default: the current one)")
     _common_options(mcp, suppress=True)
-    from swebash_ai.setup_cli import add_parser as _setup_parser
-
     _setup_parser(sub)
     _export_parser(sub)
     _stats_parser(sub)
@@ -182,6 +184,21 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help="the project (default: here)")
     _common_options(trust, suppress=True)
     return parser
+
+
+def _setup_parser(sub: Any) -> None:
+    setup = sub.add_parser(
+        "setup", prog="swebash-ai setup", help="choose a provider, paste its key, pick a model; saved as the default",
+        description="Choose a model provider, give its API key and a model, and prove them with a short test "
+        "request; then save them as a profile of the config file, made the default (the key in the OS keyring "
+        "when the keyring extra finds one, else in the config file, readable by you only). Without --provider "
+        "on a terminal, asks step by step. Exit 0 saved, 1 the test request failed (nothing saved), 2 usage.")
+    setup.add_argument("--provider", choices=SETUP_PROVIDERS, help="the kind of provider (asks when absent)")
+    setup.add_argument("--api-base", metavar="URL", help="the API address (needed for openai-compatible)")
+    setup.add_argument("--model", metavar="NAME", help="the model, as the provider names it (default: its usual one)")
+    setup.add_argument("--api-key-stdin", action="store_true", help="read the API key from standard input")
+    setup.add_argument("--profile", metavar="NAME", help="the profile to write (default: the provider's name)")
+    setup.add_argument("--no-keyring", action="store_true", help="keep the key in the config file, not the keyring")
 
 
 def _export_parser(sub: Any) -> None:

@@ -12,42 +12,15 @@ Exit codes: 0 saved, 1 the test request failed (nothing saved), 2 a usage or con
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swebash_ai import errors
-from swebash_ai.safety.terminal_text import safe
-from swebash_ai.setup_flow import (
-    KINDS,
-    Candidate,
-    ProviderKind,
-    check_base,
-    config_path,
-    default_base,
-    explain,
-    kind_named,
-    list_models,
-    save,
-    test_request,
-)
+
+if TYPE_CHECKING:
+    from swebash_ai.setup_flow import ProviderKind
 
 OK, FAILED, USAGE, INTERRUPTED = 0, 1, 2, 130
-
-
-def add_parser(sub: Any) -> None:
-    setup = sub.add_parser(
-        "setup", prog="swebash-ai setup", help="choose a provider, paste its key, pick a model; saved as the default",
-        description="Choose a model provider, give its API key and a model, and prove them with a short test "
-        "request; then save them as a profile of the config file, made the default (the key in the OS keyring "
-        "when the keyring extra finds one, else in the config file, readable by you only). Without --provider "
-        "on a terminal, asks step by step. Exit 0 saved, 1 the test request failed (nothing saved), 2 usage.")
-    setup.add_argument("--provider", choices=[k.id for k in KINDS], help="the kind of provider (asks when absent)")
-    setup.add_argument("--api-base", metavar="URL", help="the API address (needed for openai-compatible)")
-    setup.add_argument("--model", metavar="NAME", help="the model, as the provider names it (default: its usual one)")
-    setup.add_argument("--api-key-stdin", action="store_true", help="read the API key from standard input")
-    setup.add_argument("--profile", metavar="NAME", help="the profile to write (default: the provider's name)")
-    setup.add_argument("--no-keyring", action="store_true", help="keep the key in the config file, not the keyring")
 
 
 def run_setup(args: argparse.Namespace) -> int:
@@ -65,6 +38,20 @@ def run_setup(args: argparse.Namespace) -> int:
 
 
 def _scripted(args: argparse.Namespace) -> int:
+    from swebash_ai.safety.terminal_text import safe
+    from swebash_ai.setup_flow import (
+        KINDS,
+        Candidate,
+        check_base,
+        config_path,
+        default_base,
+        explain,
+        kind_named,
+        list_models,
+        save,
+        test_request,
+    )
+
     if args.provider is None:
         raise errors.ConfigError("--provider is needed when standard input is not a terminal "
                                  f"(one of {', '.join(k.id for k in KINDS)}).")
@@ -96,6 +83,8 @@ def _scripted(args: argparse.Namespace) -> int:
 
 
 def _run(work: Any) -> Any:
+    import asyncio
+
     return asyncio.run(work)
 
 
@@ -111,6 +100,7 @@ def _ask(message: str, *, default: str = "", password: bool = False, words: list
 
 def _choose_kind() -> tuple[ProviderKind, str | None]:
     from swebash_ai.providers import ollama_offer
+    from swebash_ai.setup_flow import KINDS, default_base
 
     offer = ollama_offer()
     kinds = [k for k in KINDS if k.id != "ollama" or offer is not None]
@@ -127,6 +117,8 @@ def _choose_kind() -> tuple[ProviderKind, str | None]:
 
 
 def _ask_base() -> str:
+    from swebash_ai.setup_flow import check_base
+
     while True:
         try:
             return check_base(_ask("Server address (e.g. http://localhost:8000/v1): "))
@@ -144,6 +136,9 @@ def _ask_key(kind: ProviderKind) -> str | None:
 
 
 def _ask_model(kind: ProviderKind, base: str, key: str | None) -> str:
+    from swebash_ai.safety.terminal_text import safe
+    from swebash_ai.setup_flow import Candidate, explain, list_models
+
     models: list[str] | None = None
     try:
         models = _run(list_models(kind, base, key))
@@ -163,6 +158,9 @@ def _ask_model(kind: ProviderKind, base: str, key: str | None) -> str:
 
 
 def _interactive(args: argparse.Namespace) -> int:
+    from swebash_ai.safety.terminal_text import safe
+    from swebash_ai.setup_flow import Candidate, check_base, config_path, explain, save, test_request
+
     print("Set up a model provider. Nothing is saved until a test request works; Ctrl-C leaves.")
     kind, base = _choose_kind()
     if base is None or not kind.fixed_base:

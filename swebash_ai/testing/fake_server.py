@@ -206,6 +206,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, error_body(owner.dialect, 404, "fake server: no model list here"))
             return
         if self.path.split("?")[0].rstrip("/").endswith("/models"):
+            assert owner.models is not None
             data: list[JSON] = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"}
                                 if owner.dialect == "openai" else
                                 {"type": "model", "id": name, "display_name": name,

@@ -128,3 +128,10 @@ def test_without_a_usable_backend_the_key_goes_to_the_file() -> None:
     saved = save(candidate, "work", load_settings().config_file)
     assert saved.key_place == "file" and f'api_key = "{KEY}"' in saved.path.read_text()
     assert load_settings().settings.api_key.get_secret_value() == KEY  # type: ignore[union-attr]
+
+
+def test_the_command_line_names_every_kind_of_the_setup() -> None:
+    from swebash_ai.cli import SETUP_PROVIDERS
+    from swebash_ai.setup_flow import KINDS
+
+    assert tuple(k.id for k in KINDS) == SETUP_PROVIDERS
