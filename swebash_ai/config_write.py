@@ -6,8 +6,9 @@ library reads TOML but cannot write it, and a re-serialised file would lose the 
 Only the lines of the keys we own change; the result is parsed again and compared with what was meant, so a
 layout the line editing cannot follow is refused with a clear error instead of being half-written.
 
-The write is atomic (a temporary file beside it, then a rename). A new file is created 0600 in a 0700
-folder; an existing file keeps its mode, narrowed to the owner when a key is written into it, never widened.
+The write is atomic (a temporary file beside it, then a rename) and private, like all of the app's own files
+(:mod:`swebash_ai.private_files`): a new file is 0600 in a 0700 folder; an existing file is narrowed to the
+owner's bits it had (0644 becomes 0600, 0400 stays 0400), never widened.
 """
 
 from __future__ import annotations
@@ -110,10 +111,8 @@ def _verify(before: dict[str, Any], result: str, name: str, values: Mapping[str,
         )
 
 
-def save_profile(path: Path, name: str, values: Mapping[str, str], *, holds_secret: bool) -> None:
+def save_profile(path: Path, name: str, values: Mapping[str, str]) -> None:
     """Write ``[profiles.NAME]`` = ``values`` into the config file at ``path`` and make it the default.
-
-    ``holds_secret``: ``values`` carries an API key, so the file ends up readable by its owner only.
 
     Raises:
         ConfigError: the file cannot be read, parsed, edited safely or written.
@@ -126,10 +125,8 @@ def save_profile(path: Path, name: str, values: Mapping[str, str], *, holds_secr
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config file: {exc}") from None
     new = render_profile_edit(text, name, values)
-    if mode is None:
-        mode = 0o600
-    elif holds_secret:
-        mode &= 0o700
+    # Never wider than before, and never wider than the owner's read and write (the private-file rule).
+    mode = 0o600 if mode is None else mode & 0o600
     try:
         _write_private(path, new.encode("utf-8"), mode)
     except OSError as exc:
@@ -137,18 +134,10 @@ def save_profile(path: Path, name: str, values: Mapping[str, str], *, holds_secr
 
 
 def _write_private(path: Path, data: bytes, mode: int) -> None:
-    """Atomic replace; the temporary file is 0600 from its creation, so the content is never exposed."""
-    if not path.parent.is_dir():
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.swebash-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Atomic, through the app's private-file helper (0600 from creation, folders 0700); then narrowed further
+    when the file was narrower than that before (0400 stays read-only)."""
+    from swebash_ai.private_files import FILE_MODE, write_file
+
+    write_file(path, data)
+    if mode != FILE_MODE:
+        os.chmod(path, mode & FILE_MODE)

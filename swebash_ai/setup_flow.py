@@ -232,7 +232,7 @@ def save(candidate: Candidate, profile: str, path: Path, *, use_keyring: bool = 
         else:
             values["api_key"] = candidate.key
             place = "file"
-    save_profile(path, profile, values, holds_secret=place == "file")
+    save_profile(path, profile, values)
     return Saved(profile, path, place, candidate.full_model)
 
 

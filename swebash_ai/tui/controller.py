@@ -15,13 +15,13 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from swebash_ai.tui import commands
+from swebash_ai.tui.provider_setup import ProviderSetup
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import AgentEvent
     from swebash_ai.errors import SwebashError
     from swebash_ai.providers import OllamaOffer
     from swebash_ai.session import Session
-    from swebash_ai.setup_flow import Saved
     from swebash_ai.tui.host import ControllerHost
 
 log = logging.getLogger(__name__)
@@ -35,8 +35,6 @@ QUIET_BEFORE_DEEP_COLLECT = 5.0
 """...run once no key has come for this many seconds and no turn runs (it takes a few hundred ms)."""
 
 BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact", "/undo", "/login"})
-
-NO_PROVIDER_NOTICE = "No model provider is configured: /login sets one up (!command works without one)."
 
 
 def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
@@ -66,8 +64,7 @@ class Controller:
         self._deep_collect_due = False
         self.can_go_on = False
         """The last turn stopped at a tool limit: Ctrl+G runs another with a fresh budget."""
-        self._told_no_provider = False
-        self._setup_open = False
+        self.provider_setup = ProviderSetup(self)
 
     @property
     def session(self) -> Session | None:
@@ -144,59 +141,11 @@ class Controller:
             self.app.chat.add_notice(session.notices.pop(0), "warning")
 
     def _show_provider(self, session: Session, offer: OllamaOffer | None = None, *, starting: bool = False) -> None:
-        app = self.app
-        app.status.set_info(session.model if session.has_provider else "no provider",
-                            session.loaded.profile, session.cwd)
-        app.status.set_mode(session.gate.mode)
-        if session.has_provider:
-            return
-        if starting and app.setup_on_start:  # the setup screen is the one action; it offers Ollama too
-            self.open_setup(offer=offer)
-            return
-        self._tell_no_provider()
-        if offer is not None:
-            others = f" (also: {', '.join(offer.models[1:])})" if len(offer.models) > 1 else ""
-            app.chat.add_notice(
-                f"A local Ollama server answers at {offer.host} with {offer.models[0]}{others}. "
-                f"Type /ollama to use {offer.models[0]}, or /ollama MODEL for another.")
-
-    def _tell_no_provider(self) -> None:
-        """The "no provider" notice, once per app: it names the one thing to do."""
-        if not self._told_no_provider:
-            self._told_no_provider = True
-            self.app.chat.add_notice(NO_PROVIDER_NOTICE, "warning")
+        self.provider_setup.show_provider(session, offer, starting=starting)
 
     def open_setup(self, *, offer: OllamaOffer | None = None, reason: str = "", pending: str | None = None) -> None:
-        """Push the setup screen; when it saves a provider, switch to it (and ask ``pending`` then)."""
-        from swebash_ai.tui.screens.setup import SetupScreen
-
-        app = self.app
-        session = app.session
-        if self._setup_open or session is None:
-            return
-        self._setup_open = True
-
-        async def done(saved: Saved | None) -> None:
-            self._setup_open = False
-            if saved is None:
-                if not (app.session is not None and app.session.has_provider):
-                    self._tell_no_provider()
-                return
-            app.chat.add_notice(saved.summary())
-            try:
-                await self._rebuild({}, saved.profile)
-            except Exception as exc:  # shown like a command's failure; the saved file stays for a fix
-                from swebash_ai.errors import SwebashError
-
-                if not isinstance(exc, SwebashError):
-                    raise
-                app.chat.add_error(exc.title, exc.message, exc.hint)
-                return
-            if pending and app.session is not None and app.session.has_provider and not app.busy:
-                self.start_turn(pending, shell=False)  # already shown in the chat when it was typed
-
-        screen = SetupScreen(session.loaded.config_file, ollama=offer, reason=reason)
-        app.push_screen(screen, callback=done)
+        """The setup screen (see :class:`~swebash_ai.tui.provider_setup.ProviderSetup`)."""
+        self.provider_setup.open(offer=offer, reason=reason, pending=pending)
 
     def render_conversation(self, session: Session) -> None:
         """Show a resumed conversation (see :func:`swebash_ai.tui.user_input.render_conversation`)."""
@@ -586,7 +535,7 @@ class Controller:
             why = f" ({session.choice.reason})" if session.choice else ""
             self.app.chat.add_notice(f"Model: {session.model or 'none'}{why}. Switch with /model NAME.")
             return
-        await self._rebuild({"model": arg}, session.loaded.profile)
+        await self.rebuild({"model": arg}, session.loaded.profile)
 
     async def cmd_ollama(self, arg: str) -> None:
         from swebash_ai.providers import ollama_offer
@@ -607,7 +556,7 @@ class Controller:
                                     f"Its models: {', '.join(offer.models)}.")
             return
         choice = offer.choice(arg or None)
-        await self._rebuild({"model": choice.model, "api_base": choice.api_base}, session.loaded.profile)
+        await self.rebuild({"model": choice.model, "api_base": choice.api_base}, session.loaded.profile)
 
     async def cmd_login(self, arg: str) -> None:
         """``/login``: the setup screen, any time (a new provider becomes the default profile)."""
@@ -627,9 +576,9 @@ class Controller:
             names = ", ".join(loaded.profiles) or f"none (add [profiles.NAME] tables to {loaded.config_file})"
             self.app.chat.add_notice(f"Profile: {loaded.profile or '(none)'}. Profiles: {names}.")
             return
-        await self._rebuild({}, arg)
+        await self.rebuild({}, arg)
 
-    async def _rebuild(self, flags: dict[str, Any], profile: str | None) -> None:
+    async def rebuild(self, flags: dict[str, Any], profile: str | None) -> None:
         """A new session with other settings, keeping the conversation (runs the build in a thread)."""
         from swebash_ai.config import load_settings
         from swebash_ai.session import Session

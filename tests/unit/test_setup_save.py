@@ -48,20 +48,23 @@ def test_values_are_escaped_as_toml_strings() -> None:
 
 def test_a_new_file_is_0600_in_a_0700_folder(tmp_path: Path) -> None:
     path = tmp_path / "new" / "config.toml"
-    save_profile(path, "p", {"model": "openai/x"}, holds_secret=False)
+    save_profile(path, "p", {"model": "openai/x"})
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert not [p for p in path.parent.iterdir() if p.name != "config.toml"]  # no temporary file left
 
 
-def test_an_existing_mode_is_kept_without_a_secret_and_narrowed_with_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("before", "after"), [
+    (0o644, 0o600),  # readable by others: narrowed to the owner (it may hold a key now)
+    (0o600, 0o600),
+    (0o400, 0o400),  # read-only for its owner: stays so, never widened to 0600
+])
+def test_an_existing_mode_is_never_widened(tmp_path: Path, before: int, after: int) -> None:
     path = tmp_path / "config.toml"
     path.write_text("# mine\n")
-    os.chmod(path, 0o644)
-    save_profile(path, "p", {"model": "openai/x"}, holds_secret=False)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o644
-    save_profile(path, "p", {"model": "openai/x", "api_key": "k"}, holds_secret=True)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    os.chmod(path, before)
+    save_profile(path, "p", {"model": "openai/x", "api_key": "k"})
+    assert stat.S_IMODE(path.stat().st_mode) == after
     assert path.read_text().startswith("# mine\n")
 
 
