@@ -22,12 +22,18 @@ from swebash_ai.oneshot import ExitCode, OneShotOptions, format_error
 
 if TYPE_CHECKING:
     from swebash_ai.config import LoadedSettings
+    from swebash_ai.providers import ProviderChoice
 
 TOOL_CATEGORIES = ("fs", "exec", "web", "plan", "ask")
+
+SETUP_PROVIDERS = ("openai", "anthropic", "gemini", "openrouter", "ollama", "openai-compatible")
+"""The ids of ``setup_flow.KINDS`` (a test keeps them equal), named here so that building the parser, which every
+start does, imports none of the setup's modules."""
 
 EPILOG = """\
 examples:
   swebash-ai                                   open the interactive app
+  swebash-ai setup                             choose a provider, paste its key, pick a model (saved)
   swebash-ai -c "what is using port 8080?"     answer one question on stdout
   cat error.log | swebash-ai -c "why does this fail?"
                                                piped input is sent along as context
@@ -77,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="swebash-ai",
         usage="%(prog)s [options]                open the interactive app\n"
         "       %(prog)s [options] -c QUESTION    answer one question and exit\n"
+        "       %(prog)s setup                    choose a provider and model, test them, save them\n"
         "       %(prog)s config [--path]          show the settings\n"
         "       %(prog)s doctor                   check the setup\n"
         "       %(prog)s mcp list|serve           the MCP servers and their tools; serve ours\n"
@@ -147,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
                      help="with serve: working directory for the tools (default: the current one)")
     _common_options(mcp, suppress=True)
+    _setup_parser(sub)
     _export_parser(sub)
     _stats_parser(sub)
     _shell_init_parser(sub)
@@ -176,6 +184,21 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help="the project (default: here)")
     _common_options(trust, suppress=True)
     return parser
+
+
+def _setup_parser(sub: Any) -> None:
+    setup = sub.add_parser(
+        "setup", prog="swebash-ai setup", help="choose a provider, paste its key, pick a model; saved as the default",
+        description="Choose a model provider, give its API key and a model, and prove them with a short test "
+        "request; then save them as a profile of the config file, made the default (the key in the OS keyring "
+        "when the keyring extra finds one, else in the config file, readable by you only). Without --provider "
+        "on a terminal, asks step by step. Exit 0 saved, 1 the test request failed (nothing saved), 2 usage.")
+    setup.add_argument("--provider", choices=SETUP_PROVIDERS, help="the kind of provider (asks when absent)")
+    setup.add_argument("--api-base", metavar="URL", help="the API address (needed for openai-compatible)")
+    setup.add_argument("--model", metavar="NAME", help="the model, as the provider names it (default: its usual one)")
+    setup.add_argument("--api-key-stdin", action="store_true", help="read the API key from standard input")
+    setup.add_argument("--profile", metavar="NAME", help="the profile to write (default: the provider's name)")
+    setup.add_argument("--no-keyring", action="store_true", help="keep the key in the config file, not the keyring")
 
 
 def _export_parser(sub: Any) -> None:
@@ -332,6 +355,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(locations().config_file)
         return ExitCode.OK
     tighten_once(locations())  # an install from before private storage: once, then one stat per start
+    if args.command == "setup":
+        from swebash_ai.setup_cli import run_setup
+
+        return run_setup(args)
     if args.command == "export":
         return export_sessions(args.session_id, every=args.all, fmt=args.format)
     if args.command == "shell-init":
@@ -457,6 +484,8 @@ def _source(loaded: LoadedSettings, name: str) -> str:
         return f"profile [profiles.{loaded.profile}]"
     if origin == "file":
         return "file"
+    if origin == "keyring":
+        return "OS keyring"
     return "default"
 
 
@@ -480,7 +509,7 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     else:
         client = "litellm" if choice.via_litellm else "the OpenAI-compatible client"
         where = f" at {choice.api_base}" if choice.api_base else ""
-        key = "no key" if not choice.api_key else "key " + _mask(choice.api_key)
+        key = "no key" if not choice.api_key else f"key {_mask(choice.api_key)} from {_key_source(loaded, choice)}"
         print(f"provider:    {choice.model} via {client}{where}, {key} (because {choice.reason})", file=out)
     print("", file=out)
     names = list(Settings.model_fields)
@@ -490,6 +519,17 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     print(f"{'setting'.ljust(width)}  {'value'.ljust(vwidth)}  source", file=out)
     for name, value, source in rows:
         print(f"{name.ljust(width)}  {value.ljust(vwidth)}  {source}", file=out)
+
+
+def _key_source(loaded: LoadedSettings, choice: ProviderChoice) -> str:
+    """Where the provider's key came from, said without the key."""
+    settings = loaded.settings
+    if settings.api_key is None or settings.api_key.get_secret_value() != choice.api_key:
+        return str(choice.reason).removesuffix(" is set")  # a provider's own variable: OPENAI_API_KEY...
+    origin = loaded.origins.get("api_key", "default")
+    if origin in ("profile", "file"):
+        return f"{_source(loaded, 'api_key')} of {loaded.config_file}"
+    return _source(loaded, "api_key")
 
 
 def _mask(secret: str) -> str:

@@ -33,7 +33,7 @@ from swebash_ai.config_rules import ToolRules, parse_rules
 from swebash_ai.errors import ConfigError
 from swebash_ai.locations import Locations
 
-Origin = Literal["default", "file", "profile", "env", "flag"]
+Origin = Literal["default", "file", "profile", "env", "flag", "keyring"]
 
 CommaList = Annotated[list[str], NoDecode]
 
@@ -61,6 +61,10 @@ class Settings(BaseSettings):
 
     api_key: SecretStr | None = None
     """API key for the selected provider. Falls back to the provider's usual variable (``OPENAI_API_KEY``...)."""
+
+    api_key_source: Literal["settings", "keyring"] = "settings"
+    """Where the API key is: ``settings`` (``api_key`` or a provider variable), ``keyring`` (the OS keyring,
+    service ``swebash-ai``, user the profile's name; read when the settings load). ``swebash-ai setup`` writes it."""
 
     request_timeout: float = Field(120.0, gt=0, le=3600)
     """Seconds to wait for the provider to start answering, and between two pieces of a streamed answer (a slow
@@ -366,8 +370,23 @@ def load_settings(
         if saved_environ is not None:
             os.environ.clear()
             os.environ.update(saved_environ)
+    if settings.api_key is None and settings.api_key_source == "keyring":
+        settings = settings.model_copy(update={"api_key": SecretStr(_keyring_key(chosen, locs.config_file))})
+        origins["api_key"] = "keyring"
     return LoadedSettings(settings, origins, chosen, sorted(config.profiles), locs, mcp_servers, rules, hooks,
                           trusted)
+
+
+def _keyring_key(profile: str | None, path: Path) -> str:
+    """The profile's key from the OS keyring (keyring is imported only here: few profiles need it)."""
+    from swebash_ai.credentials import KeyringUnavailable, read_key
+
+    try:
+        return read_key(profile or "default")
+    except KeyringUnavailable as exc:
+        where = f"[profiles.{profile}]" if profile else "the config file"
+        raise ConfigError(f"The API key of {where} is in the OS keyring, but {exc}.",
+                          hint=f"Run `swebash-ai setup` again, or put api_key in {where} of {path}.") from None
 
 
 def _explain(

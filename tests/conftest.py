@@ -37,6 +37,8 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     # Never probe a real Ollama on this machine: point the probe at a closed loopback port.
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    # Never touch the real user's keyring: the tests that want one install a fake backend.
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     return home
 
 

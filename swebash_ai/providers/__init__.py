@@ -4,7 +4,7 @@ Routing: ``openai/...`` names, and names without a provider prefix when ``SWEBAS
 the OpenAI-compatible fast lane (:mod:`~swebash_ai.providers.http_provider`: httpx and httpx-sse, quick to
 import); every other ``provider/model`` name goes to litellm.
 With no model configured, the first usual provider key in the environment picks a default model, else a
-local Ollama server that answers is used, else there is no provider (front ends explain how to set one).
+local Ollama server that answers is used, else there is no provider (front ends offer ``swebash-ai setup``).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ PROVIDER_KEYS: tuple[tuple[str, str], ...] = (
 )
 
 NO_PROVIDER_HELP = """\
-No model provider is configured. Set one of:
+No model provider is configured. Run `swebash-ai setup` (or /login in the app) to choose one, or set one of:
   OPENAI_API_KEY=sk-...            (or ANTHROPIC_API_KEY, GEMINI_API_KEY, MISTRAL_API_KEY, GROQ_API_KEY...)
   SWEBASH_AI_MODEL=anthropic/claude-sonnet-4-5 SWEBASH_AI_API_KEY=...
   SWEBASH_AI_API_BASE=http://localhost:8000/v1 SWEBASH_AI_MODEL=my-model   (any OpenAI-compatible server)

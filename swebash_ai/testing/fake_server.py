@@ -4,7 +4,7 @@ It speaks real HTTP/1.1 (+ server-sent events) in three dialects, so the real ``
 and litellm's real HTTP clients can be pointed at it and nothing ever leaves 127.0.0.1:
 
 * ``dialect="openai"``: ``POST …/chat/completions`` (``stream=true``: ``chat.completion.chunk`` events
-  ending with ``data: [DONE]``; otherwise one ``chat.completion`` JSON) and ``GET …/models``.
+  ending with ``data: [DONE]``; otherwise one ``chat.completion`` JSON) and ``GET …/models`` (``models``).
   ``base_url`` is ``http://127.0.0.1:PORT/v1``.
 * ``dialect="anthropic"``: ``POST …/messages`` (``stream=true``: message_start, ping,
   content_block_start/delta/stop per block, message_delta, message_stop; otherwise one message JSON).
@@ -202,13 +202,18 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         owner = self.owner
         owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, None)
+        if self.path.split("?")[0].rstrip("/").endswith("/models") and owner.models is None:
+            self._send_json(404, error_body(owner.dialect, 404, "fake server: no model list here"))
+            return
         if self.path.split("?")[0].rstrip("/").endswith("/models"):
-            model: JSON = ({"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "fake"}
-                           if owner.dialect == "openai" else
-                           {"type": "model", "id": MODEL_ID, "display_name": "Fake model",
-                            "created_at": "2025-01-01T00:00:00Z"})
-            self._send_json(200, {"object": "list", "data": [model], "has_more": False,
-                                  "first_id": MODEL_ID, "last_id": MODEL_ID})
+            assert owner.models is not None
+            data: list[JSON] = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"}
+                                if owner.dialect == "openai" else
+                                {"type": "model", "id": name, "display_name": name,
+                                 "created_at": "2025-01-01T00:00:00Z"} for name in owner.models]
+            first, last = (owner.models[0], owner.models[-1]) if owner.models else (None, None)
+            self._send_json(200, {"object": "list", "data": data, "has_more": False,
+                                  "first_id": first, "last_id": last})
             return
         if self.path.split("?")[0] == "/api/tags":  # Ollama's own model list (it also serves /v1)
             self._send_json(200, {"models": [{"name": MODEL_ID, "model": MODEL_ID}]})
@@ -359,6 +364,8 @@ class FakeLLMServer:
         self.host = host
         self.port = port
         self.responder: Responder | None = None
+        self.models: list[str] | None = [MODEL_ID]
+        """What ``GET …/models`` lists; ``None``: that route answers 404, as on servers without a model list."""
         self.requests: list[JSON] = []
         self.violations: list[str] = []
         self.stalls: list[bool] = []

@@ -128,6 +128,7 @@ class SwebashApp(App[int]):
         session: Session | None = None,
         start: StartInfo | None = None,
         driver_class: type[Driver] | None = None,
+        setup_on_start: bool = True,
     ) -> None:
         super().__init__(driver_class=driver_class)
         # ``loaded`` may be a loader: validating the settings imports pydantic-settings (~0.3 s), so the
@@ -145,6 +146,8 @@ class SwebashApp(App[int]):
         self.tools = tools
         self.services = services
         self.probe_ollama = probe_ollama
+        self.setup_on_start = setup_on_start
+        """With no provider, open the setup screen once the session is ready (else say how, once)."""
         self.session: Session | None = session
         self.session_ready = asyncio.Event()
         self.approver = TuiApprover(self)

@@ -13,6 +13,7 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/new": ("", "start a new conversation (the current one stays saved)"),
     "/model": ("[NAME]", "show the model, or switch to another (e.g. openai/gpt-4.1)"),
     "/ollama": ("[MODEL]", "use the local Ollama server (its first model, or MODEL)"),
+    "/login": ("", "set up a provider: pick it, paste its key, pick a model; tested, then saved as the default"),
     "/profile": ("[NAME]", "show the profiles, or switch to one from the config file"),
     "/tools": ("", "list the tools the model may use"),
     "/rules": ("[remove N]", "the approval mode and rules in force, where each came from; remove one of yours"),

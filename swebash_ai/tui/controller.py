@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from swebash_ai.tui import commands
+from swebash_ai.tui.provider_setup import ProviderSetup
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import AgentEvent
@@ -33,7 +34,7 @@ DEEP_COLLECT_TURNS = 10
 QUIET_BEFORE_DEEP_COLLECT = 5.0
 """...run once no key has come for this many seconds and no turn runs (it takes a few hundred ms)."""
 
-BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact", "/undo"})
+BUSY_COMMANDS = frozenset({"/new", "/model", "/ollama", "/profile", "/sessions", "/compact", "/undo", "/login"})
 
 
 def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
@@ -63,6 +64,7 @@ class Controller:
         self._deep_collect_due = False
         self.can_go_on = False
         """The last turn stopped at a tool limit: Ctrl+G runs another with a fresh budget."""
+        self.provider_setup = ProviderSetup(self)
 
     @property
     def session(self) -> Session | None:
@@ -80,7 +82,7 @@ class Controller:
             from swebash_ai.tui.approvals import apply_pending_mode
 
             apply_pending_mode(app, session)
-            self._show_provider(session, offer)
+            self._show_provider(session, offer, starting=True)
             self._show_instructions(session)
             if session.conversation.messages:
                 self.render_conversation(session)
@@ -142,21 +144,12 @@ class Controller:
         while session is not None and session.notices:
             self.app.chat.add_notice(session.notices.pop(0), "warning")
 
-    def _show_provider(self, session: Session, offer: OllamaOffer | None = None) -> None:
-        app = self.app
-        app.status.set_info(session.model if session.has_provider else "no provider",
-                            session.loaded.profile, session.cwd)
-        app.status.set_mode(session.gate.mode)
-        if session.has_provider:
-            return
-        from swebash_ai.providers import NO_PROVIDER_HELP
+    def _show_provider(self, session: Session, offer: OllamaOffer | None = None, *, starting: bool = False) -> None:
+        self.provider_setup.show_provider(session, offer, starting=starting)
 
-        app.chat.add_info(NO_PROVIDER_HELP.rstrip(), title="No model provider is configured; !command still works.")
-        if offer is not None:
-            others = f" (also: {', '.join(offer.models[1:])})" if len(offer.models) > 1 else ""
-            app.chat.add_notice(
-                f"A local Ollama server answers at {offer.host} with {offer.models[0]}{others}. "
-                f"Type /ollama to use {offer.models[0]}, or /ollama MODEL for another.")
+    def open_setup(self, *, offer: OllamaOffer | None = None, reason: str = "", pending: str | None = None) -> None:
+        """The setup screen (see :class:`~swebash_ai.tui.provider_setup.ProviderSetup`)."""
+        self.provider_setup.open(offer=offer, reason=reason, pending=pending)
 
     def render_conversation(self, session: Session) -> None:
         """Show a resumed conversation (see :func:`swebash_ai.tui.user_input.render_conversation`)."""
@@ -260,9 +253,9 @@ class Controller:
                 app.chat.add_error("No session", "The session could not start; see the error above.")
                 return
             if not shell and not session.has_provider:
-                from swebash_ai.providers import NO_PROVIDER_HELP
-
-                app.chat.add_error("No provider", NO_PROVIDER_HELP.strip())
+                # The question waits for a provider: the setup screen, then it is asked.
+                self.open_setup(reason="Choose a provider, and your question is asked right after.",
+                                pending=text)
                 return
             if prepare and not shell:  # /NAME expanded, @path attached: read through the path guard
                 from swebash_ai.tui.user_input import BUILTINS, show_prepared
@@ -551,7 +544,7 @@ class Controller:
             why = f" ({session.choice.reason})" if session.choice else ""
             self.app.chat.add_notice(f"Model: {session.model or 'none'}{why}. Switch with /model NAME.")
             return
-        await self._rebuild({"model": arg}, session.loaded.profile)
+        await self.rebuild({"model": arg}, session.loaded.profile)
 
     async def cmd_ollama(self, arg: str) -> None:
         from swebash_ai.providers import ollama_offer
@@ -572,7 +565,16 @@ class Controller:
                                     f"Its models: {', '.join(offer.models)}.")
             return
         choice = offer.choice(arg or None)
-        await self._rebuild({"model": choice.model, "api_base": choice.api_base}, session.loaded.profile)
+        await self.rebuild({"model": choice.model, "api_base": choice.api_base}, session.loaded.profile)
+
+    async def cmd_login(self, arg: str) -> None:
+        """``/login``: the setup screen, any time (a new provider becomes the default profile)."""
+        session = await self._ready_session()
+        if session is None:
+            return
+        from swebash_ai.providers import ollama_offer
+
+        self.open_setup(offer=await asyncio.to_thread(ollama_offer))
 
     async def cmd_profile(self, arg: str) -> None:
         session = await self._ready_session()
@@ -583,9 +585,9 @@ class Controller:
             names = ", ".join(loaded.profiles) or f"none (add [profiles.NAME] tables to {loaded.config_file})"
             self.app.chat.add_notice(f"Profile: {loaded.profile or '(none)'}. Profiles: {names}.")
             return
-        await self._rebuild({}, arg)
+        await self.rebuild({}, arg)
 
-    async def _rebuild(self, flags: dict[str, Any], profile: str | None) -> None:
+    async def rebuild(self, flags: dict[str, Any], profile: str | None) -> None:
         """A new session with other settings, keeping the conversation (runs the build in a thread)."""
         from swebash_ai.config import load_settings
         from swebash_ai.session import Session

@@ -42,6 +42,7 @@ class ControllerHost(Protocol):
     tools: Sequence[Tool] | None
     services: dict[str, Any] | None
     theme: str
+    setup_on_start: bool
 
     @property
     def approver(self) -> Approver: ...

@@ -85,6 +85,7 @@ def make_app(workspace: Path) -> AppFactory:
         kw.setdefault("cwd", workspace)
         kw.setdefault("tools", TEST_TOOLS)
         kw.setdefault("probe_ollama", False)
+        kw.setdefault("setup_on_start", False)  # tests/tui/test_setup_screen.py covers the setup screen
         return SwebashApp(load_settings(), **kw)
 
     return build

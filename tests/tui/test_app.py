@@ -11,6 +11,7 @@ from tui_helpers import idle, type_and_send, wait_for
 from swebash_ai.testing.fake_server import Reply
 from swebash_ai.tui import commands
 from swebash_ai.tui.screens.sessions import SessionsScreen
+from swebash_ai.tui.screens.setup import SetupScreen
 from swebash_ai.tui.widgets.activity import ToolEntry
 from swebash_ai.tui.widgets.chat import InfoMessage, NoticeMessage, UserMessage
 from swebash_ai.tui.widgets.reply import AssistantMessage
@@ -21,16 +22,18 @@ async def test_no_provider_opens_shows_help_and_bang_commands_work(make_app):
     async with app.run_test(size=(120, 40)) as pilot:
         await idle(pilot)
         assert app.session is not None and not app.session.has_provider
-        info = str(app.query_one(InfoMessage).render())
-        assert "No model provider is configured" in info and "OPENAI_API_KEY" in info
+        notice = str(app.query_one(NoticeMessage).render())
+        assert "No model provider is configured" in notice and "/login" in notice
         assert "no provider" in str(app.status.render())
         await type_and_send(pilot, "!echo still works")
         await wait_for(pilot, lambda: bool(app.query(ToolEntry)), what="entry")
         await idle(pilot)
         assert "still works" in app.query_one(ToolEntry).output_text
-        await type_and_send(pilot, "a question")
+        await type_and_send(pilot, "a question")  # the one action: the setup screen, not the notice again
+        await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen), what="setup screen")
+        await pilot.press("escape")
         await idle(pilot)
-        assert "No provider" in str(app.query("ErrorMessage").last().render())
+        assert len([n for n in app.query(NoticeMessage) if "No model provider" in str(n.render())]) == 1
 
 
 async def test_a_local_ollama_is_offered_and_used_only_when_asked(make_app, fake_llm, monkeypatch):
@@ -60,7 +63,7 @@ async def test_ollama_command_without_a_server_says_how_to_start_one(make_app):
     app = make_app(probe_ollama=True)  # OLLAMA_HOST points at a closed port in the tests
     async with app.run_test(size=(120, 40)) as pilot:
         await idle(pilot)
-        assert not app.query(NoticeMessage)  # nothing to offer
+        assert not [n for n in app.query(NoticeMessage) if "Ollama" in str(n.render())]  # nothing to offer
         await type_and_send(pilot, "/ollama")
         await wait_for(pilot, lambda: bool(app.query("ErrorMessage")), what="error")
         error = str(app.query("ErrorMessage").last().render())
@@ -277,8 +280,8 @@ async def test_ctrl_l_clears_the_screen(make_app):
 
 def test_command_table_matches_the_issue():
     assert list(commands.SLASH_COMMANDS) == [  # the issue's commands, /ollama to accept the offer, /undo (issue 14)
-        "/help", "/clear", "/new", "/model", "/ollama", "/profile", "/tools", "/rules", "/mcp", "/ps", "/theme",
-        "/undo", "/save",
+        "/help", "/clear", "/new", "/model", "/ollama", "/login", "/profile", "/tools", "/rules", "/mcp", "/ps",
+        "/theme", "/undo", "/save",  # /login: the setup screen (issue 25)
         "/sessions", "/context", "/stats", "/compact",  # memory: docs/memory.md; /stats: docs/observability.md
         "/exit",
     ]

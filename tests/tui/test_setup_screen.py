@@ -1,0 +1,214 @@
+"""The setup screen with Pilot: every provider kind against the scripted servers (the setup's addresses
+pointed at them), a failing test request fixed in place, Esc leaving nothing behind, /login, and a question
+asked before any provider exists being answered once one is saved."""
+
+from __future__ import annotations
+
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Input, Select
+from tui_helpers import idle, type_and_send, wait_for
+
+from swebash_ai import setup_flow
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+from swebash_ai.tui.screens.setup import SetupScreen
+from swebash_ai.tui.widgets.chat import NoticeMessage
+
+KEY = "sk-screen-0123456789abcdef"
+
+
+def _config(home: Path) -> Path:
+    return home / ".swebash-ai" / "config.toml"
+
+
+def _status(screen: SetupScreen) -> str:
+    return str(screen.query_one("#setup-status").render())
+
+
+async def _open(pilot: Any) -> SetupScreen:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SetupScreen), what="setup screen")
+    screen = pilot.app.screen
+    assert isinstance(screen, SetupScreen)
+    await wait_for(pilot, lambda: bool(screen.query("#setup-provider #label")), what="screen composed")
+    await pilot.pause()
+    return screen
+
+
+async def _type(pilot: Any, text: str) -> None:
+    await pilot.press(*text)
+
+
+@pytest.fixture
+def bases(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The setup's provider addresses, to be pointed at the scripted servers."""
+    table = dict(setup_flow.BASES)
+    monkeypatch.setattr(setup_flow, "BASES", table)
+    return table
+
+
+@pytest.mark.parametrize("kind", ["openai", "gemini", "openrouter", "openai-compatible", "ollama"])
+async def test_each_openai_compatible_kind_is_tested_then_saved_and_used(
+        kind: str, make_app: Any, fake_llm: FakeLLMServer, bases: dict[str, str], isolated_env: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    bases[kind] = fake_llm.base_url
+    monkeypatch.setenv("OLLAMA_HOST", fake_llm.base_url.removesuffix("/v1"))  # serves /api/tags too
+    fake_llm.models = ["fake-model", "gpt-4.1-mini"]
+    fake_llm.enqueue(Reply.text("ok"), Reply.text("Answer through the new provider."))
+    app = make_app(setup_on_start=True, probe_ollama=kind == "ollama")
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        screen.choose(kind)
+        await pilot.pause()
+        if kind == "openai-compatible":
+            assert screen.query_one("#setup-base", Input).has_focus
+            await _type(pilot, fake_llm.base_url)
+            await pilot.press("enter")
+        if kind != "ollama":
+            key = screen.query_one("#setup-key", Input)
+            assert key.has_focus and key.password  # masked
+            await _type(pilot, KEY)
+            assert KEY not in str(key.render())  # never drawn
+            await pilot.press("enter")
+        listed = screen.query_one("#setup-model-list", Select)
+        await wait_for(pilot, lambda: listed.display, what="model list")
+        want = "gpt-4.1-mini" if kind == "openai" else "fake-model"  # the kind's usual model when listed
+        assert listed.value == want
+        await pilot.click("#setup-go")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SetupScreen), what="saved")
+        await wait_for(pilot, lambda: app.session is not None and app.session.has_provider, what="new session")
+        await idle(pilot)
+        assert "Saved profile" in str(app.query(NoticeMessage).first().render())
+        await type_and_send(pilot, "hi")
+        await wait_for(pilot, lambda: "new provider" in app.chat.last_reply_text(), what="answer")
+    test_call, _question = [r for r in fake_llm.requests if r["path"].endswith("/chat/completions")]
+    assert test_call["body"]["model"] == want
+    if kind != "ollama":
+        assert test_call["headers"]["authorization"] == f"Bearer {KEY}"
+    data = tomllib.loads(_config(isolated_env).read_text())
+    assert data["profile"] == kind
+    assert data["profiles"][kind]["model"] == f"openai/{want}"
+    assert (data["profiles"][kind].get("api_key") == KEY) is (kind != "ollama")
+    assert stat.S_IMODE(_config(isolated_env).stat().st_mode) == 0o600
+
+
+async def test_anthropic_goes_through_litellm(make_app: Any, fake_anthropic: FakeLLMServer, bases: dict[str, str],
+                                              isolated_env: Path) -> None:
+    bases["anthropic"] = fake_anthropic.base_url
+    fake_anthropic.models = ["claude-sonnet-4-5"]
+    fake_anthropic.enqueue(Reply.text("ok"))
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        screen.choose("anthropic")
+        await pilot.pause()
+        await _type(pilot, KEY)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.query_one("#setup-model-list").display, what="model list")
+        await pilot.click("#setup-go")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SetupScreen), timeout=30, what="saved")
+    listing, test_call = fake_anthropic.requests
+    assert listing["headers"]["x-api-key"] == KEY and test_call["headers"]["x-api-key"] == KEY
+    profile = tomllib.loads(_config(isolated_env).read_text())["profiles"]["anthropic"]
+    assert profile["model"] == "anthropic/claude-sonnet-4-5"
+
+
+async def test_a_refused_key_is_said_and_fixed_in_place(make_app: Any, fake_llm: FakeLLMServer,
+                                                        bases: dict[str, str], isolated_env: Path) -> None:
+    bases["openai"] = fake_llm.base_url
+    fake_llm.models = None  # no model list: a text field, with the usual model filled in
+    fake_llm.enqueue(Reply.error(401, "invalid api key"), Reply.error(404, "no such model"), Reply.text("ok"))
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        screen.choose("openai")
+        await pilot.pause()
+        await _type(pilot, "sk-wrong-000000000")
+        await pilot.press("enter")
+        typed = screen.query_one("#setup-model", Input)
+        await wait_for(pilot, lambda: typed.display and typed.has_focus, what="model field")
+        assert typed.value == "gpt-4.1-mini"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "The key was refused (401)" in _status(screen), what="401")
+        assert "Nothing was saved" in _status(screen) and not _config(isolated_env).exists()
+        key = screen.query_one("#setup-key", Input)
+        assert key.has_focus  # where the fix goes
+        key.value = KEY
+        await pilot.click("#setup-go")
+        await wait_for(pilot, lambda: "No model 'gpt-4.1-mini'" in _status(screen), what="404")
+        assert typed.has_focus
+        typed.value = "fake-model"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SetupScreen), what="saved")
+        assert "sk-wrong" not in _config(isolated_env).read_text()
+
+
+async def test_an_unreachable_server_is_named(make_app: Any, isolated_env: Path) -> None:
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        screen.choose("openai-compatible")
+        await pilot.pause()
+        await _type(pilot, "http://127.0.0.1:9/v1")
+        await pilot.press("enter", "enter")  # no key: a local server may need none
+        await wait_for(pilot, lambda: "Cannot reach http://127.0.0.1:9/v1" in _status(screen), what="unreachable")
+        assert screen.query_one("#setup-base", Input).has_focus
+    assert not _config(isolated_env).exists()
+
+
+async def test_esc_leaves_nothing_and_the_notice_is_said_once(make_app: Any, fake_llm: FakeLLMServer,
+                                                             isolated_env: Path) -> None:
+    fake_llm.enqueue(Reply.text("ok"))
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        screen.choose("openai-compatible")
+        await pilot.pause()
+        await _type(pilot, fake_llm.base_url)
+        await pilot.press("enter")
+        await _type(pilot, KEY)
+        await pilot.press("escape")
+        await idle(pilot)
+        assert not isinstance(app.screen, SetupScreen)
+        await type_and_send(pilot, "a question")  # no provider: setup again, not the notice again
+        await _open(pilot)
+        await pilot.press("escape")
+        await idle(pilot)
+        notices = [str(n.render()) for n in app.query(NoticeMessage)]
+        assert len([n for n in notices if "No model provider" in n]) == 1 and "/login" in notices[0]
+    assert not _config(isolated_env).exists()
+    assert fake_llm.requests == []  # nothing was even sent
+
+
+async def test_a_question_asked_first_is_answered_after_setup(make_app: Any, fake_llm: FakeLLMServer,
+                                                             bases: dict[str, str]) -> None:
+    bases["openai"] = fake_llm.base_url
+    fake_llm.enqueue(Reply.text("ok"), Reply.text("The answer you waited for."))
+    app = make_app()  # setup not opened at start: the question opens it
+    async with app.run_test(size=(120, 45)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "what is 2+2?")
+        screen = await _open(pilot)
+        screen.choose("openai")
+        await pilot.pause()
+        await _type(pilot, KEY)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.query_one("#setup-model-list").display, what="model list")
+        await pilot.click("#setup-go")
+        await wait_for(pilot, lambda: "you waited for" in app.chat.last_reply_text(), what="answer")
+    assert fake_llm.requests[-1]["body"]["messages"][-1]["content"] == "what is 2+2?"
+
+
+async def test_login_opens_the_screen_with_a_provider_too(make_app: Any, llm_env: FakeLLMServer) -> None:
+    app = make_app(setup_on_start=True)  # a provider is configured: nothing opens by itself
+    async with app.run_test(size=(120, 45)) as pilot:
+        await idle(pilot)
+        assert not isinstance(app.screen, SetupScreen)
+        await type_and_send(pilot, "/login")
+        screen = await _open(pilot)
+        options = [str(o[0]) for o in screen.query_one("#setup-provider", Select)._options if str(o[0])]
+        assert options[:4] == ["OpenAI", "Anthropic", "Google Gemini", "OpenRouter"]
+        assert not [o for o in options if "Ollama" in o]  # none answers here
