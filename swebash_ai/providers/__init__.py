@@ -13,7 +13,7 @@ import json
 import os
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from swebash_ai.providers.base import (
@@ -77,7 +77,7 @@ class ProviderChoice:
 
     model: str
     api_base: str | None
-    api_key: str | None
+    api_key: str | None = field(repr=False)  # never in a repr: reprs end up in logs and tracebacks
     reason: str
 
     @property

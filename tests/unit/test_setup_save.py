@@ -138,3 +138,10 @@ def test_the_command_line_names_every_kind_of_the_setup() -> None:
     from swebash_ai.setup_flow import KINDS
 
     assert tuple(k.id for k in KINDS) == SETUP_PROVIDERS
+
+
+def test_a_provider_choice_never_shows_its_key_in_a_repr() -> None:
+    from swebash_ai.providers import ProviderChoice
+
+    choice = ProviderChoice("openai/gpt-4.1", None, "sk-proj-secret-value-123", "test")
+    assert "sk-proj-secret-value-123" not in repr(choice) and "openai/gpt-4.1" in repr(choice)
