@@ -4,7 +4,8 @@ A saved session of TURNS turns is written the way the app writes one (each turn:
 assistant message that says a word and calls CALLS tools, their results with a few lines of output, and a
 Markdown answer), then the app is started on it with ``--resume`` (headless, 160x50). Printed:
 
-* the time until the resumed conversation is shown, the resident memory (RSS) and the number of widgets
+* the time until the resumed conversation is shown (and the CPU time the process took meanwhile, a figure
+  a busy host inflates less), the resident memory (RSS) and the number of widgets
   in the DOM (chat pane, tool pane) after the load;
 * the same after MORE further turns grown live (the controller handling the events a turn produces:
   streamed text, tool calls with output, results; the garbage collections the app runs after them);
@@ -121,12 +122,12 @@ async def run(turns: int, calls: int, more: int, size: tuple[int, int]) -> None:
         app = SwebashApp(loaded, cwd=Path(home), tools=[], probe_ollama=False, resume=session_id)
         Screen._refresh_layout = timed  # type: ignore[method-assign]
         try:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             async with app.run_test(size=size) as pilot:
                 while not app.session_ready.is_set():
                     await asyncio.sleep(0.01)
                 await pilot.pause()
-                loaded_after = time.perf_counter() - start
+                loaded_after, loaded_cpu = time.perf_counter() - start, time.process_time() - cpu
                 await pilot.pause(0.5)
                 collect_garbage()
                 mounted = sum(1 for _ in app.chat.messages())
@@ -134,7 +135,7 @@ async def run(turns: int, calls: int, more: int, size: tuple[int, int]) -> None:
                 print(f"resumed session          {turns} turns: {mounted + stored} chat messages "
                       f"({mounted} as widgets, {stored} stored behind the 'earlier' line), "
                       f"{turns * calls} tool calls")
-                print(f"resume to shown          {loaded_after:.2f} s")
+                print(f"resume to shown          {loaded_after:.2f} s (CPU {loaded_cpu:.2f} s, every thread)")
                 screen, chat, tools = widget_counts(app)
                 print(f"after the load           RSS {rss_mb():.0f} MB (+{rss_mb() - rss_before:.0f}); widgets "
                       f"{screen} (chat {chat}, tools {tools})")

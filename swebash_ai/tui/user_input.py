@@ -96,26 +96,27 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
     chat = app.chat
     calls: dict[str, ToolRecord] = {}  # shown at once at the end: most stay records (see ActivityPane)
     prefixes = {"Denied:": "denied", "Error:": "error", "Cancelled:": "cancelled", "Timed out:": "timeout"}
-    for msg in session.conversation.messages:
-        role, content = msg.get("role"), msg.get("content")
-        if role == "user" and isinstance(content, str):
-            show_user_message(chat, content)
-        elif role == "assistant":
-            if isinstance(content, str) and content.strip():
-                chat.add_assistant(content)
-            if msg.get("incomplete"):
-                chat.add_notice("This answer broke off before its end: it is incomplete.", "warning")
-            for call in msg.get("tool_calls") or ():
-                fn = call.get("function", {})
-                args = str(fn.get("arguments", ""))
-                call_id = str(call.get("id", ""))
-                calls[call_id] = ToolRecord(call_id, fn.get("name", "?"), args[:200], format_arguments(args))
-        elif role == "tool":
-            text = content if isinstance(content, str) else str(content)
-            status = next((s for p, s in prefixes.items() if text.startswith(p)), "ok")
-            call_id, name = str(msg.get("tool_call_id", "")), str(msg.get("name", "?"))
-            record = calls.setdefault(call_id, ToolRecord(call_id, name, name, {}))
-            record.finish(status, text, None, 0.0)
+    with chat.resuming():  # only the newest chapters are mounted for the first frame
+        for msg in session.conversation.messages:
+            role, content = msg.get("role"), msg.get("content")
+            if role == "user" and isinstance(content, str):
+                show_user_message(chat, content)
+            elif role == "assistant":
+                if isinstance(content, str) and content.strip():
+                    chat.add_assistant(content)
+                if msg.get("incomplete"):
+                    chat.add_notice("This answer broke off before its end: it is incomplete.", "warning")
+                for call in msg.get("tool_calls") or ():
+                    fn = call.get("function", {})
+                    args = str(fn.get("arguments", ""))
+                    call_id = str(call.get("id", ""))
+                    calls[call_id] = ToolRecord(call_id, fn.get("name", "?"), args[:200], format_arguments(args))
+            elif role == "tool":
+                text = content if isinstance(content, str) else str(content)
+                status = next((s for p, s in prefixes.items() if text.startswith(p)), "ok")
+                call_id, name = str(msg.get("tool_call_id", "")), str(msg.get("name", "?"))
+                record = calls.setdefault(call_id, ToolRecord(call_id, name, name, {}))
+                record.finish(status, text, None, 0.0)
     app.activity.load_history(calls.values())
     from swebash_ai.tools.plan import Plan
 

@@ -14,7 +14,8 @@ from swebash_ai.config import load_settings
 from swebash_ai.tools.registry import ToolResult
 from swebash_ai.tui.widgets import activity
 from swebash_ai.tui.widgets.activity import ToolEntry
-from swebash_ai.tui.widgets.chat import Chapter, UserMessage
+from swebash_ai.tui.widgets.chat import CHAPTER_SIZE, RESUMED_CHAPTERS, Chapter, UserMessage
+from swebash_ai.tui.widgets.earlier import EarlierMessages
 from swebash_ai.tui.widgets.reply import AssistantMessage
 from tests.tui.tui_helpers import idle, wait_for
 
@@ -48,8 +49,8 @@ async def test_a_session_of_1000_messages_resumes_with_a_bounded_tool_pane(make_
         await idle(pilot)
         await wait_for(pilot, lambda: any("Resumed session" in str(m.render()) for m in app.chat.messages()),
                        what="the resumed conversation")
-        users = list(app.query(UserMessage))
-        assert len(users) == TURNS and "question 169" in str(users[-1].render())
+        users = list(app.query(UserMessage))  # the newest chapters only (see the test below)
+        assert users and "question 169" in str(users[-1].render())
         assert "Answer 169" in list(app.query(AssistantMessage))[-1].source
         pane = app.activity
         # The last calls are entries, in order; the others are records behind the "earlier" line.
@@ -60,8 +61,6 @@ async def test_a_session_of_1000_messages_resumes_with_a_bounded_tool_pane(make_
         assert pane.earlier_line.display and f"{len(pane.earlier):,} earlier tool calls" in str(
             pane.earlier_line.render())
         assert widgets_in(pane) <= 3 * activity.LIVE_ENTRIES + 5
-        await pilot.pause(0.3)
-        assert any(chapter.folded for chapter in app.chat.query_children(Chapter))  # far chapters folded
 
         # Browse back: Enter on the "earlier" line shows the page before, in order, with its output.
         pane.earlier_line.focus()
@@ -76,6 +75,42 @@ async def test_a_session_of_1000_messages_resumes_with_a_bounded_tool_pane(make_
         await pilot.press("enter")  # expand it: arguments and output are drawn
         await wait_for(pilot, lambda: first._log is not None and first._log.is_mounted, what="the body")
         assert "output 156-2" in first.output_text and first.expanded
+
+
+async def test_a_resumed_session_mounts_its_newest_chapters_and_scrolling_up_brings_back_every_message(
+        make_app) -> None:
+    """The first frame of a long session lays out a screenful, not a thousand messages; every message stays
+    reachable: scrolling to the top mounts the stored chapters above, without moving what the view shows."""
+    session_id = write_session(load_settings().locations.sessions_dir)
+    app = make_app(resume=session_id)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await idle(pilot)
+        await wait_for(pilot, lambda: any("Resumed session" in str(m.render()) for m in app.chat.messages()),
+                       what="the resumed conversation")
+        chat = app.chat
+        assert len(list(chat.messages())) <= RESUMED_CHAPTERS * CHAPTER_SIZE + 1  # and the "Resumed" notice
+        stored = sum(len(chapter) for chapter in chat._stored)
+        assert f"{stored:,} earlier messages" in str(chat.query_one(EarlierMessages).render())
+        await wait_for(pilot, lambda: chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y,
+                       what="the view at the end")
+
+        oldest = next(w for w in chat.messages() if isinstance(w, UserMessage))
+        offset = oldest.virtual_region.y  # from the top of the view once scrolled to the top
+        chat.scroll_to(y=0, animate=False)
+        await wait_for(pilot, lambda: sum(len(chapter) for chapter in chat._stored) < stored,
+                       what="stored chapters mounted above what the view shows...")
+        await idle(pilot)
+        assert oldest.virtual_region.y - chat.scroll_y == offset  # ...which did not move
+
+        while chat._stored:  # up to the first message, a few chapters at a time
+            left = len(chat._stored)
+            chat.scroll_to(y=0, animate=False)
+            await wait_for(pilot, lambda n=left: len(chat._stored) < n and chat.scroll_y > 0, what="more chapters")
+        users = [str(u.render()) for u in app.query(UserMessage)]
+        assert users == [f"question {t}" for t in range(TURNS)]
+        assert not chat.query(EarlierMessages)
+        await pilot.pause(0.3)
+        assert any(chapter.folded for chapter in chat.query_children(Chapter))  # far chapters folded
 
 
 async def test_many_tool_calls_in_a_turn_keep_a_bounded_pane_and_every_call(make_app) -> None:

@@ -15,6 +15,7 @@ of a re-layout does not grow with the conversation either (see :class:`Chapter`)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 from typing import TYPE_CHECKING
@@ -61,6 +62,9 @@ FOLD_BEYOND = 3
 """A chapter this many view heights away from the view is folded (see :class:`Chapter`)..."""
 UNFOLD_WITHIN = 2
 """...and unfolded again once it comes this close (a margin, so it is drawn before it shows)."""
+RESUMED_CHAPTERS = 2
+"""Chapters of a resumed conversation mounted for its first frame (its newest: a screenful and more); the
+older ones wait as blueprints behind the "earlier messages" line (see :meth:`ChatPane.resuming`)."""
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 
@@ -215,12 +219,20 @@ class ChatPane(FollowingScroll):
         self._stored: list[list[Blueprint]] = []  # the oldest chapters, as blueprints (see widgets/earlier.py)
         self._earlier: EarlierMessages | None = None
         self._allowance = MOUNTED_CHAPTERS
+        self._pending: list[Widget | Blueprint] | None = None  # a conversation being resumed (see resuming())
+        self._showing = False  # stored chapters are being mounted because the view reached the top
 
     # --- folding chapters far from the view -----------------------------------------------------------
     def watch_scroll_y(self, old: float, new: float) -> None:
-        """The user scrolls: unfold what comes near before it is drawn (the heights are unchanged)."""
+        """The user scrolls: unfold what comes near before it is drawn (the heights are unchanged); near the
+        top, mount the stored chapters above (unless the "earlier" line has the focus: Enter is the user's)."""
         super().watch_scroll_y(old, new)
         self.update_folds()
+        view = self.scrollable_content_region.height
+        if (self._stored and new < old and new < view and not self._showing
+                and not (self._earlier is not None and self._earlier.has_focus)):
+            self._showing = True
+            self.call_after_refresh(self._show_earlier_in_place)
 
     def watch_virtual_size(self, size: Size) -> None:  # the content grows (following it does not call the above)
         super().watch_virtual_size(size)
@@ -294,6 +306,9 @@ class ChatPane(FollowingScroll):
     def append(self, widget: Widget) -> AwaitMount:
         """Add a message (or a reply segment) at the end of the conversation, above a streamed reply's
         unfinished tail; await the result to wait until it is mounted."""
+        if self._pending is not None:
+            self._pending.append(widget)
+            return AwaitMount(self, [])
         chapters = self.query_children(Chapter)
         chapter = chapters.last() if chapters else None
         if chapter is None or len(chapter.children) >= CHAPTER_SIZE:
@@ -332,6 +347,65 @@ class ChatPane(FollowingScroll):
             self._earlier = EarlierMessages()
             self.mount(self._earlier, before=0)
         self._earlier.set_count(count)
+
+    @contextlib.contextmanager
+    def resuming(self) -> Iterator[None]:
+        """Messages added meanwhile (a resumed conversation) are laid out at the end: only the newest
+        :data:`RESUMED_CHAPTERS` chapters are mounted, the older ones are stored as blueprints at once.
+
+        Mounting a thousand messages (and storing most of them again) took 1.4 s before the first frame of
+        a resumed session; a screenful takes a few milliseconds. Every message stays reachable: scrolling
+        up to the top, or Enter on the "earlier" line, mounts the stored chapters (see ``show_earlier``).
+        """
+        self._pending = []
+        try:
+            yield
+        finally:
+            widgets, self._pending = self._pending, None
+            self._load(widgets)
+
+    def _load(self, pending: list[Widget | Blueprint]) -> None:
+        groups = [pending[i:i + CHAPTER_SIZE] for i in range(0, len(pending), CHAPTER_SIZE)]
+        mounted = [c for c in self.query_children(Chapter) if not c.stored]
+        # What is stored comes before everything mounted: the chapters already there (start-up notices)
+        # are stored with the resumed ones, or nothing is (a message that cannot be built again).
+        prints = [[blueprint(m) for m in chapter.children] for chapter in mounted]
+        for group in groups[:-RESUMED_CHAPTERS] if self._stream is None else ():
+            prints.append([blueprint(w) if isinstance(w, Widget) else w for w in group])
+        complete = [[p for p in chapter if p is not None] for chapter in prints if chapter and None not in chapter]
+        if len(complete) != len(prints) or len(complete) == len(mounted):
+            complete, stored_groups = [], 0  # mount everything, as appended one by one
+        else:
+            stored_groups = len(prints) - len(mounted)
+            for chapter in mounted:
+                chapter.stored = True
+                chapter.remove()
+        before = self._stream.tail_widget if self._stream is not None else None
+        if complete:
+            self._stored.extend(complete)
+            self._show_count()
+        for group in groups[stored_groups:]:
+            self.mount(Chapter(*[w if isinstance(w, Widget) else w() for w in group]), before=before)
+        self._folds_due()
+
+    def _show_earlier_in_place(self) -> None:
+        """Mount stored chapters above the first one, keeping what the view shows where it is."""
+        self._showing = False
+        first = next((c for c in self.query_children(Chapter) if not c.stored), None)
+        if not self._stored or first is None:
+            return
+        was = first.virtual_region.y
+        offset = was - self.scroll_y
+        self.show_earlier()
+
+        def keep_view(tries: int = 50) -> None:  # once a layout pass has placed the chapters mounted above
+            target = first.virtual_region.y - offset
+            if (first.virtual_region.y == was or target > self.max_scroll_y) and tries and first.is_mounted:
+                self.set_timer(0.01, lambda: keep_view(tries - 1))
+            else:
+                self.scroll_to(y=target, animate=False, immediate=True)
+
+        keep_view()
 
     def show_earlier(self) -> None:
         """Mount the newest stored chapters again, above the others; they stay until the chat is cleared."""
@@ -382,10 +456,14 @@ class ChatPane(FollowingScroll):
         self.append(widget)
         return widget
 
-    def add_assistant(self, markdown: str) -> AssistantMessage:
-        """A finished assistant message (a resumed conversation)."""
+    def add_assistant(self, markdown: str) -> AssistantMessage | None:
+        """A finished assistant message (a resumed conversation); while :meth:`resuming`, only its blueprint
+        (``None``): most are never mounted."""
         from swebash_ai.tui.widgets.reply import AssistantMessage
 
+        if self._pending is not None:
+            self._pending.append(lambda: AssistantMessage(markdown))
+            return None
         widget = AssistantMessage(markdown)
         self.append(widget)
         return widget
@@ -424,6 +502,7 @@ class ChatPane(FollowingScroll):
         await self.remove_children()
         self._shelf = None
         self._stored, self._earlier, self._allowance = [], None, MOUNTED_CHAPTERS
+        self._showing = False
         self.anchor(False)
 
 
