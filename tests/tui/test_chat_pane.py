@@ -10,7 +10,8 @@ from typing import Any
 
 from textual import events
 
-from swebash_ai.tui.widgets.chat import CHAPTER_SIZE, TAIL_CHARS, Chapter, ChatPane, Shelf, tail_excerpt
+from swebash_ai.tui.widgets.chat import CHAPTER_SIZE, Chapter, ChatPane, Shelf
+from swebash_ai.tui.widgets.stream import TAIL_CHARS, tail_excerpt
 from tests.tui.tui_helpers import ChatHost, wait_for
 
 
@@ -138,7 +139,7 @@ async def test_a_long_code_block_still_streaming_shows_its_newest_lines() -> Non
 
 
 def test_the_tail_is_word_wrapped_cheaply_and_keeps_its_blank_lines() -> None:
-    from swebash_ai.tui.widgets.chat import wrap_plain
+    from swebash_ai.tui.widgets.stream import wrap_plain
 
     assert wrap_plain("alpha beta gamma delta", 11) == ["alpha beta", "gamma delta"]
     assert wrap_plain("abcdefghijkl mn", 5) == ["abcde", "fghij", "kl mn"]  # a long word is cut

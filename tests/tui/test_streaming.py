@@ -18,8 +18,9 @@ import swebash_ai.tui
 from swebash_ai.tui import engine
 from swebash_ai.tui.engine import DONE, EventPipe, LoopWatch, watched_loop
 from swebash_ai.tui.garbage import FULL_COLLECTION_HOLD, full_collections_held
-from swebash_ai.tui.widgets.chat import COMMIT_CHARS, ChatPane, ReplyStream
+from swebash_ai.tui.widgets.chat import ChatPane
 from swebash_ai.tui.widgets.reply import AssistantMessage
+from swebash_ai.tui.widgets.stream import COMMIT_CHARS, ReplyStream
 from tests.tui.tui_helpers import ChatHost, idle
 
 PARAGRAPH = "word " * 60 + "\n\n"  # 302 characters
