@@ -31,8 +31,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import psutil
-
 __all__ = [
     "FALLBACK_NOTE", "KILL_GRACE", "MARKER_VAR", "Containment", "ProcessInfo", "Tree",
     "become_subreaper", "parse_report",
@@ -140,12 +138,16 @@ def become_subreaper() -> bool:
 
 def _running(p: Any) -> bool:
     """Alive and not a zombie (and the same process: psutil checks the creation time)."""
+    import psutil  # not at import: 12 ms of CPU that a one-shot answer without a command never needs
+
     with contextlib.suppress(psutil.Error):
         return bool(p.is_running()) and p.status() != psutil.STATUS_ZOMBIE
     return False
 
 
 def _info(p: Any) -> ProcessInfo:
+    import psutil
+
     try:
         cmdline = " ".join(p.cmdline()) or p.name()
     except psutil.Error:
@@ -161,6 +163,8 @@ class Tree:
     """
 
     def __init__(self, pid: int, marker: str) -> None:
+        import psutil
+
         self.pid, self.marker = pid, marker
         self.known: dict[int, Any] = {}
         self.main: Any = None
@@ -173,6 +177,8 @@ class Tree:
 
     def snapshot(self) -> None:
         """Remember the main process's current descendants (called periodically while it runs)."""
+        import psutil
+
         with contextlib.suppress(psutil.Error, AttributeError):
             for p in self.main.children(recursive=True):
                 if p.pid not in self.spared:
@@ -183,6 +189,8 @@ class Tree:
 
         As a subreaper, every orphan of the tree is our child, so only our children's markers are read.
         """
+        import psutil
+
         me, everyone = os.getpid(), not _subreaper
         found: dict[int, Any] = dict(self.known)
         if self.main is not None:
@@ -205,6 +213,8 @@ class Tree:
         return found
 
     def _signal(self, procs: Iterable[Any], sig: signal.Signals) -> None:
+        import psutil
+
         group_alive = self.main is not None and self.main.is_running()
         for p in procs:
             try:
@@ -244,6 +254,8 @@ class Tree:
 
     def _reap(self, timeout: float = 1.0) -> None:
         """Reap zombies that re-parented to us (the main process is asyncio's to reap)."""
+        import psutil
+
         deadline = time.monotonic() + timeout
         pending = [p for pid, p in self.known.items() if pid != self.pid]
         while pending and time.monotonic() < deadline:

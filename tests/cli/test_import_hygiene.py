@@ -13,14 +13,26 @@ from typing import Any
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
 # "mcp" and "jsonschema": with no [mcp_servers] configured nothing of the MCP SDK loads (issue 13).
-HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema")
+# "psutil": 12 ms of CPU, for a command's process tree only (issue 23).
+HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil")
 
 _PROBE = """
 import sys
+import importlib.metadata
+scanned = []
+def spy(name, real):
+    def call(*args, **kwargs):
+        scanned.append(name)
+        return real(*args, **kwargs)
+    return call
+for name in ("entry_points", "distributions"):  # how pydantic 2.14 and 2.13 look for their plugins
+    setattr(importlib.metadata, name, spy(name, getattr(importlib.metadata, name)))
 from swebash_ai.cli import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
 loaded = sorted(h for h in {heavy!r} if h in sys.modules)
+if scanned:  # pydantic looked for its plugins (see cli.skip_pydantic_plugins)
+    loaded.append("pydantic plugins")
 print("HEAVY:" + ",".join(loaded), file=sys.stderr)
 sys.exit(code)
 """

@@ -106,5 +106,8 @@ def test_config_file_location_is_overridable(monkeypatch: pytest.MonkeyPatch, tm
 
 
 def test_every_setting_is_documented() -> None:
-    for name, info in Settings.model_fields.items():
-        assert info.description, f"{name} has no docstring"
+    from swebash_ai.config import field_doc
+
+    for name in Settings.model_fields:
+        assert field_doc(name), f"{name} has no docstring"
+    assert field_doc("exec_timeout") == "Default command timeout in seconds (1-300); the model may ask for up to 300."
