@@ -1,7 +1,7 @@
 """Token prices for the fast lane, read from the price list litellm ships, without importing litellm.
 
 ``import litellm`` costs seconds; its bundled ``model_prices_and_context_window_backup.json`` is just data.
-The file is parsed once, on the first priced turn, never at start-up.
+Only the entry of the model priced is parsed (see :func:`_entry`), on the first priced turn, never at start-up.
 """
 
 from __future__ import annotations
@@ -17,28 +17,59 @@ log = logging.getLogger(__name__)
 
 
 @cache
-def _prices() -> dict[str, Any]:
+def _price_list() -> str:
+    """The text of litellm's price list ("" when litellm is not installed)."""
     try:
         spec = importlib.util.find_spec("litellm")
     except (ImportError, ValueError):
-        return {}
+        return ""
     if spec is None or not spec.submodule_search_locations:
-        return {}
+        return ""
     for folder in spec.submodule_search_locations:
         path = Path(folder) / "model_prices_and_context_window_backup.json"
         if path.is_file():
             try:
-                data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-                return data
+                return path.read_text(encoding="utf-8")
             except (OSError, ValueError) as exc:
                 log.debug("cannot read %s: %s", path, exc)
-    return {}
+    return ""
+
+
+@cache
+def _prices() -> dict[str, Any]:
+    """The whole list, parsed (3 MB of JSON: 20 ms)."""
+    try:
+        data = json.loads(_price_list() or "{}")
+    except ValueError as exc:
+        log.debug("cannot read the price list: %s", exc)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@cache
+def _entry(name: str) -> Any:
+    """One model's entry. The list is pretty-printed: a top-level key starts a line, indented by at most four
+    spaces (nested keys by eight or more), so the entry is found by a search and only it is parsed (a one-shot
+    answer paid 20 ms of CPU for the whole list). A list laid out otherwise is parsed whole."""
+    text = _price_list()
+    if not text.startswith('{\n    "'):
+        return _prices().get(name)
+    key = f"{json.dumps(name)}: {{"
+    end = len(text)
+    while (at := text.rfind(key, 0, end)) >= 0:  # the last one, as json.loads keeps the last of duplicate keys
+        indent = text[text.rfind("\n", 0, at) + 1 : at]
+        if len(indent) <= 4 and not indent.strip():
+            try:
+                return json.JSONDecoder().raw_decode(text, at + len(key) - 1)[0]
+            except ValueError:
+                return _prices().get(name)
+        end = at
+    return None
 
 
 def cost_of(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
     """Cost in USD, or ``None`` when the model's price is unknown (local models, unknown names)."""
-    prices = _prices()
-    entry = prices.get(model) or prices.get(model.split("/", 1)[-1])
+    entry = _entry(model) or _entry(model.split("/", 1)[-1])
     if not isinstance(entry, dict):
         return None
     try:

@@ -52,7 +52,6 @@ from pydantic import BaseModel, Field
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools import web_guard
 from swebash_ai.tools.registry import Status, Tool, ToolContext, ToolResult, tool
-from swebash_ai.tools.web_text import decode, html_to_text, kind
 
 if TYPE_CHECKING:
     import httpx
@@ -469,6 +468,8 @@ async def _read(
     response: httpx.Response, final_url: str, max_chars: int, redirects: list[str]
 ) -> tuple[ToolResult, list[str]]:
     """The page as a result for the model, and its links."""
+    from swebash_ai.tools.web_text import decode, html_to_text, kind  # not at import: only a fetch needs it
+
     header = response.headers.get("content-type", "")
     content_type = header.split(";", 1)[0].strip().lower()
     charset = response.charset_encoding

@@ -41,3 +41,27 @@ def test_routing_fast_lane_and_litellm() -> None:
     assert uses_litellm("ollama_chat/llama3.1", "http://localhost:11434")
     assert uses_litellm("gpt-4o", None)  # no prefix and no endpoint: let litellm infer the provider
     assert ProviderChoice("gemini/gemini-2.5-flash", None, None, "").via_litellm
+
+
+def test_a_model_price_is_found_without_parsing_the_whole_list_and_agrees_with_it(monkeypatch) -> None:
+    """Only the priced model's entry is parsed; it is the entry a full parse gives (the last of duplicates, a
+    key written without indentation, not a nested key of the same name)."""
+    import json
+
+    from swebash_ai.providers import pricing
+
+    listing = {"a": {"input_cost_per_token": 1.0, "nested": {"b": {"input_cost_per_token": 9.0}}},
+               "b": {"input_cost_per_token": 2.0, "output_cost_per_token": 3.0}}
+    text = json.dumps(listing, indent=4)
+    text = text[:-2] + ',\n"c": {"input_cost_per_token": 4.0},\n    "b": {"input_cost_per_token": 5.0}\n}'
+    for cached in (pricing._price_list, pricing._prices, pricing._entry):
+        cached.cache_clear()
+    monkeypatch.setattr(pricing, "_price_list", lambda: text)
+    try:
+        full = json.loads(text)
+        assert pricing._entry("b") == full["b"] == {"input_cost_per_token": 5.0}  # the last one
+        assert pricing._entry("c") == full["c"] and pricing._entry("a") == full["a"]
+        assert pricing._entry("nested") is None and pricing.cost_of("openai/b", 2, 0) == 10.0
+        assert pricing._prices.cache_info().currsize == 0  # never parsed whole
+    finally:
+        pricing._entry.cache_clear()
