@@ -94,18 +94,19 @@ async def test_a_resumed_session_mounts_its_newest_chapters_and_scrolling_up_bri
         await wait_for(pilot, lambda: chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y,
                        what="the view at the end")
 
-        oldest = next(w for w in chat.messages() if isinstance(w, UserMessage))
+        oldest = next(c for c in chat.query_children(Chapter) if not c.stored)  # its region is in the chat's
         offset = oldest.virtual_region.y  # from the top of the view once scrolled to the top
         chat.scroll_to(y=0, animate=False)
         await wait_for(pilot, lambda: sum(len(chapter) for chapter in chat._stored) < stored,
                        what="stored chapters mounted above what the view shows...")
-        await idle(pilot)
-        assert oldest.virtual_region.y - chat.scroll_y == offset  # ...which did not move
+        await wait_for(pilot, lambda: chat.scroll_y > 0 and oldest.virtual_region.y - chat.scroll_y == offset,
+                       what="...which did not move")
 
-        while chat._stored:  # up to the first message, a few chapters at a time
-            left = len(chat._stored)
+        for _ in range(400):  # up to the first message, a few chapters at a time, as a reader keeps scrolling up
+            if not chat._stored:
+                break
             chat.scroll_to(y=0, animate=False)
-            await wait_for(pilot, lambda n=left: len(chat._stored) < n and chat.scroll_y > 0, what="more chapters")
+            await pilot.pause(0.05)
         users = [str(u.render()) for u in app.query(UserMessage)]
         assert users == [f"question {t}" for t in range(TURNS)]
         assert not chat.query(EarlierMessages)

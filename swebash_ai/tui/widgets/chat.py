@@ -195,7 +195,7 @@ class ChatPane(FollowingScroll):
         if (self._stored and new < old and new < view and not self._showing
                 and not (self._earlier is not None and self._earlier.has_focus)):
             self._showing = True
-            self.call_after_refresh(self._show_earlier_in_place)
+            self.app.call_after_refresh(self._show_earlier_in_place)  # the pane may be busy mounting
 
     def watch_virtual_size(self, size: Size) -> None:  # the content grows (following it does not call the above)
         super().watch_virtual_size(size)
@@ -347,8 +347,10 @@ class ChatPane(FollowingScroll):
         if complete:
             self._stored.extend(complete)
             self._show_count()
-        for group in groups[stored_groups:]:
-            self.mount(Chapter(*[w if isinstance(w, Widget) else w() for w in group]), before=before)
+        for group in groups[stored_groups:]:  # children mounted at once: a message appended next goes after them
+            chapter = Chapter()
+            self.mount(chapter, before=before)
+            chapter.mount_all([w if isinstance(w, Widget) else w() for w in group])
         self._folds_due()
 
     def _show_earlier_in_place(self) -> None:
@@ -364,7 +366,7 @@ class ChatPane(FollowingScroll):
         def keep_view(tries: int = 50) -> None:  # once a layout pass has placed the chapters mounted above
             target = first.virtual_region.y - offset
             if (first.virtual_region.y == was or target > self.max_scroll_y) and tries and first.is_mounted:
-                self.set_timer(0.01, lambda: keep_view(tries - 1))
+                self.app.set_timer(0.01, lambda: keep_view(tries - 1))
             else:
                 self.scroll_to(y=target, animate=False, immediate=True)
 
