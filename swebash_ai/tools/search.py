@@ -252,9 +252,12 @@ class _Search:
             return False
         policy = self.gate.policy
         bases = [base for base, _why in getattr(policy, "deny_paths", [])]
+        # A plain literal is matched line by line alike by ripgrep and by the matcher here, so ripgrep's counts
+        # can stand for the files past what is shown (they need not be read again); a regex's are its literal's.
+        counts = self.m.rx is None and not self.m.text_mode and "\n" not in wanted[0]
         found = search_rg.candidates(root, wanted[0], ignore_case=wanted[1], max_size=self.max_size,
                                      exclude=self.exclude, deny_bases=bases,
-                                     deny_globs=list(getattr(policy, "deny_globs", [])))
+                                     deny_globs=list(getattr(policy, "deny_globs", [])), count=counts)
         if found is None:
             return False
         rels, self.out.searched = found
@@ -271,6 +274,11 @@ class _Search:
                 abs_path = f"{root_abs}/{rel}"
                 if self.gate.denied(abs_path, name, self.gate.full_check_below(abs_path.rsplit("/", 1)[0])):
                     continue
+                if counts and self.out.shown >= self.max_results:
+                    if self._countable(parent, name, abs_path):
+                        self.out.total_files += 1
+                        self.out.total_lines += rels[rel]
+                    continue
                 searched = self.out.searched
                 self._file(parent, name, rel, abs_path)
                 self.out.searched = searched  # ripgrep's figure counts every file, not only the candidates
@@ -279,6 +287,17 @@ class _Search:
                 if fd is not None:
                     os.close(fd)
         return True
+
+    def _countable(self, dir_fd: int, name: str, abs_path: str) -> bool:
+        """Would the walk have read this file (a regular one within the size limit, not a hard link to a protected
+        file)? For a file only counted, never shown."""
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_size:
+            return False
+        return not (st.st_nlink > 1 and self.gate.read_denied(abs_path))
 
     def _folder(self, root_fd: int, root_abs: str, folder: str, dirs: dict[str, int | None]) -> int | None:
         """A descriptor of ``folder`` (relative to the root), opened one ``O_NOFOLLOW`` step at a time from

@@ -102,15 +102,17 @@ def _literal_end(rule: str) -> str:
 
 def candidates(
     root: Path, needle: str, *, ignore_case: bool, max_size: int, exclude: list[str], deny_bases: list[Path],
-    deny_globs: Sequence[str] = (),
-) -> tuple[list[str], int] | None:
-    """Relative paths (``a/b.py``) under the directory ``root`` of the files holding ``needle``, as ripgrep
-    finds them, and how many files it searched; ``None`` when ripgrep cannot answer (the caller walks)."""
+    deny_globs: Sequence[str] = (), count: bool = False,
+) -> tuple[dict[str, int], int] | None:
+    """The files under the directory ``root`` holding ``needle`` as ripgrep finds them (relative paths, ``a/b.py``)
+    with their matching-line counts when ``count`` (else 0), and how many files it searched; ``None`` when
+    ripgrep cannot answer (the caller walks). Counting reads every file whole; without it ripgrep stops at a
+    file's first match."""
     rg = ripgrep()
     if rg is None or "\x00" in needle:
         return None
-    argv = [rg, "--files-with-matches", "--null", "--stats", "--no-config", "--no-ignore", "--hidden", "--no-messages",
-            "--fixed-strings", "--ignore-case" if ignore_case else "--case-sensitive",
+    argv = [rg, "--count" if count else "--files-with-matches", "--null", "--stats", "--no-config", "--no-ignore",
+            "--hidden", "--no-messages", "--fixed-strings", "--ignore-case" if ignore_case else "--case-sensitive",
             "--max-filesize", str(max_size)]
     for name in VCS_DIRS:
         argv += ["--glob", f"!{name}"]
@@ -125,13 +127,30 @@ def candidates(
             out = run_program(argv, env=env, cwd=root, timeout=_TIMEOUT, ok_codes=(0, 1))
         except ToolError:
             return None
-    # The NUL-terminated paths, then the statistics as text lines ("2 files searched").
-    cut = out.rfind(b"\x00") + 1
-    searched = _SEARCHED.search(out, cut)
-    found = []
-    for raw in out[:cut].split(b"\x00"):
-        if not raw:
-            continue
-        rel = os.fsdecode(raw)
-        found.append(rel[2:] if rel.startswith("./") else rel)
+    found, end = (_counted(out) if count else _listed(out))
+    searched = _SEARCHED.search(out, end)
     return found, int(searched.group(1)) if searched else len(found)
+
+
+def _relative(raw: bytes) -> str:
+    rel = os.fsdecode(raw)
+    return rel[2:] if rel.startswith("./") else rel
+
+
+def _listed(out: bytes) -> tuple[dict[str, int], int]:
+    """``--files-with-matches --null``: NUL-terminated paths, then the statistics as text lines."""
+    end = out.rfind(b"\x00") + 1
+    return {_relative(raw): 0 for raw in out[:end].split(b"\x00") if raw}, end
+
+
+def _counted(out: bytes) -> tuple[dict[str, int], int]:
+    """``--count --null``: ``path NUL count LF`` per file, then a blank line and the statistics."""
+    found: dict[str, int] = {}
+    pos = 0
+    while True:
+        nul = out.find(b"\x00", pos)
+        eol = out.find(b"\n", nul + 1) if nul >= 0 else -1
+        if nul < 0 or eol < 0 or not out[nul + 1 : eol].isdigit():
+            return found, pos
+        found[_relative(out[pos:nul])] = int(out[nul + 1 : eol])
+        pos = eol + 1

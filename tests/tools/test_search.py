@@ -326,3 +326,27 @@ def test_ripgrep_never_opens_what_the_policy_protects(workspace: Path, isolated_
     assert "plain.txt" in rels and "sub/.ssh/id_x" not in rels
     assert (name in rels) is proposed
     assert (policy.denied_reason(workspace / name) is None) is proposed  # the same verdict as the policy's
+
+
+async def test_both_lanes_count_the_same_lines_past_what_is_shown(ctx: ToolContext, workspace: Path, lane: str,
+                                                                  isolated_env: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    if lane != "ripgrep":
+        pytest.skip("compares the ripgrep lane with the walk")
+    (isolated_env / ".ssh").mkdir()
+    (isolated_env / ".ssh/id_rsa").write_text("Needle in a key\n")
+    files: dict[str, str | bytes] = {f"d{i % 4}/f{i}.txt": "needle\nNEEDLE twice needle\nnone\n" * (i % 3 + 1)
+                                     for i in range(40)}
+    files["big.txt"] = "needle\n" * 400_000  # over fs_max_size: neither lane counts it
+    files["bin.dat"] = b"\x00needle"
+    write(workspace, files)
+    os.link(isolated_env / ".ssh/id_rsa", workspace / "d0/linked.txt")  # a hard link to a key: never counted
+    for case_sensitive in (False, True):
+        fast = await run(ctx, pattern="needle", max_results=5, case_sensitive=case_sensitive)
+        monkeypatch.setattr(search_rg, "ripgrep", lambda: None)
+        walked = await run(ctx, pattern="needle", max_results=5, case_sensitive=case_sensitive)
+        monkeypatch.undo()
+        assert (fast.metadata["matches"], fast.metadata["files"]) == (walked.metadata["matches"],
+                                                                      walked.metadata["files"])
+        assert fast.metadata["files"] == 40 and len(hits(fast)) == len(hits(walked)) == 5
+        # (which five lines are shown may differ: the walk goes in disk order, ripgrep's lane in path order)
