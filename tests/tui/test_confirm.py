@@ -26,3 +26,27 @@ def test_argument_display_leaves_out_unset_optionals() -> None:
 
     assert format_arguments({"command": "ls", "timeout": None, "cwd": None}) == '{\n  "command": "ls"\n}'
     assert format_arguments("{bad json") == "{bad json"
+
+
+async def test_a_fetch_question_says_the_session_answer_covers_the_host() -> None:
+    from textual.app import App
+    from textual.widgets import Button
+
+    from swebash_ai.agent.events import ApprovalRequest
+    from swebash_ai.safety.verdict import Verdict
+    from swebash_ai.tui.screens.confirm import ConfirmScreen
+
+    def request(tool: str) -> ApprovalRequest:
+        return ApprovalRequest(call_id="c1", tool=tool, summary="fetch https://x.example/a?d=1",
+                               detail="https://x.example/a?d=1", cwd="/tmp", verdict=Verdict.ask("made up"))
+
+    labels: dict[str, str] = {}
+    app = App()
+    async with app.run_test() as pilot:
+        for tool in ("fetch_url", "run_command"):
+            await app.push_screen(ConfirmScreen(request(tool)))
+            await pilot.pause()
+            labels[tool] = str(app.screen.query_one("#allow_session", Button).label)
+            app.pop_screen()
+            await pilot.pause()
+    assert labels == {"fetch_url": "Allow this host for session (a)", "run_command": "Allow for session (a)"}

@@ -101,7 +101,10 @@ class ConfirmScreen(ModalScreen[Decision]):
             yield self.explanation
             with Horizontal(id="confirm-buttons"):
                 yield Button("Allow once (y)", id="allow_once", variant="warning", compact=True)
-                yield Button("Allow for session (a)", id="allow_session", compact=True)
+                # fetch_url's session approval covers the host, not the URL: the button says so
+                per_host = req.tool == "fetch_url"
+                yield Button("Allow this host for session (a)" if per_host else "Allow for session (a)",
+                             id="allow_session", compact=True)
                 if req.always is not None:
                     yield Button("Always here (w)", id="allow_always", compact=True)
                 yield Button("Deny (n)", id="deny", variant="primary", compact=True)
