@@ -39,8 +39,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from swebash_ai.safety.paths import PathRefused
-from swebash_ai.safety.verdict import Verdict
-from swebash_ai.tools.guard import PolicyGate, denial_message, path_policy_of
+from swebash_ai.tools.guard import PolicyGate, denial_message, path_check, path_policy_of, path_session_key
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
 from swebash_ai.tools.search import SKIP_DIRS
 
@@ -362,22 +361,11 @@ def _render(pattern: str, path: str, out: _Outcome, max_results: int, include_ig
     )
 
 
-def _policy(ctx: ToolContext, args: Any) -> Verdict:
-    return path_policy_of(ctx).check(args.path, "list", str(ctx.cwd))
-
-
-def _session_key(ctx: ToolContext, args: Any) -> str | None:
-    try:
-        return f"find_files:{path_policy_of(ctx).resolve(args.path, str(ctx.cwd))}"
-    except PathRefused:
-        return None
-
-
 def _describe(args: Any) -> str:
     return f"find files {args.pattern!r} under {args.path}"
 
 
-@tool("fs", policy=_policy, describe=_describe, session_key=_session_key)
+@tool("fs", policy=path_check("list"), describe=_describe, session_key=path_session_key("find_files"))
 async def find_files(
     ctx: ToolContext,
     pattern: Annotated[str, Field(min_length=1, max_length=500)],

@@ -38,7 +38,7 @@ from pydantic import Field
 from swebash_ai.safety.paths import SECRET_REASON, PathRefused, is_binary, open_for_read
 from swebash_ai.safety.secrets import is_key_file
 from swebash_ai.safety.verdict import Verdict
-from swebash_ai.tools.guard import PolicyGate, denial_message, path_policy_of
+from swebash_ai.tools.guard import PolicyGate, denial_message, path_check, path_policy_of, path_session_key
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
 
 __all__ = ["TOOLS", "directory_listing"]
@@ -67,28 +67,11 @@ def _guard(ctx: ToolContext, path: str, op: str) -> Path | ToolResult:
         return ToolResult.denied(f"Path '{path}' refused: {exc}.")
 
 
-def _path_policy(op: str) -> Any:
-    def policy(ctx: ToolContext, args: Any) -> Verdict:
-        return _verdict(ctx, args.path, op)
-
-    return policy
-
-
 def _write_policy(ctx: ToolContext, args: Any) -> Verdict:
     verdict = _verdict(ctx, args.path, "write")
     if verdict.decision == "allow":  # writes always need a person's yes, whatever the path policy says
         return Verdict.ask(f"writes {args.path}", rule="fs.write")
     return verdict
-
-
-def _session_key(op: str) -> Any:
-    def key(ctx: ToolContext, args: Any) -> str | None:
-        try:
-            return f"{op}:{path_policy_of(ctx).resolve(args.path, str(ctx.cwd))}"
-        except PathRefused:
-            return None
-
-    return key
 
 
 def _no_session_key(_ctx: ToolContext, _args: Any) -> str | None:
@@ -205,7 +188,7 @@ def _describe_read(args: Any) -> str:
     return f"read {args.path} lines {args.start_line}-{args.end_line if args.end_line else 'end'}"
 
 
-@tool("fs", policy=_path_policy("read"), describe=_describe_read, session_key=_session_key("read"))
+@tool("fs", policy=path_check("read"), describe=_describe_read, session_key=path_session_key("read"))
 async def read_file(
     ctx: ToolContext,
     path: str,
@@ -346,7 +329,7 @@ def _describe_list(args: Any) -> str:
     return f"list {args.path}{extra}" + (f" matching {args.pattern}" if args.pattern else "")
 
 
-@tool("fs", policy=_path_policy("list"), describe=_describe_list, session_key=_session_key("list"))
+@tool("fs", policy=path_check("list"), describe=_describe_list, session_key=path_session_key("list"))
 async def list_dir(
     ctx: ToolContext,
     path: str = ".",
@@ -460,9 +443,9 @@ def directory_listing(ctx: ToolContext, path: str, max_entries: int = 200) -> To
 # --- exists / metadata ---------------------------------------------------------------------------------
 @tool(
     "fs",
-    policy=_path_policy("exists"),
+    policy=path_check("exists"),
     describe=lambda a: f"check whether {a.path} exists",
-    session_key=_session_key("exists"),
+    session_key=path_session_key("exists"),
 )
 async def exists(ctx: ToolContext, path: str) -> ToolResult | JSON:
     """Check whether a path exists, and what it is (file, directory, symlink, ...).
@@ -494,9 +477,9 @@ def _exists(ctx: ToolContext, path: str) -> ToolResult | JSON:
 
 @tool(
     "fs",
-    policy=_path_policy("metadata"),
+    policy=path_check("metadata"),
     describe=lambda a: f"show metadata of {a.path}",
-    session_key=_session_key("metadata"),
+    session_key=path_session_key("metadata"),
 )
 async def metadata(ctx: ToolContext, path: str) -> ToolResult | JSON:
     """Size, type, modification time, permissions and owner of a path (does not read the content).

@@ -5,14 +5,15 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
-from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.safety.paths import PathPolicy, PathRefused
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import ToolContext
 
-__all__ = ["PolicyGate", "denial_message", "path_policy_of"]
+__all__ = ["PolicyGate", "denial_message", "path_check", "path_policy_of", "path_session_key"]
 
 
 def path_policy_of(ctx: ToolContext) -> PathPolicy:
@@ -21,6 +22,28 @@ def path_policy_of(ctx: ToolContext) -> PathPolicy:
         return cast(PathPolicy, ctx.path_policy)
     roots = list(ctx.settings.workspace_roots) or [str(ctx.cwd)]
     return PathPolicy(roots=roots, extra_deny=list(ctx.settings.path_deny))
+
+
+def path_check(op: str) -> Callable[[ToolContext, Any], Verdict]:
+    """A tool's policy: the path policy's verdict on its ``path`` argument for ``op`` (read, list...)."""
+
+    def policy(ctx: ToolContext, args: Any) -> Verdict:
+        return path_policy_of(ctx).check(args.path, op, str(ctx.cwd))
+
+    return policy
+
+
+def path_session_key(prefix: str) -> Callable[[ToolContext, Any], str | None]:
+    """What "allow for this session" remembers for a path tool: the resolved path (``None``: unresolvable,
+    so nothing is remembered)."""
+
+    def key(ctx: ToolContext, args: Any) -> str | None:
+        try:
+            return f"{prefix}:{path_policy_of(ctx).resolve(args.path, str(ctx.cwd))}"
+        except PathRefused:
+            return None
+
+    return key
 
 
 def denial_message(path: str, verdict: Verdict) -> str:

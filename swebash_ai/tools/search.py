@@ -44,11 +44,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from swebash_ai.safety.paths import PathRefused
 from swebash_ai.safety.secrets import blank_private_keys
-from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools import search_rg
-from swebash_ai.tools.guard import PolicyGate, denial_message, path_policy_of
+from swebash_ai.tools.guard import PolicyGate, denial_message, path_check, path_policy_of, path_session_key
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
 
 __all__ = ["TOOLS", "search"]
@@ -539,23 +537,12 @@ def _render(pattern: str, path: str, out: _Outcome, max_results: int) -> ToolRes
     )
 
 
-def _policy(ctx: ToolContext, args: Any) -> Verdict:
-    return path_policy_of(ctx).check(args.path, "list", str(ctx.cwd))
-
-
-def _session_key(ctx: ToolContext, args: Any) -> str | None:
-    try:
-        return f"search:{path_policy_of(ctx).resolve(args.path, str(ctx.cwd))}"
-    except PathRefused:
-        return None
-
-
 def _describe(args: Any) -> str:
     kind = "regex" if args.regex else "text"
     return f"search {args.path} for {kind} {args.pattern!r}"
 
 
-@tool("fs", policy=_policy, describe=_describe, session_key=_session_key)
+@tool("fs", policy=path_check("list"), describe=_describe, session_key=path_session_key("search"))
 async def search(
     ctx: ToolContext,
     pattern: Annotated[str, Field(min_length=1)],
