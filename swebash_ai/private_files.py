@@ -29,8 +29,19 @@ from typing import IO
 
 from swebash_ai.locations import Locations
 
-__all__ = ["DIR_MODE", "FILE_MODE", "UMASK", "exposed", "locked", "make_dirs", "open_append", "tighten",
-           "tighten_once", "write_file"]
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "UMASK",
+    "exposed",
+    "locked",
+    "make_dirs",
+    "open_append",
+    "replace_atomically",
+    "tighten",
+    "tighten_once",
+    "write_file",
+]
 
 log = logging.getLogger(__name__)
 
@@ -59,19 +70,31 @@ def make_dirs(path: Path) -> None:
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (a temporary file beside it, fsynced, then ``os.replace``), mode
-    0600, creating its folders 0700. ``tools.atomic`` does the same for workspace files, keeping their modes;
-    this one stays free of the tools package, so the TUI can use it before its first frame."""
+    """Write ``data`` to ``path`` atomically, mode 0600, creating its folders 0700. This module stays free of
+    the tools package, so the TUI can use it before its first frame."""
+    make_dirs(path.parent)
+    replace_atomically(path, data, FILE_MODE)
+
+
+def replace_atomically(path: Path, data: bytes, mode: int, *, exclusive: bool = False) -> None:
+    """The one atomic write (here, and for workspace files in ``tools.atomic``): a temporary file beside
+    ``path`` (created 0600), fsynced, given ``mode``, then ``os.replace`` (``os.link`` when ``exclusive``: an
+    existing file is never replaced). A crash leaves the old content or the new, never half of either."""
     import tempfile
 
-    make_dirs(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".swebash-tmp")  # 0600
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".swebash-tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        if mode != FILE_MODE:
+            os.chmod(tmp, mode)
+        if exclusive:
+            os.link(tmp, path)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

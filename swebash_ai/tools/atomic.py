@@ -1,5 +1,5 @@
-"""Writing a file atomically: a temporary file beside it, fsynced, then ``os.replace`` (or ``os.link`` when
-it must not exist). A crash leaves the old content or the new, never half of either.
+"""Writing a workspace file atomically, keeping its mode (or the umask's for a new one): the write itself is
+:func:`swebash_ai.private_files.replace_atomically`, the one atomic write of the project.
 
 Used by the write tools (``fs_write.py``) and by undo, which puts contents back the same way
 (``checkpoints.py``, ``snapshots.py``).
@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
+
+from swebash_ai.private_files import replace_atomically
 
 __all__ = ["write_atomically"]
 
@@ -43,19 +44,4 @@ def write_atomically(target: Path, data: bytes, *, mode: int | None = None, crea
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{target.name}.", suffix=".swebash-tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        if exclusive:
-            os.link(tmp, target)
-            os.unlink(tmp)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    replace_atomically(target, data, mode, exclusive=exclusive)
