@@ -39,7 +39,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from swebash_ai.safety.paths import PathRefused
-from swebash_ai.tools.guard import PolicyGate, denial_message, path_check, path_policy_of, path_session_key
+from swebash_ai.tools.guard import (
+    DIR_FLAGS,
+    PolicyGate,
+    denial_message,
+    path_check,
+    path_policy_of,
+    path_session_key,
+    subfolders,
+)
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
 from swebash_ai.tools.search import SKIP_DIRS
 
@@ -48,7 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TOOLS", "find_files", "glob_to_regex"]
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _TIME_BUDGET = 30.0
 _MAX_ENTRIES = 500_000
@@ -225,7 +232,7 @@ class _Find:
         ignores = _ignores_above(self.root, self.gate) if self.use_ignores else []
         if _ignored(ignores, "", True):  # asked for by name: the rules above would hide all of it
             ignores, self.out.root_ignored = [], True
-        fd = os.open(self.root, _DIR_FLAGS)
+        fd = os.open(self.root, DIR_FLAGS)
         try:
             self._walk(fd, self.root, "", 0, ignores)
         finally:
@@ -283,18 +290,8 @@ class _Find:
                 self._file(entry, abs_path, erel)
         if depth >= _MAX_DEPTH:
             return
-        for name, abs_path, erel in subdirs:
-            if self.out.stopped:
-                return
-            try:
-                sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-            except OSError:
-                self.out.unreadable += 1
-                continue
-            try:
-                self._walk(sub, abs_path, erel + "/", depth + 1, ignores)
-            finally:
-                os.close(sub)
+        for sub, abs_path, erel in subfolders(dir_fd, subdirs, self.out):
+            self._walk(sub, abs_path, erel + "/", depth + 1, ignores)
 
     def _file(self, entry: os.DirEntry[str], abs_path: str, rel: str) -> None:
         try:

@@ -1,19 +1,48 @@
 """The path guard the filesystem tools share: the context's path policy, the one denial text, and
-:class:`PolicyGate`, the policy applied cheaply to every entry of a directory walk (``list_dir``, ``search``).
+:class:`PolicyGate`, the policy applied cheaply to every entry of a directory walk (``list_dir``, ``search``,
+``find_files``), and :func:`subfolders`, how a walk descends.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from swebash_ai.safety.paths import PathPolicy, PathRefused
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import ToolContext
 
-__all__ = ["PolicyGate", "denial_message", "path_check", "path_policy_of", "path_session_key"]
+__all__ = ["DIR_FLAGS", "PolicyGate", "denial_message", "path_check", "path_policy_of", "path_session_key",
+           "subfolders"]
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+"""A folder of a walk is opened relative to its parent's descriptor, never through a symlink."""
+
+
+class _WalkOutcome(Protocol):
+    stopped: str
+    unreadable: int
+
+
+def subfolders(dir_fd: int, found: Iterable[tuple[str, str, str]], out: _WalkOutcome) -> Iterator[tuple[int, str, str]]:
+    """The folders a walk descends into, ``(name, absolute path, relative path)`` below ``dir_fd``: each opened
+    with :data:`DIR_FLAGS` (a folder swapped for a symlink leads nowhere) and closed after its turn. Stops when
+    ``out.stopped`` is set; a folder that cannot be opened counts in ``out.unreadable``."""
+    for name, abs_path, rel in found:
+        if out.stopped:
+            return
+        try:
+            sub = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+        except OSError:
+            out.unreadable += 1
+            continue
+        try:
+            yield sub, abs_path, rel
+        finally:
+            os.close(sub)
 
 
 def path_policy_of(ctx: ToolContext) -> PathPolicy:

@@ -46,7 +46,15 @@ from pydantic import Field
 
 from swebash_ai.safety.secrets import blank_private_keys
 from swebash_ai.tools import search_rg
-from swebash_ai.tools.guard import PolicyGate, denial_message, path_check, path_policy_of, path_session_key
+from swebash_ai.tools.guard import (
+    DIR_FLAGS,
+    PolicyGate,
+    denial_message,
+    path_check,
+    path_policy_of,
+    path_session_key,
+    subfolders,
+)
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
 
 __all__ = ["TOOLS", "search"]
@@ -57,7 +65,6 @@ _MAX_LINE_CHARS = 300
 _MAX_OUTPUT_CHARS = 200_000
 _TIME_BUDGET = 60.0
 _MAX_DEPTH = 128
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -229,7 +236,7 @@ class _Search:
         if not (is_dir or stat.S_ISREG(st.st_mode)):
             raise OSError(0, "not a regular file or directory")
         self.root_real = str(root if is_dir else root.parent)
-        fd = os.open(self.root_real, _DIR_FLAGS)
+        fd = os.open(self.root_real, DIR_FLAGS)
         try:
             if is_dir:
                 if not self._fast(fd, root):
@@ -320,7 +327,7 @@ class _Search:
             or (self.exclude and _glob_hit(self.exclude, folder, name))
         ):
             try:
-                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+                fd = os.open(name, DIR_FLAGS, dir_fd=parent)
             except OSError:
                 self.out.unreadable += 1
         dirs[folder] = fd
@@ -357,18 +364,8 @@ class _Search:
                 self._file(dir_fd, name, erel, abs_path)
         if depth >= _MAX_DEPTH:
             return
-        for name, abs_path, erel in subdirs:
-            if self.out.stopped:
-                return
-            try:
-                sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-            except OSError:
-                self.out.unreadable += 1
-                continue
-            try:
-                self._walk(sub, abs_path, erel + "/", depth + 1)
-            finally:
-                os.close(sub)
+        for sub, abs_path, erel in subfolders(dir_fd, subdirs, self.out):
+            self._walk(sub, abs_path, erel + "/", depth + 1)
 
     def _should_stop(self) -> bool:
         if self.stop.is_set():
