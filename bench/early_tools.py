@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from swebash_ai.agent.events import ToolCallFinished
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.providers.base import Chunk, Message, Provider, ToolCall
 from swebash_ai.session import Session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from swebash_ai.agent import Agent, Conversation, LoopLimits
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.providers.http_provider import HttpProvider
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult, tool

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools import search_rg
 from swebash_ai.tools.registry import ToolContext, ToolResult

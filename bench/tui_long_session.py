@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual.app import App
 from textual.screen import Screen
 
-from swebash_ai.tui.garbage import collect_garbage, full_collections_held
-from swebash_ai.tui.widgets import chat as chat_module
-from swebash_ai.tui.widgets.chat import Chapter, ChatPane
+from swebash_ai.frontends.tui.garbage import collect_garbage, full_collections_held
+from swebash_ai.frontends.tui.widgets import chat as chat_module
+from swebash_ai.frontends.tui.widgets.chat import Chapter, ChatPane
 
 PARAGRAPH = "word " * 50 + "\n\n"
 

@@ -77,9 +77,9 @@ def rss_mb() -> float:
 async def live_turn(app: Any, pilot: Any, n: int, calls: int) -> None:
     """One turn as the controller renders it: question, text, tool calls with output, answer."""
     from swebash_ai.agent import events as ev
+    from swebash_ai.frontends.tui.controller import DEEP_COLLECT_TURNS
+    from swebash_ai.frontends.tui.garbage import collect_everything
     from swebash_ai.tools.registry import ToolResult
-    from swebash_ai.tui.controller import DEEP_COLLECT_TURNS
-    from swebash_ai.tui.garbage import collect_everything
 
     handle = app.controller.handle
     app.chat.add_user(f"live question {n}")
@@ -99,10 +99,10 @@ async def live_turn(app: Any, pilot: Any, n: int, calls: int) -> None:
 
 
 async def run(turns: int, calls: int, more: int, size: tuple[int, int]) -> None:
-    from swebash_ai.config import load_settings
-    from swebash_ai.tui.app import SwebashApp
-    from swebash_ai.tui.garbage import collect_garbage, full_collections_held
-    from swebash_ai.tui.widgets.chat import Chapter
+    from swebash_ai.config.settings import load_settings
+    from swebash_ai.frontends.tui.app import SwebashApp
+    from swebash_ai.frontends.tui.garbage import collect_garbage, full_collections_held
+    from swebash_ai.frontends.tui.widgets.chat import Chapter
 
     passes: list[float] = []
     original = Screen._refresh_layout
@@ -171,7 +171,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=3, help="tool calls per turn")
     parser.add_argument("--more", type=int, default=100, help="turns grown live after the resume")
     args = parser.parse_args()
-    from swebash_ai.tui.engine import watched_loop
+    from swebash_ai.frontends.tui.engine import watched_loop
 
     with asyncio.Runner(loop_factory=watched_loop) as runner:
         runner.run(run(args.turns, args.calls, args.more, (160, 50)))

@@ -1,11 +1,11 @@
 """Benchmark: time from launching the TUI to its first frame (goal under 0.4 s).
 
 Each run starts a fresh interpreter on a pseudo-terminal, the way a user's shell would, running the same
-code as ``swebash-ai`` (``swebash_ai.cli.main([])``: a cheap look at the config file, ``run_tui``, the full
+code as ``swebash-ai`` (``swebash_ai.frontends.cli.main([])``: a cheap look at the config file, ``run_tui``, the full
 settings validation after the first frame). Two times are printed:
 
 - the first frame: when the chat pane's title first comes out on the terminal, read from the
-  pseudo-terminal by the benchmark. That is the early frame (``tui/early_frame.py``), drawn before Textual
+  pseudo-terminal by the benchmark. That is the early frame (``frontends/tui/early_frame.py``), drawn before Textual
   loads; the screen then looks like the app, and keys typed are kept for the prompt.
 - Textual's frame, from which the app answers keys: the app writes the wall-clock time of its first
   frame to the file named by ``SWEBASH_TUI_FIRST_FRAME_FILE`` and exits.
@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 APP_CODE = (
-    "import time; t0 = time.time(); import os; from swebash_ai.cli import main; "
+    "import time; t0 = time.time(); import os; from swebash_ai.frontends.cli import main; "
     "open(os.environ['STARTUP_MARK'], 'w').write(repr(t0)); raise SystemExit(main([]))"
 )
 

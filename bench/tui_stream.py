@@ -106,9 +106,9 @@ def llm_server(script: list[dict[str, object]], in_process: bool) -> Iterator[st
 
 async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_server: bool = False,
               competing: int = 0) -> None:
-    from swebash_ai.config import load_settings
-    from swebash_ai.tui.app import SwebashApp
-    from swebash_ai.tui.widgets.prompt import PromptBar
+    from swebash_ai.config.settings import load_settings
+    from swebash_ai.frontends.tui.app import SwebashApp
+    from swebash_ai.frontends.tui.widgets.prompt import PromptBar
 
     answer = make_answer(tokens)
     delay = 1 / rate if rate else 0.0
@@ -214,7 +214,7 @@ def main() -> None:
     parser.add_argument("--plain-loop", action="store_true",
                         help="run the UI on a plain asyncio loop, which the engine thread cannot watch")
     args = parser.parse_args()
-    from swebash_ai.tui.engine import watched_loop
+    from swebash_ai.frontends.tui.engine import watched_loop
 
     # The loop swebash-ai runs its UI on (see run_tui), unless asked otherwise.
     with asyncio.Runner(loop_factory=None if args.plain_loop else watched_loop) as runner:

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from swebash_ai.config import Settings
+from swebash_ai.config.settings import Settings
 from swebash_ai.tools.checkpoints import Checkpoints
 from swebash_ai.tools.exec import run_command
 from swebash_ai.tools.registry import ToolContext

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from swebash_ai.cli import main
+from swebash_ai.frontends.cli import main
 
 raise SystemExit(main())

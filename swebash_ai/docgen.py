@@ -43,7 +43,7 @@ def tools_reference_markdown() -> str:
 
 
 def render(name: str) -> str:
-    from swebash_ai.config import settings_reference_markdown
+    from swebash_ai.config.settings import settings_reference_markdown
 
     return {"settings": settings_reference_markdown, "tools": tools_reference_markdown}[name]()
 

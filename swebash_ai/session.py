@@ -26,8 +26,8 @@ from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.project import ProjectRules, load_project
 from swebash_ai.agent.prompt import build_system_prompt
 from swebash_ai.agent.user_prompt import PreparedPrompt, prepare_prompt
-from swebash_ai.config import LoadedSettings, Settings
-from swebash_ai.config_hooks import Hook
+from swebash_ai.config.hooks import Hook
+from swebash_ai.config.settings import LoadedSettings, Settings
 from swebash_ai.errors import ConfigError, ProviderError, SwebashError
 from swebash_ai.observe import Observer
 from swebash_ai.providers import ProviderChoice, choose_provider, make_provider
@@ -184,7 +184,7 @@ class Session:
 
     def trust_project(self) -> ProjectRules:
         """Trust the project file as it is now (recorded in the user's config), and put it in force."""
-        from swebash_ai.config_edit import trust_project
+        from swebash_ai.config.edit import trust_project
 
         if self.project.path is None or not self.project.sha256 or self.project.problem:
             raise ConfigError("There is no project rules file here to trust.")
@@ -194,8 +194,8 @@ class Session:
 
     def save_rule(self, body: dict[str, Any]) -> str:
         """Append a rule to the user's config file and put it in force now; returns where it went."""
-        from swebash_ai.config_edit import add_rule
-        from swebash_ai.config_rules import parse_rule_list
+        from swebash_ai.config.edit import add_rule
+        from swebash_ai.config.rules import parse_rule_list
 
         parse_rule_list([body], str(self.loaded.config_file), "[[rules]]", "config")  # a bad rule is never written
         number = add_rule(self.loaded.config_file, body)
@@ -208,9 +208,9 @@ class Session:
         Raises:
             ConfigError: the file no longer parses, or holds a bad rule.
         """
-        from swebash_ai.config_file import read_config_file
-        from swebash_ai.config_hooks import parse_trusted
-        from swebash_ai.config_rules import parse_rules
+        from swebash_ai.config.file import read_config_file
+        from swebash_ai.config.hooks import parse_trusted
+        from swebash_ai.config.rules import parse_rules
 
         config = read_config_file(self.loaded.profile)
         where = str(config.path)
@@ -578,7 +578,7 @@ def build_session(
     **kw: Any,
 ) -> Session:
     """Load settings and build a session (the composition root calls this)."""
-    from swebash_ai.config import load_settings
+    from swebash_ai.config.settings import load_settings
 
     loaded = load_settings(flags, profile=profile)
     return Session(loaded, approver=approver, cwd=Path(cwd) if cwd else None, **kw)

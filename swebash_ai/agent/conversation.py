@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swebash_ai import private_files
 from swebash_ai.providers.base import Message, ToolCall
+from swebash_ai.storage import private_files
 
 INCOMPLETE = "incomplete"
 """Key of an assistant message whose answer broke off; kept in the saved session, left out of requests."""

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Literal
 
 from swebash_ai.agent.instructions import repository_root
-from swebash_ai.locations import short_path
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.unasked import DEFAULT_MAX_BYTES, UnaskedRefusal, read_unasked
+from swebash_ai.storage.locations import short_path
 
 __all__ = ["BUILTIN_COMMANDS", "CommandSet", "CustomCommand", "command_dirs", "load_commands", "parse_file"]
 

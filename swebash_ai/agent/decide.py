@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from swebash_ai.config_hooks import Hook
-from swebash_ai.config_rules import COMMAND_TOOL, ToolRule, ToolRules, strictest
+from swebash_ai.config.hooks import Hook
+from swebash_ai.config.rules import COMMAND_TOOL, ToolRule, ToolRules, strictest
 from swebash_ai.safety.shell_parse import CONTROL_RE, SimpleCommand, parse
 from swebash_ai.safety.verdict import Verdict
 
@@ -226,7 +226,7 @@ def propose_rule(tool: str, arguments: Mapping[str, Any], verdict: Verdict, work
     cmd = parsed.commands[0]
     if not _plain(cmd) or "/" in cmd.argv[0] or cmd.argv[0] in _MOVES or any(w.glob for w in cmd.words[:2]):
         return None
-    from swebash_ai.config_rules import GLOBAL_OPTIONS
+    from swebash_ai.config.rules import GLOBAL_OPTIONS
 
     argv = cmd.argv
     if len(argv) > 1 and not argv[1].startswith("-"):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swebash_ai.config_hooks import Hook
+from swebash_ai.config.hooks import Hook
 from swebash_ai.errors import SwebashError
 from swebash_ai.tools.process import run_process
 

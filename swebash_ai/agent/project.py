@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from swebash_ai.config_hooks import Hook, TrustedProject, parse_hooks
-from swebash_ai.config_rules import ToolRules, parse_rule_list
+from swebash_ai.config.hooks import Hook, TrustedProject, parse_hooks
+from swebash_ai.config.rules import ToolRules, parse_rule_list
 from swebash_ai.errors import ConfigError
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.unasked import DEFAULT_MAX_BYTES, UnaskedText, read_unasked

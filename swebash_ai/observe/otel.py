@@ -35,7 +35,7 @@ from opentelemetry.trace import Span, Status, StatusCode
 
 from swebash_ai import __version__
 from swebash_ai.agent import events as ev
-from swebash_ai.config import Settings
+from swebash_ai.config.settings import Settings
 from swebash_ai.safety.redact import redact_text
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from swebash_ai import private_files
 from swebash_ai.agent import events as ev
+from swebash_ai.storage import private_files
 
 log = logging.getLogger(__name__)
 

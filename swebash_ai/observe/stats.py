@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swebash_ai.locations import Locations
+from swebash_ai.storage.locations import Locations
 
 WIDTH = 80
 _SINCE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")

@@ -29,7 +29,7 @@ from swebash_ai.providers.base import (
 )
 
 if TYPE_CHECKING:
-    from swebash_ai.config import Settings
+    from swebash_ai.config.settings import Settings
 
 __all__ = [
     "NO_PROVIDER_HELP",

@@ -1,5 +1,5 @@
 """Writing a workspace file atomically, keeping its mode (or the umask's for a new one): the write itself is
-:func:`swebash_ai.private_files.replace_atomically`, the one atomic write of the project.
+:func:`swebash_ai.storage.private_files.replace_atomically`, the one atomic write of the project.
 
 Used by the write tools (``fs_write.py``) and by undo, which puts contents back the same way
 (``checkpoints.py``, ``snapshots.py``).
@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from swebash_ai.private_files import replace_atomically
+from swebash_ai.storage.private_files import replace_atomically
 
 __all__ = ["write_atomically"]
 

@@ -8,7 +8,7 @@ recorded with the reason, and undo says plainly that its changes cannot be undon
 the path policy protects (``.env``, keys...): a command that changed such a file cannot be undone for that
 file, and undo names it ("not snapshotted: .env is protected").
 
-Everything here is private to its owner (:mod:`swebash_ai.private_files`).
+Everything here is private to its owner (:mod:`swebash_ai.storage.private_files`).
 
 Contract: before ``write_file`` or ``edit_file`` replaces a file, :meth:`Checkpoints.record` stores its previous
 content and mode (or that it did not exist) and, after the write, the hash of what the tool wrote. Records go
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swebash_ai import private_files
 from swebash_ai.errors import ToolError
+from swebash_ai.storage import private_files
 from swebash_ai.tools import snapshots
 from swebash_ai.tools.atomic import write_atomically
 
@@ -246,7 +246,7 @@ def _command_steps(store: Checkpoints, e: dict[str, Any]) -> list[_Step]:
 
 def _cleared(store: Checkpoints, e: dict[str, Any]) -> bool:
     """Whether the snapshots of command record ``e`` were removed with a store that predates protected-file
-    exclusion (:func:`swebash_ai.private_files.tighten_once`)."""
+    exclusion (:func:`swebash_ai.storage.private_files.tighten_once`)."""
     try:
         when = float((store.folder.parent / private_files.SNAPSHOTS_CLEARED).read_text().split()[0])
     except (OSError, ValueError, IndexError):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from swebash_ai.config import Settings
+    from swebash_ai.config.settings import Settings
     from swebash_ai.tools.registry import Tool
 
 __all__ = ["CATEGORIES", "CategoryCoverage", "coverage"]

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from swebash_ai.config_mcp import McpServerConfig
+from swebash_ai.config.mcp import McpServerConfig
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult
 

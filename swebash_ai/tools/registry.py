@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from swebash_ai.config_rules import ToolRules
+from swebash_ai.config.rules import ToolRules
 from swebash_ai.errors import ConfigError
 from swebash_ai.safety.secrets import mask_secrets
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.web_guard import Provenance
 
 if TYPE_CHECKING:
-    from swebash_ai.config import Settings
+    from swebash_ai.config.settings import Settings
 
 Category = Literal["fs", "exec", "web", "plan", "ask"]
 Status = Literal["ok", "error", "denied", "cancelled", "timeout"]

@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swebash_ai import private_files
 from swebash_ai.errors import ToolError
+from swebash_ai.storage import private_files
 from swebash_ai.tools.atomic import write_atomically
 from swebash_ai.tools.process import run_program
 

@@ -9,7 +9,7 @@ So a fetch runs unasked only when the model did not make the URL up:
   or with approval. A URL is covered when it names the same host, port and path as a known one, and its
   query parameters are among the known one's (dropping parameters is fine; adding any is not: that is
   where data would go). The fragment is never sent, so it never matters.
-* **Rules** (``[[rules]]`` with ``tool = "fetch_url"``, see :mod:`swebash_ai.config_rules`) allow, ask or
+* **Rules** (``[[rules]]`` with ``tool = "fetch_url"``, see :mod:`swebash_ai.config.rules`) allow, ask or
   deny by host. They come after the tool's floor (schemes, private addresses), which they cannot lift.
 
 Anything else asks, and the question shows the URL, its host and the parts of it that look like data, with
@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from urllib.parse import parse_qsl, unquote
 
-from swebash_ai.config_rules import ToolRules
+from swebash_ai.config.rules import ToolRules
 from swebash_ai.safety.verdict import Verdict
 
 MAX_KNOWN_URLS = 20_000

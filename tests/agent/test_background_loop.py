@@ -18,7 +18,7 @@ import pytest
 
 from swebash_ai.agent.approval import AllowApprover, Decision, DenyApprover
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, ApprovalRequested, ToolCallFinished, TurnFinished
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.providers import scripted
 from swebash_ai.providers.base import Chunk
 from swebash_ai.providers.scripted import ScriptedProvider

@@ -11,7 +11,7 @@ import pytest
 from swebash_ai.agent import Notice, TurnFinished
 from swebash_ai.agent.compaction import SUMMARY_PREFIX, SUMMARY_SYSTEM, plan_cut
 from swebash_ai.agent.conversation import Conversation, estimate_tokens
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.providers.base import ToolCall
 from swebash_ai.session import Session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply, check_openai_messages

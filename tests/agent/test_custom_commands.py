@@ -8,7 +8,7 @@ import pytest
 
 from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, load_commands, parse_file
 from swebash_ai.agent.user_prompt import prepare_prompt
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools.registry import ToolContext
 

@@ -33,8 +33,8 @@ from swebash_ai.agent import (
 from swebash_ai.agent.conversation import INCOMPLETE
 from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import ModelRequest
-from swebash_ai.config import load_settings
-from swebash_ai.config_rules import parse_rule_list
+from swebash_ai.config.rules import parse_rule_list
+from swebash_ai.config.settings import load_settings
 from swebash_ai.providers.base import Chunk, Message, Provider
 from swebash_ai.providers.http_provider import HttpProvider
 from swebash_ai.providers.litellm_provider import LiteLLMProvider

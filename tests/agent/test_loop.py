@@ -28,7 +28,7 @@ from swebash_ai.agent import (
     TurnFinished,
 )
 from swebash_ai.agent.audit import AuditLog
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import RateLimitError
 from swebash_ai.providers import scripted
 from swebash_ai.providers.scripted import ScriptedProvider

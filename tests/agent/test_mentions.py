@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from swebash_ai.agent.mentions import expand_mentions, find_mentions, split_attachments
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools.registry import ToolContext
 

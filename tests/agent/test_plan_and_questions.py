@@ -9,7 +9,7 @@ from typing import Any
 
 from swebash_ai.agent.approval import AllowApprover, Decision, DenyApprover
 from swebash_ai.agent.events import AgentEvent, PlanUpdated, ToolCallFinished
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.providers import scripted
 from swebash_ai.providers.scripted import ScriptedProvider
 from swebash_ai.session import Session

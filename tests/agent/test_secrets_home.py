@@ -20,7 +20,7 @@ import pytest
 
 from swebash_ai.agent import ToolCallFinished
 from swebash_ai.agent.approval import AllowApprover
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.session import Session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 

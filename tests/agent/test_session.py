@@ -10,7 +10,7 @@ import pytest
 
 from swebash_ai.agent import TextDelta, ToolCallFinished, TurnFailed, TurnFinished
 from swebash_ai.agent.conversation import Conversation
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import ConfigError
 from swebash_ai.session import Session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply

@@ -12,7 +12,7 @@ import pytest
 
 from swebash_ai.agent.approval import AllowApprover, Decision
 from swebash_ai.agent.events import ApprovalRequest, Notice, ToolCallFinished
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.providers import scripted
 from swebash_ai.providers.scripted import ScriptedProvider
 from swebash_ai.session import Session

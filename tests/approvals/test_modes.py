@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from swebash_ai.agent.approval import AllowApprover
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import ConfigError
 from tests.approvals.conftest import Recorder, audit_lines, call_once, config
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from swebash_ai.agent.approval import AllowApprover, Decision
-from swebash_ai.config import load_settings
-from swebash_ai.config_edit import add_rule, remove_rule
+from swebash_ai.config.edit import add_rule, remove_rule
+from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import ConfigError
 from swebash_ai.session import Session
 from tests.approvals.conftest import Recorder, call_once, config, notices

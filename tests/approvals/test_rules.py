@@ -9,8 +9,8 @@ import pytest
 
 from swebash_ai.agent.approval import AllowApprover, Decision
 from swebash_ai.agent.decide import command_rules
-from swebash_ai.config import load_settings
-from swebash_ai.config_rules import ToolRule
+from swebash_ai.config.rules import ToolRule
+from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import ConfigError
 from tests.approvals.conftest import Recorder, audit_lines, call_once, config
 

@@ -51,7 +51,7 @@ def test_each_command_has_its_own_usage_line(capsys: Any) -> None:
 
     import pytest
 
-    from swebash_ai.cli import build_parser
+    from swebash_ai.frontends.cli import build_parser
 
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
@@ -78,8 +78,8 @@ def test_doctor_against_the_fake_server(llm_env: FakeLLMServer, run_cli: Any) ->
 
 
 def test_doctor_says_when_undo_cannot_revert_commands(monkeypatch: Any) -> None:
-    from swebash_ai import doctor
-    from swebash_ai.config import load_settings
+    from swebash_ai.commands import doctor
+    from swebash_ai.config.settings import load_settings
 
     loaded = load_settings()
     assert doctor._snapshot_check(loaded).status == "ok"

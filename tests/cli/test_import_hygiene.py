@@ -27,7 +27,7 @@ def spy(name, real):
     return call
 for name in ("entry_points", "distributions"):  # how pydantic 2.14 and 2.13 look for their plugins
     setattr(importlib.metadata, name, spy(name, getattr(importlib.metadata, name)))
-from swebash_ai.cli import main
+from swebash_ai.frontends.cli import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
 loaded = sorted(h for h in {heavy!r} if h in sys.modules)
@@ -40,7 +40,7 @@ sys.exit(code)
 
 def test_cli_module_imports_nothing_heavy() -> None:
     names = (*HEAVY, "rich", "openai", "pydantic", "httpx")
-    code = f"import sys, swebash_ai.cli; print(','.join(h for h in {names!r} if h in sys.modules))"
+    code = f"import sys, swebash_ai.frontends.cli; print(','.join(h for h in {names!r} if h in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 

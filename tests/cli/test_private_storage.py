@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from swebash_ai import private_files
-from swebash_ai.locations import locations
 from swebash_ai.session import undo_saved_session
+from swebash_ai.storage import private_files
+from swebash_ai.storage.locations import locations
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools.checkpoints import UndoRefused
 
@@ -117,8 +117,8 @@ def test_an_older_install_is_tightened_once_and_links_are_not_followed(
 def test_doctor_reports_what_others_can_read_and_protected_files_in_the_snapshot_store(
     isolated_env: Path,
 ) -> None:
-    from swebash_ai.config import load_settings
-    from swebash_ai.doctor import _storage_checks
+    from swebash_ai.commands.doctor import _storage_checks
+    from swebash_ai.config.settings import load_settings
 
     home = isolated_env / ".swebash-ai"
     private_files.write_file(home / "sessions" / "s.jsonl", b"{}\n")

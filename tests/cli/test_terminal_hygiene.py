@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from swebash_ai.agent.events import ApprovalRequest
-from swebash_ai.prompt_approver import format_request
+from swebash_ai.frontends.prompt_approver import format_request
 from swebash_ai.safety.terminal_text import sanitize
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply

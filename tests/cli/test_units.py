@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from swebash_ai.agent import events as ev
-from swebash_ai.cli import UsageError, build_parser, settings_flags
-from swebash_ai.oneshot import STDIN_CAP, ExitCode, event_to_json, read_capped, with_piped_context
+from swebash_ai.frontends.cli import UsageError, build_parser, settings_flags
+from swebash_ai.frontends.oneshot import STDIN_CAP, ExitCode, event_to_json, read_capped, with_piped_context
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import ToolResult
 
@@ -94,7 +94,7 @@ def test_every_event_has_a_json_form() -> None:
 
 
 def test_cwd_must_be_a_directory(tmp_path: Path) -> None:
-    from swebash_ai.cli import _checked_cwd
+    from swebash_ai.frontends.cli import _checked_cwd
 
     assert _checked_cwd(str(tmp_path)) == tmp_path.resolve()
     with pytest.raises(UsageError, match="not a directory"):
@@ -110,7 +110,7 @@ def test_cwd_must_be_a_directory(tmp_path: Path) -> None:
     ("somecloud/model-x", None, None, "warn"),  # unknown provider: maybe it needs one
 ])
 def test_doctor_key_check(model: str, api_base: str | None, key: str | None, status: str) -> None:
-    from swebash_ai.doctor import _key_check
+    from swebash_ai.commands.doctor import _key_check
     from swebash_ai.providers import ProviderChoice
 
     check = _key_check(ProviderChoice(model, api_base, key, "test"))
@@ -126,7 +126,7 @@ def test_warnings_print_one_line_without_a_traceback() -> None:
 
     code = (
         "import logging\n"
-        "from swebash_ai.cli import _setup_logging\n"
+        "from swebash_ai.frontends.cli import _setup_logging\n"
         "_setup_logging(0)\n"
         "try:\n"
         "    raise RuntimeError('boom')\n"

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from swebash_ai.agent.conversation import SAVE_LOCK, Conversation, list_sessions
-from swebash_ai.config import load_settings
-from swebash_ai.oneshot import ExitCode, OneShotOptions, run_oneshot
+from swebash_ai.config.settings import load_settings
+from swebash_ai.frontends.oneshot import ExitCode, OneShotOptions, run_oneshot
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,7 +112,7 @@ def test_disk_full_while_saving_keeps_the_previous_save(
 WRITER = textwrap.dedent("""
     import asyncio, os, sys, time
     from pathlib import Path
-    from swebash_ai.config import load_settings
+    from swebash_ai.config.settings import load_settings
     from swebash_ai.safety.paths import PathPolicy
     from swebash_ai.tools import fs_write
     from swebash_ai.tools.registry import ToolContext

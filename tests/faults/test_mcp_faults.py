@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from swebash_ai.agent.conversation import Conversation
-from swebash_ai.config import load_settings
-from swebash_ai.oneshot import ExitCode, OneShotOptions, run_oneshot
+from swebash_ai.config.settings import load_settings
+from swebash_ai.frontends.oneshot import ExitCode, OneShotOptions, run_oneshot
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools.mcp_stdio import MAX_MESSAGE_BYTES, LineReader, text_prefix
 from tests.mcptools._support import server_table
@@ -80,7 +80,7 @@ def test_a_server_that_dies_mid_call_is_a_one_line_tool_error_and_the_turn_goes_
 
 MEASURE = """
 import resource, sys
-from swebash_ai.cli import main
+from swebash_ai.frontends.cli import main
 code = main(sys.argv[1:])
 sys.stderr.write(f"maxrss_kb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n")
 sys.exit(code)

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from swebash_ai.config import load_settings
-from swebash_ai.oneshot import ExitCode, OneShotOptions, run_oneshot
+from swebash_ai.config.settings import load_settings
+from swebash_ai.frontends.oneshot import ExitCode, OneShotOptions, run_oneshot
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
 FIRST = "The first answer."

@@ -20,8 +20,8 @@ import pytest
 
 from swebash_ai.agent.conversation import SAVE_LOCK, Conversation, list_sessions
 from swebash_ai.agent.events import Notice
-from swebash_ai.config import load_settings
-from swebash_ai.oneshot import ExitCode
+from swebash_ai.config.settings import load_settings
+from swebash_ai.frontends.oneshot import ExitCode
 from swebash_ai.session import Session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 

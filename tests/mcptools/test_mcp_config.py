@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import ConfigError
 from swebash_ai.tools.mcp_client import tool_name
 
@@ -52,7 +52,7 @@ def test_bad_tables_are_errors_naming_the_server(config_toml: Path, table: str, 
 
 
 def test_the_cli_exits_2_on_a_bad_table(config_toml: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from swebash_ai.cli import main
+    from swebash_ai.frontends.cli import main
 
     config_toml.write_text('[mcp_servers.broken]\ncommand = "x"\nbogus = 1\n')
     assert main(["mcp", "list"]) == 2

@@ -13,7 +13,7 @@ import pytest
 from swebash_ai.agent import ToolCallFinished
 from swebash_ai.agent.approval import AllowApprover, Decision, DenyApprover
 from swebash_ai.agent.events import ApprovalRequest
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.session import Session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from tests.mcptools._support import alive, server_table
@@ -210,8 +210,8 @@ async def test_no_process_is_left_after_close_or_cancellation(llm_env: FakeLLMSe
 
 
 def test_mcp_list_and_doctor_report_each_server(config_toml: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from swebash_ai.cli import main
-    from swebash_ai.doctor import checks
+    from swebash_ai.commands.doctor import checks
+    from swebash_ai.frontends.cli import main
 
     config_toml.write_text(server_table("demo", auto_approve=["echo"]) + server_table("dies", "--die-at-start"))
     assert main(["mcp", "list"]) == 1

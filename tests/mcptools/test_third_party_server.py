@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from swebash_ai.agent.approval import DenyApprover
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.session import Session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from swebash_ai.agent import events as ev
-from swebash_ai.config import Settings
+from swebash_ai.config.settings import Settings
 from swebash_ai.errors import ProviderError
 from swebash_ai.tools.registry import ToolResult
 

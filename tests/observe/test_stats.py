@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from swebash_ai.agent.conversation import Conversation
-from swebash_ai.locations import locations
 from swebash_ai.observe.stats import Window, collect, parse_since, percentile, render
+from swebash_ai.storage.locations import locations
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:

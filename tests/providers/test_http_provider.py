@@ -64,7 +64,7 @@ async def test_server_error_status_is_unavailable_without_retries_when_none_allo
 
 
 def test_openai_compatible_models_take_the_http_lane() -> None:
-    from swebash_ai.config import Settings
+    from swebash_ai.config.settings import Settings
     from swebash_ai.providers import ProviderChoice
 
     provider = make_provider(ProviderChoice("openai/x", "http://127.0.0.1:1/v1", None, "test"), Settings())

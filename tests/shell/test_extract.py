@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from swebash_ai.frontends.shell_init import ShellInitError, detect_shell, key_sequence, snippet
+from swebash_ai.frontends.shell_mode import describe_verdict, extract_command
 from swebash_ai.safety.verdict import Verdict
-from swebash_ai.shell_init import ShellInitError, detect_shell, key_sequence, snippet
-from swebash_ai.shell_mode import describe_verdict, extract_command
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from search_helpers import write
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools.registry import ToolContext
 

@@ -11,7 +11,7 @@ from typing import Any
 import psutil
 import pytest
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools.background import ProcessService, Ring, read_process, stop_process
 from swebash_ai.tools.exec import run_command

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 import pytest
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools import command_env as command_env_mod
 from swebash_ai.tools import containment as containment_mod

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from swebash_ai.agent.events import ToolCallFinished
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.providers import scripted
 from swebash_ai.providers.scripted import ScriptedProvider
 from swebash_ai.session import Session

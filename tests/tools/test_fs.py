@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools import fs, fs_write

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from search_helpers import write
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools import search as search_mod
 from swebash_ai.tools import search_rg

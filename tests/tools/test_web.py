@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.tools import web
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult
 from swebash_ai.tools.web import TOOLS, fetch_url, web_search
@@ -281,7 +281,7 @@ def test_ddgs_is_not_imported_when_a_backend_is_injected(tmp_path: Path) -> None
     code = textwrap.dedent(
         """
         import asyncio, json, pathlib, sys
-        from swebash_ai.config import load_settings
+        from swebash_ai.config.settings import load_settings
         from swebash_ai.tools.registry import ToolContext
         import swebash_ai.tools.web as web
         after_import = "ddgs" in sys.modules

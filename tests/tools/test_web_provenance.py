@@ -19,11 +19,11 @@ import pytest
 
 from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, ToolCallFinished
-from swebash_ai.cli import print_config
-from swebash_ai.config import load_settings
-from swebash_ai.config_rules import ToolRule, ToolRules
+from swebash_ai.config.rules import ToolRule, ToolRules
+from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import ConfigError
-from swebash_ai.oneshot import ExitCode, OneShotOptions, run_oneshot
+from swebash_ai.frontends.cli import print_config
+from swebash_ai.frontends.oneshot import ExitCode, OneShotOptions, run_oneshot
 from swebash_ai.providers import scripted
 from swebash_ai.providers.scripted import ScriptedProvider
 from swebash_ai.session import Session
@@ -132,7 +132,7 @@ async def test_a_made_up_url_carrying_a_file_asks_and_a_denial_sends_nothing(
 def test_one_shot_denies_it_without_yes_and_exits_3(
     llm_env: FakeLLMServer, workspace: Path, fake_web: FakeWeb, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("swebash_ai.prompt_approver.open_terminal", lambda: None)  # nobody at a terminal
+    monkeypatch.setattr("swebash_ai.frontends.prompt_approver.open_terminal", lambda: None)  # nobody at a terminal
     (workspace / "internal.txt").write_text(SECRET + "\n")
     llm_env.enqueue(
         Reply.tool_calls([("read_file", {"path": "internal.txt"})]),
@@ -151,7 +151,7 @@ def test_one_shot_denies_it_without_yes_and_exits_3(
 def test_one_shot_fetches_the_url_the_user_typed(
     llm_env: FakeLLMServer, workspace: Path, fake_web: FakeWeb, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("swebash_ai.prompt_approver.open_terminal", lambda: None)
+    monkeypatch.setattr("swebash_ai.frontends.prompt_approver.open_terminal", lambda: None)
     url = "https://status.example/api?team=core"
     llm_env.enqueue(Reply.tool_calls([("fetch_url", {"url": url})]), Reply.text("all green"))
     out, err = io.StringIO(), io.StringIO()

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
+from swebash_ai.frontends.tui.app import SwebashApp
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
-from swebash_ai.tui.app import SwebashApp
 
 
 def _command_policy(ctx: ToolContext, args: BaseModel) -> Verdict:

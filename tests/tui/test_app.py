@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from tui_helpers import idle, type_and_send, wait_for
 
+from swebash_ai.frontends.tui import commands
+from swebash_ai.frontends.tui.screens.sessions import SessionsScreen
+from swebash_ai.frontends.tui.screens.setup import SetupScreen
+from swebash_ai.frontends.tui.widgets.activity import ToolEntry
+from swebash_ai.frontends.tui.widgets.chat import InfoMessage, NoticeMessage, UserMessage
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 from swebash_ai.testing.fake_server import Reply
-from swebash_ai.tui import commands
-from swebash_ai.tui.screens.sessions import SessionsScreen
-from swebash_ai.tui.screens.setup import SetupScreen
-from swebash_ai.tui.widgets.activity import ToolEntry
-from swebash_ai.tui.widgets.chat import InfoMessage, NoticeMessage, UserMessage
-from swebash_ai.tui.widgets.reply import AssistantMessage
 
 
 async def test_no_provider_opens_shows_help_and_bang_commands_work(make_app):
@@ -305,7 +305,7 @@ def test_help_wraps_descriptions_in_their_column():
 
 
 async def test_help_is_laid_out_for_the_chat_width(make_app):
-    from swebash_ai.tui.widgets.chat import HelpMessage
+    from swebash_ai.frontends.tui.widgets.chat import HelpMessage
 
     app = make_app()
     async with app.run_test(size=(90, 50)) as pilot:
@@ -323,14 +323,14 @@ def test_import_is_light():
     import subprocess
     import sys
 
-    code = "import sys, swebash_ai.tui; print('textual' in sys.modules)"
+    code = "import sys, swebash_ai.frontends.tui; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
 def test_packaged_themes_match_the_repository_themes():
     repo = Path(__file__).resolve().parents[2] / "themes"
-    packaged = Path(__file__).resolve().parents[2] / "swebash_ai" / "tui" / "themes"
+    packaged = Path(__file__).resolve().parents[2] / "swebash_ai" / "frontends" / "tui" / "themes"
     names = sorted(p.name for p in repo.glob("*.toml"))
     assert {"dark.toml", "light.toml", "high-contrast.toml"} <= set(names)
     assert names == sorted(p.name for p in packaged.glob("*.toml"))

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from tui_helpers import idle, type_and_send, wait_for
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
+from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
+from swebash_ai.frontends.tui.screens.trust import TrustScreen
+from swebash_ai.frontends.tui.widgets.activity import ToolEntry
 from swebash_ai.testing.fake_server import Reply
-from swebash_ai.tui.screens.confirm import ConfirmScreen
-from swebash_ai.tui.screens.trust import TrustScreen
-from swebash_ai.tui.widgets.activity import ToolEntry
 
 
 def status(app: object) -> str:

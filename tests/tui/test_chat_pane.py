@@ -10,8 +10,8 @@ from typing import Any
 
 from textual import events
 
-from swebash_ai.tui.widgets.chat import CHAPTER_SIZE, Chapter, ChatPane, Shelf
-from swebash_ai.tui.widgets.stream import TAIL_CHARS, tail_excerpt
+from swebash_ai.frontends.tui.widgets.chat import CHAPTER_SIZE, Chapter, ChatPane, Shelf
+from swebash_ai.frontends.tui.widgets.stream import TAIL_CHARS, tail_excerpt
 from tests.tui.tui_helpers import ChatHost, wait_for
 
 
@@ -139,7 +139,7 @@ async def test_a_long_code_block_still_streaming_shows_its_newest_lines() -> Non
 
 
 def test_the_tail_is_word_wrapped_cheaply_and_keeps_its_blank_lines() -> None:
-    from swebash_ai.tui.widgets.stream import wrap_plain
+    from swebash_ai.frontends.tui.widgets.stream import wrap_plain
 
     assert wrap_plain("alpha beta gamma delta", 11) == ["alpha beta", "gamma delta"]
     assert wrap_plain("abcdefghijkl mn", 5) == ["abcde", "fghij", "kl mn"]  # a long word is cut
@@ -191,9 +191,9 @@ async def test_folded_chapters_at_the_top_are_shelved_and_come_back_when_scrolle
 async def test_the_oldest_chapters_are_stored_behind_an_earlier_line_and_come_back(monkeypatch: Any) -> None:
     """Beyond the allowance of mounted chapters, the oldest are kept as blueprints: widgets stay bounded,
     and the 'earlier messages' line brings them back, newest first, with their text and kind."""
-    from swebash_ai.tui.widgets import chat as chat_module
-    from swebash_ai.tui.widgets.chat import ErrorMessage, NoticeMessage
-    from swebash_ai.tui.widgets.earlier import EarlierMessages
+    from swebash_ai.frontends.tui.widgets import chat as chat_module
+    from swebash_ai.frontends.tui.widgets.chat import ErrorMessage, NoticeMessage
+    from swebash_ai.frontends.tui.widgets.earlier import EarlierMessages
 
     monkeypatch.setattr(chat_module, "MOUNTED_CHAPTERS", 4)
     monkeypatch.setattr(chat_module, "SHOW_MORE", 2)
@@ -233,7 +233,7 @@ async def test_the_oldest_chapters_are_stored_behind_an_earlier_line_and_come_ba
 
 
 async def test_nothing_is_stored_while_the_user_reads_further_up(monkeypatch: Any) -> None:
-    from swebash_ai.tui.widgets import chat as chat_module
+    from swebash_ai.frontends.tui.widgets import chat as chat_module
 
     monkeypatch.setattr(chat_module, "MOUNTED_CHAPTERS", 4)
     async with chat_with(24) as (pilot, chat):  # 4 chapters: at the allowance

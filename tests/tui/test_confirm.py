@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swebash_ai.tui.screens.confirm import looks_like_diff, render_detail
+from swebash_ai.frontends.tui.screens.confirm import looks_like_diff, render_detail
 
 DIFF = "--- a/config.py\n+++ b/config.py\n@@ -1,2 +1,2 @@\n import os\n-DEBUG = True\n+DEBUG = False\n"
 
@@ -22,7 +22,7 @@ def test_a_diff_is_coloured_by_theme_variables():
 
 
 def test_argument_display_leaves_out_unset_optionals() -> None:
-    from swebash_ai.tui.widgets.activity import format_arguments
+    from swebash_ai.frontends.tui.widgets.activity import format_arguments
 
     assert format_arguments({"command": "ls", "timeout": None, "cwd": None}) == '{\n  "command": "ls"\n}'
     assert format_arguments("{bad json") == "{bad json"
@@ -33,8 +33,8 @@ async def test_a_fetch_question_says_the_session_answer_covers_the_host() -> Non
     from textual.widgets import Button
 
     from swebash_ai.agent.events import ApprovalRequest
+    from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
     from swebash_ai.safety.verdict import Verdict
-    from swebash_ai.tui.screens.confirm import ConfirmScreen
 
     def request(tool: str) -> ApprovalRequest:
         return ApprovalRequest(call_id="c1", tool=tool, summary="fetch https://x.example/a?d=1",

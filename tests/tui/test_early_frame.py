@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from textual.drivers.linux_driver import LinuxDriver
 
-from swebash_ai.config_file import StartInfo
-from swebash_ai.locations import locations
-from swebash_ai.tui import early_frame
-from swebash_ai.tui.early_frame import ENTER, LEAVE, EarlyFrame, Painter, driver_class, render, status_text
-from swebash_ai.tui.widgets.status import StatusBar
+from swebash_ai.config.file import StartInfo
+from swebash_ai.frontends.tui import early_frame
+from swebash_ai.frontends.tui.early_frame import ENTER, LEAVE, EarlyFrame, Painter, driver_class, render, status_text
+from swebash_ai.frontends.tui.widgets.status import StatusBar
+from swebash_ai.storage.locations import locations
 from tests.tui.tui_helpers import idle
 
 TRUECOLOR = {"COLORTERM": "truecolor", "TERM": "xterm-256color"}
@@ -199,7 +199,7 @@ async def test_keys_typed_while_the_app_starts_reach_the_prompt(make_app) -> Non
     typed before the app had the terminal arrives as a newline (the terminal's line editing): it sends."""
     from textual import events
 
-    from swebash_ai.tui.widgets.chat import UserMessage
+    from swebash_ai.frontends.tui.widgets.chat import UserMessage
 
     app = make_app()
     for key, char in (("h", "h"), ("i", "i"), ("ctrl+j", "\n"), ("o", "o"), ("k", "k")):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from tui_helpers import idle, type_and_send, wait_for
 
 from swebash_ai.agent.conversation import Conversation, list_sessions
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
+from swebash_ai.frontends.tui.widgets.chat import NoticeMessage
 from swebash_ai.testing.fake_server import Reply
-from swebash_ai.tui.widgets.chat import NoticeMessage
 
 SHARED = "20260101-000000-5e55ed"
 

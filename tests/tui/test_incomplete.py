@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from tui_helpers import idle, type_and_send, wait_for
 
+from swebash_ai.frontends.tui.widgets.chat import NoticeMessage
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 from swebash_ai.testing.fake_server import Reply
-from swebash_ai.tui.widgets.chat import NoticeMessage
-from swebash_ai.tui.widgets.reply import AssistantMessage
 
 
 async def test_cut_answer_is_kept_and_shown_incomplete_then_again_on_resume(llm_env, make_app):

@@ -7,8 +7,8 @@ import time
 
 from textual import events
 
-from swebash_ai.tui import input_first
-from swebash_ai.tui.input_first import InputFirst, yield_to_input
+from swebash_ai.frontends.tui import input_first
+from swebash_ai.frontends.tui.input_first import InputFirst, yield_to_input
 from tests.tui.tui_helpers import idle, wait_for
 
 
@@ -90,7 +90,7 @@ async def test_streamed_work_waits_while_a_key_is_handled(make_app, monkeypatch)
 
 
 async def test_keys_typed_without_pause_leave_the_screen_its_turn(make_app, monkeypatch) -> None:
-    from swebash_ai.tui import input_first
+    from swebash_ai.frontends.tui import input_first
 
     # "Right after" must not depend on how fast a loaded test machine gets from one line to the next.
     monkeypatch.setattr(input_first, "REPAINT_WITHIN", 30.0)

@@ -10,13 +10,13 @@ from pathlib import Path
 from textual.widget import Widget
 
 from swebash_ai.agent import events as ev
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
+from swebash_ai.frontends.tui.widgets import activity
+from swebash_ai.frontends.tui.widgets.activity import ToolEntry
+from swebash_ai.frontends.tui.widgets.chat import CHAPTER_SIZE, RESUMED_CHAPTERS, Chapter, UserMessage
+from swebash_ai.frontends.tui.widgets.earlier import EarlierMessages
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 from swebash_ai.tools.registry import ToolResult
-from swebash_ai.tui.widgets import activity
-from swebash_ai.tui.widgets.activity import ToolEntry
-from swebash_ai.tui.widgets.chat import CHAPTER_SIZE, RESUMED_CHAPTERS, Chapter, UserMessage
-from swebash_ai.tui.widgets.earlier import EarlierMessages
-from swebash_ai.tui.widgets.reply import AssistantMessage
 from tests.tui.tui_helpers import idle, wait_for
 
 TURNS, CALLS = 170, 3  # 6 messages a turn: 1,020 messages, 510 tool calls
@@ -142,8 +142,8 @@ async def test_garbage_frozen_after_a_turn_is_freed_by_the_occasional_deep_colle
     import gc
     import weakref
 
-    from swebash_ai.tui import controller as controller_module
-    from swebash_ai.tui.garbage import collect_garbage, settle_memory
+    from swebash_ai.frontends.tui import controller as controller_module
+    from swebash_ai.frontends.tui.garbage import collect_garbage, settle_memory
 
     monkeypatch.setattr(controller_module, "DEEP_COLLECT_TURNS", 1)
     monkeypatch.setattr(controller_module, "QUIET_BEFORE_DEEP_COLLECT", 0.2)

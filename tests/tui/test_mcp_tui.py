@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from tui_helpers import idle, type_and_send, wait_for
 
+from swebash_ai.frontends.tui.widgets.activity import ToolEntry
+from swebash_ai.frontends.tui.widgets.chat import InfoMessage, NoticeMessage
 from swebash_ai.testing.fake_server import Reply
-from swebash_ai.tui.widgets.activity import ToolEntry
-from swebash_ai.tui.widgets.chat import InfoMessage, NoticeMessage
 from tests.mcptools._support import alive, server_table
 
 pytestmark = pytest.mark.timeout(90)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from tui_helpers import idle, type_and_send, wait_for
 
+from swebash_ai.frontends.tui.widgets.chat import InfoMessage, NoticeMessage
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
-from swebash_ai.tui.widgets.chat import InfoMessage, NoticeMessage
-from swebash_ai.tui.widgets.reply import AssistantMessage
 
 
 async def test_instructions_reach_the_request_and_context_shows_them(
@@ -52,7 +52,7 @@ async def test_app_session_saves_what_the_model_was_offered_for_export(llm_env: 
     import io
     import json
 
-    from swebash_ai.cli import export_sessions
+    from swebash_ai.frontends.cli import export_sessions
 
     llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "echo hi"})]), Reply.text("Done."))
     app = make_app()
@@ -74,8 +74,8 @@ async def test_app_session_saves_what_the_model_was_offered_for_export(llm_env: 
 async def test_compact_command_summarizes_and_the_next_request_uses_it(llm_env: FakeLLMServer, make_app) -> None:
     from swebash_ai.agent.compaction import SUMMARY_PREFIX, SUMMARY_SYSTEM
     from swebash_ai.agent.conversation import Conversation
+    from swebash_ai.frontends.tui.widgets.chat import NoticeMessage
     from swebash_ai.testing.fake_server import check_openai_messages
-    from swebash_ai.tui.widgets.chat import NoticeMessage
 
     llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "echo one"})]), Reply.text("First done."),
                     Reply.text("Second done."), Reply.text("We echoed one, then talked twice."),

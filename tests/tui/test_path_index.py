@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from swebash_ai.frontends.tui.path_index import Candidate, PathIndex, mention_at
 from swebash_ai.safety.paths import PathPolicy
-from swebash_ai.tui.path_index import Candidate, PathIndex, mention_at
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_insertion_quotes_spaces_and_keeps_folders_open() -> None:
 
 def test_command_descriptions_never_reach_the_screen_as_escapes(workspace: Path, isolated_env: Path) -> None:
     from swebash_ai.agent.custom_commands import load_commands
-    from swebash_ai.tui.user_input import help_rows, prompt_hints
+    from swebash_ai.frontends.tui.user_input import help_rows, prompt_hints
 
     folder = workspace / ".swebash-ai" / "commands"
     folder.mkdir(parents=True)

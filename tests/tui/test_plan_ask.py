@@ -5,11 +5,11 @@ from __future__ import annotations
 from conftest import TEST_TOOLS
 from tui_helpers import idle, type_and_send, wait_for
 
+from swebash_ai.frontends.tui.screens.ask import AskScreen
+from swebash_ai.frontends.tui.widgets.plan import PlanPanel
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools.ask import ask_user
 from swebash_ai.tools.plan import update_plan
-from swebash_ai.tui.screens.ask import AskScreen
-from swebash_ai.tui.widgets.plan import PlanPanel
 
 TOOLS = [*TEST_TOOLS, update_plan, ask_user]
 STEPS = [{"step": "Read the failing test", "status": "completed"},

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from tui_helpers import idle, type_and_send, wait_for
 
-from swebash_ai.locations import locations
+from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
+from swebash_ai.storage.locations import locations
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools.exec import run_command
 from swebash_ai.tools.fs import read_file
 from swebash_ai.tools.fs_write import write_file
-from swebash_ai.tui.screens.confirm import ConfirmScreen
 
 
 async def test_a_tui_session_stores_nothing_others_can_read(llm_env: FakeLLMServer, make_app, workspace: Path,

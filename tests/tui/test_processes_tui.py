@@ -9,10 +9,10 @@ import psutil
 import pytest
 from tui_helpers import idle, type_and_send, wait_for
 
+from swebash_ai.frontends.tui.widgets.chat import InfoMessage, NoticeMessage
 from swebash_ai.testing.fake_server import Reply
 from swebash_ai.tools.background import read_process, stop_process
 from swebash_ai.tools.exec import run_command
-from swebash_ai.tui.widgets.chat import InfoMessage, NoticeMessage
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,9 +10,9 @@ from tui_helpers import idle, type_and_send, wait_for
 
 from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS
 from swebash_ai.agent.user_prompt import GO_ON
+from swebash_ai.frontends.tui import commands
+from swebash_ai.frontends.tui.widgets.chat import HelpMessage, NoticeMessage, UserMessage
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
-from swebash_ai.tui import commands
-from swebash_ai.tui.widgets.chat import HelpMessage, NoticeMessage, UserMessage
 
 SECRET = "CANARY-TUI-MENTION-77f"
 

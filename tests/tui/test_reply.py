@@ -9,9 +9,9 @@ from textual.app import App
 from textual.color import Color
 from textual.geometry import Size
 
-from swebash_ai.tui.themes import load_themes
-from swebash_ai.tui.widgets import reply
-from swebash_ai.tui.widgets.reply import AssistantMessage, highlight_code, split_blocks
+from swebash_ai.frontends.tui.themes import load_themes
+from swebash_ai.frontends.tui.widgets import reply
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage, highlight_code, split_blocks
 
 MARKDOWN = (
     "# Title\n\nSome **bold** text and `code`.\n\n"

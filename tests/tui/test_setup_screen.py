@@ -13,10 +13,10 @@ import pytest
 from textual.widgets import Input, Select
 from tui_helpers import idle, type_and_send, wait_for
 
-from swebash_ai import setup_flow
+from swebash_ai.commands import setup_flow
+from swebash_ai.frontends.tui.screens.setup import SetupScreen
+from swebash_ai.frontends.tui.widgets.chat import NoticeMessage
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
-from swebash_ai.tui.screens.setup import SetupScreen
-from swebash_ai.tui.widgets.chat import NoticeMessage
 
 KEY = "sk-screen-0123456789abcdef"
 

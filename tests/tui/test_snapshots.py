@@ -16,14 +16,14 @@ from conftest import TEST_TOOLS
 
 from swebash_ai.agent import events as ev
 from swebash_ai.agent.events import ApprovalRequest
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
+from swebash_ai.frontends.tui.app import SwebashApp
+from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
+from swebash_ai.frontends.tui.widgets import activity
 from swebash_ai.providers.scripted import ScriptedProvider
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.session import Session
 from swebash_ai.tools.registry import ToolResult
-from swebash_ai.tui.app import SwebashApp
-from swebash_ai.tui.screens.confirm import ConfirmScreen
-from swebash_ai.tui.widgets import activity
 
 PROJECT = Path("/home/user/project")
 SIZE = (120, 36)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from conftest import TEST_TOOLS
 
-from swebash_ai.config import LoadedSettings, load_settings
-from swebash_ai.config_file import StartInfo
+from swebash_ai.config.file import StartInfo
+from swebash_ai.config.settings import LoadedSettings, load_settings
 from swebash_ai.errors import ConfigError
-from swebash_ai.locations import locations
-from swebash_ai.tui.app import SwebashApp
+from swebash_ai.frontends.tui.app import SwebashApp
+from swebash_ai.storage.locations import locations
 
 
 def write_config(text: str) -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from tui_helpers import idle, type_and_send, wait_for
 
+from swebash_ai.frontends.tui.widgets.chat import InfoMessage
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
-from swebash_ai.tui.widgets.chat import InfoMessage
-from swebash_ai.tui.widgets.reply import AssistantMessage
 
 
 async def test_stats_shows_this_sessions_calls(llm_env: FakeLLMServer, make_app, workspace: Path) -> None:

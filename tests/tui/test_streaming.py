@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 
 import pytest
 
-import swebash_ai.tui
-from swebash_ai.tui import engine
-from swebash_ai.tui.engine import DONE, EventPipe, LoopWatch, watched_loop
-from swebash_ai.tui.garbage import FULL_COLLECTION_HOLD, full_collections_held
-from swebash_ai.tui.widgets.chat import ChatPane
-from swebash_ai.tui.widgets.reply import AssistantMessage
-from swebash_ai.tui.widgets.stream import COMMIT_CHARS, ReplyStream
+import swebash_ai.frontends.tui
+from swebash_ai.frontends.tui import engine
+from swebash_ai.frontends.tui.engine import DONE, EventPipe, LoopWatch, watched_loop
+from swebash_ai.frontends.tui.garbage import FULL_COLLECTION_HOLD, full_collections_held
+from swebash_ai.frontends.tui.widgets.chat import ChatPane
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
+from swebash_ai.frontends.tui.widgets.stream import COMMIT_CHARS, ReplyStream
 from tests.tui.tui_helpers import ChatHost, idle
 
 PARAGRAPH = "word " * 60 + "\n\n"  # 302 characters
@@ -77,7 +77,7 @@ async def test_a_burst_is_shown_in_bounded_steps_and_completely_at_the_end() -> 
 class _StyledChat(ChatHost):
     """The chat pane with the app's stylesheet (its gutters and scroll bar)."""
 
-    CSS_PATH = str(Path(swebash_ai.tui.__file__).parent / "app.tcss")
+    CSS_PATH = str(Path(swebash_ai.frontends.tui.__file__).parent / "app.tcss")
 
 
 async def test_a_reply_that_starts_the_chat_scrolling_renders_each_block_once(monkeypatch) -> None:

@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 from tui_helpers import idle, type_and_send, wait_for
 
+from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
+from swebash_ai.frontends.tui.widgets.activity import ToolEntry
+from swebash_ai.frontends.tui.widgets.chat import NoticeMessage
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.testing.server_process import fake_server_process
 from swebash_ai.tools.fs import list_dir
 from swebash_ai.tools.search import search
-from swebash_ai.tui.screens.confirm import ConfirmScreen
-from swebash_ai.tui.widgets.activity import ToolEntry
-from swebash_ai.tui.widgets.chat import NoticeMessage
-from swebash_ai.tui.widgets.reply import AssistantMessage
 
 ESC, BEL, ST = "\x1b", "\x07", "\x1b\\"
 HOSTILE = (

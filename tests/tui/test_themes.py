@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from swebash_ai.tui.themes import ThemeFileError, load_theme_file, load_themes
+from swebash_ai.frontends.tui.themes import ThemeFileError, load_theme_file, load_themes
 
 
 def test_builtin_themes_load():

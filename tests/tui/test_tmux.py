@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def app_command() -> list[str]:
     """``python -m swebash_ai`` once the CLI opens the TUI; until then, call run_tui directly."""
-    if "run_tui" in (ROOT / "swebash_ai" / "cli.py").read_text(encoding="utf-8"):
+    if "run_tui" in (ROOT / "swebash_ai" / "frontends" / "cli.py").read_text(encoding="utf-8"):
         return [sys.executable, "-m", "swebash_ai"]
-    code = ("from pathlib import Path; from swebash_ai.config import load_settings; "
-            "from swebash_ai.tui import run_tui; raise SystemExit(run_tui(load_settings(), cwd=Path.cwd()))")
+    code = ("from pathlib import Path; from swebash_ai.config.settings import load_settings; "
+            "from swebash_ai.frontends.tui import run_tui; raise SystemExit(run_tui(load_settings(), cwd=Path.cwd()))")
     return [sys.executable, "-c", code]
 
 

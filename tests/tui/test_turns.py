@@ -6,11 +6,11 @@ from pathlib import Path
 
 from tui_helpers import idle, type_and_send, wait_for
 
+from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
+from swebash_ai.frontends.tui.widgets.activity import ToolEntry
+from swebash_ai.frontends.tui.widgets.chat import ErrorMessage, NoticeMessage, UserMessage
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
-from swebash_ai.tui.screens.confirm import ConfirmScreen
-from swebash_ai.tui.widgets.activity import ToolEntry
-from swebash_ai.tui.widgets.chat import ErrorMessage, NoticeMessage, UserMessage
-from swebash_ai.tui.widgets.reply import AssistantMessage
 
 RM = [("run_command", {"command": "rm -rf canary"})]
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from tui_helpers import idle, type_and_send, wait_for
 
+from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
+from swebash_ai.frontends.tui.widgets.chat import InfoMessage, NoticeMessage
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools.exec import run_command
 from swebash_ai.tools.fs import read_file
 from swebash_ai.tools.fs_write import edit_file, write_file
-from swebash_ai.tui.screens.confirm import ConfirmScreen
-from swebash_ai.tui.widgets.chat import InfoMessage, NoticeMessage
 
 TOOLS = [read_file, write_file, edit_file]
 

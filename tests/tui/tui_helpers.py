@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.app import App
 
-from swebash_ai.tui.widgets.chat import ChatPane
+from swebash_ai.frontends.tui.widgets.chat import ChatPane
 
 
 class ChatHost(App[None]):

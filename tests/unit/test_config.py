@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from swebash_ai.config import Settings, load_settings
+from swebash_ai.config.settings import Settings, load_settings
 from swebash_ai.errors import ConfigError
 
 
 def write_config(text: str) -> Path:
-    from swebash_ai.locations import locations
+    from swebash_ai.storage.locations import locations
 
     path = locations().config_file
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,7 +106,7 @@ def test_config_file_location_is_overridable(monkeypatch: pytest.MonkeyPatch, tm
 
 
 def test_every_setting_is_documented() -> None:
-    from swebash_ai.config import field_doc
+    from swebash_ai.config.settings import field_doc
 
     for name in Settings.model_fields:
         assert field_doc(name), f"{name} has no docstring"

@@ -15,7 +15,7 @@ def loaded_after(code: str) -> set[str]:
 def test_core_imports_no_ui_library() -> None:
     mods = loaded_after(
         "import swebash_ai.agent, swebash_ai.tools, swebash_ai.safety, swebash_ai.providers, "
-        "swebash_ai.config, swebash_ai.session\nfrom swebash_ai.tools import builtin_tools\nbuiltin_tools()"
+        "swebash_ai.config.settings, swebash_ai.session\nfrom swebash_ai.tools import builtin_tools\nbuiltin_tools()"
     )
     assert not mods & {"textual", "rich", "prompt_toolkit"}, mods & {"textual", "rich", "prompt_toolkit"}
 

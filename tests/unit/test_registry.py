@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import Field
 
-from swebash_ai.config import load_settings
+from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import ConfigError
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult, parse_docstring, tool
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from swebash_ai.config import load_settings
-from swebash_ai.config_write import render_profile_edit, save_profile
+from swebash_ai.commands.setup_flow import Candidate, kind_named, save
+from swebash_ai.config.settings import load_settings
+from swebash_ai.config.write import render_profile_edit, save_profile
 from swebash_ai.errors import ConfigError
-from swebash_ai.setup_flow import Candidate, kind_named, save
 
 KEY = "sk-ring-0123456789abcdef"
 
@@ -100,7 +100,7 @@ def fake_ring() -> Any:
 
 
 def test_the_key_goes_to_the_keyring_and_is_read_back_when_settings_load(fake_ring: Any) -> None:
-    from swebash_ai.cli import print_config
+    from swebash_ai.frontends.cli import print_config
 
     candidate = Candidate(kind_named("openai"), "http://127.0.0.1:9/v1", KEY, "gpt-4.1-mini")
     path = load_settings().config_file
@@ -134,8 +134,8 @@ def test_without_a_usable_backend_the_key_goes_to_the_file() -> None:
 
 
 def test_the_command_line_names_every_kind_of_the_setup() -> None:
-    from swebash_ai.cli import SETUP_PROVIDERS
-    from swebash_ai.setup_flow import KINDS
+    from swebash_ai.commands.setup_flow import KINDS
+    from swebash_ai.frontends.cli import SETUP_PROVIDERS
 
     assert tuple(k.id for k in KINDS) == SETUP_PROVIDERS
 

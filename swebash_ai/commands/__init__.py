@@ -1,0 +1,1 @@
+"""The subcommands that are not front ends: doctor, export, setup, rules, mcp."""

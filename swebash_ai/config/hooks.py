@@ -1,0 +1,108 @@
+"""``[[hooks]]`` and ``[[trusted_projects]]`` tables, as data loaded with the settings.
+
+A hook is a program the user names, run at a point of the tool loop with a JSON object on stdin::
+
+    [[hooks]]
+    event = "before_tool"            # before_tool | after_tool | turn_end
+    tool = "run_command"             # optional: a tool name or glob
+    prefix = ["git", "push"]         # optional: only commands starting with these words
+    command = ["./scripts/policy-check"]
+    timeout = 10                     # seconds (default 10)
+
+Running them is :mod:`swebash_ai.agent.hooks`. ``[[trusted_projects]]`` (``path``, ``sha256``) records the
+project files (rules and hooks) the user trusted, by the hash of what they read; written by
+``swebash-ai trust`` and the TUI's prompt, never by a repository.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from swebash_ai.config.rules import _problems
+from swebash_ai.errors import ConfigError
+
+HookEvent = Literal["before_tool", "after_tool", "turn_end"]
+
+
+class Hook(BaseModel):
+    """One ``[[hooks]]`` table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    event: HookEvent
+    command: tuple[str, ...]
+    """The program and its arguments (an argv, not a shell line)."""
+    tool: str | None = None
+    prefix: tuple[str, ...] | None = None
+    timeout: float = Field(default=10.0, gt=0, le=600)
+    name: str = ""
+    """Shown in notices and the audit log (``hook:NAME``); default: the program's file name."""
+    origin: str = Field(default="config", exclude=True)
+
+    @field_validator("command")
+    @classmethod
+    def _argv(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value or any(not w or "\x00" in w for w in value):
+            raise ValueError('a hook command is a non-empty list of words, e.g. ["./check", "--strict"]')
+        return value
+
+    @property
+    def label(self) -> str:
+        return f"hook:{self.name or self.command[0].rsplit('/', 1)[-1]}"
+
+
+@dataclass(frozen=True)
+class TrustedProject:
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class HookConfig:
+    hooks: tuple[Hook, ...] = ()
+    trusted: tuple[TrustedProject, ...] = field(default_factory=tuple)
+
+
+def parse_hooks(raw: Any, where: str, label: str, origin: str) -> tuple[Hook, ...]:
+    """Validate one ``hooks`` array.
+
+    Raises:
+        ConfigError: not an array of tables, an unknown key, a bad event, command or timeout.
+    """
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(h, Mapping) for h in raw):
+        raise ConfigError(f"{where}: {label} must be an array of tables (event = ..., command = [...]).")
+    out = []
+    for n, body in enumerate(raw, 1):
+        if "origin" in body:
+            raise ConfigError(f"{where}: {label} #{n}: unknown key 'origin'.")
+        try:
+            hook = Hook(**dict(body))
+        except ValidationError as exc:
+            raise ConfigError(f"{where}: {label} #{n}: " + "; ".join(_problems(exc.errors())) + ".",
+                              hint="See docs/approvals.md (Hooks).") from None
+        out.append(hook.model_copy(update={"origin": origin}))
+    return tuple(out)
+
+
+def parse_trusted(raw: Any, where: str) -> tuple[TrustedProject, ...]:
+    """``[[trusted_projects]]``: path and sha256 strings.
+
+    Raises:
+        ConfigError: not an array of tables with those two strings.
+    """
+    if raw is None:
+        return ()
+    ok = isinstance(raw, list) and all(
+        isinstance(t, Mapping) and set(t) == {"path", "sha256"} and all(isinstance(v, str) for v in t.values())
+        for t in raw
+    )
+    if not ok:
+        raise ConfigError(f"{where}: [[trusted_projects]] must be tables of path and sha256 strings "
+                          "(written by `swebash-ai trust`).")
+    return tuple(TrustedProject(t["path"], t["sha256"]) for t in raw)

@@ -1,0 +1,669 @@
+"""The headless front end: ``swebash-ai -c QUESTION``. stdout is the answer, stderr is everything else.
+
+It runs the same :class:`~swebash_ai.session.Session` (same loop, tools and policies) as the TUI and differs
+only in how it renders events and how it asks:
+
+* **Rendering.** A pipe (or ``NO_COLOR``, or ``TERM=dumb``) gets the answer as plain text streamed as it
+  arrives; a terminal gets it rendered as Markdown (rich, imported only then). ``--json`` prints one JSON
+  object per event instead (see docs/cli.md). Tool activity is one line per call on stderr.
+* **Terminal hygiene.** The answer goes out without terminal escape sequences and control characters,
+  to a terminal and to a pipe alike (a file cat later reaches a terminal too), with a note on stderr
+  when some were removed; ``--raw`` keeps the exact text. The stderr lines show such characters as
+  escapes (``\\x1b``), always; ``--json`` escapes them as JSON does (C1 controls included).
+* **Asking.** ``--yes`` allows what needs approval (what the policy always denies still never runs, and a
+  severe call still needs a person: :class:`~swebash_ai.agent.approval.AllowApprover`); else a terminal
+  gets a prompt-toolkit question (:mod:`swebash_ai.frontends.prompt_approver`, reading ``/dev/tty`` when stdin is a
+  pipe); else nobody can answer, and anything that needs approval is denied.
+* **Exit codes** are an API (:class:`ExitCode`). Ctrl-C cancels the turn, which leaves the conversation
+  valid; the session is saved and the exit code is 130.
+
+This module imports only the standard library at module level: ``cli`` needs :class:`ExitCode` before it
+knows whether a model will be called at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import json
+import os
+import signal
+import stat
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from swebash_ai.agent.approval import Approver
+    from swebash_ai.agent.events import AgentEvent
+    from swebash_ai.config.settings import LoadedSettings
+    from swebash_ai.errors import SwebashError
+    from swebash_ai.session import Session
+    from swebash_ai.tools.registry import Tool
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of ``swebash-ai`` (documented in docs/cli.md; scripts rely on them)."""
+
+    OK = 0
+    """The question was answered."""
+    ERROR = 1
+    """The provider failed (unreachable, refused the key, ...) or an internal error happened."""
+    USAGE = 2
+    """Bad command line or configuration (including: no provider configured)."""
+    DENIED = 3
+    """An action the answer needed was denied (by the user, or because nobody could approve it)."""
+    INCOMPLETE = 4
+    """The answer broke off: what arrived is on stdout and in the session (marked incomplete), the rest is not."""
+    INTERRUPTED = 130
+    """Ctrl-C: the turn was cancelled; the session is saved."""
+
+
+STDIN_CAP = 100_000
+"""Bytes of piped stdin included as context; the middle of a longer input is cut (head and tail kept)."""
+
+_HEAD = STDIN_CAP // 4
+
+
+@dataclass
+class OneShotOptions:
+    """What the command line asked for (``cli`` builds it)."""
+
+    question: str
+    """The question; ``-`` reads it from stdin."""
+    json_events: bool = False
+    yes: bool = False
+    resume: str | None = None
+    """``None``: a new session; ``""``: the latest saved session; else a session id (or unique prefix)."""
+    cwd: Path | None = None
+    raw: bool = False
+    """Print the answer's text exactly as the model wrote it, escape sequences included."""
+
+
+def exit_code_for(error: BaseException) -> ExitCode:
+    """The exit code an error maps to (``ConfigError`` is a usage problem, the rest are runtime errors)."""
+    from swebash_ai.errors import ConfigError, StreamInterruptedError
+
+    if isinstance(error, StreamInterruptedError):
+        return ExitCode.INCOMPLETE
+    return ExitCode.USAGE if isinstance(error, ConfigError) else ExitCode.ERROR
+
+
+def format_error(error: SwebashError) -> str:
+    """One readable block for stderr: ``swebash-ai: Title: message`` plus the hint, if any."""
+    text = f"swebash-ai: {error.title}: {error.message}"
+    return text + (f"\n{error.hint}" if error.hint else "")
+
+
+# --- stdin -------------------------------------------------------------------------------------------
+def stdin_is_data() -> bool:
+    """True when stdin is a pipe or a file (data to read), not a terminal, ``/dev/null`` or a socket.
+
+    Sockets are left alone: harnesses and remote shells hand them over open with nothing to send, and reading
+    would wait forever.
+    """
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def read_capped(stream: Any, cap: int = STDIN_CAP) -> tuple[bytes, int]:
+    """Read a whole binary stream keeping at most ``cap`` bytes (head and tail); returns (kept, total size)."""
+    head = bytearray()
+    tail = bytearray()
+    total = 0
+    while True:
+        block = stream.read(65536)
+        if not block:
+            break
+        total += len(block)
+        room = _HEAD - len(head)
+        if room > 0:
+            head += block[:room]
+            block = block[room:]
+        tail += block
+        if len(tail) > cap - _HEAD:
+            del tail[: len(tail) - (cap - _HEAD)]
+    if total <= cap:
+        return bytes(head + tail), total
+    return bytes(head) + b"\n[...]\n" + bytes(tail), total
+
+
+def with_piped_context(question: str, data: bytes, total: int) -> str:
+    """The question followed by the piped input as a fenced block, with a note on its size and any cut."""
+    if b"\x00" in data[:8192]:
+        return f"{question}\n\n(The user also piped {total} bytes of binary data to the command; not shown.)"
+    text = data.decode("utf-8", errors="replace")
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    cut = f", of which the middle {total - len(data)} bytes were cut" if total > len(data) else ""
+    note = f"The user piped this input to the command (stdin, {total} bytes{cut}):"
+    return f"{question}\n\n{note}\n{fence}text\n{text.rstrip()}\n{fence}"
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+def _outcome(event: Any) -> str:
+    result = event.result
+    process = result.metadata.get("process_id") if result.status == "ok" else None
+    if process:  # background processes: which one, and is it still running
+        started = "started in the background as " if result.metadata.get("background") else ""
+        return f"{started}{process}, {result.metadata.get('state')} ({result.duration:.1f}s)"
+    if result.status == "ok":
+        code = f"exit {result.exit_code}, " if result.exit_code not in (None, 0) else ""
+        return f"ok ({code}{result.duration:.1f}s)"
+    first = result.text.strip().splitlines()[0] if result.text.strip() else ""
+    first = first if len(first) <= 160 else first[:159] + "…"
+    label = {"timeout": "timed out"}.get(result.status, result.status)
+    return f"{label}: {first}" if first else label
+
+
+class PlainRenderer:
+    """Text as it arrives on stdout; one line per tool call, notices and errors on stderr."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, raw: bool = False) -> None:
+        from swebash_ai.safety.terminal_text import StreamSanitizer
+
+        self.out = out
+        self.err = err
+        self._summaries: dict[str, str] = {}
+        self._text_tail = ""
+        self._wrote_text = False
+        self._after_tools = False
+        self._clean = None if raw else StreamSanitizer()  # a sequence may be cut between two deltas
+
+    def _safe(self, piece: str) -> str:
+        return piece if self._clean is None else self._clean.feed(piece)
+
+    def _held(self) -> str:
+        """What the sanitiser held back (an unfinished sequence ends with the piece of answer)."""
+        return "" if self._clean is None else self._clean.finish()
+
+    def text(self, piece: str) -> None:
+        if piece := self._safe(piece):
+            self._write(piece)
+
+    def _write(self, piece: str) -> None:
+        if self._after_tools and self._wrote_text and not self._text_tail.endswith("\n"):
+            self.out.write("\n")
+        self._after_tools = False
+        self.out.write(piece)
+        self.out.flush()
+        self._wrote_text = self._wrote_text or bool(piece)
+        self._text_tail = (self._text_tail + piece)[-2:]
+
+    def end_text(self) -> None:
+        """The current piece of answer ended (a tool call or the end of the turn follows)."""
+        if held := self._held():
+            self._write(held)
+
+    def status(self, line: str) -> None:
+        from swebash_ai.safety.terminal_text import safe
+
+        self.end_text()
+        if self._wrote_text and not self._text_tail.endswith("\n") and self.out.isatty():
+            self.out.write("\n")  # keep the terminal readable when stdout and stderr share it
+            self.out.flush()
+            self._text_tail = "\n"
+        self.err.write(safe(line, visible=True) + "\n")  # tool summaries, server errors: shown, not obeyed
+        self.err.flush()
+
+    def handle(self, event: AgentEvent, session: Session) -> None:
+        from swebash_ai.agent import events as ev
+
+        if isinstance(event, ev.TextDelta):
+            self.text(event.text)
+        elif isinstance(event, ev.ToolCallStarted):
+            self._summaries[event.call_id] = event.summary
+            self._after_tools = True
+            self.end_text()
+        elif isinstance(event, ev.ApprovalRequested):
+            self.end_text()
+            if self._wrote_text and not self._text_tail.endswith("\n") and self.out.isatty():
+                self.out.write("\n")
+                self._text_tail = "\n"
+            self.out.flush()
+        elif isinstance(event, ev.ToolCallFinished):
+            summary = self._summaries.get(event.call_id, event.name)
+            by = f" [{event.decided_by}]" if event.decided_by in ("--yes", "no-confirm", "session") else ""
+            mark = "✓" if event.result.ok else "✗"
+            self.status(f"{mark} {summary}: {_outcome(event)}{by}")
+        elif isinstance(event, ev.PlanUpdated):
+            plan = event.plan
+            head = f"plan ({plan.done}/{len(plan.items)} done)" + (f": {plan.explanation}" if plan.explanation else "")
+            self.status("\n".join([head, *("  " + line for line in plan.lines())]))
+        elif isinstance(event, ev.Notice):
+            self.status(f"swebash-ai: {event.text}")
+        elif isinstance(event, ev.TurnFinished):
+            self.finish(event)
+
+    def finish(self, event: Any) -> None:
+        self.end_text()
+        if self._wrote_text and not self._text_tail.endswith("\n"):
+            self.out.write("\n")
+            self._text_tail = "\n"
+        self.out.flush()
+        if self._clean is not None and (removed := self._clean.removed):
+            from swebash_ai.safety.terminal_text import removed_note
+
+            self.err.write(f"swebash-ai: {removed_note(removed, 'the answer')} (--raw keeps them).\n")
+            self.err.flush()
+            self._clean.removed = 0
+
+    def error(self, error: SwebashError, code: ExitCode) -> None:
+        self.finish(None)  # what arrived of the answer ends its line on stdout; the error goes to stderr
+        self.status(format_error(error))
+
+    def interrupted(self) -> None:
+        self.finish(None)
+        self.err.write("swebash-ai: interrupted; the session is saved (continue it with --resume).\n")
+        self.err.flush()
+
+
+class MarkdownRenderer(PlainRenderer):
+    """For a terminal: the answer re-rendered as Markdown while it streams, printed in full when it ends."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        super().__init__(out, err)  # never raw: --raw prints the exact text, so it is never rendered
+        from rich.console import Console
+
+        self._console = Console(file=out)
+        self._buffer: list[str] = []
+        self._live: Any = None
+
+    def text(self, piece: str) -> None:
+        from rich.live import Live
+        from rich.markdown import Markdown
+
+        if not (piece := self._safe(piece)):
+            return
+        self._buffer.append(piece)
+        markdown = Markdown("".join(self._buffer))
+        if self._live is None:
+            self._live = Live(
+                markdown, console=self._console, transient=True, refresh_per_second=8, vertical_overflow="ellipsis"
+            )
+            self._live.start()
+        else:
+            self._live.update(markdown)
+
+    def end_text(self) -> None:
+        from rich.markdown import Markdown
+
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        if held := self._held():
+            self._buffer.append(held)
+        text = "".join(self._buffer)
+        self._buffer.clear()
+        if text.strip():
+            self._console.print(Markdown(text))
+        self.out.flush()
+
+
+_JSON_C1 = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+class JsonRenderer:
+    """``--json``: one JSON object per line on stdout for every event; nothing else on stdout."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+
+    def emit(self, obj: dict[str, Any]) -> None:
+        # JSON escapes C0 controls but leaves DEL and C1 (8-bit CSI, OSC) as they are: escape those too.
+        line = json.dumps(obj, ensure_ascii=False, default=str).translate(_JSON_C1)
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def handle(self, event: AgentEvent, session: Session) -> None:
+        obj = event_to_json(event)
+        if obj is None:
+            return
+        if obj["type"] == "final":
+            obj["session_id"] = session.conversation.id
+            obj["exit_code"] = int(_finished_code(event))
+        self.emit(obj)
+
+    def error(self, error: SwebashError, code: ExitCode) -> None:
+        self.emit(
+            {
+                "type": "error",
+                "title": error.title,
+                "message": error.message,
+                "hint": error.hint,
+                "exit_code": int(code),
+            }
+        )
+
+    def interrupted(self) -> None:
+        """The ``final`` event (reason ``cancelled``) already said it."""
+
+
+Renderer = PlainRenderer | JsonRenderer
+
+
+def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
+    """The ``--json`` form of an event (docs/cli.md); ``None`` for events with no JSON form."""
+    from swebash_ai.agent import events as ev
+
+    def usage(u: Any) -> dict[str, Any] | None:
+        if u is None:
+            return None
+        return {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens, "cost": u.cost}
+
+    if isinstance(event, ev.TextDelta):
+        return {"type": "text", "text": event.text}
+    if isinstance(event, ev.ToolCallStarted):
+        return {
+            "type": "tool_call",
+            "id": event.call_id,
+            "name": event.name,
+            "arguments": event.arguments,
+            "summary": event.summary,
+        }
+    if isinstance(event, ev.ApprovalRequested):
+        r = event.request
+        return {
+            "type": "approval",
+            "id": r.call_id,
+            "tool": r.tool,
+            "summary": r.summary,
+            "detail": r.detail,
+            "cwd": r.cwd,
+            "reasons": list(r.verdict.reasons),
+            "rule": r.verdict.rule,
+        }
+    if isinstance(event, ev.ToolOutput):
+        return {"type": "tool_output", "id": event.call_id, "text": event.text}
+    if isinstance(event, ev.ToolCallFinished):
+        res = event.result
+        return {
+            "type": "tool_result",
+            "id": event.call_id,
+            "name": event.name,
+            "ok": res.ok,
+            "status": res.status,
+            "exit_code": res.exit_code,
+            "duration": round(res.duration, 3),
+            "truncated": res.truncated,
+            "decided_by": event.decided_by,
+            "content": res.text,
+        }
+    if isinstance(event, ev.PlanUpdated):
+        return {"type": "plan", **event.plan.to_json()}
+    if isinstance(event, ev.Usage):
+        return {"type": "usage", **(usage(event) or {})}
+    if isinstance(event, ev.Notice):
+        return {"type": "notice", "level": event.level, "text": event.text}
+    if isinstance(event, ev.TurnFinished):
+        return {
+            "type": "final",
+            "text": event.text,
+            "reason": event.reason,
+            "denied": event.denied,
+            "usage": usage(event.usage),
+        }
+    return None
+
+
+def _finished_code(event: Any) -> ExitCode:
+    if event.reason == "cancelled":
+        return ExitCode.INTERRUPTED
+    if event.denied > 0:
+        return ExitCode.DENIED
+    return ExitCode.OK
+
+
+def make_renderer(
+    json_events: bool, out: TextIO, err: TextIO, environ: dict[str, str] | None = None, *, raw: bool = False
+) -> Renderer:
+    """JSON, Markdown (a colour terminal) or plain text (a pipe, ``NO_COLOR``, ``TERM=dumb``, ``--raw``)."""
+    env = os.environ if environ is None else environ
+    if json_events:
+        return JsonRenderer(out, err)
+    plain = raw or (not out.isatty()) or bool(env.get("NO_COLOR")) or env.get("TERM") == "dumb"
+    return PlainRenderer(out, err, raw=raw) if plain else MarkdownRenderer(out, err)
+
+
+# --- approval ----------------------------------------------------------------------------------------
+def make_approver(
+    yes: bool,
+    explain: Callable[[Any], Any] | None = None,
+    before_ask: Callable[[Any], Awaitable[None]] | None = None,
+) -> Approver:
+    """``--yes`` allows (short of catastrophes); a terminal asks (prompt-toolkit); nobody to ask denies."""
+    from swebash_ai.agent.approval import AllowApprover, DenyApprover
+
+    if yes:
+        return AllowApprover()
+    from swebash_ai.frontends.prompt_approver import PromptApprover, open_terminal
+
+    terminal = open_terminal()
+    if terminal is None:
+        return DenyApprover()
+    return PromptApprover(terminal, explain=explain, before_ask=before_ask)
+
+
+class _Shown:
+    """Lets the terminal question wait until the renderer has printed everything before it.
+
+    The loop asks from its own task, so without this the question could appear before the text and the tool
+    line that lead to it.
+    """
+
+    def __init__(self) -> None:
+        self._events: dict[str, asyncio.Event] = {}
+
+    def _event(self, call_id: str) -> asyncio.Event:
+        import asyncio
+
+        if call_id not in self._events:
+            self._events[call_id] = asyncio.Event()
+        return self._events[call_id]
+
+    def mark(self, call_id: str) -> None:
+        self._event(call_id).set()
+
+    async def wait(self, request: Any) -> None:
+        await self._event(request.call_id).wait()
+
+
+# --- running -----------------------------------------------------------------------------------------
+def run_oneshot(
+    loaded: LoadedSettings,
+    options: OneShotOptions,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    tools: list[Tool] | None = None,
+    services: dict[str, Any] | None = None,
+) -> int:
+    """Answer one question and return the exit code (see :class:`ExitCode`).
+
+    Args:
+        loaded: The settings, built by the composition root.
+        options: The command line's choices.
+        stdout: Where the answer goes (``sys.stdout``).
+        stderr: Where everything else goes (``sys.stderr``).
+        tools: Tools to offer instead of the built-in ones (tests).
+        services: Backends for the tools instead of the real ones (tests: web search, HTTP transport).
+    """
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    question = options.question
+    piped: tuple[bytes, int] | None = None
+    if question == "-":
+        question = sys.stdin.read() if sys.stdin is not None else ""
+        if not question.strip():
+            err.write("swebash-ai: -c - reads the question from stdin, and stdin was empty.\n")
+            return ExitCode.USAGE
+    elif stdin_is_data():
+        data, total = read_capped(sys.stdin.buffer)
+        piped = (data, total) if total else None
+    if not question.strip():
+        err.write("swebash-ai: the question is empty.\n")
+        return ExitCode.USAGE
+    renderer = make_renderer(options.json_events, out, err, raw=options.raw)
+    import asyncio
+
+    try:
+        return asyncio.run(_answer(loaded, options, question, renderer, tools, services, piped))
+    except KeyboardInterrupt:  # before the signal handler was installed
+        renderer.interrupted()
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:  # the reader went away (`| head -1`): stop quietly, like other Unix tools
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, out.fileno())  # so the interpreter's final flush does not complain
+        except (OSError, ValueError):
+            pass
+        return ExitCode.ERROR
+
+
+async def _answer(
+    loaded: LoadedSettings,
+    options: OneShotOptions,
+    question: str,
+    renderer: Renderer,
+    tools: list[Tool] | None,
+    services: dict[str, Any] | None = None,
+    piped: tuple[bytes, int] | None = None,
+) -> int:
+    import asyncio
+
+    from swebash_ai.errors import ConfigError, SwebashError
+    from swebash_ai.providers import NO_PROVIDER_HELP
+    from swebash_ai.session import Session
+
+    explain_target: list[Session] = []
+    shown = _Shown()
+
+    async def explain(request: Any) -> str:
+        return await explain_target[0].explain(request)
+
+    try:
+        approver = make_approver(options.yes, explain, shown.wait)
+        session = Session(loaded, approver=approver, cwd=options.cwd, tools=tools, services=services)
+        explain_target.append(session)
+        if not session.has_provider:
+            raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
+        if options.resume is not None:
+            session.resume(options.resume or None)
+    except SwebashError as exc:
+        code = exit_code_for(exc)
+        renderer.error(exc, code)
+        return code
+    assert session.provider is not None and session.agent is not None
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    interrupts = 0
+
+    def on_sigint() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        agent = session.agent
+        if (interrupts > 1 or agent is None or not agent.running) and task is not None:
+            task.cancel()  # nothing to cancel gracefully (yet), or the user insists
+        session.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        installed = True
+    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+        installed = False
+    try:
+        if loaded.mcp_servers:
+            from swebash_ai.agent.events import Notice
+
+            for message in await session.start_mcp():  # a server that did not start is a warning, not fatal
+                renderer.handle(Notice(message, "warning"), session)
+        question = _prepared(session, question, renderer)
+        if piped is not None:  # after the expansion: a mention inside piped input attaches nothing
+            question = with_piped_context(question, *piped)
+        return await _run_turn(session, question, renderer, shown)
+    except asyncio.CancelledError:
+        session.save()
+        _show_notices(session, renderer)
+        renderer.interrupted()
+        return ExitCode.INTERRUPTED
+    finally:
+        # every background process and MCP server ends with the run, Ctrl-C and a failed turn included
+        with contextlib.suppress(asyncio.CancelledError):
+            for line in await asyncio.shield(session.aclose()):
+                renderer.handle(_notice(line), session)
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+def _show_notices(session: Session, renderer: Renderer) -> None:
+    """What the session queued and the turn did not show: a save that forked the session, say."""
+    while session.notices:
+        renderer.handle(_notice(session.notices.pop(0)), session)
+
+
+def _notice(text: str) -> Any:
+    from swebash_ai.agent.events import Notice
+
+    return Notice(text, "warning")
+
+
+def _prepared(session: Session, question: str, renderer: Renderer) -> str:
+    """``/NAME args`` expanded and ``@path`` attached (Session.prepare); what was used and refused on stderr."""
+    from swebash_ai.agent.events import Notice
+
+    prepared = session.prepare(question)
+    for line in prepared.lines:
+        renderer.handle(Notice(line), session)
+    for notice in prepared.notices:
+        renderer.handle(Notice(notice, "warning"), session)
+    return prepared.text
+
+
+async def _run_turn(session: Session, question: str, renderer: Renderer, shown: _Shown) -> int:
+    """Run the turn, render its events, and turn its outcome into an exit code."""
+    events = session.run(question)
+    try:
+        return await _render_turn(session, events, renderer, shown)
+    finally:
+        # Closed now, not whenever it is collected: the turn's save, and what it has to say (a fork), come
+        # before the exit.
+        await events.aclose()
+        _show_notices(session, renderer)
+
+
+async def _render_turn(session: Session, events: Any, renderer: Renderer, shown: _Shown) -> int:
+    from swebash_ai.agent import events as ev
+    from swebash_ai.agent.loop import LIMIT_SETTINGS
+
+    code: int = ExitCode.ERROR
+    async for event in events:
+        if isinstance(event, ev.TurnFailed):
+            code = exit_code_for(event.error)
+            renderer.error(event.error, ExitCode(code))
+            return code
+        renderer.handle(event, session)
+        if isinstance(event, ev.ApprovalRequested):
+            shown.mark(event.request.call_id)
+        elif isinstance(event, ev.ToolCallStarted) and event.name == "ask_user":
+            shown.mark(event.call_id)  # its question waits until what came before is printed
+        elif isinstance(event, ev.TurnFinished):
+            code = _finished_code(event)
+            if code is ExitCode.INTERRUPTED:
+                renderer.interrupted()
+            elif event.reason in LIMIT_SETTINGS:
+                name = LIMIT_SETTINGS[event.reason]
+                renderer.handle(ev.Notice(
+                    f"to allow more, set SWEBASH_AI_{name.upper()} (now {getattr(session.settings, name)}) or "
+                    f"{name} in the config file; to go on with a fresh budget: swebash-ai --resume -c 'go on'"),
+                    session)
+    return code

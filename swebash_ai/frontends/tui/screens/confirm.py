@@ -1,0 +1,147 @@
+"""The confirmation modal shown whenever a policy says "ask".
+
+It shows the tool, the full command, path or diff, the working directory and the policy's reasons, and
+offers Allow once (y), Allow for this session (a), Always allow here (w: only when the request carries a
+rule, which is shown before it is saved), Deny (n; the default, also Esc) and Describe (d), which asks the
+model to explain the call in a sentence and shows the answer here.
+
+Everything in it came from the model (or a tool, a server, a file name): terminal control characters are
+shown as escapes (``\\x1b[2J``), never sent to the terminal, and a line says they are there, since a
+command that holds them is rarely what it looks like.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from swebash_ai.agent.approval import Decision
+from swebash_ai.agent.events import ApprovalRequest
+from swebash_ai.safety.terminal_text import safe, sanitize
+
+Explainer = Callable[[ApprovalRequest], Awaitable[str]]
+
+
+def looks_like_diff(text: str) -> bool:
+    lines = text.splitlines()
+    return any(line.startswith("@@") for line in lines) or (
+        any(line.startswith("--- ") for line in lines) and any(line.startswith("+++ ") for line in lines)
+    )
+
+
+def render_detail(text: str) -> Content:
+    """The command or path as plain text; a unified diff with added/removed lines coloured by the theme."""
+    text = safe(text, visible=True)
+    if not looks_like_diff(text):
+        return Content(text)
+    parts: list[Content] = []
+    for line in text.splitlines():
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "$text-success"
+        elif line.startswith("-"):
+            style = "$text-error"
+        elif line.startswith("@@"):
+            style = "$text-accent"
+        else:
+            style = ""
+        parts.append(Content.styled(line, style) if style else Content(line))
+    return Content("\n").join(parts)
+
+
+class ConfirmScreen(ModalScreen[Decision]):
+    """Asks the user about one tool call; dismisses with a :class:`Decision`."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "decide('allow_once')", "Allow once"),
+        Binding("a", "decide('allow_session')", "Allow for session"),
+        Binding("w", "always", "Always allow here", show=False),
+        Binding("n,escape", "decide('deny')", "Deny"),
+        Binding("d", "describe", "Describe"),
+        Binding("left", "app.focus_previous", show=False),
+        Binding("right", "app.focus_next", show=False),
+    ]
+
+    def __init__(self, request: ApprovalRequest, explain: Explainer | None = None) -> None:
+        super().__init__(classes="confirm")  # no id: the previous question may still be leaving the stack
+        self.request = request
+        self._explain = explain
+        self.explanation = Static(id="explanation")
+
+    def compose(self) -> Any:
+        req = self.request
+        reasons = [safe(r, visible=True) for r in req.verdict.reasons] or ["a safety rule asks for confirmation"]
+        hidden = sum(sanitize(text).removed for text in (req.tool, req.summary, req.detail))
+        with Vertical(id="confirm-dialog"):
+            yield Static(Content.assemble(("Allow ", ""), (safe(req.tool, visible=True), "bold"), ("?", "")),
+                         id="confirm-title")
+            if hidden:
+                yield Static(Content.styled(
+                    f"⚠ holds {hidden} terminal control sequence(s), shown as \\x.. escapes: it may not be "
+                    "what it seems", "$text-error bold"), id="confirm-controls")
+            if req.summary.strip() != req.detail.strip():  # a plain command is its own summary: say it once
+                yield Static(Content(safe(req.summary, visible=True)), id="confirm-summary")
+            with VerticalScroll(id="confirm-detail"):
+                yield Static(render_detail(req.detail), id="confirm-detail-text")
+            yield Static(Content.assemble(("in ", "dim"), safe(req.cwd, visible=True)), id="confirm-cwd")
+            yield Static(Content("\n".join(f"• {r}" for r in reasons)), id="confirm-reasons")
+            if req.always is not None:
+                from swebash_ai.frontends.tui.approvals import describe_always
+
+                yield Static(Content.assemble(("w saves a rule: ", "dim"), safe(describe_always(req.always),
+                                                                                 visible=True)), id="confirm-always")
+            yield self.explanation
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Allow once (y)", id="allow_once", variant="warning", compact=True)
+                # fetch_url's session approval covers the host, not the URL: the button says so
+                per_host = req.tool == "fetch_url"
+                yield Button("Allow this host for session (a)" if per_host else "Allow for session (a)",
+                             id="allow_session", compact=True)
+                if req.always is not None:
+                    yield Button("Always here (w)", id="allow_always", compact=True)
+                yield Button("Deny (n)", id="deny", variant="primary", compact=True)
+                yield Button("Describe (d)", id="describe", compact=True)
+
+    def on_mount(self) -> None:
+        self.explanation.display = False
+        self.query_one("#deny", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "describe":
+            self.action_describe()
+        elif event.button.id:
+            self.action_decide(event.button.id)
+
+    def action_decide(self, choice: str) -> None:
+        self.dismiss(Decision(choice))
+
+    def action_always(self) -> None:
+        if self.request.always is not None:  # only offered when the dialog shows the rule it saves
+            self.dismiss(Decision.ALLOW_ALWAYS)
+
+    def action_describe(self) -> None:
+        self.explanation.display = True
+        if self._explain is None:
+            self.explanation.update("No model is configured to explain this call.")
+            return
+        self.explanation.update("Asking the model what this does…")
+        self._describe()
+
+    @work(exclusive=True, group="describe", exit_on_error=False)
+    async def _describe(self) -> None:
+        assert self._explain is not None
+        try:
+            text = await self._explain(self.request)
+        except Exception as exc:  # the modal must stay usable whatever the model does
+            text = f"(could not get an explanation: {exc})"
+        self.explanation.update(Content(safe(text)))

@@ -1,0 +1,252 @@
+"""The setup screen (opened when no provider is configured, and by ``/login``): pick a provider, paste its key,
+pick a model from its list (a text field when it has none), and a test request proves the choice before it
+is saved as the default profile. Dismisses with :class:`~swebash_ai.commands.setup_flow.Saved`, or ``None`` (Esc:
+nothing was written).
+
+The key field is masked and its value goes nowhere but the provider and the save; error lines mask it too.
+Network calls go through :mod:`swebash_ai.commands.setup_flow` in a thread (litellm's import for Anthropic takes
+seconds), so the screen stays responsive; a result that arrives after Esc is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Select, Static
+
+from swebash_ai import errors
+from swebash_ai.commands.setup_flow import KINDS, Candidate, ProviderKind, Saved, check_base, default_base
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from swebash_ai.providers import OllamaOffer
+
+
+class SetupScreen(ModalScreen[Saved | None]):
+    """Choose, prove and save a provider (see the module docstring)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close_setup", "Leave")]
+
+    def __init__(self, config_path: Path, *, ollama: OllamaOffer | None = None, reason: str = "") -> None:
+        super().__init__(id="setup")
+        self.config_path = config_path
+        self.ollama = ollama
+        self.reason = reason
+        self.kinds = [k for k in KINDS if k.id != "ollama" or ollama is not None]
+        self.models: list[str] | None = None
+        self.busy = False
+        self._gone = False
+
+    # --- layout -------------------------------------------------------------------------------------
+    def compose(self) -> Any:
+        with Vertical(id="setup-dialog"):
+            yield Static(Content.styled("Set up a model provider", "bold"), id="setup-title")
+            if self.reason:
+                yield Static(Content(self.reason), id="setup-reason")
+            options = [(self._label(k), k.id) for k in self.kinds]
+            yield Select(options, prompt="Provider", id="setup-provider", allow_blank=True)
+            yield Input(placeholder="Server address, e.g. http://localhost:8000/v1", id="setup-base")
+            yield Input(placeholder="API key (pasted text stays hidden)", password=True, id="setup-key")
+            yield Select([], prompt="Model", id="setup-model-list")
+            yield Input(placeholder="Model name", id="setup-model")
+            yield Button("Test and save", id="setup-go", variant="primary", compact=True)
+            yield Static("", id="setup-status")
+            yield Static(Content.styled("Enter: next · Esc: leave without saving", "$text-muted"), id="setup-keys")
+
+    def _label(self, kind: ProviderKind) -> str:
+        if kind.id == "ollama" and self.ollama is not None:
+            return f"{kind.label} ({self.ollama.host})"
+        return kind.label
+
+    def on_mount(self) -> None:
+        for wid in ("#setup-base", "#setup-key", "#setup-model-list", "#setup-model", "#setup-go"):
+            self.query_one(wid).display = False
+        self.query_one("#setup-provider", Select).focus()
+
+    # --- state --------------------------------------------------------------------------------------
+    @property
+    def kind(self) -> ProviderKind | None:
+        value = self.query_one("#setup-provider", Select).value
+        return next((k for k in self.kinds if k.id == value), None)
+
+    def say(self, text: str, *, error: bool = False) -> None:
+        status = self.query_one("#setup-status", Static)
+        status.update(Content(text))
+        status.set_class(error, "-error")
+
+    def choose(self, kind_id: str) -> None:
+        """Select a provider (what picking it in the list does)."""
+        self.query_one("#setup-provider", Select).value = kind_id
+
+    @on(Select.Changed, "#setup-provider")
+    def _provider_changed(self, event: Select.Changed) -> None:
+        kind = self.kind
+        self.models = None
+        for wid in ("#setup-model-list", "#setup-model"):
+            self.query_one(wid).display = False
+        if kind is None:
+            return
+        base = self.query_one("#setup-base", Input)
+        base.display = not kind.fixed_base
+        key = self.query_one("#setup-key", Input)
+        key.display = kind.id != "ollama"
+        key.placeholder = ("API key" + (f" from {kind.key_help}" if kind.key_help else "")
+                           + ("" if kind.needs_key else " (Enter for none)"))
+        self.query_one("#setup-go").display = True
+        self.say("")
+        if base.display:
+            base.focus()
+        elif key.display:
+            key.focus()
+        else:
+            self.fetch_models()
+
+    @on(Input.Submitted, "#setup-base")
+    def _base_given(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#setup-key", Input).focus()
+
+    @on(Input.Submitted, "#setup-key")
+    def _key_given(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.fetch_models()
+
+    @on(Input.Submitted, "#setup-model")
+    def _model_given(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.test_and_save()
+
+    @on(Button.Pressed, "#setup-go")
+    def _go(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.test_and_save()
+
+    def _base(self, kind: ProviderKind) -> str:
+        if kind.id == "ollama" and self.ollama is not None:
+            return self.ollama.host + "/v1"
+        if kind.fixed_base:
+            base = default_base(kind)
+            assert base is not None
+            return base
+        return check_base(self.query_one("#setup-base", Input).value)
+
+    def _key(self) -> str | None:
+        return self.query_one("#setup-key", Input).value.strip() or None
+
+    def _model(self) -> str:
+        if self.models:
+            value = self.query_one("#setup-model-list", Select).value
+            return value if isinstance(value, str) else ""
+        return self.query_one("#setup-model", Input).value.strip()
+
+    # --- network (in a thread; see the module docstring) ---------------------------------------------
+    def fetch_models(self) -> None:
+        kind = self.kind
+        if kind is None or self.busy:
+            return
+        try:
+            base = self._base(kind)
+        except errors.ConfigError as exc:
+            self.say(exc.message, error=True)
+            self.query_one("#setup-base", Input).focus()
+            return
+        if kind.needs_key and not self._key():
+            self.say(f"{kind.label} needs an API key.", error=True)
+            self.query_one("#setup-key", Input).focus()
+            return
+        self.busy = True
+        self.say("Asking for the model list…")
+        self.run_worker(self._fetch(kind, base, self._key()), group="setup-net", exclusive=True)
+
+    async def _fetch(self, kind: ProviderKind, base: str, key: str | None) -> None:
+        from swebash_ai.commands.setup_flow import explain, list_models
+
+        try:
+            models = await asyncio.to_thread(lambda: asyncio.run(list_models(kind, base, key)))
+        except errors.ProviderError as exc:
+            self.busy = False
+            if not self._gone:
+                self.say(explain(exc, Candidate(kind, base, key, "")), error=True)
+                self._focus_fix(exc)
+            return
+        self.busy = False
+        if not self._gone:
+            self.show_models(kind, models)
+
+    def show_models(self, kind: ProviderKind, models: list[str] | None) -> None:
+        self.models = models
+        listed = self.query_one("#setup-model-list", Select)
+        typed = self.query_one("#setup-model", Input)
+        listed.display, typed.display = bool(models), not models
+        if models:
+            listed.set_options([(name, name) for name in models])
+            listed.value = kind.default_model if kind.default_model in models else models[0]
+            self.say(f"{len(models)} model(s) listed; pick one, then Test and save.")
+            listed.focus()
+        else:
+            if not typed.value:
+                typed.value = kind.default_model
+            self.say("No model list here: type the model's name, then Enter.")
+            typed.focus()
+
+    def test_and_save(self) -> None:
+        kind = self.kind
+        if kind is None or self.busy:
+            return
+        try:
+            base = self._base(kind)
+        except errors.ConfigError as exc:
+            self.say(exc.message, error=True)
+            return
+        model = self._model()
+        if not model:
+            if self.models is None and not self.query_one("#setup-model", Input).display:
+                self.fetch_models()
+            else:
+                self.say("Choose or type a model first.", error=True)
+            return
+        candidate = Candidate(kind, base, self._key(), model)
+        self.busy = True
+        self.say(f"Testing {candidate.full_model}…")
+        self.run_worker(self._test(candidate), group="setup-net", exclusive=True)
+
+    async def _test(self, candidate: Candidate) -> None:
+        from swebash_ai.commands.setup_flow import explain, save, test_request
+
+        try:
+            await asyncio.to_thread(lambda: asyncio.run(test_request(candidate)))
+        except errors.ProviderError as exc:
+            self.busy = False
+            if not self._gone:
+                self.say(explain(exc, candidate) + " Nothing was saved.", error=True)
+                self._focus_fix(exc)
+            return
+        if self._gone:  # Esc while the test ran: leave nothing behind
+            return
+        try:
+            saved = save(candidate, candidate.kind.id, self.config_path)
+        except errors.ConfigError as exc:
+            self.busy = False
+            self.say(str(exc), error=True)
+            return
+        self._gone = True
+        self.dismiss(saved)
+
+    def _focus_fix(self, exc: errors.ProviderError) -> None:
+        if isinstance(exc, errors.AuthenticationError) and self.query_one("#setup-key").display:
+            self.query_one("#setup-key", Input).focus()
+        elif isinstance(exc, errors.ModelNotFoundError):
+            self.query_one("#setup-model-list" if self.models else "#setup-model").focus()
+        elif isinstance(exc, errors.ProviderUnavailableError) and self.query_one("#setup-base").display:
+            self.query_one("#setup-base", Input).focus()
+
+    def action_close_setup(self) -> None:
+        self._gone = True
+        self.dismiss(None)

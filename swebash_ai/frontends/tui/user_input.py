@@ -1,0 +1,124 @@
+"""The TUI's side of custom commands and ``@path`` attachments: what the prompt offers, what /help lists,
+and how the chat shows what was sent (one compact line per attachment, never the file itself).
+
+The work itself (reading command files and mentioned files through the path guard) is the session's:
+:meth:`~swebash_ai.session.Session.prepare` and :meth:`~swebash_ai.session.Session.custom_commands`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from swebash_ai.frontends.tui import commands
+from swebash_ai.safety.terminal_text import safe
+
+if TYPE_CHECKING:
+    from swebash_ai.agent.custom_commands import CommandSet
+    from swebash_ai.agent.user_prompt import PreparedPrompt
+    from swebash_ai.frontends.tui.host import ControllerHost
+    from swebash_ai.frontends.tui.widgets.chat import ChatPane
+    from swebash_ai.session import Session
+
+BUILTINS: frozenset[str] = frozenset(name[1:] for name in commands.SLASH_COMMANDS)
+"""The built-in names, which a command file cannot take."""
+
+
+def prompt_hints(found: CommandSet) -> dict[str, tuple[str, str]]:
+    """``/name`` -> (argument hint, description) for the prompt's completion and the palette. A repository
+    wrote the description: terminal control sequences are shown as escapes, never sent to the screen."""
+    return {f"/{c.name}": ("[ARGS]" if "$ARGUMENTS" in c.template else "",
+                           safe(c.description, visible=True) or f"{c.scope} command")
+            for c in found.commands.values()}
+
+
+def help_rows(found: CommandSet) -> tuple[list[tuple[str, str]], list[str]]:
+    """(rows, notes) for /help: each command with its description and where it comes from (sanitised)."""
+    rows = []
+    for c in found.commands.values():
+        arg = " [ARGS]" if "$ARGUMENTS" in c.template else ""
+        desc = f"{c.description} " if c.description else ""
+        rows.append((f"/{c.name}{arg}", safe(f"{desc}({c.origin})", visible=True)))
+    return rows, [safe(n, visible=True) for n in found.notices]
+
+
+def show_prepared(chat: ChatPane, prepared: PreparedPrompt) -> None:
+    """The command used and each attachment as one line; each mention left as text with its reason."""
+    for line in prepared.lines:
+        chat.add_notice(line, "attachment")
+    for notice in prepared.notices:
+        chat.add_notice(notice, "warning")
+
+
+def show_user_message(chat: ChatPane, content: str) -> None:
+    """A saved user message: the typed text, then its attachments as compact lines."""
+    from swebash_ai.agent.mentions import split_attachments
+
+    typed, lines = split_attachments(content)
+    chat.add_user(typed)
+    for line in lines:
+        chat.add_notice(line, "attachment")
+
+
+async def is_custom(app: ControllerHost, name: str) -> bool:
+    """``/name`` is a command file in force (read now: a file added a moment ago counts)."""
+    session = app.session
+    if name in commands.SLASH_COMMANDS or session is None:
+        return False
+    found = await asyncio.to_thread(session.custom_commands, BUILTINS)
+    app.prompt.custom = prompt_hints(found)
+    return found.get(name) is not None
+
+
+async def load_prompt_helpers(app: ControllerHost, session: Session, *, startup: bool = True) -> None:
+    """Worker: the command files (for completion; refused ones said once) and the paths ``@`` offers."""
+    found = await asyncio.to_thread(session.custom_commands, BUILTINS)
+    app.prompt.custom = prompt_hints(found)
+    if startup:
+        for notice in found.notices:
+            app.chat.add_notice(notice + " (/help lists your commands)", "warning")
+    await refresh_paths(app, session)
+
+
+async def refresh_paths(app: ControllerHost, session: Session) -> None:
+    """Walk the workspace for ``@`` completion: at start-up, and at the first ``@`` after a turn (its tools
+    may have made files)."""
+    from swebash_ai.frontends.tui.path_index import PathIndex
+
+    index = PathIndex(session.cwd, session.context.path_policy)
+    app.prompt.set_paths(await asyncio.to_thread(index.build))
+
+
+def render_conversation(app: ControllerHost, session: Session) -> None:
+    """Show a resumed conversation: user and assistant text in the chat, tool calls in the tool pane."""
+    from swebash_ai.frontends.tui.widgets.activity import ToolRecord, format_arguments
+
+    chat = app.chat
+    calls: dict[str, ToolRecord] = {}  # shown at once at the end: most stay records (see ActivityPane)
+    prefixes = {"Denied:": "denied", "Error:": "error", "Cancelled:": "cancelled", "Timed out:": "timeout"}
+    with chat.resuming():  # only the newest chapters are mounted for the first frame
+        for msg in session.conversation.messages:
+            role, content = msg.get("role"), msg.get("content")
+            if role == "user" and isinstance(content, str):
+                show_user_message(chat, content)
+            elif role == "assistant":
+                if isinstance(content, str) and content.strip():
+                    chat.add_assistant(content)
+                if msg.get("incomplete"):
+                    chat.add_notice("This answer broke off before its end: it is incomplete.", "warning")
+                for call in msg.get("tool_calls") or ():
+                    fn = call.get("function", {})
+                    args = str(fn.get("arguments", ""))
+                    call_id = str(call.get("id", ""))
+                    calls[call_id] = ToolRecord(call_id, fn.get("name", "?"), args[:200], format_arguments(args))
+            elif role == "tool":
+                text = content if isinstance(content, str) else str(content)
+                status = next((s for p, s in prefixes.items() if text.startswith(p)), "ok")
+                call_id, name = str(msg.get("tool_call_id", "")), str(msg.get("name", "?"))
+                record = calls.setdefault(call_id, ToolRecord(call_id, name, name, {}))
+                record.finish(status, text, None, 0.0)
+    app.activity.load_history(calls.values())
+    from swebash_ai.tools.plan import Plan
+
+    app.plan.show(Plan.from_json(session.conversation.meta.get("plan")))
+    chat.add_notice(f"Resumed session {session.conversation.id} ({session.conversation.title}).")

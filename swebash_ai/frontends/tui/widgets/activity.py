@@ -1,0 +1,405 @@
+"""The tool-activity pane: one live entry per tool call.
+
+Each entry shows the tool's name, a one-line summary of the call, its state (checking, waiting for
+approval, running with the elapsed time, done, failed, timed out, denied, cancelled), the duration and
+the exit code. Enter or a click expands it to the full arguments and the output (scrollable); a running
+command's output streams into it as it arrives and the entry opens itself the first time output comes; it
+closes again when a later call starts (unless the user opened or closed it), so a long turn does not leave
+dozens of open logs for every layout pass to arrange.
+
+A long session makes a thousand tool calls, and every Textual layout pass arranges every widget of the
+screen: with one entry per call kept forever, the pane alone made each pass of a streamed reply cost
+150-250 ms (measured with ``bench/tui_resume_session.py``) and the resume of such a session took seconds.
+So the pane keeps at most :data:`LIVE_ENTRIES` (20) finished entries as widgets; earlier calls are kept as
+:class:`ToolRecord` (plain data, their output cut to :data:`RECORD_OUTPUT_CHARS`) behind an
+:class:`EarlierCalls` line ("N earlier tool calls") that shows them again, :data:`PAGE` at a time. An
+entry's arguments and output widgets are only built when it is first expanded (or output streams in).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Log, Static
+
+from swebash_ai.frontends.tui.early_frame import NO_TOOL_CALLS
+from swebash_ai.frontends.tui.widgets.chat import FollowingScroll
+from swebash_ai.frontends.tui.widgets.earlier import EarlierLine
+from swebash_ai.safety.terminal_text import StreamSanitizer, safe
+
+#: The clock behind the elapsed time (replaced in snapshot tests so frames never depend on timing).
+clock: Callable[[], float] = time.monotonic
+
+STATES: dict[str, tuple[str, str]] = {
+    # state: (icon, label)
+    "checking": ("○", "checking"),
+    "waiting": ("?", "waiting for approval"),
+    "running": ("●", "running"),
+    "done": ("✓", "done"),
+    "failed": ("✗", "failed"),
+    "timeout": ("⏱", "timed out"),
+    "denied": ("⊘", "denied"),
+    "cancelled": ("■", "cancelled"),
+}
+LIVE_ENTRIES = 20
+"""Most tool calls the pane keeps as widgets while it follows the newest (see the module's docstring)."""
+PAGE = 20
+"""Earlier calls shown again per Enter (or click) on the "earlier tool calls" line."""
+MOST_ENTRIES = 400
+"""Most entries kept as widgets even while the user browses earlier calls (new calls then push the oldest
+shown back behind the "earlier" line)."""
+RECORD_OUTPUT_CHARS = 20_000
+"""Most characters of output kept for a call behind the "earlier" line (its last ones)."""
+FINAL_STATES = frozenset({"done", "failed", "timeout", "denied", "cancelled"})
+_STATUS_TO_STATE = {"ok": "done", "error": "failed", "denied": "denied", "cancelled": "cancelled", "timeout": "timeout"}
+
+
+def state_for_status(status: str) -> str:
+    """Entry state for a ``ToolResult.status``."""
+    return _STATUS_TO_STATE.get(status, "failed")
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+def format_arguments(arguments: dict[str, Any] | str) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    given = {k: v for k, v in arguments.items() if v is not None}  # unset optional arguments are noise
+    return json.dumps(given, indent=2, ensure_ascii=False)
+
+
+@dataclass
+class ToolRecord:
+    """A tool call as plain data: what an entry shows, without its widgets."""
+
+    call_id: str
+    name: str
+    summary: str
+    arguments: dict[str, Any] | str
+    state: str = "checking"
+    duration: float | None = None
+    exit_code: int | None = None
+    output: str = ""
+
+    def finish(self, status: str, content: str, exit_code: int | None, duration: float) -> None:
+        """As :meth:`ToolEntry.finish`, for a call not shown (a resumed session)."""
+        self.state, self.output = state_for_status(status), content
+        self.exit_code, self.duration = exit_code, duration
+
+
+def _cut_output(text: str) -> str:
+    if len(text) <= RECORD_OUTPUT_CHARS:
+        return text
+    return f"[{len(text) - RECORD_OUTPUT_CHARS:,} earlier characters not kept]\n" + text[-RECORD_OUTPUT_CHARS:]
+
+
+class ToolEntry(Vertical, can_focus=True):
+    """One tool call. ``state`` drives the CSS class (``-running``, ``-done``...).
+
+    Its name, summary, arguments and output are shown with any terminal control characters as visible
+    escapes (``\\x1b``): a tool, a server, a file name or the model wrote them (safety/terminal_text.py)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter,space", "toggle_expand", "Expand", show=False)]
+
+    def __init__(self, call_id: str, name: str, summary: str, arguments: dict[str, Any] | str) -> None:
+        super().__init__(classes="-checking")
+        self.call_id = call_id
+        self.tool_name = safe(name, visible=True)
+        self.summary = " ".join(safe(summary, visible=True).split()) or self.tool_name
+        self.arguments = arguments
+        self.state = "checking"
+        self.started = clock()
+        self.duration: float | None = None
+        self.exit_code: int | None = None
+        self.has_output = False
+        self._user_toggled = False
+        self._pending: list[str] = []  # output not in the log yet (no log until the entry is expanded)
+        self._clean = StreamSanitizer(visible=True)  # output streams in pieces: a sequence may be cut
+        self._header = Static(classes="tool-header")
+        self._status = Static(classes="tool-status")
+        self._log: Log | None = None  # built with the body on first expansion: most entries never are
+        self._ready = False  # on_mount has run (is_mounted turns true only after it)
+
+    def compose(self) -> Any:
+        yield self._header
+        yield self._status
+
+    def on_mount(self) -> None:
+        self._header.update(Content.assemble((self.tool_name, "bold"), "  ", self.summary))
+        self.refresh_status()
+        self._ready = True
+        if self.expanded:
+            self._build_body()
+
+    def _build_body(self) -> None:
+        if self._log is not None or not self._ready:
+            return
+        self._log = Log(max_lines=5000, classes="tool-output", auto_scroll=True)
+        args = Static(Content(safe(format_arguments(self.arguments), visible=True)), classes="tool-args")
+        self.mount(Vertical(args, self._log, classes="tool-body"))
+        self.call_after_refresh(self._flush)
+
+    def _flush(self) -> None:
+        if self._log is None or not self._log.is_mounted:
+            return
+        pending, self._pending = self._pending, []
+        if pending:
+            self._log.write("".join(pending))
+
+    def _write(self, text: str) -> None:
+        if self._log is not None and self._log.is_mounted and not self._pending:
+            self._log.write(text)
+        else:
+            self._pending.append(text)
+            self._flush()
+
+    @property
+    def output_text(self) -> str:
+        """All output shown so far (for tests and copy)."""
+        shown = "\n".join(self._log.lines) if self._log is not None else ""
+        return shown + "".join(self._pending)
+
+    def record(self) -> ToolRecord:
+        """This call as plain data (see :class:`ToolRecord`)."""
+        return ToolRecord(self.call_id, self.tool_name, self.summary, self.arguments, self.state,
+                          self.duration, self.exit_code, _cut_output(self.output_text))
+
+    @classmethod
+    def from_record(cls, record: ToolRecord) -> ToolEntry:
+        entry = cls(record.call_id, record.name, record.summary, record.arguments)
+        entry.remove_class("-checking")
+        entry.state, entry.duration, entry.exit_code = record.state, record.duration, record.exit_code
+        entry.add_class(f"-{record.state}")
+        if record.output:
+            entry._pending.append(safe(record.output, visible=True))
+        return entry
+
+    # --- state ----------------------------------------------------------------------------------------
+    @property
+    def expanded(self) -> bool:
+        return self.has_class("-expanded")
+
+    def set_state(self, state: str) -> None:
+        if state == self.state or self.state in FINAL_STATES:
+            return
+        if state == "running":
+            self.started = clock()  # time spent waiting for approval is not running time
+        self.remove_class(f"-{self.state}")
+        self.state = state
+        self.add_class(f"-{state}")
+        self.refresh_status()
+
+    def finish(self, status: str, content: str, exit_code: int | None, duration: float) -> None:
+        self.exit_code = exit_code
+        self.duration = duration
+        if held := self._clean.finish():
+            self._write(held)
+        if not self.has_output and content:
+            self._write(safe(content, visible=True))
+        elif self.has_output and exit_code is not None:
+            self._write(f"\n[exit {exit_code}]\n")
+        self.remove_class(f"-{self.state}")
+        self.state = state_for_status(status)
+        self.add_class(f"-{self.state}")
+        self.refresh_status()
+
+    def append_output(self, text: str) -> None:
+        if not self.has_output:
+            self.has_output = True
+            if not self._user_toggled:
+                self.add_class("-expanded")
+                self._build_body()
+        if text := self._clean.feed(text):
+            self._write(text)
+
+    def close_if_opened_itself(self) -> None:
+        """Close the entry if it is finished and was opened by its output, not by the user."""
+        if self.expanded and not self._user_toggled and self.state in FINAL_STATES:
+            self.remove_class("-expanded")
+
+    def status_text(self) -> str:
+        icon, label = STATES.get(self.state, ("?", self.state))
+        parts = [f"{icon} {label}"]
+        if self.state == "running":
+            parts.append(format_seconds(max(0.0, clock() - self.started)))
+        elif self.duration is not None and self.state not in ("denied",):
+            parts.append(format_seconds(self.duration))
+        if self.exit_code is not None:
+            parts.append(f"exit {self.exit_code}")
+        return " · ".join(parts)
+
+    def refresh_status(self) -> None:
+        # One line (see the stylesheet): the per-second tick of a running call needs no re-layout.
+        self._status.update(self.status_text(), layout=False)
+
+    # --- expanding ------------------------------------------------------------------------------------
+    def action_toggle_expand(self) -> None:
+        self._user_toggled = True
+        self.toggle_class("-expanded")
+        if self.expanded:
+            self._build_body()
+            self.scroll_visible()
+
+    def on_click(self, event: events.Click) -> None:
+        if event.widget in (self._header, self._status, self):
+            self.focus()
+            self.action_toggle_expand()
+
+
+class EarlierCalls(EarlierLine):
+    """The line above the entries standing for the calls kept as records; Enter or a click shows more."""
+
+
+class ActivityPane(FollowingScroll):
+    """Every tool call of the session, newest at the bottom; the earliest behind an "earlier" line."""
+
+    BORDER_TITLE = "Tools"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.entries: dict[str, ToolEntry] = {}
+        """The calls shown as widgets, by call id."""
+        self.earlier: list[ToolRecord] = []
+        """The calls before those, oldest first."""
+        self._placeholder = Static(NO_TOOL_CALLS, classes="placeholder")
+        self._more = EarlierCalls(classes="earlier")
+        self._more.display = False
+
+    @property
+    def placeholder(self) -> Static:
+        """The line shown while there are no tool calls."""
+        return self._placeholder
+
+    @property
+    def earlier_line(self) -> EarlierCalls:
+        return self._more
+
+    def compose(self) -> Any:
+        yield self._placeholder
+        yield self._more
+
+    def on_mount(self) -> None:
+        self._ticker = self.set_interval(1.0, self._tick, pause=True)
+
+    def _tick(self) -> None:
+        running = [e for e in self.entries.values() if e.state == "running"]
+        for entry in running:
+            entry.refresh_status()
+        if not running:
+            self._ticker.pause()
+
+    def entry(self, call_id: str) -> ToolEntry | None:
+        return self.entries.get(call_id)
+
+    def start(
+        self, call_id: str, name: str, summary: str, arguments: dict[str, Any] | str, state: str = "running"
+    ) -> ToolEntry:
+        self._placeholder.display = False
+        for earlier in self.entries.values():
+            earlier.close_if_opened_itself()
+        entry = ToolEntry(call_id, name, summary, arguments)
+        self.entries[call_id] = entry
+        self.mount(entry)
+        entry.set_state(state)
+        if state == "running":
+            self._ticker.resume()
+        self._trim()
+        return entry
+
+    def set_state(self, call_id: str, state: str) -> None:
+        entry = self.entries.get(call_id)
+        if entry is not None:
+            entry.set_state(state)
+            if state == "running":
+                self._ticker.resume()
+
+    def output(self, call_id: str, text: str) -> None:
+        entry = self.entries.get(call_id)
+        if entry is not None:
+            entry.append_output(text)
+
+    def finish(
+        self, call_id: str, name: str, status: str, content: str, exit_code: int | None, duration: float
+    ) -> None:
+        entry = self.entries.get(call_id) or self.start(call_id, name, name, {})
+        entry.finish(status, content, exit_code, duration)
+
+    # --- the calls kept as records ----------------------------------------------------------------------
+    def load_history(self, records: Iterable[ToolRecord]) -> None:
+        """Calls of a resumed conversation, older than any shown: the last :data:`LIVE_ENTRIES` become
+        entries, the others records (mounting a thousand entries took seconds)."""
+        records = list(records)
+        if not records:
+            return
+        self._placeholder.display = False
+        room = max(0, LIVE_ENTRIES - len(self.entries))
+        kept, shown = (records[:-room], records[-room:]) if room else (records, [])
+        self.earlier[:0] = kept
+        entries = [ToolEntry.from_record(record) for record in shown]
+        self.entries = {**{e.call_id: e for e in entries}, **self.entries}
+        if entries:
+            self.mount_all(entries, after=self._more)
+        self._update_more()
+
+    def show_earlier(self) -> None:
+        """Show the :data:`PAGE` calls before the first shown (the user browses back)."""
+        if not self.earlier:
+            return
+        page, self.earlier = self.earlier[-PAGE:], self.earlier[:-PAGE]
+        entries = [ToolEntry.from_record(record) for record in page]
+        self.entries = {**{e.call_id: e for e in entries}, **self.entries}
+        self.mount_all(entries, after=self._more)
+        self._update_more()
+        if not self.earlier:
+            entries[0].focus()  # the line that had the focus is gone
+
+    def _trim(self) -> None:
+        """Put the oldest finished entries back behind the "earlier" line, down to :data:`LIVE_ENTRIES`
+        while the pane follows the newest call (not while the user reads earlier ones, up to
+        :data:`MOST_ENTRIES`)."""
+        excess = len(self.entries) - LIVE_ENTRIES
+        if excess <= 0 or (not self.is_anchored and len(self.entries) <= MOST_ENTRIES):
+            return
+        gone: list[ToolEntry] = []
+        for entry in self.query_children(ToolEntry):
+            if self.entries.get(entry.call_id) is not entry:
+                continue  # already on its way out (removal completes later)
+            if len(gone) == excess or entry.state not in FINAL_STATES or entry.has_focus:
+                break  # records stay in order: only the oldest run of finished calls goes
+            gone.append(entry)
+        for entry in gone:
+            self.earlier.append(entry.record())
+            del self.entries[entry.call_id]
+        if gone:
+            self.remove_children(gone)
+            self._update_more()
+
+    def _update_more(self) -> None:
+        count = len(self.earlier)
+        self._more.display = bool(count)
+        if count:
+            calls = "call" if count == 1 else "calls"
+            self._more.update(f"▲ {count:,} earlier tool {calls}: Enter or click shows {min(PAGE, count)} more")
+
+    async def clear(self) -> None:
+        for entry in list(self.entries.values()):
+            await entry.remove()
+        self.entries.clear()
+        self.earlier.clear()
+        self._update_more()
+        self._placeholder.display = True
+        self.anchor(False)

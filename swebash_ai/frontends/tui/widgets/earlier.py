@@ -1,0 +1,80 @@
+"""The chat's oldest messages kept as blueprints, not widgets, behind an "earlier messages" line.
+
+Folding and shelving (see :class:`~swebash_ai.frontends.tui.widgets.chat.Chapter`) keep a long conversation's layout
+passes short, but every message stays a widget: memory and the DOM grew with every turn of a long session
+(about one widget per message). Beyond :data:`MOUNTED_CHAPTERS` chapters, the oldest chapter's messages are
+turned into blueprints (how to build each one again: its class and text) and the chapter is removed; the
+line at the top says how many messages wait there, and Enter on it (or a click) mounts the newest of them
+again, :data:`SHOW_MORE` chapters at a time. Chapters are only stored while the view follows the end of the
+conversation (nothing moves under the reader's eyes) or before anything is drawn (a resumed session).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.widget import Widget
+from textual.widgets import Static
+
+MOUNTED_CHAPTERS = 40
+"""Chapters kept as widgets (12 messages each) before the oldest are stored as blueprints."""
+SHOW_MORE = 5
+"""Chapters mounted again per Enter (or click) on the "earlier messages" line."""
+
+Blueprint = Callable[[], Widget]
+
+
+def blueprint(widget: Widget) -> Blueprint | None:
+    """How to build ``widget`` again, or ``None`` for a kind of message that cannot be stored."""
+    from swebash_ai.frontends.tui.widgets.chat import ErrorMessage, HelpMessage, InfoMessage, NoticeMessage, UserMessage
+    from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
+
+    classes = " ".join(sorted(widget.classes))
+    if isinstance(widget, HelpMessage):
+        custom, notes = widget.custom, widget.notes
+        return lambda: HelpMessage(custom, notes)
+    if isinstance(widget, AssistantMessage):
+        source = widget.source
+        return lambda: AssistantMessage(source, classes=classes)
+    kind = type(widget)
+    if kind in (UserMessage, NoticeMessage, ErrorMessage, InfoMessage):
+        assert isinstance(widget, Static)
+        content = widget.content
+        return lambda: kind(content, classes=classes)
+    return None
+
+
+class EarlierLine(Static, can_focus=True):
+    """A pane's first line standing for what it keeps as plain data (the chat's stored messages, the tool
+    pane's earlier calls): Enter, Space or a click asks the pane to ``show_earlier()``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter,space", "show_more", "Show earlier", show=False)]
+
+    def action_show_more(self) -> None:
+        show = getattr(self.parent, "show_earlier", None)
+        if callable(show):
+            show()
+
+    def on_click(self) -> None:
+        self.action_show_more()
+
+
+class EarlierMessages(EarlierLine):
+    """The first line of the chat while messages are stored."""
+
+    DEFAULT_CSS = """
+    EarlierMessages {
+        height: 1;
+        color: $text-muted;
+        padding: 0 1;
+    }
+    EarlierMessages:focus {
+        background: $boost;
+    }
+    """
+
+    def set_count(self, count: int) -> None:
+        noun = "message" if count == 1 else "messages"
+        self.update(f"▲ {count} earlier {noun}: Enter or click to show more")

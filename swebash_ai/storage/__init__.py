@@ -1,0 +1,1 @@
+"""Where the app keeps its files, and the one private-file writer every write goes through."""
