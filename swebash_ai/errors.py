@@ -13,9 +13,14 @@ SwebashError
  |    +-- StreamInterruptedError  the stream broke after it had started: the answer is incomplete (exit 4)
  |    +-- NotTheApiError          what answered is not the API (an HTML page, plain text, odd JSON)
  +-- ToolError                a tool failed in a way the loop cannot turn into a result
+
+Exit codes (:class:`ExitCode`) are the command line's API; :class:`UsageError` is a command-line mistake
+argparse cannot see (exit 2).
 """
 
 from __future__ import annotations
+
+import enum
 
 
 class SwebashError(Exception):
@@ -105,3 +110,24 @@ class NotTheApiError(ProviderError):
 
 class ToolError(SwebashError):
     title = "Tool error"
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of ``swebash-ai`` (documented in docs/cli.md; scripts rely on them)."""
+
+    OK = 0
+    """The question was answered."""
+    ERROR = 1
+    """The provider failed (unreachable, refused the key, ...) or an internal error happened."""
+    USAGE = 2
+    """Bad command line or configuration (including: no provider configured)."""
+    DENIED = 3
+    """An action the answer needed was denied (by the user, or because nobody could approve it)."""
+    INCOMPLETE = 4
+    """The answer broke off: what arrived is on stdout and in the session (marked incomplete), the rest is not."""
+    INTERRUPTED = 130
+    """Ctrl-C: the turn was cancelled; the session is saved."""
+
+
+class UsageError(Exception):
+    """A command-line mistake argparse cannot see (exit 2)."""

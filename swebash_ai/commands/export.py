@@ -19,11 +19,13 @@ Why:
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TextIO
 
 from swebash_ai.agent.conversation import Conversation
+from swebash_ai.errors import ExitCode, UsageError
 from swebash_ai.providers.base import Message
 from swebash_ai.safety.redact import redact, redact_text
 from swebash_ai.safety.terminal_text import safe
@@ -141,3 +143,31 @@ def markdown_transcript(conv: Conversation) -> str:
             name = names.get(msg["tool_call_id"], "tool")
             lines += ["", f"**Result** of `{name}`", "", _fenced(msg["content"] or "(no output)", "text")]
     return safe("\n".join(lines) + "\n", visible=True)
+
+
+def export_sessions(session_id: str | None, *, every: bool, fmt: str, out: TextIO | None = None) -> int:
+    """``swebash-ai export``: the saved session ``session_id`` (the latest when None) or ``every`` one, on ``out``."""
+    from swebash_ai.agent.conversation import find_session, list_sessions
+    from swebash_ai.storage.locations import locations
+
+    out = out or sys.stdout
+    folder = locations().sessions_dir
+    if every and session_id:
+        raise UsageError("export: give a session ID or --all, not both.")
+    if every:
+        paths = [s.path for s in reversed(list_sessions(folder, limit=1_000_000))]
+        if not paths:
+            raise UsageError(f"export: no saved session in {folder}.")
+    else:
+        path = find_session(folder, session_id)
+        if path is None:
+            what = f"no single session matches '{session_id}'" if session_id else "no saved session"
+            raise UsageError(f"export: {what} in {folder}.")
+        paths = [path]
+    conversations = (Conversation.load(p) for p in paths)
+    if fmt == "markdown":  # a transcript a terminal shows (markdown_transcript makes control characters visible)
+        out.write("\n---\n\n".join(markdown_transcript(c) for c in conversations))
+    else:
+        for line in openai_jsonl(conversations):
+            out.write(line + "\n")
+    return ExitCode.OK

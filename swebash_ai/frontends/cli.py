@@ -15,14 +15,14 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from swebash_ai import __version__
-from swebash_ai.frontends.oneshot import ExitCode, OneShotOptions, format_error
+from swebash_ai.errors import ExitCode, UsageError
+from swebash_ai.frontends.oneshot import OneShotOptions, format_error
 
 if TYPE_CHECKING:
     from swebash_ai.config.settings import LoadedSettings
-    from swebash_ai.providers import ProviderChoice
 
 TOOL_CATEGORIES = ("fs", "exec", "web", "plan", "ask")
 
@@ -230,24 +230,6 @@ def _stats_parser(sub: Any) -> None:
     stats.add_argument("--json", action="store_true", help="print the figures as one JSON object")
 
 
-def _stats(args: argparse.Namespace) -> int:
-    import json
-    import time
-
-    from swebash_ai.observe.stats import Window, collect, parse_since, render
-    from swebash_ai.storage.locations import locations
-
-    try:
-        since = None if args.since is None else time.time() - parse_since(args.since)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    figures = collect(locations(), Window(session=args.session, since=since))
-    from swebash_ai.safety.terminal_text import safe
-
-    print(json.dumps(figures, indent=1) if args.json else safe(render(figures), visible=True))  # MCP tool names
-    return ExitCode.OK
-
-
 def _shell_init_parser(sub: Any) -> None:
     """``shell-init``: the key binding snippet (see :mod:`swebash_ai.frontends.shell_init`)."""
     from swebash_ai.frontends.shell_init import SETUP, SHELLS
@@ -290,10 +272,6 @@ def settings_flags(args: argparse.Namespace) -> dict[str, Any]:
                              f"(choose from {', '.join(TOOL_CATEGORIES)}).")
         flags.update({f"tools_{c}": c in wanted for c in TOOL_CATEGORIES})
     return flags
-
-
-class UsageError(Exception):
-    """A command-line mistake argparse cannot see (exit 2)."""
 
 
 class _OneLine(logging.Formatter):
@@ -377,11 +355,15 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         return run_setup(args)
     if args.command == "export":
+        from swebash_ai.commands.export import export_sessions
+
         return export_sessions(args.session_id, every=args.all, fmt=args.format)
     if args.command == "shell-init":
         return _shell_init(args)
     if args.command == "stats":
-        return _stats(args)
+        from swebash_ai.commands.stats import run_stats
+
+        return run_stats(args.session, args.since, as_json=args.json)
     if args.shell and (args.question is None or args.command is not None):
         raise UsageError("--shell needs words to turn into a command: --shell -c WORDS.")
     if args.shell and (args.json or args.yes or args.raw or args.resume is not None):
@@ -394,7 +376,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         return run_doctor(settings_flags(args), profile=getattr(args, "profile", None))
     if args.command == "undo":
-        return _undo(args)
+        from swebash_ai.commands.undo import run_undo
+
+        return run_undo(args.session, force=args.force)
     if args.command in ("rules", "trust"):
         from swebash_ai.commands.rules import run_rules, run_trust
         from swebash_ai.config.settings import load_settings
@@ -417,6 +401,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
     loaded = load_settings(flags, profile=profile)
     if args.command == "config":
+        from swebash_ai.commands.config_show import print_config, print_instructions
+
         print_config(loaded)
         print_instructions(loaded, cwd or Path.cwd().resolve())
         return ExitCode.OK
@@ -465,23 +451,6 @@ def _interactive(args: argparse.Namespace, flags: dict[str, Any], profile: str |
     return int(result or 0)
 
 
-def _undo(args: argparse.Namespace) -> int:
-    """``swebash-ai undo [--session ID] [--force]``: exit 0 when restored, 1 when refused or nothing to undo."""
-    from swebash_ai.session import undo_saved_session
-    from swebash_ai.storage.locations import locations
-    from swebash_ai.tools.checkpoints import UndoRefused
-
-    try:
-        result = undo_saved_session(locations().sessions_dir, args.session, force=args.force)
-    except UndoRefused as exc:
-        print(f"swebash-ai: {exc}", file=sys.stderr)
-        return ExitCode.ERROR
-    from swebash_ai.safety.terminal_text import safe
-
-    print(safe(result.summary(), visible=True))  # file names the model chose
-    return ExitCode.ERROR if result.failed else ExitCode.OK
-
-
 def _checked_cwd(raw: str | None) -> Path | None:
     if raw is None:
         return None
@@ -489,117 +458,3 @@ def _checked_cwd(raw: str | None) -> Path | None:
     if not path.is_dir():
         raise UsageError(f"--cwd {raw}: not a directory.")
     return path.resolve()
-
-
-def _source(loaded: LoadedSettings, name: str) -> str:
-    from swebash_ai.config.settings import env_name
-
-    origin = loaded.origins.get(name, "default")
-    if origin == "env":
-        return f"env {env_name(name)}"
-    if origin == "flag":
-        return "flag"
-    if origin == "profile":
-        return f"profile [profiles.{loaded.profile}]"
-    if origin == "file":
-        return "file"
-    if origin == "keyring":
-        return "OS keyring"
-    return "default"
-
-
-def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
-    """``swebash-ai config``: the config file, the profile, the chosen provider and why, then every setting."""
-    from swebash_ai.config.settings import Settings, describe_value
-    from swebash_ai.providers import choose_provider
-
-    out = out or sys.stdout
-    settings = loaded.settings
-    exists = "" if loaded.config_file.exists() else " (does not exist; defaults apply)"
-    print(f"config file: {loaded.config_file}{exists}", file=out)
-    profiles = f" (defined: {', '.join(loaded.profiles)})" if loaded.profiles else ""
-    print(f"profile:     {loaded.profile or '(none)'}{profiles}", file=out)
-    rules = "; ".join(f"{r.decision} {r.tool} {r.host}" if r.host else f"{r.decision} {r.what()}"
-                      for r in loaded.rules.rules) or "(none)"
-    print(f"rules:       {rules}", file=out)
-    choice = choose_provider(settings)
-    if choice is None:
-        print("provider:    none configured; see `swebash-ai doctor`", file=out)
-    else:
-        client = "litellm" if choice.via_litellm else "the OpenAI-compatible client"
-        where = f" at {choice.api_base}" if choice.api_base else ""
-        key = "no key" if not choice.api_key else f"key {_mask(choice.api_key)} from {_key_source(loaded, choice)}"
-        print(f"provider:    {choice.model} via {client}{where}, {key} (because {choice.reason})", file=out)
-    print("", file=out)
-    names = list(Settings.model_fields)
-    width = max(len(n) for n in names)
-    rows = [(n, describe_value(settings, n) or "-", _source(loaded, n)) for n in names]
-    vwidth = min(40, max(len(v) for _, v, _ in rows))
-    print(f"{'setting'.ljust(width)}  {'value'.ljust(vwidth)}  source", file=out)
-    for name, value, source in rows:
-        print(f"{name.ljust(width)}  {value.ljust(vwidth)}  {source}", file=out)
-
-
-def _key_source(loaded: LoadedSettings, choice: ProviderChoice) -> str:
-    """Where the provider's key came from, said without the key."""
-    settings = loaded.settings
-    if settings.api_key is None or settings.api_key.get_secret_value() != choice.api_key:
-        return str(choice.reason).removesuffix(" is set")  # a provider's own variable: OPENAI_API_KEY...
-    origin = loaded.origins.get("api_key", "default")
-    if origin in ("profile", "file"):
-        return f"{_source(loaded, 'api_key')} of {loaded.config_file}"
-    return _source(loaded, "api_key")
-
-
-def _mask(secret: str) -> str:
-    return "****" + secret[-4:] if len(secret) > 8 else "****"
-
-
-def print_instructions(loaded: LoadedSettings, cwd: Path, out: TextIO | None = None) -> None:
-    """After the settings of ``swebash-ai config``: the AGENTS.md files a session in ``cwd`` would follow."""
-    from swebash_ai.agent.instructions import load_instructions
-    from swebash_ai.session import session_path_policy
-
-    out = out or sys.stdout
-    settings = loaded.settings
-    print("", file=out)
-    if not settings.project_instructions:
-        print("instructions: off (project_instructions = false)", file=out)
-        return
-    found = load_instructions(cwd, loaded.locations.config_dir, settings.instructions_max_chars,
-                              policy=session_path_policy(loaded, cwd), max_bytes=settings.fs_max_size)
-    print(f"instructions: {len(found.files)} file(s), {found.chars} characters" if found.files
-          else "instructions: no AGENTS.md file in force", file=out)
-    for f in found.files:
-        print(f"  {f.path}" + (" (cut)" if f.cut else ""), file=out)
-    for line in found.notices:
-        print(f"  ! {line}", file=out)
-
-
-def export_sessions(session_id: str | None, *, every: bool, fmt: str, out: TextIO | None = None) -> int:
-    """``swebash-ai export``: saved sessions on stdout (see :mod:`swebash_ai.commands.export`)."""
-    from swebash_ai.agent.conversation import Conversation, find_session, list_sessions
-    from swebash_ai.commands.export import markdown_transcript, openai_jsonl
-    from swebash_ai.storage.locations import locations
-
-    out = out or sys.stdout
-    folder = locations().sessions_dir
-    if every and session_id:
-        raise UsageError("export: give a session ID or --all, not both.")
-    if every:
-        paths = [s.path for s in reversed(list_sessions(folder, limit=1_000_000))]
-        if not paths:
-            raise UsageError(f"export: no saved session in {folder}.")
-    else:
-        path = find_session(folder, session_id)
-        if path is None:
-            what = f"no single session matches '{session_id}'" if session_id else "no saved session"
-            raise UsageError(f"export: {what} in {folder}.")
-        paths = [path]
-    conversations = (Conversation.load(p) for p in paths)
-    if fmt == "markdown":  # a transcript a terminal shows (markdown_transcript makes control characters visible)
-        out.write("\n---\n\n".join(markdown_transcript(c) for c in conversations))
-    else:
-        for line in openai_jsonl(conversations):
-            out.write(line + "\n")
-    return ExitCode.OK

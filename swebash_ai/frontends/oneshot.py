@@ -24,7 +24,6 @@ knows whether a model will be called at all.
 from __future__ import annotations
 
 import contextlib
-import enum
 import json
 import os
 import signal
@@ -35,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from swebash_ai.errors import ExitCode
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -44,23 +45,6 @@ if TYPE_CHECKING:
     from swebash_ai.errors import SwebashError
     from swebash_ai.session import Session
     from swebash_ai.tools.registry import Tool
-
-
-class ExitCode(enum.IntEnum):
-    """Exit codes of ``swebash-ai`` (documented in docs/cli.md; scripts rely on them)."""
-
-    OK = 0
-    """The question was answered."""
-    ERROR = 1
-    """The provider failed (unreachable, refused the key, ...) or an internal error happened."""
-    USAGE = 2
-    """Bad command line or configuration (including: no provider configured)."""
-    DENIED = 3
-    """An action the answer needed was denied (by the user, or because nobody could approve it)."""
-    INCOMPLETE = 4
-    """The answer broke off: what arrived is on stdout and in the session (marked incomplete), the rest is not."""
-    INTERRUPTED = 130
-    """Ctrl-C: the turn was cancelled; the session is saved."""
 
 
 STDIN_CAP = 100_000

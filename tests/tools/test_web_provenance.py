@@ -19,10 +19,10 @@ import pytest
 
 from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, ToolCallFinished
+from swebash_ai.commands.config_show import print_config
 from swebash_ai.config.rules import ToolRule, ToolRules
 from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import ConfigError
-from swebash_ai.frontends.cli import print_config
 from swebash_ai.frontends.oneshot import ExitCode, OneShotOptions, run_oneshot
 from swebash_ai.providers import scripted
 from swebash_ai.providers.scripted import ScriptedProvider

@@ -52,7 +52,7 @@ async def test_app_session_saves_what_the_model_was_offered_for_export(llm_env: 
     import io
     import json
 
-    from swebash_ai.frontends.cli import export_sessions
+    from swebash_ai.commands.export import export_sessions
 
     llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "echo hi"})]), Reply.text("Done."))
     app = make_app()

@@ -100,7 +100,7 @@ def fake_ring() -> Any:
 
 
 def test_the_key_goes_to_the_keyring_and_is_read_back_when_settings_load(fake_ring: Any) -> None:
-    from swebash_ai.frontends.cli import print_config
+    from swebash_ai.commands.config_show import print_config
 
     candidate = Candidate(kind_named("openai"), "http://127.0.0.1:9/v1", KEY, "gpt-4.1-mini")
     path = load_settings().config_file
