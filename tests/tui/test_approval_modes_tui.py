@@ -115,3 +115,24 @@ async def test_a_project_that_would_allow_something_asks_to_be_trusted(llm_env, 
         await idle(pilot)
         assert app.session.project.trusted and not app.session.project.needs_trust
     assert load_settings().trusted_projects[0].path == str(rules)
+
+
+async def test_switching_the_model_keeps_the_mode_chosen_with_shift_tab(llm_env, make_app):
+    # /model builds a new session from the settings, whose mode is "ask": the mode the user chose must survive
+    # the switch, in the gate that decides and in the status bar that shows it.
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await idle(pilot)
+        await pilot.press("shift+tab", "shift+tab")
+        await pilot.pause()
+        assert app.session.gate.mode == "plan"
+        old = app.session
+        await type_and_send(pilot, "/model openai/other-model")
+        await wait_for(pilot, lambda: app.session is not old and app.session.model == "openai/other-model",
+                       what="model switch")
+        await idle(pilot)
+        assert app.session.gate.mode == "plan"
+        assert "plan mode" in status(app) and "openai/other-model" in status(app)
+        await pilot.press("shift+tab")  # and cycling goes on from there
+        await pilot.pause()
+        assert app.session.gate.mode == "ask" and "ask mode" in status(app)

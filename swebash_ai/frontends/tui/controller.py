@@ -605,6 +605,10 @@ class Controller:
 
         new = await asyncio.to_thread(build)  # ConfigError propagates to command(), shown in the chat
         new.take_processes(old)  # background processes go on with the conversation
+        # The approval mode in force is the user's choice for this conversation (Shift+Tab, --approval-mode):
+        # a switch of model or profile must not quietly change what runs unasked. Read after the build, so a
+        # Shift+Tab pressed meanwhile counts.
+        new.set_mode(old.gate.mode)
         if old.mcp is not None:  # the old session's MCP servers end; the new session starts its own
             app.engine.submit(old.aclose())
         if new.loaded.mcp_servers:
