@@ -15,34 +15,48 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from swebash_ai.agent.conversation import Conversation
 from swebash_ai.providers.base import ToolCall
+from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
 
 log = logging.getLogger(__name__)
 
 
+EarlyStart = Literal["policy", "decided"]
+"""Why a call may start while the response streams: its tool's own policy allows it and nothing later in the
+pipeline speaks about it (``policy``), or rules and the mode settle it as ``allow`` with no hook to ask
+(``decided``)."""
+
+Judge = Callable[[str, str, dict[str, Any], Verdict], "EarlyStart | None"]
+
+
+def _policy_only(_tool: str, _category: str, _arguments: dict[str, Any], own: Verdict) -> EarlyStart | None:
+    return "policy" if own.decision == "allow" else None
+
+
 def allowed_outright(registry: ToolRegistry, context: ToolContext, call: ToolCall,
-                     has_a_say: Callable[[str, dict[str, Any]], bool] = lambda _tool, _args: False) -> bool:
-    """May ``call`` start while the response still streams? Only when its tool's own policy (the first step
-    of the decision pipeline, and its floor) says ``allow`` and nothing later in the pipeline has a say in
-    it (``has_a_say``: a user rule that covers it, a before_tool hook that matches), since those may ask, and
-    questions come at the end of the response, in call order. This can only hold a call back, never let one
-    through: the call then runs through the loop's one path like any other (validation, policy, rules, mode,
-    hooks, approval, audit)."""
+                     judge: Judge = _policy_only) -> EarlyStart | None:
+    """May ``call`` start while the response still streams, and why (``None``: it waits for the end)?
+
+    The tool's own policy is asked first (its ``deny`` is the floor: such a call waits); ``judge`` (the loop's)
+    then says whether the rest of the pipeline ends in ``allow`` without a question. This can only hold a call
+    back, never let one through: the call then runs through the loop's one path like any other (validation,
+    policy, rules, mode, hooks, approval, audit)."""
     tool = registry.get(call.name)
     if tool is None:
-        return False
+        return None
     args = tool.parse_arguments(call.arguments)
     if isinstance(args, ToolResult):
-        return False
+        return None
     try:
-        return bool(tool.check(context, args).decision == "allow") and not has_a_say(tool.name, args.model_dump())
+        own = tool.check(context, args)
+        return None if own.decision == "deny" else judge(tool.name, tool.category, args.model_dump(), own)
     except Exception:  # the real run reports it; here it only means "not early"
         log.debug("policy of %s failed while streaming", call.name, exc_info=True)
-        return False
+        return None
 
 
 class CallBatch:
@@ -51,7 +65,7 @@ class CallBatch:
     def __init__(
         self,
         run_call: Callable[[ToolCall], Awaitable[ToolResult]],
-        starts_early: Callable[[ToolCall], bool],
+        starts_early: Callable[[ToolCall], EarlyStart | None],
         conversation: Conversation,
         parallel: int,
         budget: int,
@@ -68,6 +82,7 @@ class CallBatch:
         self.early = early
         self.tasks: list[asyncio.Task[ToolResult] | None] = []  # by position in the response
         self._stopped: dict[int, ToolResult] = {}  # cancelled calls that said what their stop did
+        self._held = False  # a call of this response waits for its end (it may ask)
 
     @property
     def started(self) -> bool:
@@ -78,8 +93,15 @@ class CallBatch:
         """A complete call arrived while the response streams: start it now when it may start early."""
         position = len(self.tasks)
         self.tasks.append(None)
-        if self.early and position < self._budget and self._starts_early(call):
+        why = self._starts_early(call) if self.early and position < self._budget else None
+        # A call that rules or the mode allow starts early only while no call before it waits for the end:
+        # were its decision to change before it runs (a mode switched meanwhile), its question still could
+        # not come before the question of an earlier call. A call only its own policy speaks about is not held
+        # so: no mode turns its allow into a question (accept-edits only lifts, plan only refuses).
+        if why == "policy" or (why == "decided" and not self._held):
             self._start(position, call)
+        else:
+            self._held = True
 
     def _start(self, position: int, call: ToolCall) -> None:
         self.tasks[position] = asyncio.create_task(self._one(position, call))

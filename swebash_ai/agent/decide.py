@@ -91,6 +91,35 @@ class Gate:
         return propose_rule(tool, arguments, verdict, self.workspace)
 
     # --- the pipeline -------------------------------------------------------------------------------
+    def settle(
+        self, tool: str, category: str, arguments: Mapping[str, Any], verdict: Verdict, proven: Callable[[str], bool]
+    ) -> tuple[Step, bool]:
+        """Rules, then the mode, on a verdict the floor did not deny: the step that stands before any hook, and
+        whether its ``ask`` is pinned (a rule or a hook insisted on it: no later allow lifts it). Synchronous and
+        without side effects, so the loop can also ask it whether a call may start while the response streams."""
+        own = verdict
+        decided_by = verdict.rule or "policy"
+        pinned = own.rule == "rule.ask"  # an ask a rule or hook insisted on (fetch_url's host rules too): kept
+        rule = self.rule_for(tool, arguments, proven)
+        if rule is not None and rule.decision == "deny":
+            return Step(Verdict.deny(f"denied by your {rule.describe()}", rule=rule.label), rule.label,
+                        f"Not run: the user's {rule.describe()} denies it. Do not retry it; find another way "
+                        "or ask the user."), pinned
+        if rule is not None and rule.decision == "ask":
+            verdict = Verdict("ask", [f"your {rule.describe()} asks", *verdict.reasons], rule.label, verdict.severe)
+            decided_by, pinned = rule.label, True
+        elif rule is not None and verdict.decision == "ask" and not verdict.severe:
+            verdict, decided_by = Verdict.allow(f"allowed by your {rule.describe()}", rule=rule.label), rule.label
+        if self.mode == "plan" and _refused_in_plan(tool, category, own):
+            return Step(Verdict.deny("plan mode is read-only", rule="mode:plan"), "mode:plan",
+                        PLAN_REFUSAL.format(what=_what(tool))), pinned
+        if (self.mode == "accept-edits" and tool in WRITE_TOOLS and own.rule in _EDIT_RULES
+                and verdict.decision == "ask" and not pinned and not verdict.severe
+                and not self._runs_unasked(arguments.get("path"))):
+            verdict = Verdict.allow("accept-edits mode applies edits inside the workspace", rule="mode:accept-edits")
+            decided_by = "mode:accept-edits"
+        return Step(verdict, decided_by), pinned
+
     async def before(
         self,
         tool: str,
@@ -100,28 +129,11 @@ class Gate:
         proven: Callable[[str], bool],
         on_problem: Callable[[str], None] = lambda _text: None,
     ) -> Step:
-        """Rules, then the mode, then hooks, on a verdict the floor did not deny."""
-        own = verdict
-        decided_by = verdict.rule or "policy"
-        pinned = own.rule == "rule.ask"  # an ask a rule or hook insisted on (fetch_url's host rules too): kept
-        rule = self.rule_for(tool, arguments, proven)
-        if rule is not None and rule.decision == "deny":
-            return Step(Verdict.deny(f"denied by your {rule.describe()}", rule=rule.label), rule.label,
-                        f"Not run: the user's {rule.describe()} denies it. Do not retry it; find another way "
-                        "or ask the user.")
-        if rule is not None and rule.decision == "ask":
-            verdict = Verdict("ask", [f"your {rule.describe()} asks", *verdict.reasons], rule.label, verdict.severe)
-            decided_by, pinned = rule.label, True
-        elif rule is not None and verdict.decision == "ask" and not verdict.severe:
-            verdict, decided_by = Verdict.allow(f"allowed by your {rule.describe()}", rule=rule.label), rule.label
-        if self.mode == "plan" and _refused_in_plan(tool, category, own):
-            return Step(Verdict.deny("plan mode is read-only", rule="mode:plan"), "mode:plan",
-                        PLAN_REFUSAL.format(what=_what(tool)))
-        if (self.mode == "accept-edits" and tool in WRITE_TOOLS and own.rule in _EDIT_RULES
-                and verdict.decision == "ask" and not pinned and not verdict.severe
-                and not self._runs_unasked(arguments.get("path"))):
-            verdict = Verdict.allow("accept-edits mode applies edits inside the workspace", rule="mode:accept-edits")
-            decided_by = "mode:accept-edits"
+        """Rules, then the mode (:meth:`settle`), then hooks, on a verdict the floor did not deny."""
+        step, pinned = self.settle(tool, category, arguments, verdict, proven)
+        if step.verdict.decision == "deny":
+            return step
+        verdict, decided_by = step.verdict, step.decided_by
         for hook in self.matching("before_tool", tool, arguments):
             opinion = await self._ask_hook(hook, {"event": "before_tool", "tool": tool, "arguments": dict(arguments),
                                                   "verdict": _verdict_json(verdict)}, on_problem)

@@ -11,8 +11,10 @@ audit. Nothing a tool or the model does raises out of the loop: bad arguments, u
 tool failures are results the model reads; provider errors end the turn with :class:`TurnFailed`.
 
 Early execution (``LoopLimits.early_tools``): the provider yields each call as soon as its arguments are
-complete, and a call whose tool policy allows it outright starts at once, while the rest of the response
-streams (:class:`~swebash_ai.agent.batch.CallBatch`). That check only holds calls back: every call, early or
+complete, and a call already known to be allowed without a question (its policy allows it and nothing else
+speaks about it, or rules and the mode settle it as allowed with no hook to ask and no earlier call held back)
+starts at once, while the rest of the response streams (:class:`~swebash_ai.agent.batch.CallBatch`,
+``_Turn._early``). That check only holds calls back: every call, early or
 not, then goes through the same path above. Anything on it that must ask a person (an approval, a rule that
 asks, a tool asking for more, ``ask_user``) waits for the end of the response, because the stream holds the
 approval lock; calls that need approval start when the response has ended and are asked in call order.
@@ -39,7 +41,7 @@ from typing import Any
 
 from swebash_ai.agent.approval import Approver, Decision, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
-from swebash_ai.agent.batch import CallBatch, allowed_outright
+from swebash_ai.agent.batch import CallBatch, EarlyStart, allowed_outright
 from swebash_ai.agent.conversation import CANCELLED_RESULT, Conversation
 from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import (
@@ -296,7 +298,7 @@ class _Turn:
         for iteration in range(1, limits.max_iterations + 1):
             budget = max(0, limits.max_tool_calls - used)
             batch = CallBatch(self._run_call,
-                              lambda call: allowed_outright(agent.registry, agent.context, call, self._has_a_say),
+                              lambda call: allowed_outright(agent.registry, agent.context, call, self._early),
                               self.conv, limits.parallel, budget, early=limits.early_tools, cancelled=_cancelled_result)
             text, calls = await self._stream(tools, batch=batch)
             if not calls:
@@ -435,11 +437,18 @@ class _Turn:
         await self._after_tool(tool.name, args.model_dump(), result)
         return result, "ask" if "ask" in (own.decision, verdict.decision) else "allow", decided_by
 
-    def _has_a_say(self, tool: str, arguments: dict[str, Any]) -> bool:
-        """Would a user rule or a before_tool hook take part in deciding this call (so it may not start early)?"""
+    def _early(self, tool: str, category: str, arguments: dict[str, Any], own: Verdict) -> EarlyStart | None:
+        """May this call start while the response streams (see ``agent/batch.py``)? Only when its decision is
+        already known to be ``allow`` without a question: no before_tool hook matches (a hook's answer is known
+        only by running it), and either no rule covers a call its policy allows, or rules and the mode settle
+        it as ``allow`` (:meth:`Gate.settle`, the same code the call then runs through)."""
         gate = self.agent.gate
-        return gate.rule_for(tool, arguments, self._proven) is not None or bool(gate.matching("before_tool", tool,
-                                                                                              arguments))
+        if gate.matching("before_tool", tool, arguments):
+            return None
+        if own.decision == "allow" and gate.rule_for(tool, arguments, self._proven) is None:
+            return "policy"
+        step, _pinned = gate.settle(tool, category, arguments, own, self._proven)
+        return "decided" if step.verdict.decision == "allow" else None
 
     def _proven(self, command: str) -> bool:
         """One simple command of a compound, judged alone by the command classifier."""

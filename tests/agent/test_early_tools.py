@@ -33,6 +33,8 @@ from swebash_ai.agent import (
 from swebash_ai.agent.conversation import INCOMPLETE
 from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import ModelRequest
+from swebash_ai.agent.hooks import Opinion
+from swebash_ai.config.hooks import Hook
 from swebash_ai.config.rules import parse_rule_list
 from swebash_ai.config.settings import load_settings
 from swebash_ai.providers.base import Chunk, Message, Provider
@@ -66,13 +68,16 @@ async def mark(ctx: ToolContext, name: str, seconds: float = 0.0, resume: bool =
 
 
 @tool("exec", policy=lambda ctx, a: Verdict.ask(f"would do {a.name}", rule="test.ask"))
-async def gated(ctx: ToolContext, name: str) -> ToolResult:
+async def gated(ctx: ToolContext, name: str, resume: bool = False) -> ToolResult:
     """Needs approval.
 
     Args:
         name: Which call this is.
+        resume: End the server's stall (see ``mark``).
     """
     LOG.append(("start", name, time.monotonic()))
+    if resume:
+        SERVER[0].resume()
     return ToolResult.success(f"gated {name}")
 
 
@@ -352,3 +357,96 @@ async def test_calls_past_the_turn_budget_never_start_early(
     texts = [text for _, text in tool_results(conv)]
     assert texts[0] == "mark a" and all("limit of 1 tool calls" in t for t in texts[1:])
 
+
+
+def allow_rules(*names: tuple[str, str]) -> Gate:
+    """A gate whose user rules allow each (tool, name argument) given."""
+    bodies = [{"tool": t, "arguments": {"name": n}, "decision": "allow"} for t, n in names]
+    return Gate(rules=parse_rule_list(bodies, "test", "rules", "config"))
+
+
+def decided_by(events: list[Any], name: str) -> str:
+    ids = [e.call_id for e in events if started(name)(e)]
+    return next(e.decided_by for e in events if isinstance(e, ToolCallFinished) and e.call_id in ids)
+
+
+async def test_a_call_a_rule_allows_starts_before_the_response_ends(
+    lane: tuple[FakeLLMServer, Timed], workspace: Path
+) -> None:
+    # The tool's own policy asks about ``gated``; the user's rule allows this one, so nothing can end in a
+    # question and it starts at once: it is the call that ends the stall.
+    server, provider = lane
+    server.enqueue(Reply.tool_calls([("gated", {"name": "ok", "resume": True}), ("mark", {"name": "b"})],
+                                    stall=(0, 30.0)),
+                   Reply.text("done"))
+    approver = Approver()
+    conv = Conversation()
+    gate = allow_rules(("gated", "ok"))
+    gate.workspace = workspace
+    events = await run(make_agent(provider, workspace, approver, gate), conv)
+    assert server.stalls == [True]
+    assert when("start", "ok") < provider.ended[0]
+    assert approver.asked == []
+    assert decided_by(events, "ok") == "rule:config#1"  # the audit still says who let it run
+    assert [text for _, text in tool_results(conv)] == ["gated ok", "mark b"]
+
+
+async def test_a_call_its_policy_allows_and_a_rule_allows_too_starts_early(
+    lane: tuple[FakeLLMServer, Timed], workspace: Path
+) -> None:
+    server, provider = lane
+    server.enqueue(Reply.tool_calls([("mark", {"name": "covered", "resume": True}), ("mark", {"name": "b"})],
+                                    stall=(0, 30.0)),
+                   Reply.text("done"))
+    gate = allow_rules(("mark", "covered"))
+    gate.workspace = workspace
+    await run(make_agent(provider, workspace, Approver(), gate), Conversation())
+    assert server.stalls == [True] and when("start", "covered") < provider.ended[0]
+
+
+async def test_a_rule_allowed_call_after_a_question_waits_so_questions_keep_call_order(
+    lane: tuple[FakeLLMServer, Timed], workspace: Path
+) -> None:
+    # g1 will ask (its policy asks, no rule); "ok" after it is allowed by a rule. "ok" waits for the end of
+    # the response, so even a decision that changed before it ran could not put a question before g1's; a
+    # call only its own policy allows ("free") still starts early, as before.
+    server, provider = lane
+    server.enqueue(Reply.tool_calls([("gated", {"name": "g1"}), ("mark", {"name": "free"}),
+                                     ("gated", {"name": "ok"}), ("mark", {"name": "z"})], stall=(2, 1.0)),
+                   Reply.text("done"))
+    approver = Approver()
+    conv = Conversation()
+    gate = allow_rules(("gated", "ok"))
+    gate.workspace = workspace
+    events = await run(make_agent(provider, workspace, approver, gate), conv)
+    assert server.stalls == [False]  # nothing ended the stall: "ok" did not run while the response streamed
+    assert when("start", "free") < provider.ended[0] < when("start", "ok")
+    assert [name for name, _ in approver.asked] == ["g1"]
+    assert decided_by(events, "ok") == "rule:config#1" and decided_by(events, "g1") == "user"
+    assert [text for _, text in tool_results(conv)] == ["gated g1", "mark free", "gated ok", "mark z"]
+
+
+async def test_a_rule_allowed_call_a_hook_may_speak_about_waits_for_the_end(
+    lane: tuple[FakeLLMServer, Timed], workspace: Path
+) -> None:
+    # A before_tool hook's answer is known only by running it, and it may ask: the call waits, and the hook
+    # (here without an opinion) is asked once, when the call really runs.
+    server, provider = lane
+    server.enqueue(Reply.tool_calls([("gated", {"name": "ok"}), ("mark", {"name": "b"})], stall=(0, 1.0)),
+                   Reply.text("done"))
+    asked_hook: list[float] = []
+
+    async def run_hook(hook: Hook, payload: dict[str, Any]) -> Opinion:
+        asked_hook.append(time.monotonic())
+        return Opinion()
+
+    gate = allow_rules(("gated", "ok"))
+    gate.workspace, gate.run_hook = workspace, run_hook
+    gate.hooks = (Hook(event="before_tool", tool="gated", command=("./check",)),)
+    approver = Approver()
+    conv = Conversation()
+    events = await run(make_agent(provider, workspace, approver, gate), conv)
+    assert server.stalls == [False]
+    assert provider.ended[0] < asked_hook[0] < when("start", "ok") and len(asked_hook) == 1
+    assert approver.asked == [] and decided_by(events, "ok") == "rule:config#1"
+    assert [text for _, text in tool_results(conv)] == ["gated ok", "mark b"]
