@@ -174,8 +174,9 @@ class Session:
         if self.project.problem:
             self.notices.append(self.project.problem)
         elif self.project.needs_trust:
-            self.notices.append(f"{self.project.path}: its ask and deny rules apply; its allow rules and hooks "
-                                "wait until you trust it (`swebash-ai trust`, which lists them).")
+            since = " changed since you trusted it (it, or a file its hooks run)" if self.project.stale else ""
+            self.notices.append(f"{self.project.path}{since}: its ask and deny rules apply; its allow rules and "
+                                "hooks wait until you trust it (`swebash-ai trust`, which lists them).")
         rules = self.loaded.rules + self.project.in_force
         self.gate.rules = rules
         self.gate.hooks = self.loaded.hooks + self.project.hooks_in_force
@@ -188,6 +189,8 @@ class Session:
 
         if self.project.path is None or not self.project.sha256 or self.project.problem:
             raise ConfigError("There is no project rules file here to trust.")
+        if self.project.unverified:
+            raise ConfigError(f"{self.project.path} cannot be trusted: {self.project.unverified}.")
         trust_project(self.loaded.config_file, self.project.path, self.project.sha256)
         self.reload_rules()
         return self.project

@@ -153,15 +153,15 @@ class Gate:
 
     def _runs_unasked(self, path: Any) -> bool:
         """A file whose content later runs or decides without a question: the project's ``.swebash-ai`` folder
-        (rules, hooks) and the programs hooks run. accept-edits never writes those unasked, or an edit
-        would be code that runs at the next tool call."""
+        (rules, hooks) and the files hooks run (:meth:`Hook.file_words`). accept-edits never writes those
+        unasked, or an edit would be code that runs at the next tool call."""
         if not isinstance(path, str):
             return True
         target = Path(os.path.realpath(self.workspace / os.path.expanduser(path)))
         if target.is_relative_to(Path(os.path.realpath(self.workspace / ".swebash-ai"))):
             return True
-        programs = {Path(os.path.realpath(self.workspace / h.command[0])) for h in self.hooks if "/" in h.command[0]}
-        return target in programs
+        named = {Path(os.path.realpath(self.workspace / w)) for h in self.hooks for w in h.file_words()}
+        return target in named
 
     def matching(self, event: str, tool: str = "", arguments: Mapping[str, Any] | None = None) -> list[Hook]:
         """The hooks of ``event`` whose tool glob and command prefix match this call."""

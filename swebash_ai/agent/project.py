@@ -4,18 +4,30 @@ Contract:
     :func:`load_project` reads the file through :func:`~swebash_ai.safety.unasked.read_unasked` (it must
     lie inside the workspace, and never leads to a protected file) and returns a :class:`ProjectRules`.
     Its ``ask`` and ``deny`` rules are always in force; its ``allow`` rules and its hooks only once the user
-    trusted that exact file: ``[[trusted_projects]]`` in the user's config holds the file's path and the
-    SHA-256 of its text, so a changed file asks again.
+    trusted that exact file and what it makes us run: ``[[trusted_projects]]`` in the user's config holds
+    the file's path and a SHA-256 that covers its text and every project file its hooks name
+    (:meth:`~swebash_ai.config.hooks.Hook.file_words`: ``./.swebash-ai/hooks/check.sh``, the
+    ``scripts/x.py`` of ``python scripts/x.py``), so a change to any of them asks again.
+
+    What the hash covers, per word: a file inside the project, its bytes; a word naming nothing yet, that
+    it is absent (a file appearing there later asks again); a directory or a file outside the project
+    (``/usr/bin/x``, a link leading out), only where it leads: its content is not the repository's to
+    change, and a directory's files are not covered. A file that cannot be hashed (protected, not a regular
+    file, over :data:`HASH_MAX_BYTES`) makes the project impossible to trust (``unverified``). With no such
+    word the hash is the rules file's alone, as records made before hooks' files were covered hold: those
+    stay valid where they cover everything, and ask again where hooks name project files.
 
 Why:
     A cloned repository is written by someone else. It may make the assistant more careful by itself; it
     must never make it less careful, nor run its programs as hooks, without the user saying so after
-    reading what it asks for.
+    reading what it asks for. A ``git pull`` that changes a hook's script changes what runs as much as a
+    change to the rules file does.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,10 +36,33 @@ from pathlib import Path
 from swebash_ai.config.hooks import Hook, TrustedProject, parse_hooks
 from swebash_ai.config.rules import ToolRules, parse_rule_list
 from swebash_ai.errors import ConfigError
-from swebash_ai.safety.paths import PathPolicy
+from swebash_ai.safety.paths import PathPolicy, PathRefused, open_for_read
 from swebash_ai.safety.unasked import DEFAULT_MAX_BYTES, UnaskedText, read_unasked
 
 PROJECT_FILE = Path(".swebash-ai") / "rules.toml"
+HASH_MAX_BYTES = 16 * 1024 * 1024
+"""The largest file a project's hooks may name and still be trusted (its bytes are hashed whole)."""
+
+
+@dataclass(frozen=True)
+class Covered:
+    """One file a project's hooks name, as the trust hash covers it."""
+
+    word: str
+    """As the hook command writes it."""
+    resolved: Path
+    state: str
+    """``sha256:HEX``, ``absent``, ``directory`` or ``outside`` (see the module docstring)."""
+
+    def line(self) -> str:
+        """For the trust prompt and ``swebash-ai trust``."""
+        if self.state.startswith("sha256:"):
+            return f"covers {self.word} (sha256 {self.state[7:19]}...)"
+        if self.state == "absent":
+            return f"covers {self.word} (absent now: a file created there asks again)"
+        where = "a directory: its files are not covered" if self.state == "directory" else \
+            f"outside the project: {self.resolved}"
+        return f"not covered: {self.word} ({where})"
 
 
 @dataclass(frozen=True)
@@ -41,6 +76,12 @@ class ProjectRules:
     trusted: bool = False
     problem: str = ""
     """Why the file was left out (unreadable, refused, invalid): for a notice."""
+    covered: tuple[Covered, ...] = ()
+    """The files its hooks name, in the trust hash."""
+    unverified: str = ""
+    """Why it cannot be trusted (a file its hooks name cannot be hashed); empty when it can."""
+    stale: bool = False
+    """The user trusted this file once, with another hash: it, or a file its hooks name, changed since."""
 
     @property
     def in_force(self) -> ToolRules:
@@ -61,6 +102,9 @@ class ProjectRules:
         lines = [f"{r.decision:5}  {r.what()}" + (f"  (only in {', '.join(r.workspaces)})" if r.workspaces else "")
                  for r in self.rules.rules]
         lines += [f"hook   {h.event}: runs {' '.join(h.command)}" for h in self.hooks]
+        lines += [f"       {c.line()}" for c in self.covered]
+        if self.unverified:
+            lines.append(f"!      cannot be trusted: {self.unverified}")
         return lines
 
 
@@ -85,6 +129,54 @@ def load_project(
         hooks = parse_hooks(data.get("hooks"), str(path), "[[hooks]]", "project")
     except (tomllib.TOMLDecodeError, ConfigError) as exc:
         return ProjectRules(path, digest, problem=f"{path} was left out: {exc}")
+    covered, unverified = _cover(root, policy, hooks)
+    if covered:
+        digest = _digest(digest, covered)
     key = str(got.resolved)
-    ok = any(t.path == key and t.sha256 == digest for t in trusted)
-    return ProjectRules(got.resolved, digest, rules, hooks, ok)
+    ok = not unverified and any(t.path == key and t.sha256 == digest for t in trusted)
+    stale = not ok and any(t.path == key for t in trusted)
+    return ProjectRules(got.resolved, digest, rules, hooks, ok, covered=covered, unverified=unverified, stale=stale)
+
+
+def _digest(rules_digest: str, covered: Sequence[Covered]) -> str:
+    """One hash over the rules file's and each covered file's state; never equal to a rules-only hash."""
+    h = hashlib.sha256(b"swebash-ai project trust 2\0" + rules_digest.encode())
+    for c in covered:
+        h.update(f"\0{c.word}\0{c.resolved}\0{c.state}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _cover(root: Path, policy: PathPolicy, hooks: Sequence[Hook]) -> tuple[tuple[Covered, ...], str]:
+    """Every file the hooks name, with its state; and why one cannot be hashed ("" when all can)."""
+    base = Path(os.path.realpath(root))
+    out: list[Covered] = []
+    for word in dict.fromkeys(w for h in hooks for w in h.file_words()):  # each once, in order
+        resolved = Path(os.path.realpath(base / word))  # hooks run in the workspace: words are relative to it
+        if not resolved.is_relative_to(base):
+            out.append(Covered(word, resolved, "outside"))
+        elif not os.path.lexists(resolved):
+            out.append(Covered(word, resolved, "absent"))
+        elif os.path.isdir(resolved):
+            out.append(Covered(word, resolved, "directory"))
+        else:
+            state = _hash(resolved, policy)
+            if not state.startswith("sha256:"):
+                return tuple(out), f"{word}: {state}"
+            out.append(Covered(word, resolved, state))
+    return tuple(out), ""
+
+
+def _hash(path: Path, policy: PathPolicy) -> str:
+    """``sha256:HEX`` of the file's bytes, or why it cannot be hashed (the floor: protected files are not read)."""
+    verdict = policy.check(str(path), "read")
+    if verdict.decision == "deny":
+        return "; ".join(verdict.reasons) or "refused by the path policy"
+    try:
+        data, truncated = open_for_read(path, HASH_MAX_BYTES, refuse=policy.descriptor_reason)
+    except PathRefused as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if truncated:
+        return f"larger than {HASH_MAX_BYTES // (1024 * 1024)} MiB"
+    return "sha256:" + hashlib.sha256(data).hexdigest()

@@ -104,13 +104,17 @@ def run_trust(loaded: LoadedSettings, cwd: Path, yes: bool, out: TextIO | None =
     if project.trusted:
         print("Already trusted as it is.", file=out)
         return 0
+    if project.unverified:
+        raise ConfigError(f"{project.path} cannot be trusted: {project.unverified}.",
+                          hint="Trust covers every project file its hooks run; see docs/approvals.md (Project rules).")
     if not yes:
         if not sys.stdin.isatty():
             raise ConfigError("Not trusted: nobody to confirm. Read the list above and run `swebash-ai trust --yes`.")
-        answer = input("Trust these rules and hooks (they apply until the file changes)? [y/N] ")
+        answer = input("Trust these rules and hooks (they apply until the file or a file listed changes)? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             print("Not trusted.", file=out)
             return 3
     trust_project(loaded.config_file, project.path, project.sha256)
-    print(f"Trusted; recorded in {loaded.config_file}. A change to the file asks again.", file=out)
+    print(f"Trusted; recorded in {loaded.config_file}. A change to the file or to a file it covers asks again.",
+          file=out)
     return 0

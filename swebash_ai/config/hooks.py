@@ -10,8 +10,9 @@ A hook is a program the user names, run at a point of the tool loop with a JSON 
     timeout = 10                     # seconds (default 10)
 
 Running them is :mod:`swebash_ai.agent.hooks`. ``[[trusted_projects]]`` (``path``, ``sha256``) records the
-project files (rules and hooks) the user trusted, by the hash of what they read; written by
-``swebash-ai trust`` and the TUI's prompt, never by a repository.
+project files (rules and hooks) the user trusted, by the hash of what they read and of the project files its
+hooks run (see :func:`swebash_ai.agent.project.load_project`); written by ``swebash-ai trust`` and the TUI's
+prompt, never by a repository.
 """
 
 from __future__ import annotations
@@ -53,6 +54,18 @@ class Hook(BaseModel):
     @property
     def label(self) -> str:
         return f"hook:{self.name or self.command[0].rsplit('/', 1)[-1]}"
+
+    def file_words(self) -> tuple[str, ...]:
+        """The words of ``command`` taken as files the hook runs or reads, relative to the workspace: the
+        program when written as a path (``./check.sh``; a bare name is looked up on ``PATH``), then every
+        later word that looks like a file: not an option, no blank, and a ``/`` or a dot (``scripts/x.py``,
+        ``check.sh``, ``.env``; not ``.`` or ``..``). A bounded, conservative rule: trust of a project covers
+        these files (agent/project.py) and accept-edits never writes them unasked (agent/decide.py)."""
+        program, *rest = self.command
+        words = [program] if "/" in program else []
+        words += [w for w in rest if not w.startswith("-") and not any(c.isspace() for c in w)
+                  and ("/" in w or ("." in w and w not in (".", "..")))]
+        return tuple(words)
 
 
 @dataclass(frozen=True)

@@ -178,8 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common_options(rules, suppress=True)
     trust = sub.add_parser("trust", help="trust this project's .swebash-ai/rules.toml (its allow rules and hooks)",
                            description="Show what the project's .swebash-ai/rules.toml allows and runs, and record "
-                           "that you trust it (with a hash of the file, in your config file): its allow rules and "
-                           "hooks apply until the file changes. Its ask and deny rules always apply.")
+                           "that you trust it (with a hash of the file and of the project files its hooks run, in your "
+                           "config file): its allow rules and hooks apply until one of them changes. Its ask and deny "
+                           "rules always apply.")
     trust.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     trust.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help="the project (default: here)")
     _common_options(trust, suppress=True)

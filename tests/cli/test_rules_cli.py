@@ -62,3 +62,20 @@ def test_approval_mode_plan_refuses_a_write_even_with_yes(run_cli, llm_env: Fake
 def test_help_names_the_mode_and_the_commands(run_cli) -> None:
     shown = run_cli("--help").stdout
     assert "--approval-mode" in shown and "rules [list|remove N]" in shown and "swebash-ai trust" in shown
+
+
+def test_trust_lists_the_files_it_covers_and_a_changed_hook_script_needs_it_again(run_cli, workspace: Path) -> None:
+    config("")
+    hooks = workspace / ".swebash-ai" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "check.sh").write_text("#!/bin/sh\nexit 0\n")
+    (workspace / ".swebash-ai" / "rules.toml").write_text(
+        '[[hooks]]\nevent = "before_tool"\ncommand = ["./.swebash-ai/hooks/check.sh", "/etc/hosts"]\n')
+    done = run_cli("trust", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "covers ./.swebash-ai/hooks/check.sh (sha256 " in done.stdout
+    assert "not covered: /etc/hosts (outside the project" in done.stdout
+    assert "Already trusted" in run_cli("trust").stdout
+    (hooks / "check.sh").write_text("#!/bin/sh\nexit 2\n")
+    again = run_cli("trust")
+    assert again.returncode == 2 and "Already trusted" not in again.stdout and "trust --yes" in again.stderr

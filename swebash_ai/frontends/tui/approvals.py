@@ -101,4 +101,4 @@ async def offer_trust(app: Any, session: Session) -> None:
     except SwebashError as exc:
         app.chat.add_error("Not trusted", exc.message, exc.hint)
         return
-    app.chat.add_notice(f"Trusted {project.path}; a change to it asks again.")
+    app.chat.add_notice(f"Trusted {project.path}; a change to it or to a file it covers asks again.")

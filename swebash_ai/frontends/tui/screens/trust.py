@@ -39,7 +39,7 @@ class TrustScreen(ModalScreen[bool]):
                 yield Static(Content("\n".join(safe(line, visible=True) for line in self.lines)),
                              id="trust-lines")
             yield Static(Content("The repository wrote this file. Its ask and deny rules apply anyway; its allow "
-                                 "rules and hooks only if you trust it, until the file changes."),
+                                 "rules and hooks only if you trust it, until it or a file it covers changes."),
                          id="confirm-reasons")
             with Horizontal(id="confirm-buttons"):
                 yield Button("Trust (t)", id="trust-yes", variant="warning", compact=True)
