@@ -15,6 +15,12 @@ the tool call's task, never the pumps and watcher tasks created here; the sessio
 one-shot exit, Ctrl-C, a crashed loop) stops them all, and a killed swebash-ai closes each supervisor's
 control pipe, which stops its command too. Limits (how many run at once, the buffer) are settings.
 
+Exits: a process that ends by itself (not stopped by ``stop_process``, by hand or by the session's end)
+after its ``run_command`` call answered is announced once to :attr:`ProcessService.on_exit`, a front end's
+listener (the TUI shows a notice: "background process p2 `npm run dev` exited with code 1 after 12 s").
+The model learns it from its next ``read_process`` (the state, the exit code, how long it ran and the last
+output); an exit before the call answered is in that call's own result, so it is not announced again.
+
 Undo: an approved command's workspace is snapshotted before it starts (by the exec tool) and again when it
 is stopped or exits (``on_end``), so ``/undo`` can revert what it changed.
 """
@@ -129,7 +135,8 @@ class BackgroundProcess:
     """One background command: its containment, its output ring and its state (see the module docstring)."""
 
     def __init__(self, pid_id: str, command: str, cwd: Path, job: Contained, cap: int, approved: bool,
-                 on_end: Callable[[], None] | None) -> None:
+                 on_end: Callable[[], None] | None, on_exit: Callable[[BackgroundProcess], None] | None = None,
+                 ) -> None:
         self.id, self.command, self.cwd, self.job, self.approved = pid_id, command, cwd, job, approved
         self.ring = Ring(cap)
         self.started = time.monotonic()
@@ -139,6 +146,9 @@ class BackgroundProcess:
         self.signal: str | None = None
         self.containment: Containment | None = None
         self._on_end = on_end
+        self._on_exit = on_exit
+        self.announce = False
+        """Whether an exit by itself is announced: set once ``run_command`` answered that it runs."""
         self._changed = asyncio.Event()
         self._pumps = [asyncio.create_task(self._pump(job.stdout)), asyncio.create_task(self._pump(job.stderr))]
         self._ending: asyncio.Task[None] | None = None
@@ -157,6 +167,16 @@ class BackgroundProcess:
             how = f"killed by {self.signal}" if self.signal else f"exit code {self.exit_code}"
             return f"stopped by {self.stopped_by} ({how})"
         return f"killed by {self.signal}" if self.signal else f"exited with code {self.exit_code}"
+
+    def ended_words(self) -> str:
+        """The state with how long it ran once it ended: ``exited with code 1 after 12 s``."""
+        if self.ended_at is None:
+            return self.describe_state()
+        return f"{self.describe_state()} after {_duration(self.ended_at - self.started)}"
+
+    def exit_notice(self) -> str:
+        """The one line a front end shows when it ended by itself."""
+        return f"background process {self.id} `{_short(self.command)}` {self.ended_words()}"
 
     def row(self) -> ProcessRow:
         end = self.ended_at if self.ended_at is not None else time.monotonic()
@@ -200,6 +220,11 @@ class BackgroundProcess:
             self.exit_code, self.ended_at = rc, time.monotonic()
             self.state = "stopped" if stop and self._stop_requested else "exited"
             self._changed.set()
+            if self.state == "exited" and self.announce and self._on_exit is not None:
+                try:
+                    self._on_exit(self)
+                except Exception:  # a front end's listener must not break the process's ending
+                    log.exception("the background process exit listener failed")
         if self._on_end is not None:  # the after-snapshot for undo; a failure is logged by the callback
             await asyncio.to_thread(self._on_end)
 
@@ -242,6 +267,8 @@ class ProcessService:
         self._procs: dict[str, BackgroundProcess] = {}
         self._ids = itertools.count(1)
         self.closed = False
+        self.on_exit: Callable[[BackgroundProcess], None] | None = None
+        """Called (on the loop the processes run on) when one exits by itself; see the module docstring."""
 
     def get(self, pid_id: str) -> BackgroundProcess | None:
         return self._procs.get(pid_id.strip())
@@ -284,7 +311,8 @@ class ProcessService:
         env = dict(env)
         env[MARKER_VAR] = uuid.uuid4().hex
         job = await start_contained(argv, cwd=cwd, env=env)
-        proc = BackgroundProcess(f"p{next(self._ids)}", command, cwd, job, self.buffer_bytes, approved, on_end)
+        proc = BackgroundProcess(f"p{next(self._ids)}", command, cwd, job, self.buffer_bytes, approved, on_end,
+                                 self._exited)
         self._procs[proc.id] = proc
         self._forget_old()
         return proc
@@ -306,10 +334,19 @@ class ProcessService:
         await asyncio.gather(*(p.stop("the end of the session") for p in live), return_exceptions=True)
         return live
 
+    def _exited(self, proc: BackgroundProcess) -> None:
+        if self.on_exit is not None:  # read at the exit: a front end may set it after the process started
+            self.on_exit(proc)
+
     def _forget_old(self) -> None:
         ended = [k for k, p in self._procs.items() if not p.running]
         for key in ended[: max(0, len(ended) - _KEEP_ENDED)]:
             del self._procs[key]
+
+
+def _duration(seconds: float) -> str:
+    s = round(seconds)
+    return f"{seconds:.1f} s" if seconds < 10 else f"{s} s" if s < 120 else f"{s // 60} min {s % 60} s"
 
 
 def _short(command: str, limit: int = 60) -> str:
@@ -379,6 +416,7 @@ async def start_background(ctx: ToolContext, command: str, workdir: Path, *, kee
     lines = [f"process id: {proc.id}", f"state: {proc.describe_state()}",
              *_report(proc, text, dropped, svc.buffer_bytes)]
     if proc.running:
+        proc.announce = True  # from now on its exit is news (no await since the state above was read)
         lines.append(f"It keeps running after this turn. read_process(id=\"{proc.id}\") returns new output; "
                      f"stop_process(id=\"{proc.id}\") stops it.")
     else:
@@ -400,7 +438,8 @@ async def read_process(
 ) -> ToolResult:
     """Read what a background process (started with run_command(background=true)) printed since the last read.
 
-    Returns its state (running, or exited with its code) and its new output (stdout and stderr together).
+    Returns its state (running, or exited with its code and how long it ran) and its new output (stdout and
+    stderr together).
     Only the last part of a flood of output is kept; the result says how much was dropped.
 
     Args:
@@ -414,7 +453,7 @@ async def read_process(
     if wait_seconds:
         await proc.wait_output(proc.ring.read_to, wait_seconds)
     text, dropped = proc.read()
-    lines = [f"process {proc.id}: {proc.describe_state()}  ($ {_short(proc.command, 100)})",
+    lines = [f"process {proc.id}: {proc.ended_words()}  ($ {_short(proc.command, 100)})",
              *_report(proc, text, dropped, proc.ring.cap)]
     if not proc.running:
         lines += _ending_lines(proc)

@@ -4,8 +4,9 @@ Contract:
 
 * :class:`McpHost` starts every enabled ``[mcp_servers.NAME]`` server in parallel, each bounded by its
   ``startup_timeout``; a server that fails to start, hangs or crashes gets a state and a message a person can
-  read, and the others keep working. :meth:`McpHost.aclose` ends every server process (the SDK's transport
-  closes stdin, then terminates the process tree); it also runs when the session's task is cancelled.
+  read, and the others keep working. :meth:`McpHost.aclose` ends every server process (the stdio transport
+  closes stdin, then stops the server's whole contained tree: :mod:`swebash_ai.tools.mcp_stdio`); it also
+  runs when the session's task is cancelled.
 * Each server tool becomes an :class:`McpTool` named ``mcp__<server>__<tool>`` (letters, digits, ``_``, ``-``,
   at most 64 characters, no collisions). It is a :class:`~swebash_ai.tools.registry.Tool`, so the loop treats
   it like any other: arguments validated (here against the server's JSON Schema, with ``jsonschema``), then

@@ -1,8 +1,11 @@
 """The stdio transport of MCP servers, with a bound on what one message may cost.
 
-Contract: :func:`bounded_stdio_client` is the SDK's ``stdio_client`` (same process start, environment,
-shutdown and process-tree kill: those are the SDK's own functions) with another reader of the server's
-stdout:
+Contract: :func:`bounded_stdio_client` is the SDK's ``stdio_client`` (same environment, same shutdown order:
+close stdin, a grace, then a kill) with two differences. The server is started by
+:func:`~swebash_ai.tools.process.start_contained`, under the per-run supervisor every command runs under
+(docs/safety.md "Processes"): a daemon it double-forks or starts with ``setsid`` stays in its tree and is stopped when
+the session closes, when the server exits, and when swebash-ai dies (even by SIGKILL: the supervisor sees its
+control pipe close). The SDK kills the server's process group only. And another reader of the server's stdout:
 
 * linear in the size of a message (the SDK's reader joins each 64 KiB chunk onto the pending line, which is
   quadratic: a 50 MB answer took over a minute and timed out);
@@ -17,11 +20,18 @@ Only this module and ``mcp_client`` import the SDK, and only when a server is co
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import errno
 import json
 import logging
+import os
 import re
+import shutil
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
@@ -29,6 +39,9 @@ import anyio.lowlevel
 from mcp.client import stdio as sdk
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError, jsonrpc_message_adapter
+
+from swebash_ai.tools.containment import MARKER_VAR
+from swebash_ai.tools.process import Contained, start_contained
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +52,9 @@ HEAD_BYTES = 1024 * 1024
 """What is kept of a message over :data:`MAX_MESSAGE_BYTES`: enough for the start of its text."""
 OVERSIZE = -32090
 """JSON-RPC error code (implementation-defined range) of a request whose answer was over the limit."""
+STDERR_KEEP = 1024 * 1024
+"""The most of a server's stderr kept (in a temporary file) before it starts over."""
+_READ_SIZE = 65_536
 
 _ID_AT_START = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"[^"\\]{0,200}")')
 _ID_AT_END = re.compile(rb'"id"\s*:\s*(-?\d+|"[^"\\]{0,200}")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$')
@@ -129,18 +145,58 @@ class LineReader:
             return exc
 
 
+async def start_server(server: sdk.StdioServerParameters) -> Contained:
+    """Start a stdio server under the same containment as every command (``tools/process.py``).
+
+    The environment is the SDK's (a few safe variables, then the server's ``env``) plus the containment
+    marker; the program is looked up in that ``PATH`` (the supervisor ``exec``s a path, not a name).
+
+    Raises:
+        FileNotFoundError: no such program.
+        ToolError: it could not be started.
+    """
+    env = sdk.get_default_environment() | (server.env or {})
+    env[MARKER_VAR] = uuid.uuid4().hex
+    cwd = Path(server.cwd) if server.cwd is not None else Path.cwd()
+    program = server.command
+    if os.sep not in program:
+        found = shutil.which(program, path=env.get("PATH", os.defpath))
+        if found is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
+        program = found
+    # Checked here, not left to the supervisor's exec: its failure would read "Connection closed".
+    where = cwd / program
+    if not where.exists():
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
+    if where.is_dir() or not os.access(where, os.X_OK):
+        raise PermissionError(errno.EACCES, "Permission denied", program)
+    return await start_contained([program, *server.args], cwd=cwd, env=env, stdin=True)
+
+
+async def _keep_stderr(reader: asyncio.StreamReader, errlog: TextIO) -> None:
+    """Copy the server's stderr into ``errlog`` (its last line explains a failed start), keeping the file
+    under :data:`STDERR_KEEP` bytes: a chatty server must not fill the disk over a long session."""
+    while chunk := await reader.read(65_536):
+        with contextlib.suppress(OSError, ValueError):
+            if errlog.tell() > STDERR_KEEP:
+                errlog.seek(0)
+                errlog.truncate()
+            errlog.write(chunk.decode("utf-8", "replace"))
+
+
 @asynccontextmanager
 async def bounded_stdio_client(server: sdk.StdioServerParameters, errlog: TextIO) -> AsyncIterator[Any]:
-    """The SDK's ``stdio_client`` with :class:`LineReader` reading stdout (see the module docstring).
+    """The SDK's ``stdio_client`` with :class:`LineReader` reading stdout and the server started contained.
 
-    The body follows the SDK's (mcp 2.3) line for line but for the reader; it uses the SDK's process helpers,
-    so starting and stopping a server behave exactly as the SDK's transport does.
+    The body follows the SDK's (mcp 2.3) shape: a stdout reader, a stdin writer, and a shutdown that cannot be
+    cancelled and whose every wait is bounded. Two differences: the reader (see the module docstring), and the
+    process: it runs under the per-run supervisor (:func:`start_server`), so the shutdown (close stdin, a
+    grace of ``PROCESS_TERMINATION_TIMEOUT`` to exit, then the supervisor's sweep) ends every process the
+    server started, and a killed swebash-ai ends them too.
     """
-    command = await sdk._get_executable_command(server.command)
-    process = await sdk._create_platform_compatible_process(
-        command=command, args=server.args, env=sdk.get_default_environment() | (server.env or {}), errlog=errlog,
-        cwd=server.cwd,
-    )
+    job = await start_server(server)
+    assert job.stdin is not None
+    stdin = job.stdin
     # No awaits until the task group is entered: a cancellation in the gap would leak the process.
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -148,19 +204,22 @@ async def bounded_stdio_client(server: sdk.StdioServerParameters, errlog: TextIO
     writer_done = anyio.Event()
 
     async def stdout_reader() -> None:
-        assert process.stdout is not None
         reader = LineReader()
         try:
             async with read_writer:
                 try:
-                    async for chunk in process.stdout:
+                    while chunk := await job.stdout.read(_READ_SIZE):
                         for message in reader.feed(chunk):
                             try:
                                 await read_writer.send(message)
                             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                                 return
                 finally:
-                    await sdk._drain_stdout(process)
+                    # Drain: a server blocked writing its stdout cannot read its stdin and exit; the shutdown
+                    # ends the pipe (the sweep, then close()), so this ends too.
+                    with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
+                        while await job.stdout.read(_READ_SIZE):
+                            pass
         except anyio.ClosedResourceError:
             pass  # our own shutdown closed the stream under the read
         except (anyio.BrokenResourceError, ConnectionError):
@@ -168,12 +227,12 @@ async def bounded_stdio_client(server: sdk.StdioServerParameters, errlog: TextIO
                 log.warning("reading from an MCP server's stdout failed mid-session", exc_info=True)
 
     async def stdin_writer() -> None:
-        assert process.stdin is not None
         try:
             async with write_reader:
                 async for message in write_reader:
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send((data + "\n").encode(server.encoding, server.encoding_error_handler))
+                    stdin.write((data + "\n").encode(server.encoding, server.encoding_error_handler))
+                    await stdin.drain()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await read_writer.aclose()  # the session sees the connection end, not a request hanging
         finally:
@@ -184,13 +243,23 @@ async def bounded_stdio_client(server: sdk.StdioServerParameters, errlog: TextIO
         write_stream.close()
         with anyio.move_on_after(sdk._WRITER_FLUSH_TIMEOUT):
             await writer_done.wait()
-        await sdk._stop_server_process(process)
+        stdin.close()  # the MCP way to ask a stdio server to exit
+        with anyio.move_on_after(sdk.PROCESS_TERMINATION_TIMEOUT):
+            await job.exited()
+        report = await job.stop()  # whatever is left: the server, and everything it started
+        job.close()
+        if report.stopped_count:
+            log.info("MCP server %s: stopped %d process(es) it left: %s", server.command, report.stopped_count,
+                     report.stopped_names())
+        if not report.complete:
+            log.warning("MCP server %s: %s", server.command, report.survivors_text())
         await sdk._aclose_all(read_stream, write_stream, read_writer, write_reader)
         await anyio.lowlevel.checkpoint()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(stdout_reader)
         tg.start_soon(stdin_writer)
+        tg.start_soon(_keep_stderr, job.stderr, errlog)
         try:
             yield read_stream, write_stream
         finally:

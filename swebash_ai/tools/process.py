@@ -2,7 +2,9 @@
 
 Contract:
     The only place in the package that starts processes (the exec tool, ``tools/exec.py``, calls
-    :func:`run_process`; the undo snapshots, ``tools/snapshots.py``, call :func:`run_program` for git):
+    :func:`run_process`; background commands and MCP stdio servers, ``tools/background.py`` and
+    ``tools/mcp_stdio.py``, call :func:`start_contained`; the undo snapshots, ``tools/snapshots.py``, call
+    :func:`run_program` for git):
     ``bash --noprofile --norc -c``, stdin from ``/dev/null``, its own session (no controlling tty:
     ``sudo``/``ssh`` cannot prompt), a scrubbed
     environment (no secret-looking variables, no ``BASH_ENV``/``ENV``/exported functions, pagers and
@@ -170,14 +172,16 @@ class _Supervisor:
     report: int  # our end of the report pipe: it ends when the supervisor does
 
     @classmethod
-    def spawn(cls, command: Sequence[str], cwd: Path | str, env: Mapping[str, str]) -> _Supervisor:
-        """Start a supervisor: with ``command`` it runs it at once; without, it is a warm spare."""
+    def spawn(cls, command: Sequence[str], cwd: Path | str, env: Mapping[str, str], stdin: int = subprocess.DEVNULL,
+              ) -> _Supervisor:
+        """Start a supervisor: with ``command`` it runs it at once; without, it is a warm spare. The command
+        inherits its stdin (``subprocess.PIPE``: a pipe from us, as an MCP server needs), stdout and stderr."""
         control, report = os.pipe(), os.pipe()
         try:
             popen = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(_SUPERVISOR), str(control[0]), str(report[1]), str(KILL_GRACE),
                  *command],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=dict(env),
+                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=dict(env),
                 start_new_session=True, pass_fds=(control[0], report[1]),
             )
         except BaseException:
@@ -209,7 +213,7 @@ class _Supervisor:
                 os.close(fd)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=2)
-        for pipe in (self.popen.stdout, self.popen.stderr):
+        for pipe in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if pipe is not None:
                 pipe.close()
 
@@ -254,13 +258,19 @@ async def _reader(pipe: Any) -> tuple[asyncio.StreamReader, asyncio.BaseTranspor
     return reader, transport
 
 
+async def _writer(pipe: Any) -> tuple[asyncio.StreamWriter, asyncio.BaseTransport]:
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
+    return asyncio.StreamWriter(transport, protocol, None, loop), transport
+
+
 class Contained:
     """One command and everything it starts, as a unit that can be stopped (see the module docstring).
 
-    Read ``stdout``/``stderr``; ``await wait()`` for it to end by itself, or ``await stop()`` to end it now:
-    either stops whatever is left and returns the :class:`Containment` (also kept in ``result``). Both are
-    idempotent and finish even if the caller is cancelled meanwhile; ``close()`` releases the output pipes
-    once read. Built by :func:`start_contained`.
+    Read ``stdout``/``stderr`` (and write ``stdin`` when it was started with one); ``await wait()`` for it to
+    end by itself, or ``await stop()`` to end it now: either stops whatever is left and returns the
+    :class:`Containment` (also kept in ``result``). Both are idempotent and finish even if the caller is
+    cancelled meanwhile; ``close()`` releases the pipes once read. Built by :func:`start_contained`.
     """
 
     def __init__(
@@ -272,8 +282,9 @@ class Contained:
         proc: asyncio.subprocess.Process | None = None,
         supervisor: _Supervisor | None = None,
         transports: Sequence[asyncio.BaseTransport] = (),
+        stdin: asyncio.StreamWriter | None = None,
     ) -> None:
-        self.stdout, self.stderr, self.marker = stdout, stderr, marker
+        self.stdout, self.stderr, self.stdin, self.marker = stdout, stderr, stdin, marker
         self._proc, self._sup, self._transports = proc, supervisor, list(transports)
         self.pid: int = supervisor.popen.pid if supervisor is not None else proc.pid  # type: ignore[union-attr]
         """The process swebash-ai started: the supervisor, or the command itself under the fallback."""
@@ -322,7 +333,9 @@ class Contained:
         return await self._end()
 
     def close(self) -> None:
-        """Release the output pipes (what is unread is lost)."""
+        """Release the pipes (what is unread is lost)."""
+        if self.stdin is not None:
+            self.stdin.close()
         for t in self._transports:
             t.close()
 
@@ -403,8 +416,9 @@ class Contained:
             self._exited.set_result(None)
 
 
-async def start_contained(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Contained:
-    """Start ``argv`` (stdin from /dev/null, stdout and stderr piped) under containment.
+async def start_contained(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdin: bool = False,
+                          ) -> Contained:
+    """Start ``argv`` (stdin from /dev/null, or a pipe with ``stdin``; stdout and stderr piped) under containment.
 
     ``env`` should carry :data:`MARKER_VAR` (the fallback's way to find descendants). On Linux the command
     runs under a per-run supervisor (``tools/supervisor.py``), warm when one was started ahead of it;
@@ -418,26 +432,28 @@ async def start_contained(argv: Sequence[str], *, cwd: Path, env: Mapping[str, s
     if not supervised():
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                *argv, stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, cwd=cwd, env=dict(env), start_new_session=True,
             )
         except OSError as exc:
             raise ToolError(f"Cannot start the command: {exc}") from exc
         assert proc.stdout is not None and proc.stderr is not None
-        return Contained(marker=marker, stdout=proc.stdout, stderr=proc.stderr, proc=proc)
-    sup = _take_spare()
+        return Contained(marker=marker, stdout=proc.stdout, stderr=proc.stderr, proc=proc, stdin=proc.stdin)
+    sup = None if stdin else _take_spare()  # a spare's stdin is /dev/null
     if sup is None or not sup.send(argv, cwd, env):
         try:
-            sup = _Supervisor.spawn(argv, cwd, env)
+            sup = _Supervisor.spawn(argv, cwd, env, subprocess.PIPE if stdin else subprocess.DEVNULL)
         except OSError as exc:
             raise ToolError(f"Cannot start the command: {exc}") from exc
     try:
         out, out_t = await _reader(sup.popen.stdout)
         err, err_t = await _reader(sup.popen.stderr)
+        writer = (await _writer(sup.popen.stdin))[0] if stdin else None
     except BaseException:
         sup.discard()  # closing its control pipe stops the command it already started
         raise
-    return Contained(marker=marker, stdout=out, stderr=err, supervisor=sup, transports=(out_t, err_t))
+    return Contained(marker=marker, stdout=out, stderr=err, supervisor=sup, transports=(out_t, err_t), stdin=writer)
 
 
 async def stop_all() -> list[Containment]:

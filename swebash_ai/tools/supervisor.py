@@ -22,7 +22,8 @@ Contract:
         D                  the report is complete
 
 Why a separate program: orphans re-parent to the nearest subreaper, so a subreaper per run knows exactly
-which processes are this run's (swebash-ai's own children, MCP servers among them, are never candidates),
+which processes are this run's (swebash-ai's other children, other runs and MCP servers, are never candidates;
+an MCP stdio server is a run of its own, under its own supervisor),
 and it works the same for a command that runs to completion and for one that runs in the background.
 Start-up is kept small (about 10 ms): only built-in modules and ctypes, no ``signal``/``json`` imports.
 """

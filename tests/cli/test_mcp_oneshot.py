@@ -1,5 +1,6 @@
 """MCP servers in a real one-shot run (``python -m swebash_ai -c``): denial without a terminal exits 3,
-``--yes`` allows, and Ctrl-C during an MCP call exits 130 and leaves no server process behind."""
+``--yes`` allows, Ctrl-C during an MCP call exits 130 and leaves no server process behind, and neither does
+a SIGKILL (nor the daemon the server started)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from typing import Any
 import pytest
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
-from tests.mcptools._support import alive, server_table
+from swebash_ai.tools.process import supervised
+from tests.mcptools._support import alive, left_running, server_table, unique_duration, wait_recorded
 
 from ._helpers import command
 
@@ -81,3 +83,26 @@ def test_ctrl_c_during_an_mcp_call_exits_130_and_leaves_no_process(
     assert not alive(pid)
     audit = [json.loads(x) for x in (Path(cli_env["SWEBASH_AI_HOME"]) / "audit.jsonl").read_text().splitlines()]
     assert audit[-1]["tool"] == "mcp__demo__hang" and audit[-1]["outcome"] == "cancelled"
+
+
+@pytest.mark.skipif(not supervised(), reason="the subreaper supervisor is Linux-only")
+def test_a_killed_oneshot_leaves_neither_the_server_nor_the_daemon_it_started(
+    llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    # SIGKILL: no clean-up of ours runs; the server's supervisor sees its control pipe close and sweeps.
+    pidfile, duration = tmp_path / "pids", unique_duration()
+    write_config(cli_env, server_table("demo", "--daemon", str(pidfile), duration, auto_approve=["hang"]))
+    llm_env.enqueue(Reply.tool_calls([("mcp__demo__hang", {"seconds": 60})]), Reply.text("never"))
+    proc = subprocess.Popen(command("-c", "go"), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd=workspace, env=cli_env, start_new_session=True)
+    try:
+        server, daemon = wait_recorded(pidfile, 2, limit=40)
+        deadline = time.monotonic() + 40
+        while not llm_env.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the hang call is under way
+        assert alive(server) and alive(daemon) and proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
+    assert left_running(pidfile, duration) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 
@@ -71,7 +72,26 @@ def torn() -> str:
     os._exit(3)
 
 
+def start_daemon(pidfile: str, duration: str) -> None:
+    """Record this server's pid, then leave a sleeper behind the way a daemon does: a double fork and a
+    session of its own (out of our process group and tree); it records its pid and sleeps ``duration``."""
+    with open(pidfile, "a") as f:
+        f.write(f"{os.getpid()}\n")
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open(pidfile, "a") as f:
+                f.write(f"{os.getpid()}\n")
+            sleep = shutil.which("sleep") or "/bin/sleep"
+            os.execv(sleep, [sleep, duration])
+        os._exit(0)
+    os.wait()
+
+
 if __name__ == "__main__":
+    if "--daemon" in sys.argv:  # --daemon PIDFILE DURATION
+        at = sys.argv.index("--daemon")
+        start_daemon(sys.argv[at + 1], sys.argv[at + 2])
     if "--hang-at-start" in sys.argv:
         time.sleep(60)
     if "--die-at-start" in sys.argv:

@@ -191,3 +191,39 @@ async def test_secrets_in_background_output_are_masked_unless_approved(workspace
     secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     res = await call(run_command, ctx, command=f"echo token={secret}", background=True)
     assert (secret in res.text) is approved, res.text
+
+
+async def test_an_exit_by_itself_is_announced_once_and_read_with_its_code_and_time(workspace: Path) -> None:
+    ctx = make_ctx(workspace)
+    heard: list[str] = []
+    ctx.processes.on_exit = lambda proc: heard.append(proc.exit_notice())
+    # p1 exits by itself after its call answered; p2 ends within its call (its result says so);
+    # p3 is stopped by the model, p4 by the end of the session: only p1 is news.
+    res = await call(run_command, ctx, command="sleep 1.5; exit 3", background=True)
+    assert "state: running" in res.text, res.text
+    assert "state: exited with code 4" in (await call(run_command, ctx, command="exit 4", background=True)).text
+    for _ in range(2):
+        assert (await call(run_command, ctx, command="sleep 100", background=True)).ok
+    assert (await call(stop_process, ctx, id="p3")).ok
+    read = await read_until(ctx, "p1", "exited with code 3")
+    assert heard == [heard[0]] and heard[0].startswith("background process p1 `sleep 1.5; exit 3` exited with code 3 "
+                                                       "after "), heard
+    seconds = float(heard[0].rsplit("after ", 1)[1].removesuffix(" s"))
+    assert 1.4 <= seconds < SLOW
+    assert f"process p1: exited with code 3 after {seconds:.1f} s" in read  # what the model sees
+    row = next(r for r in ctx.processes.rows() if r.id == "p1")
+    assert row.state == "exited with code 3" and not row.running  # what /ps lists
+    await ctx.processes.aclose()
+    assert len(heard) == 1
+
+
+async def test_a_failing_exit_listener_does_not_break_the_ending(workspace: Path) -> None:
+    ctx = make_ctx(workspace)
+
+    def broken(proc: Any) -> None:
+        raise RuntimeError("listener bug")
+
+    ctx.processes.on_exit = broken
+    assert (await call(run_command, ctx, command="sleep 1.2; exit 5", background=True)).ok
+    read = await read_until(ctx, "p1", "exited with code 5")
+    assert "exited with code 5 after" in read

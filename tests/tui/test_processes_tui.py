@@ -69,3 +69,23 @@ async def test_ps_lists_and_stops_background_processes_and_quitting_ends_the_res
         await type_and_send(pilot, "/ps stop p7")
         await wait_for(pilot, lambda: "No background process 'p7'" in last(app, NoticeMessage), what="unknown id")
     assert not alive(pids[1])  # the app quit: the process still running went with it
+
+
+async def test_a_process_that_exits_by_itself_is_announced_and_listed_with_its_code(llm_env, make_app, monkeypatch):
+    monkeypatch.setenv("SWEBASH_AI_TOOLS_CONFIRM", "false")
+    command = "sleep 1.5; exit 2"
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": command, "background": True})]),
+                    Reply.text("It runs."))
+    app = make_app(tools=TOOLS)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "start the server")
+        await wait_for(pilot, lambda: "It runs." in app.chat.last_reply_text(), what="answer", timeout=60)
+        notice = f"background process p1 `{command}` exited with code 2 after "
+        await wait_for(pilot, lambda: notice in last(app, NoticeMessage), what="the exit's notice", timeout=30)
+        widget = app.query(NoticeMessage).last()
+        assert widget.has_class("-warning") and "/ps lists the processes" in str(widget.render())
+        assert sum(notice in str(w.render()) for w in app.query(NoticeMessage)) == 1  # announced once
+        await type_and_send(pilot, "/ps")
+        await wait_for(pilot, lambda: "0 running" in last(app, InfoMessage), what="/ps listing")
+        assert "p1   exited with code 2" in last(app, InfoMessage)

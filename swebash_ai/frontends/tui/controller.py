@@ -80,8 +80,10 @@ class Controller:
             app.chat.add_error(error.title, error.message, error.hint)
         if session is not None:
             from swebash_ai.frontends.tui.approvals import apply_pending_mode
+            from swebash_ai.frontends.tui.processes import watch_exits
 
             apply_pending_mode(app, session)
+            watch_exits(app, session)
             self._show_provider(session, offer, starting=True)
             self._show_instructions(session)
             if session.conversation.messages:

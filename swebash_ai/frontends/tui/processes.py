@@ -1,16 +1,19 @@
-"""``/ps``: the session's background processes in the chat, and stopping one by hand.
+"""``/ps``: the session's background processes in the chat, stopping one by hand, and a notice when one
+exits by itself.
 
 The processes live on the engine loop (``tools/background.py``); the listing reads plain rows (safe from the
-UI thread) and a stop runs on the engine loop, like a turn.
+UI thread), a stop runs on the engine loop, like a turn, and an exit's notice is handed to the UI loop.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from swebash_ai.session import Session
-    from swebash_ai.tools.background import ProcessRow
+    from swebash_ai.tools.background import BackgroundProcess, ProcessRow
 
 USAGE = "/ps lists the background processes; /ps stop ID stops one (and everything it started)."
 
@@ -28,6 +31,21 @@ def listing(rows: list[ProcessRow]) -> str:
     lines = [f"{r.id:<4} {r.state:<{width}}  {_age(r.seconds):>7}  $ {' '.join(r.command.split())}" for r in rows]
     running = sum(1 for r in rows if r.running)
     return "\n".join([*lines, "", f"{running} running. /ps stop ID stops one."])
+
+
+def watch_exits(app: Any, session: Session) -> None:
+    """Show a notice when a background process of ``session`` exits by itself (a crashed dev server should
+    not wait for someone to type ``/ps``). Call on the UI loop; the listener runs on the engine loop and
+    only schedules the notice. A model or profile switch moves the service, and this listener with it."""
+    ui = asyncio.get_running_loop()
+
+    def exited(proc: BackgroundProcess) -> None:
+        failed = proc.signal is not None or proc.exit_code != 0
+        text = proc.exit_notice() + ". /ps lists the processes."
+        with contextlib.suppress(RuntimeError):  # the app has closed its loop: nobody to tell
+            ui.call_soon_threadsafe(app.chat.add_notice, text, "warning" if failed else "info")
+
+    session.processes.on_exit = exited
 
 
 async def ps_command(app: Any, session: Session, arg: str) -> None:
