@@ -25,6 +25,7 @@ from swebash_ai.agent.instructions import Instructions, load_instructions
 from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.project import ProjectRules, load_project
 from swebash_ai.agent.prompt import build_system_prompt
+from swebash_ai.agent.provenance import rebuild as rebuild_provenance
 from swebash_ai.agent.user_prompt import PreparedPrompt, prepare_prompt
 from swebash_ai.config.hooks import Hook
 from swebash_ai.config.settings import LoadedSettings, Settings
@@ -542,7 +543,8 @@ class Session:
             what = f"session '{session_id}'" if session_id else "any saved session"
             raise ConfigError(f"Cannot find {what} in {folder}.", title="No saved session")
         self.conversation = Conversation.load(path)
-        self.context.provenance.clear()  # what may be fetched unasked is learnt afresh, never from a file
+        self.context.provenance.clear()
+        rebuild_provenance(self.conversation.messages, self.context.provenance)  # derived, never a stored list
         if self.agent is not None:
             self.agent = self._make_agent()
         return self.conversation
