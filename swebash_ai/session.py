@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import uuid
 from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from swebash_ai.agent.instructions import Instructions, load_instructions
 from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.project import ProjectRules, load_project
 from swebash_ai.agent.prompt import build_system_prompt
+from swebash_ai.agent.provenance import rebuild as rebuild_provenance
 from swebash_ai.agent.user_prompt import PreparedPrompt, prepare_prompt
 from swebash_ai.config.hooks import Hook
 from swebash_ai.config.settings import LoadedSettings, Settings
@@ -36,7 +38,7 @@ from swebash_ai.providers.text_tools import TextToolCallProvider, is_tools_unsup
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools import builtin_tools
 from swebash_ai.tools.background import ProcessService
-from swebash_ai.tools.checkpoints import Checkpoints, UndoResult, checkpoints_for, undo_last_turn
+from swebash_ai.tools.checkpoints import Checkpoints, UndoResult, checkpoints_for, move_unsaved, undo_last_turn
 from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -78,6 +80,7 @@ class Session:
         self._services = dict(services or {})
         self._tools = list(tools) if tools is not None else builtin_tools()
         self.session_approvals = SessionApprovals()
+        self._unsaved_mark = uuid.uuid4().hex  # the checkpoints recorded since the last save (move_unsaved)
         self.notices: list[str] = []
         self.choice: ProviderChoice | None = None
         self.provider: Provider | None = provider
@@ -443,6 +446,7 @@ class Session:
         # that undo can take back either alone.
         users = sum(1 for m in self.conversation.messages if m.get("role") == "user")
         store.turn = max(users, store.last_turn()) + 1
+        store.writer = self._unsaved_mark
         self.context.services["checkpoints"] = store
         note = self.conversation.meta.pop("undo_note", None)
         return f"{note}\n\n{text}" if note and text else text
@@ -511,6 +515,7 @@ class Session:
         if self.agent is not None:  # what the model was offered, for `swebash-ai export`
             self.conversation.meta["system"] = self.agent.system_prompt
             self.conversation.meta["tools"] = self.registry.definitions()
+        before = self.checkpoints
         try:
             forked = self.conversation.save(self.session_file)
         except OSError as exc:
@@ -518,8 +523,11 @@ class Session:
             log.warning("swebash-ai: cannot save the session to %s (%s); its previous save is intact.",
                         self.session_file, reason)
             return None
-        if forked:
+        if forked:  # the turns not saved under the old id are the fork's alone; so are their checkpoints
+            before.writer = self._unsaved_mark
+            move_unsaved(before, self.checkpoints)
             self.notices.append(forked)
+        self._unsaved_mark = uuid.uuid4().hex
         return forked
 
     def new_conversation(self) -> None:
@@ -545,7 +553,8 @@ class Session:
             what = f"session '{session_id}'" if session_id else "any saved session"
             raise ConfigError(f"Cannot find {what} in {folder}.", title="No saved session")
         self.conversation = Conversation.load(path)
-        self.context.provenance.clear()  # what may be fetched unasked is learnt afresh, never from a file
+        self.context.provenance.clear()
+        rebuild_provenance(self.conversation.messages, self.context.provenance)  # derived, never a stored list
         if self.agent is not None:
             self.agent = self._make_agent()
         return self.conversation

@@ -28,6 +28,12 @@ from swebash_ai.storage import private_files
 INCOMPLETE = "incomplete"
 """Key of an assistant message whose answer broke off; kept in the saved session, left out of requests."""
 
+TYPED = "typed"
+"""Key of a user message the user wrote (not a summary, not a ``!tool`` note): resuming trusts the URLs in
+these alone (:mod:`swebash_ai.agent.provenance`). Kept in the saved session, left out of requests."""
+
+_OWN_KEYS = (INCOMPLETE, TYPED)
+
 SAVE_LOCK = ".save.lock"
 """In a sessions folder: held (``flock``) while a session file is checked and written."""
 
@@ -52,9 +58,9 @@ def _sanitized(call: dict[str, Any]) -> dict[str, Any]:
 
 def _for_wire(message: Message) -> Message:
     """The message as providers get it: no keys of our own (strict servers refuse unknown fields)."""
-    if INCOMPLETE not in message:
+    if not any(key in message for key in _OWN_KEYS):
         return message
-    return {k: v for k, v in message.items() if k != INCOMPLETE}
+    return {k: v for k, v in message.items() if k not in _OWN_KEYS}
 
 
 def estimate_tokens(message: Message) -> int:
@@ -81,8 +87,12 @@ class Conversation:
         return self._costs
 
     # --- building -------------------------------------------------------------------------------------
-    def add_user(self, content: str) -> None:
-        self.messages.append({"role": "user", "content": content})
+    def add_user(self, content: str, *, typed: bool = False) -> None:
+        """``typed``: the user wrote ``content`` (see :data:`TYPED`); notes the app adds in the user's name are not."""
+        msg: Message = {"role": "user", "content": content}
+        if typed:
+            msg[TYPED] = True
+        self.messages.append(msg)
 
     def add_assistant(self, content: str, tool_calls: Sequence[ToolCall] = (), *, incomplete: bool = False) -> None:
         """``incomplete``: the answer broke off (a cut stream, a cancel); saved with the message, never sent."""

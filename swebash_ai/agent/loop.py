@@ -291,7 +291,7 @@ class _Turn:
         agent = self.agent
         limits = agent.limits
         self.conv.repair()  # a previous crash must not poison this turn
-        self.conv.add_user(user_message)
+        self.conv.add_user(user_message, typed=True)
         agent.context.provenance.add_text(user_message)  # URLs the user wrote may be fetched unasked
         tools = agent.registry.definitions() or None
         used = 0

@@ -220,7 +220,7 @@ def save(candidate: Candidate, profile: str, path: Path, *, use_keyring: bool = 
         ConfigError: the config file cannot be edited or written.
     """
     from swebash_ai.config.credentials import store_key
-    from swebash_ai.config.write import check_profile_name, save_profile
+    from swebash_ai.config.edit import check_profile_name, save_profile
 
     check_profile_name(profile)
     values: dict[str, str] = {"model": candidate.full_model, "api_base": candidate.base}

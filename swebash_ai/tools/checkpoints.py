@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -47,6 +48,9 @@ if TYPE_CHECKING:
 MAX_SAVED = 16 * 1024 * 1024
 
 
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -64,6 +68,9 @@ class Checkpoints:
 
     folder: Path
     turn: int = 0
+    writer: str = ""
+    """Marks the entries recorded since the session last saved (``by``): when that save forks the session,
+    :func:`move_unsaved` hands exactly these to the fork."""
 
     @property
     def index(self) -> Path:
@@ -91,8 +98,8 @@ class Checkpoints:
             st = os.stat(path)
         except FileNotFoundError:
             st = None
-        entry: dict[str, Any] = {"kind": "file", "turn": self.turn, "path": str(path), "time": time.time(),
-                                 "old": None, "mode": None, "new": _sha(new)}
+        entry: dict[str, Any] = {"kind": "file", "id": uuid.uuid4().hex, "turn": self.turn, "by": self.writer,
+                                 "path": str(path), "time": time.time(), "old": None, "mode": None, "new": _sha(new)}
         if st is not None:
             entry["mode"] = st.st_mode & 0o7777
             if st.st_size > MAX_SAVED:
@@ -114,7 +121,8 @@ class Checkpoints:
         root = snapshots.project_root(cwd)
         snap = snapshots.ShadowRepo(self.shadow, root, limits, policy).snapshot()
         entry: dict[str, Any] = {
-            "kind": "command", "id": uuid.uuid4().hex, "turn": self.turn, "command": command, "root": str(root),
+            "kind": "command", "id": uuid.uuid4().hex, "turn": self.turn, "by": self.writer, "command": command,
+            "root": str(root),
             "time": time.time(), "before": snap.commit, "skipped": snap.reason or None,
             "modes": self._blob(json.dumps(snap.modes).encode()) if snap.modes else None,
             "seconds": round(snap.seconds, 3), "protected": snap.protected or None,
@@ -190,6 +198,8 @@ class _Step:
 
 def _pending(entries: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
     undone = {int(e["turn"]) for e in entries if e.get("kind") == "undo"}
+    moved = {i for e in entries if e.get("kind") == "moved" for i in e.get("ids") or ()}
+    entries = [e for e in entries if e.get("id") not in moved]
     afters = {e["id"]: e for e in entries if e.get("kind") == "command_after"}
     turns: dict[int, list[dict[str, Any]]] = {}
     for e in entries:
@@ -324,6 +334,32 @@ def undo_last_turn(store: Checkpoints, *, force: bool = False) -> UndoResult:
             result.restored.append(f"{path_s}: NOT restored ({exc})")
     store._append({"kind": "undo", "turn": turn, "time": time.time(), "force": force, "files": list(first)})
     return result
+
+
+def move_unsaved(source: Checkpoints, target: Checkpoints) -> int:
+    """Hand the entries ``source.writer`` recorded to ``target``: a save forked the session, so the turns not
+    saved under the old id (the forking turn, and any whose save failed) belong to the fork alone.
+
+    Another instance may be appending to ``source`` at the same time, so nothing there is rewritten: the
+    entries (and the blobs they name) are copied to ``target``, then one ``moved`` line in ``source`` says
+    which ids left, and its undo skips them. Copying first means a crash between the two leaves the changes
+    undoable in both, never in neither (the second undo then finds the files changed and refuses).
+    Returns how many changes moved.
+    """
+    entries = source.entries()
+    mine = [e for e in entries if source.writer and e.get("by") == source.writer and e.get("id")]
+    ids = {e["id"] for e in mine}
+    if not ids:
+        return 0
+    afters = [e for e in entries if e.get("kind") == "command_after" and e.get("id") in ids]
+    for e in mine:
+        for blob in (e.get("old"), e.get("modes")):
+            if isinstance(blob, str) and _DIGEST.fullmatch(blob):  # a name, never a path out of the folder
+                target._blob((source.folder / "blobs" / blob).read_bytes())
+    for e in [*mine, *afters]:
+        target._append(e)
+    source._append({"kind": "moved", "to": target.folder.name, "ids": sorted(ids), "time": time.time()})
+    return len(mine)
 
 
 def checkpoints_for(sessions_dir: Path, session_id: str) -> Checkpoints:

@@ -21,7 +21,8 @@ Ignores:
     as in git), so build output and ``node_modules`` do not drown the answer. ``include_ignored`` lists
     them too. A directory asked for by name that a ``.gitignore`` above it ignores (``path="build"``, a
     checkout inside an ignored folder) is listed anyway: only its own and deeper ``.gitignore`` files apply.
-    A ``.gitignore`` is read only if it is a regular file the policy lets ``read_file`` read.
+    A ``.gitignore`` is read through :func:`~swebash_ai.safety.unasked.read_unasked`, like every file the
+    app reads by itself, and only when it is not a symbolic link (git does not follow one either).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from swebash_ai.safety.paths import PathRefused
+from swebash_ai.safety.unasked import UnaskedText, read_unasked
 from swebash_ai.tools.guard import (
     DIR_FLAGS,
     PolicyGate,
@@ -56,7 +58,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TOOLS", "find_files", "glob_to_regex"]
 
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _TIME_BUDGET = 30.0
 _MAX_ENTRIES = 500_000
 """Entries looked at before the walk stops (a bound on a tree like ``/``, not on a real project)."""
@@ -150,29 +151,33 @@ class _Ignore:
         return self.spec.check_file(path).include
 
 
-def _read_ignore(dir_fd: int | None, path: str, gate: PolicyGate) -> pathspec.GitIgnoreSpec | None:
-    if gate.read_denied(path):
+def _read_ignore(path: str, gate: PolicyGate) -> pathspec.GitIgnoreSpec | None:
+    """The patterns of the ``.gitignore`` at ``path``, read through the one door for files no tool call
+    names (:func:`~swebash_ai.safety.unasked.read_unasked`: the policy on the written and the resolved path,
+    ``O_NOFOLLOW``, regular files only, the descriptor's (device, inode) against the protected files, whole
+    or nothing, a private key refused). Its patterns decide what the listing shows, so a protected file
+    read as a ``.gitignore`` would leak through what is hidden.
+
+    By path, not relative to the walk's directory descriptor: a directory swapped meanwhile can only make
+    this read another file that passed every check, which changes the listing, never what is read.
+    A symbolic link is not followed, as git does not follow one (since 2.32): the caller skips it.
+    """
+    read = read_unasked(Path(path), gate.policy, max_bytes=_MAX_IGNORE_BYTES)
+    if not isinstance(read, UnaskedText):
         return None
-    try:
-        fd = os.open(".gitignore" if dir_fd is not None else path, _FILE_FLAGS, dir_fd=dir_fd)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_IGNORE_BYTES:
-            return None
-        data = os.read(fd, _MAX_IGNORE_BYTES)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    lines = data.decode("utf-8", "replace").splitlines()
     import pathspec  # not at import: 8-10 ms, for a tree that has a .gitignore
 
     try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
+        return pathspec.GitIgnoreSpec.from_lines(read.text.splitlines())
     except Exception:  # a malformed line must not stop the listing; git skips such patterns too
         return None
+
+
+def _not_a_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return not entry.is_symlink()
+    except OSError:  # gone meanwhile
+        return False
 
 
 def _ignores_above(root: str, gate: PolicyGate) -> list[_Ignore]:
@@ -187,7 +192,8 @@ def _ignores_above(root: str, gate: PolicyGate) -> list[_Ignore]:
         return []  # not in a repository: only the tree's own .gitignore files apply
     found: list[_Ignore] = []
     for directory in reversed(chain[1:]):  # the top first, so deeper files are judged later and win
-        spec = _read_ignore(None, os.path.join(directory, ".gitignore"), gate)
+        path = os.path.join(directory, ".gitignore")
+        spec = None if os.path.islink(path) else _read_ignore(path, gate)
         if spec is not None:
             prepend = os.path.relpath(root, directory).replace(os.sep, "/") + "/"
             found.append(_Ignore(spec, "", prepend))
@@ -258,8 +264,8 @@ class _Find:
         except OSError:
             self.out.unreadable += 1
             return
-        if self.use_ignores and any(e.name == ".gitignore" for e in entries):
-            spec = _read_ignore(dir_fd, f"{dir_abs}/.gitignore", self.gate)
+        if self.use_ignores and any(e.name == ".gitignore" and _not_a_link(e) for e in entries):
+            spec = _read_ignore(f"{dir_abs}/.gitignore" if dir_abs != "/" else "/.gitignore", self.gate)
             if spec is not None:
                 ignores = [*ignores, _Ignore(spec, rel, "")]
         full = self.gate.full_check_below(dir_abs)

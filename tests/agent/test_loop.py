@@ -130,7 +130,8 @@ async def test_text_only_answer(workspace: Path) -> None:
     events = await run(make_agent(provider, workspace), conv, "hi")
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there"
     assert isinstance(events[-1], TurnFinished) and events[-1].reason == "answered"
-    assert conv.messages == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello there"}]
+    assert conv.messages == [{"role": "user", "content": "hi", "typed": True},
+                             {"role": "assistant", "content": "Hello there"}]
     sent = provider.requests[0]
     assert sent["messages"][-1] == {"role": "user", "content": "hi"}
     assert {t["function"]["name"] for t in sent["tools"]} == {"echo", "touch", "forbidden", "slow", "note_approval"}
@@ -371,7 +372,7 @@ async def test_provider_error_fails_the_turn_cleanly(workspace: Path) -> None:
     conv = Conversation()
     events = await run(make_agent(provider, workspace), conv)
     assert isinstance(events[-1], TurnFailed) and events[-1].error.title == "Rate limited"
-    assert conv.messages == [{"role": "user", "content": "go"}]
+    assert conv.messages == [{"role": "user", "content": "go", "typed": True}]
 
 
 async def test_a_crashing_tool_is_an_error_result(workspace: Path) -> None:

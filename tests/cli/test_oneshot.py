@@ -189,7 +189,7 @@ def test_ctrl_c_mid_answer_exits_130_and_saves_the_session(
     assert len(sessions) == 1
     conv = Conversation.load(sessions[0])
     assert conv.is_valid()
-    assert conv.messages[0] == {"role": "user", "content": "count slowly"}
+    assert conv.messages[0] == {"role": "user", "content": "count slowly", "typed": True}
     assert conv.messages[-1]["role"] == "assistant" and conv.messages[-1]["content"].startswith("one")
 
 

@@ -18,12 +18,15 @@ from typing import Any
 
 import pytest
 
+from swebash_ai.agent.approval import AllowApprover
 from swebash_ai.agent.conversation import SAVE_LOCK, Conversation, list_sessions
 from swebash_ai.agent.events import Notice
 from swebash_ai.config.settings import load_settings
 from swebash_ai.frontends.oneshot import ExitCode
-from swebash_ai.session import Session
+from swebash_ai.session import Session, undo_saved_session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+from swebash_ai.tools import builtin_tools
+from swebash_ai.tools.checkpoints import UndoRefused
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = "20260101-000000-5e55ed"
@@ -160,3 +163,38 @@ def test_a_file_of_an_older_version_is_saved_over_and_a_damaged_one_is_not(tmp_p
     assert notice is not None and conv.id != "torn"
     assert torn.read_bytes() == b"\x00\x00 not a header\n"
     assert read(tmp_path / f"{conv.id}.jsonl")[1] == ["mine"]
+
+
+async def test_the_fork_takes_the_checkpoints_of_its_turn_so_each_session_undoes_its_own(
+    llm_env: FakeLLMServer, workspace: Path
+) -> None:
+    """Both instances record their turn's changes in the shared session's checkpoints; the one that forks
+    hands its own to the fork, so `swebash-ai undo` on either session reverts that session's turn alone."""
+    shared_session()
+    tools = [t for t in builtin_tools() if t.name == "write_file"]
+    one, two = (Session(load_settings(), tools=tools, approver=AllowApprover(), probe_ollama=False)
+                for _ in range(2))
+    one.resume(SHARED)
+    two.resume(SHARED)
+
+    async def write(session: Session, name: str) -> None:
+        llm_env.enqueue(Reply.tool_calls([("write_file", {"path": name, "content": f"{name}\n"}, "c1")]),
+                        Reply.text("Written."))
+        [e async for e in session.run(f"write {name}")]
+
+    (workspace / "two.txt").write_text("before\n")  # its previous content is a blob the fork needs
+    await write(one, "one.txt")
+    await write(two, "two.txt")
+    fork_id = two.conversation.id
+    assert fork_id != SHARED and (workspace / "one.txt").exists() and (workspace / "two.txt").read_text() == "two.txt\n"
+
+    result = undo_saved_session(sessions_dir(), fork_id)
+    assert [line.split(":")[0] for line in result.restored] == [str(workspace / "two.txt")]
+    assert (workspace / "two.txt").read_text() == "before\n" and (workspace / "one.txt").exists()
+    result = undo_saved_session(sessions_dir(), SHARED)
+    assert [line.split(":")[0] for line in result.restored] == [str(workspace / "one.txt")]
+    assert not (workspace / "one.txt").exists()
+    with pytest.raises(UndoRefused):  # each turn was undone once, in its own session
+        undo_saved_session(sessions_dir(), fork_id)
+    fork_blobs = sessions_dir() / f"{fork_id}.checkpoints" / "blobs"
+    assert [stat.S_IMODE(p.stat().st_mode) for p in fork_blobs.iterdir()] == [0o600]

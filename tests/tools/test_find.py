@@ -109,6 +109,19 @@ async def test_gitignore_is_honoured_unless_asked(workspace: Path) -> None:
     assert not [n for n in listed(everything) if n.startswith(".git/")]  # .git is never entered
 
 
+async def test_a_gitignore_is_read_only_through_the_guard(workspace: Path) -> None:
+    """A protected file read as a .gitignore would leak through what the listing hides: a symlinked
+    .gitignore (to .env, or even to a plain file, as git does not follow one) and one hard-linked to .env
+    are not read. The same patterns in a plain .gitignore do hide the file, so the test can fail."""
+    write(workspace, {".env": "*.py\n", "plain/.gitignore": "*.py\n", "plain/a.py": "", "shared.txt": "*.py\n",
+                      "sym/a.py": "", "sym_plain/a.py": "", "hard/a.py": ""})
+    (workspace / "sym" / ".gitignore").symlink_to(workspace / ".env")
+    (workspace / "sym_plain" / ".gitignore").symlink_to(workspace / "shared.txt")
+    os.link(workspace / ".env", workspace / "hard" / ".gitignore")
+    names = listed(await find(workspace, pattern="*.py"))
+    assert sorted(names) == ["hard/a.py", "sym/a.py", "sym_plain/a.py"]
+
+
 async def test_a_gitignore_above_the_searched_directory_applies(workspace: Path) -> None:
     (workspace / ".git").mkdir()
     write(workspace, {".gitignore": "sub/cache/\n", "sub/cache/a.txt": "", "sub/b.txt": ""})

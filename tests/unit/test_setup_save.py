@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from swebash_ai.commands.setup_flow import Candidate, kind_named, save
+from swebash_ai.config.edit import add_rule, read_config, render_profile_edit, save_profile, write_config
 from swebash_ai.config.settings import load_settings
-from swebash_ai.config.write import render_profile_edit, save_profile
 from swebash_ai.errors import ConfigError
 
 KEY = "sk-ring-0123456789abcdef"
@@ -145,3 +145,43 @@ def test_a_provider_choice_never_shows_its_key_in_a_repr() -> None:
 
     choice = ProviderChoice("openai/gpt-4.1", None, "sk-proj-secret-value-123", "test")
     assert "sk-proj-secret-value-123" not in repr(choice) and "openai/gpt-4.1" in repr(choice)
+
+
+@pytest.mark.parametrize(("before", "secret", "after"), [
+    (None, False, 0o600), (None, True, 0o600),  # a new file is private either way
+    (0o644, False, 0o644),  # a rule or a trust: the user's mode kept
+    (0o755, False, 0o644),  # but never an execute bit
+    (0o644, True, 0o600),  # a profile may hold a key: the owner's bits only
+    (0o440, True, 0o400),  # narrowed, never widened to 0600
+])
+def test_the_one_writer_keeps_or_narrows_the_mode(tmp_path: Path, before: int | None, secret: bool,
+                                                  after: int) -> None:
+    path = tmp_path / "config.toml"
+    if before is not None:
+        path.write_text("# mine\n")
+        os.chmod(path, before)
+    write_config(path, 'theme = "light"\n', secret=secret)
+    assert stat.S_IMODE(path.stat().st_mode) == after
+    assert path.read_text() == 'theme = "light"\n'
+
+
+def test_a_linked_config_file_is_changed_and_the_link_kept(tmp_path: Path) -> None:
+    """Dotfiles managers link the config file: a profile or a rule changes the file, not the link."""
+    real = tmp_path / "dotfiles" / "config.toml"
+    real.parent.mkdir()
+    real.write_text("# mine\n")
+    link = tmp_path / "config.toml"
+    link.symlink_to(real)
+    save_profile(link, "p", {"model": "openai/x"})
+    add_rule(link, {"prefix": ["ls"], "decision": "allow"})
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert tomllib.loads(real.read_text())["profiles"]["p"] == {"model": "openai/x"}
+    assert read_config(link) == (real, real.read_text())
+
+
+def test_an_unreadable_config_file_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(b"\xff\xfe not utf-8")
+    with pytest.raises(ConfigError, match="cannot read the config file"):
+        save_profile(path, "p", {"model": "openai/x"})
+    assert path.read_bytes() == b"\xff\xfe not utf-8"
