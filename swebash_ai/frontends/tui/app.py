@@ -30,10 +30,11 @@ from textual.screen import Screen
 from textual.widgets import Footer
 from textual.worker import Worker
 
-from swebash_ai.frontends.tui.controller import Controller, preload_provider
+from swebash_ai.frontends.tui.controller import Controller
 from swebash_ai.frontends.tui.early_frame import NARROW_WIDTH, save_colours
 from swebash_ai.frontends.tui.garbage import full_collections_held, settle_memory
 from swebash_ai.frontends.tui.input_first import InputFirst
+from swebash_ai.frontends.tui.session_switch import preload_provider
 from swebash_ai.frontends.tui.themes import load_themes
 from swebash_ai.frontends.tui.widgets.activity import ActivityPane
 from swebash_ai.frontends.tui.widgets.chat import ChatPane

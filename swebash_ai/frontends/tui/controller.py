@@ -12,10 +12,11 @@ import concurrent.futures
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from swebash_ai.frontends.tui import commands
 from swebash_ai.frontends.tui.provider_setup import ProviderSetup
+from swebash_ai.frontends.tui.session_switch import SessionSwitch
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import AgentEvent
@@ -65,6 +66,8 @@ class Controller:
         self.can_go_on = False
         """The last turn stopped at a tool limit: Ctrl+G runs another with a fresh budget."""
         self.provider_setup = ProviderSetup(self)
+        self.switch = SessionSwitch(self)
+        """/model, /ollama, /profile, /login, /sessions: a new session, or another conversation in it."""
 
     @property
     def session(self) -> Session | None:
@@ -84,7 +87,7 @@ class Controller:
 
             apply_pending_mode(app, session)
             watch_exits(app, session)
-            self._show_provider(session, offer, starting=True)
+            self.show_provider(session, offer, starting=True)
             self._show_instructions(session)
             if session.conversation.messages:
                 self.render_conversation(session)
@@ -112,7 +115,7 @@ class Controller:
             app.notify(f"MCP: {ready} server(s) ready, {len(session.mcp.tools)} tool(s). /mcp lists them.")
 
     async def cmd_mcp(self, arg: str) -> None:
-        session = await self._ready_session()
+        session = await self.ready_session()
         if session is None:
             return
         host = session.mcp
@@ -146,7 +149,7 @@ class Controller:
         while session is not None and session.notices:
             self.app.chat.add_notice(session.notices.pop(0), "warning")
 
-    def _show_provider(self, session: Session, offer: OllamaOffer | None = None, *, starting: bool = False) -> None:
+    def show_provider(self, session: Session, offer: OllamaOffer | None = None, *, starting: bool = False) -> None:
         self.provider_setup.show_provider(session, offer, starting=starting)
 
     def open_setup(self, *, offer: OllamaOffer | None = None, reason: str = "", pending: str | None = None) -> None:
@@ -361,7 +364,7 @@ class Controller:
         if name in BUSY_COMMANDS and app.busy:
             app.notify(f"{name} must wait until the assistant is done (Esc cancels it).", severity="warning")
             return
-        handler = getattr(self, "cmd_" + name[1:])
+        handler = getattr(self.switch, "cmd_" + name[1:], None) or getattr(self, "cmd_" + name[1:])
         try:
             await handler(arg)
         except Exception as exc:  # a command must never take the app down
@@ -373,7 +376,7 @@ class Controller:
                 log.exception("command %s failed", name)
                 app.chat.add_error(f"{name} failed", f"{type(exc).__name__}: {exc}")
 
-    async def _ready_session(self) -> Session | None:
+    async def ready_session(self) -> Session | None:
         await self.app.session_ready.wait()
         if self.app.session is None:
             self.app.chat.add_error("No session", "The session could not start; see the error above.")
@@ -386,7 +389,7 @@ class Controller:
     async def cmd_ps(self, arg: str) -> None:
         from swebash_ai.frontends.tui.processes import ps_command
 
-        session = await self._ready_session()
+        session = await self.ready_session()
         if session is not None:
             await ps_command(self.app, session, arg)
 
@@ -403,7 +406,7 @@ class Controller:
         self.app.chat.append(HelpMessage(*help_rows(found)))
 
     async def cmd_context(self, arg: str) -> None:
-        session = await self._ready_session()
+        session = await self.ready_session()
         if session is not None:
             self.app.chat.add_info(session.context_report(), title="Context")
 
@@ -419,7 +422,7 @@ class Controller:
         self.app.chat.add_info(report + "\n\nAll sessions: swebash-ai stats --all (or --since 7d).", title="Stats")
 
     async def cmd_compact(self, arg: str) -> None:
-        session = await self._ready_session()
+        session = await self.ready_session()
         if session is None:
             return
         app = self.app
@@ -440,7 +443,7 @@ class Controller:
         self.app.exit(0)
 
     async def cmd_new(self, arg: str) -> None:
-        session = await self._ready_session()
+        session = await self.ready_session()
         if session is None:
             return
         session.new_conversation()
@@ -460,7 +463,7 @@ class Controller:
             app.chat.add_notice(f"Unknown theme '{arg}'. Themes: {app.theme_names()}.", "warning")
 
     async def cmd_tools(self, arg: str) -> None:
-        session = await self._ready_session()
+        session = await self.ready_session()
         if session is None:
             return
         lines = []
@@ -472,14 +475,14 @@ class Controller:
         self.app.chat.add_info(body, title="Tools the model may use")
 
     async def cmd_rules(self, arg: str) -> None:
-        session = await self._ready_session()
+        session = await self.ready_session()
         if session is not None:
             from swebash_ai.frontends.tui.approvals import cmd_rules
 
             cmd_rules(self.app, session, arg)
 
     async def cmd_save(self, arg: str) -> None:
-        session = await self._ready_session()
+        session = await self.ready_session()
         if session is None:
             return
         if not session.conversation.messages:
@@ -494,7 +497,7 @@ class Controller:
         """``/undo [--force]``: revert the file changes of the last turn not yet undone (docs/undo.md)."""
         from swebash_ai.tools.checkpoints import UndoRefused
 
-        session = await self._ready_session()
+        session = await self.ready_session()
         if session is None:
             return
         if arg.strip() not in ("", "--force"):
@@ -507,132 +510,3 @@ class Controller:
             return
         self.app.chat.add_info(result.summary(), title="Undo")
         self.show_notices(session)
-
-    async def cmd_sessions(self, arg: str) -> None:
-        session = await self._ready_session()
-        if session is None:
-            return
-        if arg:
-            await self.resume(arg)
-            return
-        from swebash_ai.agent.conversation import list_sessions
-        from swebash_ai.frontends.tui.screens.sessions import SessionsScreen
-
-        found = [s for s in list_sessions(session.loaded.locations.sessions_dir)
-                 if s.id != session.conversation.id]
-
-        async def picked(session_id: str | None) -> None:
-            if session_id:
-                await self.resume(session_id)
-
-        await self.app.push_screen(SessionsScreen(found), callback=picked)
-
-    async def resume(self, session_id: str) -> None:
-        session = self.app.session
-        if session is None:
-            return
-        session.save()
-        session.resume(session_id)  # raises ConfigError (shown by command()) when not found
-        await self.clear_screen()
-        self.app.status.reset_usage()
-        self.render_conversation(session)
-        self.show_notices(session)  # the save of the conversation left behind may have forked it
-
-    async def cmd_model(self, arg: str) -> None:
-        session = await self._ready_session()
-        if session is None:
-            return
-        if not arg:
-            why = f" ({session.choice.reason})" if session.choice else ""
-            self.app.chat.add_notice(f"Model: {session.model or 'none'}{why}. Switch with /model NAME.")
-            return
-        await self.rebuild({"model": arg}, session.loaded.profile)
-
-    async def cmd_ollama(self, arg: str) -> None:
-        from swebash_ai.providers import ollama_offer
-
-        session = await self._ready_session()
-        if session is None:
-            return
-        offer = await asyncio.to_thread(ollama_offer)
-        if offer is None:
-            from swebash_ai.providers import ollama_host
-
-            self.app.chat.add_error("No Ollama server", f"Nothing answers at {ollama_host()} with a model.",
-                                    "Start Ollama (ollama serve), pull a model (ollama pull llama3.1), or set "
-                                    "OLLAMA_HOST.")
-            return
-        if arg and arg not in offer.models:
-            self.app.chat.add_error("Unknown Ollama model", f"{offer.host} has no model '{arg}'.",
-                                    f"Its models: {', '.join(offer.models)}.")
-            return
-        choice = offer.choice(arg or None)
-        await self.rebuild({"model": choice.model, "api_base": choice.api_base}, session.loaded.profile)
-
-    async def cmd_login(self, arg: str) -> None:
-        """``/login``: the setup screen, any time (a new provider becomes the default profile)."""
-        session = await self._ready_session()
-        if session is None:
-            return
-        from swebash_ai.providers import ollama_offer
-
-        self.open_setup(offer=await asyncio.to_thread(ollama_offer))
-
-    async def cmd_profile(self, arg: str) -> None:
-        session = await self._ready_session()
-        if session is None:
-            return
-        loaded = session.loaded
-        if not arg:
-            names = ", ".join(loaded.profiles) or f"none (add [profiles.NAME] tables to {loaded.config_file})"
-            self.app.chat.add_notice(f"Profile: {loaded.profile or '(none)'}. Profiles: {names}.")
-            return
-        await self.rebuild({}, arg)
-
-    async def rebuild(self, flags: dict[str, Any], profile: str | None) -> None:
-        """A new session with other settings, keeping the conversation (runs the build in a thread)."""
-        from swebash_ai.config.settings import load_settings
-        from swebash_ai.session import Session
-
-        app = self.app
-        old = app.session
-        assert old is not None
-
-        def build() -> Session:
-            loaded = load_settings(flags, profile=profile)
-            session = Session(loaded, approver=app.approver, cwd=app.cwd, tools=app.tools, services=app.services,
-                              conversation=old.conversation, probe_ollama=False)  # offered, never implied
-            preload_provider(session)  # e.g. litellm for a non-OpenAI model, before the next question
-            return session
-
-        new = await asyncio.to_thread(build)  # ConfigError propagates to command(), shown in the chat
-        new.take_processes(old)  # background processes go on with the conversation
-        # The approval mode in force is the user's choice for this conversation (Shift+Tab, --approval-mode):
-        # a switch of model or profile must not quietly change what runs unasked. Read after the build, so a
-        # Shift+Tab pressed meanwhile counts.
-        new.set_mode(old.gate.mode)
-        if old.mcp is not None:  # the old session's MCP servers end; the new session starts its own
-            app.engine.submit(old.aclose())
-        if new.loaded.mcp_servers:
-            app.run_worker(self.start_mcp(new), group="mcp", exit_on_error=False)
-        app.session = new
-        app.loaded = new.loaded
-        self._show_provider(new)
-        app.chat.add_notice(f"Now using {new.model or 'no provider'}"
-                            + (f" (profile {new.loaded.profile})" if new.loaded.profile else "") + ".")
-
-
-def preload_provider(session: Session) -> None:
-    """Import the provider's library now (in a thread) so the first question does not wait for it."""
-    choice = session.choice
-    try:
-        if choice is not None and choice.via_litellm:
-            from swebash_ai.providers.litellm_provider import import_litellm
-
-            import_litellm()
-        elif session.has_provider:
-            from swebash_ai.providers.http_provider import preload_http
-
-            preload_http()
-    except Exception as exc:  # the turn will report a real problem; a preload must never crash
-        log.debug("provider preload failed: %s", exc)

@@ -68,7 +68,7 @@ class ProviderSetup:
                 return
             app.chat.add_notice(saved.summary())
             try:
-                await controller.rebuild({}, saved.profile)
+                await controller.switch.rebuild({}, saved.profile)
             except Exception as exc:  # shown like a command's failure; the saved file stays for a fix
                 from swebash_ai.errors import SwebashError
 
