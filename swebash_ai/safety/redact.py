@@ -5,7 +5,8 @@ Contract:
     which values of secret-named keys become ``"***"`` and API-key-looking substrings inside every
     string become ``"***"``.  The input is never modified.  :func:`looks_secret_env` says whether an
     environment variable name looks like it holds a secret, so the command runner can drop it from a
-    child's environment.
+    child's environment. :func:`redact_output` masks the output of a command nobody approved, with the
+    markers of the content scan (``[masked:KIND]``), not ``***``: those results go to the model.
 
 Why:
     Whatever the assistant logs or sends to a model may end up in a provider's logs or a bug report.
@@ -18,7 +19,10 @@ Pure: standard library only.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
+
+from swebash_ai.safety.secrets import KEY_MARKER, MARKER_PREFIX, Scan, mask_secrets
 
 __all__ = ["MASK", "looks_secret_env", "looks_secret_key", "redact", "redact_output", "redact_text"]
 
@@ -168,31 +172,45 @@ _URL_CREDENTIALS_RE = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]+:)([^\
 _URL_TOKEN_RE = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://)([A-Za-z0-9_\-]{20,})(@)")
 
 
-def redact_output(text: str) -> tuple[str, int]:
-    """Mask secret-looking values in a command's output; returns the text and how many values were masked.
+def redact_output(text: str) -> Scan:
+    """Mask secrets in the output of a command nobody approved; returns the :class:`Scan` (text, counts, note).
 
-    On top of :func:`redact_text`: values of ``NAME=value`` lines whose name looks secret (``DB_PASSWORD=...``,
-    ``+AWS_SECRET_ACCESS_KEY=...`` in a diff) and passwords in URLs (``https://user:pass@host``). This is the
+    On top of :func:`~swebash_ai.safety.secrets.mask_secrets` (private keys, credential formats): values of
+    ``NAME=value`` lines whose name looks secret (``DB_PASSWORD=...``, ``+AWS_SECRET_ACCESS_KEY=...`` in a diff)
+    whatever they look like, and passwords and tokens in URLs (``https://user:pass@host``). This is the
     backstop for output that reaches a model from a command nobody approved: ``git log -p`` of a secret that
     was committed once, or a file that appeared under a folder after a recursive read was judged.
+
+    The markers are the content scan's (``[masked:KIND]``, :data:`~swebash_ai.safety.secrets.KEY_MARKER`) and
+    so is the note, so a model sees one style whichever guard masked a value. :data:`MASK` is for logs,
+    transcripts and exports (:func:`redact`, :func:`redact_text`), which no model reads back as a tool result.
     """
-    count = 0
+    scan = mask_secrets(text)
+    kinds = dict(scan.kinds)
+
+    def masked(kind: str) -> str:
+        kinds[kind] = kinds.get(kind, 0) + 1
+        return f"{MARKER_PREFIX}{kind}]"
 
     def assignment(m: re.Match[str]) -> str:
-        nonlocal count
-        if not (looks_secret_env(m.group(2)) or looks_secret_key(m.group(2))) or m.group(3) == MASK:
+        if not (looks_secret_env(m.group(2)) or looks_secret_key(m.group(2))) or _is_marker(m.string, m.start(3)):
             return m.group(0)
-        count += 1
-        return m.group(1) + MASK
+        return m.group(1) + masked("secret-env")
 
-    def url(m: re.Match[str]) -> str:
-        nonlocal count
-        count += 1
-        return m.group(1) + MASK + m.group(3)
+    def url(kind: str) -> Callable[[re.Match[str]], str]:
+        def sub(m: re.Match[str]) -> str:
+            if _is_marker(m.string, m.start(2)) or MARKER_PREFIX in m.group(1):  # user name masked already
+                return m.group(0)
+            return m.group(1) + masked(kind) + m.group(3)
 
-    masked = redact_text(text)
-    count += masked.count(MASK) - text.count(MASK)
-    masked = _ASSIGNMENT_RE.sub(assignment, masked)
-    masked = _URL_CREDENTIALS_RE.sub(url, masked)
-    masked = _URL_TOKEN_RE.sub(url, masked)
-    return masked, count
+        return sub
+
+    out = _ASSIGNMENT_RE.sub(assignment, scan.text)
+    out = _URL_CREDENTIALS_RE.sub(url("url-password"), out)
+    out = _URL_TOKEN_RE.sub(url("url-token"), out)
+    return Scan(out, kinds, scan.private_keys)
+
+
+def _is_marker(text: str, at: int) -> bool:
+    """A value that is already a marker (masked by the content scan) is not masked twice."""
+    return text.startswith((MARKER_PREFIX, KEY_MARKER, MASK), at)

@@ -34,6 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from swebash_ai.safety.key_body import key_body_spans, may_hold_key_body
+
 __all__ = [
     "KEY_MARKER",
     "MARKER_PREFIX",
@@ -361,10 +363,12 @@ def _key_blocks(text: str) -> list[tuple[int, int]]:
 
 
 def holds_private_key(text: str) -> bool:
-    """True when ``text`` holds a private key block with key material (not a mere mention of the header)."""
-    if "PRIVATE KEY" not in text and "Private-Lines:" not in text:
-        return False
-    return bool(_key_blocks(text)) or _PUTTY.search(text) is not None
+    """True when ``text`` holds a private key block with key material (not a mere mention of the header), or
+    a key's body printed without its header (:mod:`swebash_ai.safety.key_body`)."""
+    headed = "PRIVATE KEY" in text or "Private-Lines:" in text
+    if headed and (_key_blocks(text) or _PUTTY.search(text) is not None):
+        return True
+    return bool(key_body_spans(text))
 
 
 def is_key_file(text: str) -> bool:
@@ -379,25 +383,35 @@ def is_key_file(text: str) -> bool:
     for start, stop in reversed(_key_blocks(text)):
         rest = rest[:start] + rest[stop:]
     rest = _PUTTY.sub("", rest)
+    for start, stop in reversed(key_body_spans(rest)):
+        rest = rest[:start] + rest[stop:]
     return len(rest.strip()) < 400
 
 
 def remove_private_keys(text: str) -> tuple[str, int]:
     """Key blocks replaced by :data:`KEY_MARKER`, followed by as many newlines as they spanned (line numbers
-    after them stay right); returns the text and the number of blocks."""
-    if "PRIVATE KEY" not in text and "Private-Lines:" not in text:
-        return text, 0
-    spans = _key_blocks(text)
+    after them stay right); returns the text and the number of blocks. Bodies printed without their header
+    (``tail -n +2 key.pem``) count as blocks too."""
+    count = 0
+    if "PRIVATE KEY" in text or "Private-Lines:" in text:
+        spans = _key_blocks(text)
+        text = _replace_spans(text, spans)
+        count = len(spans)
+
+        def putty(m: re.Match[str]) -> str:
+            nonlocal count
+            count += 1
+            return KEY_MARKER + "\n" * m.group(0).count("\n")
+
+        text = _PUTTY.sub(putty, text)
+    bodies = key_body_spans(text)
+    return _replace_spans(text, bodies), count + len(bodies)
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
     for start, stop in reversed(spans):
         text = text[:start] + KEY_MARKER + "\n" * text.count("\n", start, stop) + text[stop:]
-    count = len(spans)
-
-    def putty(m: re.Match[str]) -> str:
-        nonlocal count
-        count += 1
-        return KEY_MARKER + "\n" * m.group(0).count("\n")
-
-    return _PUTTY.sub(putty, text), count
+    return text
 
 
 # Words of the text where a prefixed token may start: no ``=``, ``:``, ``@``, ``/``, quotes or ``+`` (what stands
@@ -410,10 +424,14 @@ _PREFIXES: tuple[str, ...] = tuple(p for p, _r in _BY_PREFIX)
 def blank_private_keys(data: bytes) -> bytes:
     """:func:`remove_private_keys` on a file's bytes (``data`` itself when it holds no key: the common case
     costs two ``bytes`` finds)."""
-    if b"PRIVATE KEY" not in data and b"Private-Lines:" not in data:
+    if b"PRIVATE KEY" not in data and b"Private-Lines:" not in data and not _may_hold_key_body(data):
         return data
     text, blocks = remove_private_keys(data.decode("utf-8", "surrogateescape"))
     return text.encode("utf-8", "surrogateescape") if blocks else data
+
+
+def _may_hold_key_body(data: bytes) -> bool:
+    return may_hold_key_body(data.decode("latin-1"))  # only ASCII matters here: any byte decodes, offsets kept
 
 
 def mask_secrets(text: str) -> Scan:

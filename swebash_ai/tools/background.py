@@ -43,7 +43,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from swebash_ai.errors import ToolError
-from swebash_ai.safety.redact import MASK, redact_output
+from swebash_ai.safety.redact import redact_output
 from swebash_ai.tools.command_env import build_argv, child_environment
 from swebash_ai.tools.containment import MARKER_VAR, Containment
 from swebash_ai.tools.output import clean_output
@@ -253,9 +253,9 @@ class BackgroundProcess:
         """The output since the last read (secrets masked unless the command was approved), bytes dropped."""
         text, dropped = self.ring.take(final=not self.running)
         if not self.approved and text:
-            text, masked = redact_output(text)
-            if masked:
-                text += f"\n(note: {masked} secret-looking value(s) were masked as {MASK!r} in this output)"
+            scan = redact_output(text)
+            if scan.masked:
+                text = f"{scan.text}\n{scan.note()}"
         return text, dropped
 
 

@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from swebash_ai.errors import ToolError
-from swebash_ai.safety.redact import MASK, redact_output
+from swebash_ai.safety.redact import redact_output
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.guard import path_policy_of
 from swebash_ai.tools.process import ProcessResult, build_argv, child_environment, clean_output, run_process
@@ -193,10 +193,10 @@ async def run_command(
     if not ctx.approved:
         # Nobody approved this run: a reader allowed by rule can still print a secret that was committed once
         # (git log -p) or that appeared after the command was judged. The model gets the values masked.
-        text, masked = redact_output(text)
-        if masked:
-            metadata["masked_secrets"] = masked
-            text += f"\n(note: {masked} secret-looking value(s) were masked as {MASK!r} in this output)"
+        scan = redact_output(text)
+        if scan.masked:
+            metadata.update(masked_secrets=scan.masked, masked_kinds=sorted(scan.kinds))
+            text = f"{scan.text}\n{scan.note()}"
     return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata)
 
 

@@ -158,7 +158,9 @@ async def test_no_credential_reaches_the_model_from_a_home_workspace(llm_env: Fa
 
     assert "[masked:" in results["approved"] and "run the deploy on friday" in results["approved"]
     assert finished["approved"].decided_by == "--yes"  # the user's approval does not unmask the output
-    assert "GITHUB_TOKEN=***" in results["reader"]  # a reader nobody approved: the exec tool's own masking first
+    # a reader nobody approved: the exec tool masks first, with the same markers and note as the loop's scan
+    assert "GITHUB_TOKEN=[masked:github-token]" in results["reader"] and "***" not in results["reader"]
+    assert results["reader"].count("(note: ") == 1
     assert "[masked:" in results["search"]
     assert finished["approved"].result.metadata["masked_kinds"] == ["github-token"]
 

@@ -125,17 +125,22 @@ def test_redact_scalars() -> None:
 @pytest.mark.parametrize(
     ("text", "masked", "kept"),
     [
-        ("+DB_PASSWORD=hunter22\n", "hunter22", "DB_PASSWORD=***"),  # why: a committed .env line in a diff
-        ("-export GITHUB_TOKEN=abcdef123456\n", "abcdef123456", "GITHUB_TOKEN=***"),  # why: removed line, export
-        ('password: "topsecret1"\n', "topsecret1", 'password: "***'),  # why: YAML style
-        ("url = https://bob:s3cretpass@example.com/r.git", "s3cretpass", "https://bob:***@example.com"),  # URL
-        ("https://0123456789abcdef0123456789@example.com/r", "0123456789abcdef", "https://***@example.com"),  # token
-        (" AWS_SECRET_ACCESS_KEY = wJalrXUtnFEMI/K7MDENG\n", "wJalrXUtnFEMI", "AWS_SECRET_ACCESS_KEY = ***"),
+        # why: a committed .env line in a diff (a short value the content scan alone would keep)
+        ("+DB_PASSWORD=hunter22\n", "hunter22", "DB_PASSWORD=[masked:secret-env]"),
+        # why: removed line with export; no digits, so only the name says it is a secret
+        ("-export GITHUB_TOKEN=abcdefghijkl\n", "abcdefghijkl", "GITHUB_TOKEN=[masked:secret-env]"),
+        ('password: "topsecret1"\n', "topsecret1", 'password: "[masked:secret-env]'),  # why: YAML style
+        # why: a password in a git remote URL
+        ("url = https://bob:s3cretpass@example.com/r.git", "s3cretpass", "https://bob:[masked:url-password]@"),
+        # why: a token as a URL's user name
+        ("https://0123456789abcdef0123456789@example.com/r", "0123456789abcdef", "https://[masked:url-token]@"),
+        # why: the AWS secret's name, value cut short of the 40-character format
+        (" AWS_SECRET_ACCESS_KEY = wJalrXUtnFEMI/K7MDENG\n", "wJalrXUtnFEMI", "AWS_SECRET_ACCESS_KEY = [masked:"),
     ],
 )
 def test_redact_output_masks_secret_values(text: str, masked: str, kept: str) -> None:
-    out, count = redact_output(text)
-    assert masked not in out and kept in out and count == 1, out
+    scan = redact_output(text)
+    assert masked not in scan.text and kept in scan.text and scan.masked == 1, scan.text
 
 
 @pytest.mark.parametrize(
@@ -143,4 +148,22 @@ def test_redact_output_masks_secret_values(text: str, masked: str, kept: str) ->
     ["DEBUG=true\n", "keyboard = us\n", "see https://example.com/path:8080\n", "monkey=banana\n", "x = 1\n"],
 )
 def test_redact_output_leaves_ordinary_text(text: str) -> None:
-    assert redact_output(text) == (text, 0)
+    scan = redact_output(text)
+    assert (scan.text, scan.masked) == (text, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "GITHUB_TOKEN=ghp_" + "aB3" * 12 + "\n",  # why: a credential format: the content scan's kind, once
+        "DB_PASSWORD=hunter22\n",  # why: a value only the name betrays: the same marker style
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "aB3dE6" * 12 + "\n-----END OPENSSH PRIVATE KEY-----\n",  # key
+    ],
+)
+def test_unapproved_output_uses_the_content_scan_markers_only(text: str) -> None:
+    """One marker style: a model never sees ``***`` from one guard and ``[masked:KIND]`` from another."""
+    scan = redact_output(text)
+    assert MASK not in scan.text and scan.masked == 1
+    assert "[masked:" in scan.text or "[private key removed]" in scan.text
+    again = redact_output(scan.text)  # the loop scans the result again: nothing is masked twice
+    assert again.text == scan.text and again.masked == 0
