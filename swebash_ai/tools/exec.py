@@ -173,7 +173,7 @@ async def run_command(
     finally:
         if snapshot is not None:  # shielded: a Ctrl-C that killed the command must not lose its after-state
             await asyncio.shield(asyncio.to_thread(_snapshot_after, ctx, snapshot))
-    metadata = {
+    metadata: dict[str, Any] = {
         "cwd": str(workdir),
         "signal": res.signal,
         "timed_out": res.timed_out,
@@ -195,7 +195,8 @@ async def run_command(
         # (git log -p) or that appeared after the command was judged. The model gets the values masked.
         scan = redact_output(text)
         if scan.masked:
-            metadata.update(masked_secrets=scan.masked, masked_kinds=sorted(scan.kinds))
+            metadata["masked_secrets"] = scan.masked
+            metadata["masked_kinds"] = sorted(scan.kinds)
             text = f"{scan.text}\n{scan.note()}"
     return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata)
 
