@@ -84,6 +84,8 @@ class Usage:
     prompt_tokens: int
     completion_tokens: int
     cost: float | None = None
+    cached_tokens: int = 0
+    """The part of ``prompt_tokens`` the provider read from its prompt cache (billed at its cached price)."""
 
 
 @dataclass(frozen=True)

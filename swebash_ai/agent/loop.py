@@ -174,6 +174,7 @@ class _Turn:
         self.in_stream = False
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.cached_tokens = 0
         self.cost: float | None = None
         self.denied = 0
         self.finished_text = ""
@@ -195,7 +196,7 @@ class _Turn:
     def _usage(self) -> Usage | None:
         if not (self.prompt_tokens or self.completion_tokens):
             return None
-        return Usage(self.prompt_tokens, self.completion_tokens, self.cost)
+        return Usage(self.prompt_tokens, self.completion_tokens, self.cost, self.cached_tokens)
 
     async def drive(self, user_message: str) -> None:
         try:
@@ -278,9 +279,10 @@ class _Turn:
                 elif isinstance(chunk, UsageChunk):
                     self.prompt_tokens += chunk.prompt_tokens
                     self.completion_tokens += chunk.completion_tokens
+                    self.cached_tokens += chunk.cached_tokens
                     if chunk.cost is not None:
                         self.cost = (self.cost or 0.0) + chunk.cost
-                    self.emit(Usage(chunk.prompt_tokens, chunk.completion_tokens, chunk.cost))
+                    self.emit(Usage(chunk.prompt_tokens, chunk.completion_tokens, chunk.cost, chunk.cached_tokens))
                 elif isinstance(chunk, FinishChunk):
                     pass
             ok = True

@@ -342,7 +342,8 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
     def usage(u: Any) -> dict[str, Any] | None:
         if u is None:
             return None
-        return {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens, "cost": u.cost}
+        return {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+                "cached_tokens": u.cached_tokens, "cost": u.cost}
 
     if isinstance(event, ev.TextDelta):
         return {"type": "text", "text": event.text}

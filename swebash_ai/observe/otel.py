@@ -6,10 +6,11 @@ own tracer and meter providers (it does not touch the process-wide globals a hos
 reads the standard ``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_HEADERS`` / ``OTEL_SERVICE_NAME``.
 
 Spans follow the GenAI semantic conventions where they apply: ``invoke_agent`` for a turn, ``chat {model}``
-for each model request (``gen_ai.request.model``, ``gen_ai.usage.input_tokens``/``output_tokens``),
-``execute_tool {name}`` for each call (``gen_ai.tool.name``, ``gen_ai.tool.call.id``) with the tool's status
-and who decided (``swebash.decision.by``). Never exported: prompt text, file contents, command output, tool
-arguments; a command line only with ``SWEBASH_AI_TELEMETRY_LOG_COMMANDS=true``, redacted like the audit log.
+for each model request (``gen_ai.request.model``, ``gen_ai.usage.input_tokens``/``output_tokens``,
+``gen_ai.usage.cache_read.input_tokens``), ``execute_tool {name}`` for each call (``gen_ai.tool.name``,
+``gen_ai.tool.call.id``) with the tool's status and who decided (``swebash.decision.by``). Never exported:
+prompt text, file contents, command output, tool arguments; a command line only with
+``SWEBASH_AI_TELEMETRY_LOG_COMMANDS=true``, redacted like the audit log.
 
 A collector that is down or slow must not slow the session: spans are batched on a background thread with a
 bounded queue, each export has a 2 s timeout, exit waits at most a few seconds, and a failed export is
@@ -99,8 +100,8 @@ class OtelObserver:
         self.log_commands = log_commands
         self._shutdown = shutdown
         self._turn: Span | None = None
-        self._turn_tokens = [0, 0]
-        self._usage: list[int] = [0, 0]
+        self._turn_tokens = [0, 0, 0]  # input, output, of the input read from the provider's cache
+        self._usage: list[int] = [0, 0, 0]
         self._tools: dict[str, tuple[int, str, dict[str, Any] | str]] = {}
         self.tool_calls = meter.create_counter("swebash.tool.calls", unit="{call}",
                                                description="Tool calls by tool, status and who decided")
@@ -124,9 +125,10 @@ class OtelObserver:
         if self._turn is None and not isinstance(event, ev.TurnFinished | ev.TurnFailed):
             self._turn = self.tracer.start_span("invoke_agent swebash-ai", attributes={
                 "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "swebash-ai"})
-            self._turn_tokens = [0, 0]
+            self._turn_tokens = [0, 0, 0]
         if isinstance(event, ev.Usage):
-            self._usage = [self._usage[0] + event.prompt_tokens, self._usage[1] + event.completion_tokens]
+            got = (event.prompt_tokens, event.completion_tokens, event.cached_tokens)
+            self._usage = [a + b for a, b in zip(self._usage, got, strict=True)]
         elif isinstance(event, ev.ModelRequest):
             self._model_request(event)
         elif isinstance(event, ev.ToolCallStarted):
@@ -160,16 +162,19 @@ class OtelObserver:
         model = event.model or self.model
         attrs: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
                                  "gen_ai.provider.name": model.split("/", 1)[0] if "/" in model else "openai"}
-        prompt, completion = self._usage
-        self._usage = [0, 0]
+        prompt, completion, cached = self._usage
+        self._usage = [0, 0, 0]
+        # gen_ai.usage.cache_read.input_tokens is part of input_tokens, as the GenAI conventions say
         span = self.tracer.start_span(f"chat {model}", context=self._context(), start_time=_ns(event.seconds),
                                       attributes={**attrs, "gen_ai.usage.input_tokens": prompt,
                                                   "gen_ai.usage.output_tokens": completion,
+                                                  "gen_ai.usage.cache_read.input_tokens": cached,
                                                   "swebash.tool_calls": event.tool_calls})
         if not event.ok:
             span.set_status(Status(StatusCode.ERROR, "the request failed or was cut"))
         span.end()
-        self._turn_tokens = [self._turn_tokens[0] + prompt, self._turn_tokens[1] + completion]
+        self._turn_tokens = [self._turn_tokens[0] + prompt, self._turn_tokens[1] + completion,
+                             self._turn_tokens[2] + cached]
         metric_attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model}
         self.requests.add(1, {**metric_attrs, "ok": event.ok})
         self.request_duration.record(event.seconds, metric_attrs)
@@ -208,6 +213,7 @@ class OtelObserver:
         span.set_attribute("swebash.turn.reason", reason)
         span.set_attribute("gen_ai.usage.input_tokens", self._turn_tokens[0])
         span.set_attribute("gen_ai.usage.output_tokens", self._turn_tokens[1])
+        span.set_attribute("gen_ai.usage.cache_read.input_tokens", self._turn_tokens[2])
         if not ok:
             span.set_status(Status(StatusCode.ERROR, error))
         span.end()

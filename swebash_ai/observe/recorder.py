@@ -35,6 +35,7 @@ class TurnRecorder:
         self._tool_calls = 0
         self._prompt = 0
         self._completion = 0
+        self._cached = 0
         self._cost: float | None = None
         self._active = False
 
@@ -52,6 +53,7 @@ class TurnRecorder:
         elif isinstance(event, ev.Usage):
             self._prompt += event.prompt_tokens
             self._completion += event.completion_tokens
+            self._cached += event.cached_tokens
             if event.cost is not None:
                 self._cost = (self._cost or 0.0) + event.cost
         elif isinstance(event, ev.TurnFinished):
@@ -78,6 +80,7 @@ class TurnRecorder:
             "tool_calls": self._tool_calls,
             "prompt_tokens": self._prompt,
             "completion_tokens": self._completion,
+            "cached_tokens": self._cached,
             "cost": self._cost,
         }
         self._reset()

@@ -225,7 +225,7 @@ def collect(where: Locations, window: Window = Window()) -> dict[str, Any]:
     latencies: list[float] = []
     first_tokens: list[float] = []
     failed_requests = retries = 0
-    tokens = {k: {"turns": 0, "prompt": 0, "completion": 0} for k in ("with_tools", "without_tools")}
+    tokens = {k: {"turns": 0, "prompt": 0, "cached": 0, "completion": 0} for k in ("with_tools", "without_tools")}
     cost = 0.0
     unpriced = 0
     recorded: set[str] = set()
@@ -252,6 +252,7 @@ def collect(where: Locations, window: Window = Window()) -> dict[str, Any]:
         lane["turns"] += 1
         lane["prompt"] += int(turn.get("prompt_tokens", 0))
         lane["completion"] += int(turn.get("completion_tokens", 0))
+        lane["cached"] += int(turn.get("cached_tokens", 0))  # absent in lines written before it was recorded
         if isinstance(turn.get("cost"), int | float):
             cost += float(turn["cost"])
         elif turn.get("requests"):
@@ -380,6 +381,11 @@ def render(stats: dict[str, Any]) -> str:
     for key, label in (("with_tools", "turns with tool calls"), ("without_tools", "turns without tools")):
         t = stats["tokens"][key]
         out.append(f"{label:<24}{t['turns']:>6} turns {t['prompt']:>12,} in {t['completion']:>10,} out")
+    prompt = sum(t["prompt"] for t in stats["tokens"].values())
+    if prompt:
+        cached = sum(t["cached"] for t in stats["tokens"].values())
+        out.append(f"cached prompt tokens: {cached:,} ({cached / prompt:.0%} of the tokens in, read from the "
+                   "provider's cache)")
     cost = stats["cost"]
     unpriced = cost["turns_without_price"]
     if unpriced and not cost["usd"]:

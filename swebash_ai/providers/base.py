@@ -24,7 +24,7 @@ import os
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from swebash_ai import errors
@@ -53,9 +53,14 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class UsageChunk:
+    """Tokens of one response. ``cached_tokens`` is the part of ``prompt_tokens`` the provider read from its
+    prompt cache (billed lower); ``cache_write_tokens`` the part it wrote to it (Anthropic bills it higher)."""
+
     prompt_tokens: int
     completion_tokens: int
     cost: float | None = None
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -267,9 +272,30 @@ def _finish_seen(finish: str | None) -> bool:
     return finish is not None
 
 
+def _count(obj: Any, key: str) -> int:
+    value = _get(obj, key) if obj is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def usage_chunk(usage: Any) -> UsageChunk | None:
+    """The tokens of an OpenAI-format ``usage`` (a dict or litellm's object); None when it counts nothing.
+
+    Cached prompt tokens come as ``prompt_tokens_details.cached_tokens`` (OpenAI, and litellm for every
+    provider), ``cache_read_input_tokens`` (litellm's Anthropic usage, some gateways) or
+    ``prompt_cache_hit_tokens`` (DeepSeek). In all of them they are part of ``prompt_tokens``.
+    """
+    prompt, completion = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+    if not (prompt or completion):
+        return None
+    cached = (_count(_get(usage, "prompt_tokens_details"), "cached_tokens") or _count(usage, "cache_read_input_tokens")
+              or _count(usage, "prompt_cache_hit_tokens"))  # fmt: skip
+    written = _count(usage, "cache_creation_input_tokens")
+    return UsageChunk(prompt, completion, None, min(cached, prompt), min(written, prompt))
+
+
 async def openai_format_chunks(
     stream: AsyncIterator[Any],
-    cost: Callable[[int, int], float | None],
+    cost: Callable[[UsageChunk], float | None],
     ended: Callable[[str | None], bool] = _finish_seen,
 ) -> AsyncIterator[Chunk]:
     """Typed chunks from a stream of OpenAI-format ``chat.completion.chunk`` objects or plain JSON dicts.
@@ -287,10 +313,10 @@ async def openai_format_chunks(
     async for chunk in stream:
         usage = _get(chunk, "usage")
         if usage is not None and not usage_seen:
-            prompt, completion = _get(usage, "prompt_tokens") or 0, _get(usage, "completion_tokens") or 0
-            if prompt or completion:
+            counted = usage_chunk(usage)
+            if counted is not None:
                 usage_seen = True
-                yield UsageChunk(prompt, completion, cost(prompt, completion))
+                yield replace(counted, cost=cost(counted))
         for choice in _get(chunk, "choices") or ():
             delta = _get(choice, "delta")
             if delta is not None:

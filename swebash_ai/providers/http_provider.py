@@ -114,7 +114,9 @@ class HttpProvider(EndpointProvider):
         ) as source:
             response = source.response
             content_type = response.headers.get("content-type", "")
-            cost = lambda p, c: cost_of(self.wire_model, p, c)  # noqa: E731
+            cost = lambda u: cost_of(  # noqa: E731
+                self.wire_model, u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cache_write_tokens
+            )
             if response.status_code >= 400 or "text/event-stream" not in content_type.lower():
                 raw = await _read_capped(response)
                 whole = self._whole_answer(response.status_code, content_type, raw, response.headers)

@@ -20,7 +20,15 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from swebash_ai import errors
-from swebash_ai.providers.base import Chunk, EndpointProvider, Message, TextChunk, not_the_api, openai_format_chunks
+from swebash_ai.providers.base import (
+    Chunk,
+    EndpointProvider,
+    Message,
+    TextChunk,
+    UsageChunk,
+    not_the_api,
+    openai_format_chunks,
+)
 
 _lock = threading.Lock()
 
@@ -66,7 +74,7 @@ class LiteLLMProvider(EndpointProvider):
         shown = False
         try:
             async for chunk in openai_format_chunks(
-                stream, lambda p, c: self._cost(litellm, p, c), lambda finish: _received_end(stream, finish)
+                stream, lambda usage: self._cost(litellm, usage), lambda finish: _received_end(stream, finish)
             ):
                 shown = shown or isinstance(chunk, TextChunk)
                 yield chunk
@@ -76,10 +84,15 @@ class LiteLLMProvider(EndpointProvider):
                 raise not_the_api(status, content_type, None, api_base=self.api_base, model=self.model) from None
             raise
 
-    def _cost(self, litellm: Any, prompt_tokens: int, completion_tokens: int) -> float | None:
+    def _cost(self, litellm: Any, usage: UsageChunk) -> float | None:
+        """litellm's price, with cache reads and writes priced as the provider bills them."""
         try:
             prompt, completion = litellm.cost_per_token(
-                model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+                model=self.model,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                cache_read_input_tokens=usage.cached_tokens,
+                cache_creation_input_tokens=usage.cache_write_tokens,
             )
             return float(prompt + completion)
         except Exception:  # unknown price: no cost, not an error

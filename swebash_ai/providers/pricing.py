@@ -67,14 +67,27 @@ def _entry(name: str) -> Any:
     return None
 
 
-def cost_of(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    """Cost in USD, or ``None`` when the model's price is unknown (local models, unknown names)."""
+def cost_of(
+    model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, cache_write_tokens: int = 0
+) -> float | None:
+    """Cost in USD, or ``None`` when the model's price is unknown (local models, unknown names).
+
+    ``cached_tokens`` and ``cache_write_tokens`` are parts of ``prompt_tokens``, priced at the entry's
+    ``cache_read_input_token_cost`` and ``cache_creation_input_token_cost`` when it has them (the input price
+    otherwise), as litellm prices them.
+    """
     entry = _entry(model) or _entry(model.split("/", 1)[-1])
     if not isinstance(entry, dict):
         return None
     try:
+        base = float(entry.get("input_cost_per_token", 0))
+        read = float(entry.get("cache_read_input_token_cost", base))
+        write = float(entry.get("cache_creation_input_token_cost", base))
+        fresh = max(0, prompt_tokens - cached_tokens - cache_write_tokens)
         return (
-            float(entry.get("input_cost_per_token", 0)) * prompt_tokens
+            base * fresh
+            + read * cached_tokens
+            + write * cache_write_tokens
             + float(entry.get("output_cost_per_token", 0)) * completion_tokens
         )
     except (TypeError, ValueError):

@@ -58,18 +58,22 @@ class Reply:
     content_type: str = ""
     stall: tuple[int, float] | None = None
     cut: int | None = None
+    cached_tokens: int = 0
+    """Of the prompt tokens, how many the server says it read from its prompt cache (OpenAI
+    ``prompt_tokens_details.cached_tokens``; Anthropic ``cache_read_input_tokens``, outside ``input_tokens``)."""
 
     @classmethod
     def text(cls, text: str, *, chunk_size: int = 4, delay: float = 0.0,
-             usage: tuple[int, int] | None = None) -> Reply:
+             usage: tuple[int, int] | None = None, cached_tokens: int = 0) -> Reply:
         """Plain text, streamed in ``chunk_size``-character deltas (0: one delta)."""
-        return cls("text", content=text, chunk_size=chunk_size, delay=delay, usage=usage)
+        return cls("text", content=text, chunk_size=chunk_size, delay=delay, usage=usage,
+                   cached_tokens=cached_tokens)
 
     @classmethod
     def tool_calls(cls, calls: Sequence[ToolCallSpec], *, text: str = "", split: int = 0, chunk_size: int = 4,
                    interleave: bool = False, delay: float = 0.0,
                    usage: tuple[int, int] | None = None, stall: tuple[int, float] | None = None,
-                   cut: int | None = None) -> Reply:
+                   cut: int | None = None, cached_tokens: int = 0) -> Reply:
         """Tool calls ``(name, arguments[, id])``; a dict is JSON-dumped, a string is sent verbatim.
 
         ``split=N`` sends id, name and arguments in N-character fragments (anthropic: arguments only,
@@ -87,7 +91,8 @@ class Reply:
             call_id = spec[2] if len(spec) > 2 else None
             parsed.append(ToolCall(name, args if isinstance(args, str) else json.dumps(args), call_id))
         return cls("tool_calls", content=text, calls=tuple(parsed), split=split, chunk_size=chunk_size,
-                   interleave=interleave, delay=delay, usage=usage, stall=stall, cut=cut)
+                   interleave=interleave, delay=delay, usage=usage, stall=stall, cut=cut,
+                   cached_tokens=cached_tokens)
 
     @classmethod
     def error(cls, status: int, message: str, *, retry_after: float | None = None,
@@ -134,13 +139,15 @@ class Reply:
         (optionally with ``"text"``), ``{"error": 429, "message": …, "retry_after": 0}`` or
         ``{"broken": "partial text", "after_chunks": 2}``, ``{"truncated": …}``, ``{"bad_event": …}``,
         ``{"raw": …}``, ``{"hang": seconds}`` (see those class methods); optional ``chunk_size``, ``split``,
-        ``interleave``, ``delay``, ``usage: [prompt, completion]``, ``stall: [call, seconds]``, ``cut: call``."""
+        ``interleave``, ``delay``, ``usage: [prompt, completion(, cached)]``, ``stall: [call, seconds]``,
+        ``cut: call``."""
         if not isinstance(obj, dict):
             raise ValueError(f"a script entry must be a JSON object, got {obj!r}")
         delay = float(obj.get("delay", 0.0))
         chunk = int(obj.get("chunk_size", 4))
         usage_raw = obj.get("usage")
         usage = (int(usage_raw[0]), int(usage_raw[1])) if usage_raw is not None else None
+        cached = int(usage_raw[2]) if usage_raw is not None and len(usage_raw) > 2 else 0
         stall_raw = obj.get("stall")
         stall = (int(stall_raw[0]), float(stall_raw[1])) if stall_raw is not None else None
         if "error" in obj:
@@ -174,9 +181,9 @@ class Reply:
             return cls.tool_calls(specs, text=str(obj.get("text", "")), split=int(obj.get("split", 0)),
                                   chunk_size=chunk, interleave=bool(obj.get("interleave", False)),
                                   delay=delay, usage=usage, stall=stall,
-                                  cut=None if obj.get("cut") is None else int(obj["cut"]))
+                                  cut=None if obj.get("cut") is None else int(obj["cut"]), cached_tokens=cached)
         if "text" in obj:
-            return cls.text(str(obj["text"]), chunk_size=chunk, delay=delay, usage=usage)
+            return cls.text(str(obj["text"]), chunk_size=chunk, delay=delay, usage=usage, cached_tokens=cached)
         raise ValueError(f"unknown script entry (needs text, tool_calls, error, broken, truncated, bad_event, raw or "
                          f"hang): {obj!r}")
 
@@ -215,8 +222,18 @@ class Turn:
 
 
 def openai_usage(turn: Turn) -> JSON:
-    return {"prompt_tokens": turn.prompt_tokens, "completion_tokens": turn.completion_tokens,
-            "total_tokens": turn.prompt_tokens + turn.completion_tokens}
+    usage: JSON = {"prompt_tokens": turn.prompt_tokens, "completion_tokens": turn.completion_tokens,
+                   "total_tokens": turn.prompt_tokens + turn.completion_tokens}
+    if turn.reply.cached_tokens:  # OpenAI: cached tokens are part of prompt_tokens
+        usage["prompt_tokens_details"] = {"cached_tokens": turn.reply.cached_tokens, "audio_tokens": 0}
+    return usage
+
+
+def anthropic_usage(turn: Turn, output_tokens: int) -> JSON:
+    """Anthropic counts cache reads and writes outside ``input_tokens``: the three add up to the prompt."""
+    cached = min(turn.reply.cached_tokens, turn.prompt_tokens)
+    return {"input_tokens": turn.prompt_tokens - cached, "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": cached, "output_tokens": output_tokens}
 
 
 def _complete_at(k: int, opens: Sequence[int], closing: int) -> int:
@@ -318,7 +335,7 @@ def anthropic_stream(turn: Turn, opens: list[int] | None = None) -> tuple[list[b
         {"type": "message_start", "message": {
             "id": f"msg_fake{turn.serial}", "type": "message", "role": "assistant", "model": turn.model,
             "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": turn.prompt_tokens, "output_tokens": 1}}},
+            "usage": anthropic_usage(turn, 1)}},
     ]
     index = 0
     if reply.content or not reply.calls:
@@ -358,7 +375,7 @@ def anthropic_message(turn: Turn) -> JSON:
     return {"id": f"msg_fake{turn.serial}", "type": "message", "role": "assistant", "model": turn.model,
             "content": content, "stop_reason": "tool_use" if reply.calls else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": turn.prompt_tokens, "output_tokens": turn.completion_tokens}}
+            "usage": anthropic_usage(turn, turn.completion_tokens)}
 
 
 def _ollama_base(turn: Turn) -> JSON:

@@ -14,7 +14,7 @@ def test_one_shot_turns_are_counted_by_the_stats_command(llm_env: FakeLLMServer,
     (workspace / "notes.txt").write_text("hello\n")
     llm_env.enqueue(
         Reply.tool_calls([("read_file", {"path": "notes.txt"}), ("list_dir", {"path": "."})], usage=(120, 8)),
-        Reply.text("It says hello.", usage=(300, 5)),
+        Reply.text("It says hello.", usage=(300, 5), cached_tokens=256),
         Reply.text("Nothing else.", usage=(50, 3)),
     )
     assert run_cli("-c", "what is in notes.txt?").returncode == 0
@@ -26,9 +26,11 @@ def test_one_shot_turns_are_counted_by_the_stats_command(llm_env: FakeLLMServer,
     assert stats["decisions"]["auto_allowed"] == 2
     assert stats["turns"]["count"] == 2 and stats["turns"]["rounds"] == {"0": 1, "1": 1}
     assert stats["requests"]["count"] == 3 and stats["requests"]["failed"] == 0
-    assert stats["tokens"]["with_tools"] == {"turns": 1, "prompt": 420, "completion": 13}
-    assert stats["tokens"]["without_tools"] == {"turns": 1, "prompt": 50, "completion": 3}
+    # the second request of the tool turn was served 256 tokens from the provider's cache
+    assert stats["tokens"]["with_tools"] == {"turns": 1, "prompt": 420, "cached": 256, "completion": 13}
+    assert stats["tokens"]["without_tools"] == {"turns": 1, "prompt": 50, "cached": 0, "completion": 3}
     text = run_cli("stats", "--since", "1h")
     assert text.returncode == 0 and "read_file" in text.stdout and "tool rounds per turn" in text.stdout
+    assert "cached prompt tokens: 256 (54% of the tokens in" in text.stdout  # 256 of 470
     bad = run_cli("stats", "--since", "soon")
     assert bad.returncode == 2 and "30m, 24h, 7d" in bad.stderr

@@ -41,7 +41,7 @@ def _turn(obs: Any) -> None:
         ev.ToolCallFinished("c1", "read_file", ToolResult.success(f"contents {SECRET}").with_duration(0.01),
                             "read-only"),
         ev.ToolCallFinished("c2", "run_command", ToolResult.denied("no").with_duration(0.0), "user"),
-        ev.Usage(300, 5),
+        ev.Usage(300, 5, cached_tokens=256),
         ev.ModelRequest("openai/gpt-test", 0.5, tool_calls=0, ok=True),
         ev.TurnFinished(f"the answer mentions {SECRET}", "answered"),
     ):
@@ -70,6 +70,9 @@ def test_a_turn_is_a_span_with_model_and_tool_children() -> None:
     assert turn.attributes["gen_ai.usage.input_tokens"] == 420 and turn.attributes["gen_ai.usage.output_tokens"] == 13
     chats = [s for s in spans.get_finished_spans() if s.name.startswith("chat ")]
     assert [(c.attributes or {}).get("gen_ai.usage.input_tokens") for c in chats] == [120, 300]
+    # the GenAI conventions' cache-read count, a part of the input tokens, per request and per turn
+    assert [(c.attributes or {}).get("gen_ai.usage.cache_read.input_tokens") for c in chats] == [0, 256]
+    assert turn.attributes["gen_ai.usage.cache_read.input_tokens"] == 256
     assert all((c.attributes or {})["gen_ai.request.model"] == "openai/gpt-test" for c in chats)
     assert all(c.parent is not None and c.parent.span_id == turn.context.span_id for c in chats)
     tool = finished["execute_tool run_command"]

@@ -67,7 +67,7 @@ def test_tool_decision_turn_and_token_figures(isolated_env: Path) -> None:
     _write(where.turns_log, [
         {"time": time.time(), "session": "s1", "model": "openai/m", "reason": "answered", "rounds": 2,
          "requests": [[1.0, 2, True, 0.2], [2.0, 1, True, 0.4], [3.0, 0, True, 0.1]], "retries": 1,
-         "tool_calls": 3, "prompt_tokens": 1000, "completion_tokens": 100, "cost": 0.01},
+         "tool_calls": 3, "prompt_tokens": 1000, "completion_tokens": 100, "cached_tokens": 600, "cost": 0.01},
         {"time": time.time(), "session": "s2", "model": "openai/m", "reason": "answered", "rounds": 0,
          "requests": [[0.5, 0, True, 0.1]], "retries": 0, "tool_calls": 0, "prompt_tokens": 200,
          "completion_tokens": 20, "cost": None},
@@ -108,8 +108,9 @@ def test_tool_decision_turn_and_token_figures(isolated_env: Path) -> None:
     req = stats["requests"]
     assert (req["count"], req["failed"], req["retries"]) == (5, 1, 3)
     assert req["p50"] == 2.0 and req["p95"] == 4.0
-    assert stats["tokens"]["with_tools"] == {"turns": 1, "prompt": 1000, "completion": 100}
-    assert stats["tokens"]["without_tools"] == {"turns": 2, "prompt": 200, "completion": 20}
+    assert stats["tokens"]["with_tools"] == {"turns": 1, "prompt": 1000, "cached": 600, "completion": 100}
+    # lines written before cached tokens were recorded have none: they count as 0, not as an error
+    assert stats["tokens"]["without_tools"] == {"turns": 2, "prompt": 200, "cached": 0, "completion": 20}
     assert stats["cost"] == {"usd": 0.01, "turns_without_price": 2}
 
     one = collect(where, Window(session="s2"))
@@ -124,6 +125,7 @@ def test_tool_decision_turn_and_token_figures(isolated_env: Path) -> None:
     assert all(len(line) <= 80 for line in text.splitlines())
     assert "MCP server tracker:" in text and "  open_issue" in text
     assert "asked, denied" in text and "$0.0100 (2 turns with no known price, not counted)" in text
+    assert "cached prompt tokens: 600 (50% of the tokens in, read from the provider's cache)" in text  # 600/1200
 
 
 def test_empty_install_says_so(isolated_env: Path) -> None:
