@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from swebash_ai import errors
 
@@ -115,8 +115,15 @@ def check_base(url: str) -> str:
 async def list_models(kind: ProviderKind, base: str, key: str | None) -> list[str] | None:
     """The provider's model list (sorted), or ``None`` when it serves none (then the user types a name).
 
+    Each API in its own documented shape: OpenAI-compatible ``GET {base}/models`` (``data: [{id}]``);
+    Anthropic ``GET /v1/models`` (``x-api-key``, ``anthropic-version``; ``data: [{id, type: "model"}]``, pages
+    by ``has_more`` / ``after_id``); Gemini's native ``GET /v1beta/models`` (``x-goog-api-key``; ``models:
+    [{name: "models/...", supportedGenerationMethods}]``, pages by ``nextPageToken``), keeping only the models
+    that can chat (``generateContent``: the list also holds embedding and image models) without the
+    ``models/`` prefix. At most :data:`MAX_PAGES` pages are read.
+
     Raises:
-        AuthenticationError: the key was refused (401/403).
+        AuthenticationError: the key was refused (401/403, or Gemini's 400 ``API_KEY_INVALID``).
         ProviderUnavailableError: nothing answers at ``base``.
     """
     if kind.id == "ollama":
@@ -127,33 +134,98 @@ async def list_models(kind: ProviderKind, base: str, key: str | None) -> list[st
     from swebash_ai.providers.http_provider import _import_httpx
 
     httpx = _import_httpx()
-    headers: dict[str, str] = {}
-    if kind.id == "anthropic":
-        url = base.rstrip("/") + "/v1/models"
-        headers = {"x-api-key": key or "", "anthropic-version": "2023-06-01"}
-    else:
-        url = base.rstrip("/") + "/models"
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
+    base = base.rstrip("/")
     try:
         async with httpx.AsyncClient(timeout=LIST_TIMEOUT, follow_redirects=False,
-                                     verify=not url.startswith("http://")) as client:
-            response = await client.get(url, headers=headers)
+                                     verify=not base.startswith("http://")) as client:
+            pages = _Pages(client, base)
+            if kind.id == "anthropic":
+                ids = await _anthropic_models(pages, key)
+            elif kind.id == "gemini":
+                ids = await _gemini_models(pages, key)
+                if ids is None:  # no native list there (a proxy): the OpenAI-compatible one
+                    ids = await _openai_models(pages, key)
+            else:
+                ids = await _openai_models(pages, key)
     except httpx.HTTPError as exc:
         raise errors.ProviderUnavailableError(f"Cannot reach {base}: {type(exc).__name__}: {exc}") from None
-    if response.status_code in (401, 403):
-        raise errors.AuthenticationError(f"{base} refused the key ({response.status_code}).",
-                                         status=response.status_code)
-    if response.status_code >= 400:
-        return None
-    try:
-        data = response.json().get("data")
-    except (ValueError, AttributeError):
-        return None
+    return sorted(set(ids)) or None if ids is not None else None
+
+
+MAX_PAGES = 20
+"""Pages of a model list read at most (a provider that pages forever must not hang the setup)."""
+
+
+@dataclass
+class _Pages:
+    """GET one page of a model list: its JSON object, or ``None`` when the server has no list there."""
+
+    client: Any
+    base: str
+
+    async def get(self, url: str, headers: dict[str, str], params: dict[str, str]) -> dict[str, Any] | None:
+        response = await self.client.get(url, headers=headers, params=params)
+        status = response.status_code
+        # Gemini answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID, not with 401.
+        if status in (401, 403) or (status == 400 and "API_KEY_INVALID" in response.text):
+            raise errors.AuthenticationError(f"{self.base} refused the key ({status}).", status=status)
+        if status >= 400:
+            return None
+        try:
+            body = response.json()
+        except ValueError:
+            return None
+        return body if isinstance(body, dict) else None
+
+
+async def _openai_models(pages: _Pages, key: str | None) -> list[str] | None:
+    body = await pages.get(pages.base + "/models", {"Authorization": f"Bearer {key}"} if key else {}, {})
+    data = body.get("data") if body is not None else None
     if not isinstance(data, list):
         return None
-    ids = {str(m["id"]).removeprefix("models/") for m in data if isinstance(m, dict) and m.get("id")}
-    return sorted(ids) or None
+    # Gemini's OpenAI-compatible list names models "models/gemini-...", as its native API does
+    return [str(m["id"]).removeprefix("models/") for m in data if isinstance(m, dict) and m.get("id")]
+
+
+async def _anthropic_models(pages: _Pages, key: str | None) -> list[str] | None:
+    headers = {"x-api-key": key or "", "anthropic-version": "2023-06-01"}
+    params = {"limit": "1000"}
+    ids: list[str] = []
+    for _ in range(MAX_PAGES):
+        body = await pages.get(pages.base + "/v1/models", headers, params)
+        data = body.get("data") if body is not None else None
+        if body is None or not isinstance(data, list):
+            return ids or None
+        ids += [str(m["id"]) for m in data if isinstance(m, dict) and m.get("id") and m.get("type", "model") == "model"]
+        last = body.get("last_id")
+        if not body.get("has_more") or not isinstance(last, str) or not last:
+            break
+        params = {"limit": "1000", "after_id": last}
+    return ids
+
+
+async def _gemini_models(pages: _Pages, key: str | None) -> list[str] | None:
+    # The setup talks to Gemini's OpenAI-compatible address (…/v1beta/openai); the native list is beside it.
+    url = pages.base.removesuffix("/openai") + "/models"
+    headers = {"x-goog-api-key": key} if key else {}  # a header, so the key is in no URL (logs, proxies)
+    params = {"pageSize": "1000"}
+    ids: list[str] = []
+    for _ in range(MAX_PAGES):
+        body = await pages.get(url, headers, params)
+        models = body.get("models") if body is not None else None
+        if body is None or not isinstance(models, list):
+            return ids or None
+        for m in models:
+            if not isinstance(m, dict) or not isinstance(m.get("name"), str):
+                continue
+            methods = m.get("supportedGenerationMethods")
+            if isinstance(methods, list) and "generateContent" in methods:
+                ids.append(m["name"].removeprefix("models/"))
+        token = body.get("nextPageToken")
+        if not isinstance(token, str) or not token:
+            break
+        params = {"pageSize": "1000", "pageToken": token}
+    return ids
 
 
 async def test_request(candidate: Candidate, wait: float = TEST_TIMEOUT) -> str:
