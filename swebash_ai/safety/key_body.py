@@ -27,6 +27,10 @@ Why:
        printed in this exact shape, without its header or its start, is rare; ``bench/false_masks.py``
        measures the cost on ordinary code.
 
+    A whole PEM key encoded once more in base64 (``client-key-data: LS0tLS1CRUdJTi...`` in a kubeconfig,
+    ``tls.key`` of a Kubernetes secret) is one long token that starts with ``LS0tLS1CRUdJTi`` (base64 of
+    ``-----BEGIN``): it is decoded, and removed when it is a private key with material after its header.
+
     A full line must hold upper- and lower-case letters and a digit, as 64 random base64 characters do
     (all but about 1 in 5,000): a column of SHA-256 hex digests or base32 is not base64 key material.
 
@@ -40,9 +44,10 @@ import binascii
 import re
 from collections.abc import Iterator
 
-__all__ = ["MIDDLE_LINES", "OPENSSH_MAGIC", "key_body_spans", "may_hold_key_body"]
+__all__ = ["ENCODED_PEM", "MIDDLE_LINES", "OPENSSH_MAGIC", "key_body_spans", "may_hold_key_body"]
 
 OPENSSH_MAGIC = "b3BlbnNzaC1rZXktdjE"
+ENCODED_PEM = "LS0tLS1CRUdJTi"
 MIDDLE_LINES = 3
 _WIDTHS = (64, 70)
 
@@ -58,6 +63,9 @@ _TAIL = re.compile(rf"{_PREFIX}(?P<b>[A-Za-z0-9+/]{{1,70}}={{0,2}}){_SUFFIX}")
 _END = re.compile(rf"{_PREFIX}-{{4,5}} ?END (?P<label>[A-Z0-9 ]+?) ?-{{4,5}}[ \t]*\r?")
 _BEGIN = re.compile(r"-{4,5} ?BEGIN (?P<label>[A-Z0-9 ]+?) ?-{4,5}")
 _ANY_END = re.compile(r"-{4,5} ?END [A-Z0-9 ]+? ?-{4,5}")
+# A PEM block base64-encoded as one token (a header alone is ~50 characters: material makes it far longer).
+_ENCODED = re.compile(rf"(?<![A-Za-z0-9+/]){ENCODED_PEM}[A-Za-z0-9+/]{{100,}}={{0,2}}")
+_DECODED_KEY = re.compile(r"-{5}BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-{5}\s*(?:[\w-]+:[^\n]*\n)*\s*[A-Za-z0-9+/]{40,}")
 # Object identifiers of password-based encryption (PKCS#5 PBES1/PBES2 and PKCS#12 PBE), DER-encoded.
 _PBE_OIDS = (bytes.fromhex("2a864886f70d0105"), bytes.fromhex("2a864886f70d010c01"))
 
@@ -73,7 +81,7 @@ def may_hold_key_body(text: str) -> bool:
     Every tool result goes through here: the line regexes scan each line start (about 10 MB/s on code), while
     this is a ``bytes.translate`` and a find (about 300 MB/s), and ordinary code has no such run.
     """
-    if OPENSSH_MAGIC in text:
+    if OPENSSH_MAGIC in text or ENCODED_PEM in text:
         return True
     return _SIXTY_FOUR in text.encode("utf-8", "surrogatepass").translate(_ONLY_B64)
 
@@ -95,7 +103,19 @@ def key_body_spans(text: str) -> list[tuple[int, int]]:
         pos = stop
         if _is_key(text, start, first, full, end_label):
             spans.append((start, stop))
+    if ENCODED_PEM in text:
+        spans = sorted(spans + [m.span() for m in _ENCODED.finditer(text) if _encoded_key(m.group())
+                                if not any(a <= m.start() < b for a, b in spans)])
     return spans
+
+
+def _encoded_key(token: str) -> bool:
+    """The token decodes to a private key block with material (not just a header named in docs)."""
+    try:
+        decoded = base64.b64decode(token[:8192] + "=" * (-len(token[:8192]) % 4)).decode("ascii", "replace")
+    except (binascii.Error, ValueError):
+        return False
+    return _DECODED_KEY.search(decoded) is not None
 
 
 def _body(line: str) -> str | None:
