@@ -30,6 +30,7 @@ from typing import Any, Literal
 from swebash_ai.config.hooks import Hook
 from swebash_ai.config.rules import COMMAND_TOOL, ToolRule, ToolRules, strictest
 from swebash_ai.safety.shell_parse import CONTROL_RE, SimpleCommand, parse
+from swebash_ai.safety.terminal_text import has_invisible
 from swebash_ai.safety.verdict import Verdict
 
 Mode = Literal["ask", "accept-edits", "plan"]
@@ -194,7 +195,7 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str
     """The prefix rules that speak about ``command``: every deny/ask rule matching any of its simple commands,
     and an allow rule only when every simple command is covered by an allow rule or proven read-only
     (``proven`` judges one simple command's text, its words as written)."""
-    if not rules or CONTROL_RE.search(command):
+    if not rules or _unreadable(command):
         return []
     parsed = parse(command)
     if parsed is None:
@@ -230,7 +231,7 @@ def propose_rule(tool: str, arguments: Mapping[str, Any], verdict: Verdict, work
     if tool.startswith("mcp__"):
         return {"tool": tool, **where}
     command = arguments.get("command") if tool == COMMAND_TOOL else None
-    if not isinstance(command, str) or CONTROL_RE.search(command):
+    if not isinstance(command, str) or _unreadable(command):
         return None
     parsed = parse(command)
     if parsed is None or parsed.problems or parsed.file_targets or len(parsed.commands) != 1:
@@ -252,9 +253,15 @@ def propose_rule(tool: str, arguments: Mapping[str, Any], verdict: Verdict, work
 
 def coverable(command: str) -> bool:
     """Whether a prefix rule could allow ``command`` at all: plain simple commands, nothing the words hide."""
-    parsed = None if CONTROL_RE.search(command) else parse(command)
+    parsed = None if _unreadable(command) else parse(command)
     return bool(parsed is not None and parsed.commands and not parsed.problems and not parsed.file_targets
                 and all(not c.nested and _plain(c) and c.argv[0] not in _MOVES for c in parsed.commands))
+
+
+def _unreadable(command: str) -> bool:
+    """Control or invisible characters: the command does not read as it runs, so no rule speaks about it
+    and the command policy's question stands."""
+    return CONTROL_RE.search(command) is not None or has_invisible(command)
 
 
 def _plain(cmd: SimpleCommand) -> bool:
@@ -264,7 +271,7 @@ def _plain(cmd: SimpleCommand) -> bool:
 
 
 def _any_starts(command: str, prefix: tuple[str, ...]) -> bool:
-    parsed = parse(command) if not CONTROL_RE.search(command) else None
+    parsed = parse(command) if not _unreadable(command) else None
     if parsed is None:
         return True  # cannot tell: a hook that restricts is better asked than skipped
     return any(tuple(c.argv[: len(prefix)]) == prefix for c in parsed.commands)

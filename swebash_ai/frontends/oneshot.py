@@ -263,7 +263,8 @@ class MarkdownRenderer(PlainRenderer):
 
     def text(self, piece: str) -> None:
         from rich.live import Live
-        from rich.markdown import Markdown
+
+        from swebash_ai.frontends.markdown_links import LinkSafeMarkdown as Markdown
 
         if not (piece := self._safe(piece)):
             return
@@ -278,7 +279,7 @@ class MarkdownRenderer(PlainRenderer):
             self._live.update(markdown)
 
     def end_text(self) -> None:
-        from rich.markdown import Markdown
+        from swebash_ai.frontends.markdown_links import LinkSafeMarkdown as Markdown
 
         if self._live is not None:
             self._live.stop()

@@ -16,7 +16,6 @@ prompt-toolkit is imported only when a question is actually asked.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -31,9 +30,6 @@ if TYPE_CHECKING:
 Explain = Callable[["ApprovalRequest"], Awaitable[str]]
 BeforeAsk = Callable[[Any], Awaitable[None]]
 """Awaited with the request (or question) before it is shown; both carry the ``call_id``."""
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
-"""Control characters (escape sequences start with one) in the model's text never reach the terminal."""
 
 CHOICES = "[y] allow once  [a] allow for this session  [n] deny (default)  [d] describe"
 
@@ -84,21 +80,32 @@ def _open_tty(mode: str) -> TextIO | None:
 
 def format_request(request: ApprovalRequest) -> str:
     """The text shown before the question: tool, full command/diff, working directory, reasons."""
-    from swebash_ai.safety.terminal_text import safe, sanitize
+    from swebash_ai.safety.terminal_text import marked_note, safe, sanitize
 
     verdict = request.verdict
     lines = [f"⚠  {request.tool} needs your approval: {request.summary}"]
     detail = _readable(request.detail.rstrip())
     if detail and detail != request.summary:
         lines.extend("   │ " + line for line in detail.split("\n"))
-    hidden = sum(sanitize(text).removed for text in (request.tool, request.summary, request.detail))
+    texts = (request.tool, request.summary, request.detail)
+    hidden = sum(sanitize(text).removed for text in texts)
     if hidden:
         lines.append(f"   ⚠ holds {hidden} terminal control sequence(s), shown as \\x.. escapes: it may not be "
                      "what it seems")
+    if invisible := max(sanitize(text, visible=True).marked for text in texts):  # the summary repeats the detail
+        lines.append(f"   ⚠ {marked_note(invisible)}")
     lines.append(f"   in {request.cwd}")
     for reason in verdict.reasons:
         lines.append(f"   why: {reason}")
     return safe("\n".join(lines), visible=True)
+
+
+def _reverse_markers(text: str) -> str:
+    """Sanitised ``text`` with its ``<U+202E>`` markers in reverse video (written after sanitising: the only
+    escape codes that reach the terminal are these)."""
+    from swebash_ai.safety.terminal_text import MARKER
+
+    return MARKER.sub(lambda m: f"\x1b[7m{m.group()}\x1b[27m", text)
 
 
 def _readable(detail: str) -> str:
@@ -158,7 +165,7 @@ class PromptApprover:
         """Show the request and ask until a valid answer comes (Enter, Ctrl-C and Ctrl-D deny)."""
         if self.before_ask is not None:
             await self.before_ask(request)
-        self._say(format_request(request))
+        self._say(_reverse_markers(format_request(request)))
         self._say("   " + CHOICES)
         session = self._prompt_session()
         while True:
@@ -190,9 +197,11 @@ class PromptApprover:
         if self.before_ask is not None:
             await self.before_ask(question)
         options = question.options
-        self._say("?  The assistant asks: " + _CONTROL.sub("", question.question).replace("\n", "\n   "))
+        from swebash_ai.safety.terminal_text import safe
+
+        self._say("?  The assistant asks: " + safe(question.question).replace("\n", "\n   "))
         for n, option in enumerate(options, 1):
-            self._say(f"   {n}. {_CONTROL.sub('', option)}")
+            self._say(f"   {n}. {safe(option)}")
         if options and question.allow_free_text:
             hint = f"[1-{len(options)} or type an answer; Enter: no answer] "
         elif options:

@@ -167,7 +167,7 @@ def run_shell_mode(
         return 1
     import asyncio
 
-    from swebash_ai.safety.terminal_text import has_controls, safe
+    from swebash_ai.safety.terminal_text import has_controls, has_invisible, safe
 
     try:
         answer, session = asyncio.run(_ask(loaded, words, cwd))
@@ -190,6 +190,10 @@ def run_shell_mode(
         shown = safe(command, visible=True)
         err.write("swebash-ai: refused: the model's answer holds terminal control characters, which could hide "
                   f"what the command runs or drive your terminal (shown as escapes): {shown}\n")
+        return 1
+    if has_invisible(command):  # a bidi override or a zero-width space: the line would not read as it runs
+        err.write("swebash-ai: refused: the command holds invisible or direction-changing characters, which "
+                  f"make it read unlike what runs (shown as markers): {safe(command, visible=True)}\n")
         return 1
     out.write(command + "\n")
     out.flush()

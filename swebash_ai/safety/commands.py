@@ -10,6 +10,8 @@ Contract:
       its rule accepts, and every path argument is inside the workspace.
     * ``deny`` for empty commands, commands over ``max_length``, NUL bytes, and commands whose path
       arguments hit an always-protected path (``cat ~/.ssh/id_rsa``, ``cp .env /tmp``).
+    * ``ask`` for commands holding an invisible or direction-changing Unicode character (``U+202E``, a
+      zero-width space): nobody types them, and they make a command read unlike what runs.
     * ``ask`` for everything else, with reasons that name the danger ("rm deletes files", "deletes 2
       paths, 1 outside the workspace: /home/u", "uses command substitution $(...)").
 
@@ -40,6 +42,7 @@ from swebash_ai.safety.dangers import describe_dangers, pipe_dangers
 from swebash_ai.safety.paths import PathPolicy, git_config_holds_credentials
 from swebash_ai.safety.programs import ProgramCheck, allowed_programs, check_allowed
 from swebash_ai.safety.shell_parse import CONTROL_RE, ParsedCommand, SimpleCommand, Word, parse
+from swebash_ai.safety.terminal_text import has_invisible
 from swebash_ai.safety.verdict import Verdict
 
 _RULE_MODULES = (binary_rules, command_rules, git_rules, text_rules)  # importing them fills the read-only table
@@ -72,6 +75,8 @@ class CommandPolicy:
         """JSON argv of one plain literal simple command, else ``None`` (never covers a compound)."""
         if not command.strip() or len(command) > self.max_length or CONTROL_RE.search(command):
             return None
+        if has_invisible(command):
+            return None
         parsed = parse(command)
         if parsed is None or not parsed.plain or parsed.problems or len(parsed.commands) != 1:
             return None
@@ -95,6 +100,12 @@ class CommandPolicy:
         if CONTROL_RE.search(command):
             return Verdict.ask(
                 "contains control characters (such as a carriage return) that bash and this check may read differently",
+                rule="command.syntax",
+            )
+        if has_invisible(command):  # nobody types these; they make a command read unlike what runs
+            return Verdict.ask(
+                f"contains invisible or direction-changing Unicode characters ({_markers(command)}) that make it "
+                "read differently from what runs",
                 rule="command.syntax",
             )
         parsed = parse(command)
@@ -466,6 +477,12 @@ class CommandPolicy:
         for m in matches[:MAX_GLOB_MATCHES]:
             verdicts.append(self._path(m if m.startswith("/") else "./" + m, op, cwd, None, prog))
         return Verdict.strictest(verdicts)
+
+
+def _markers(command: str) -> str:
+    """The distinct invisible characters of ``command`` as markers: ``<U+202E>, <U+200B>``."""
+    found = dict.fromkeys(f"<U+{ord(c):04X}>" for c in command if has_invisible(c))
+    return ", ".join(list(found)[:4]) + (", ..." if len(found) > 4 else "")
 
 
 def assess(command: str, cwd: str | None = None) -> Verdict:

@@ -18,9 +18,23 @@ What counts as control, removed whole (or, with ``visible=True``, shown as ``\\x
 * C0 controls but tab and newline (BEL, backspace, form feed, a carriage return not followed by a
   newline...), and DEL. A CR LF pair is a line end and becomes ``\\n`` without being counted.
 
-:attr:`Sanitized.removed` counts the sequences and characters removed, so a caller can say so. The
-function is pure and cheap: text without any control character (nearly all of it) costs one regex
-search and is returned as is.
+:attr:`Sanitized.removed` counts the sequences and characters removed, so a caller can say so.
+
+Invisible characters that change how text reads are shown, never dropped and never obeyed: each becomes a
+marker such as ``<U+202E>`` (:data:`MARKER` finds them, for a front end to draw in a style of their own),
+counted in :attr:`Sanitized.marked`. They are the bidirectional embeddings, overrides, isolates and marks
+(``U+202A-202E``, ``U+2066-2069``, ``U+200E``, ``U+200F``, ``U+061C``: "Trojan Source", where ``rm -rf ~/
+<U+202E>txt.exe`` reads as a harmless name), the zero-width characters (``U+200B-200D``, ``U+2060-2064``,
+``U+FEFF``), the tag characters that can smuggle a hidden text (``U+E0000-E007F``), the line and paragraph
+separators (``U+2028``, ``U+2029``) and every other Unicode format (Cf) character. Dropping them would make
+what is shown differ from what runs or is copied; a marker shows both. In prose (``visible=False``) two
+uses stay as they are, because nothing reads differently: a zero-width joiner or non-joiner between two
+non-ASCII characters (emoji sequences such as 👩‍💻, Persian and Indic words), and the tags of a subdivision
+flag (🏴 and at most six tags ending with ``U+E007F``). With ``visible=True`` (commands, paths, tool output)
+every one is marked.
+
+The function is pure and cheap: text without any of these (nearly all of it) costs one regex search and is
+returned as is.
 """
 
 from __future__ import annotations
@@ -30,6 +44,31 @@ from typing import NamedTuple
 
 # Any character that may start something to remove (tab and newline are ordinary text).
 _ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Unicode format (Cf) characters as of Unicode 15 (a test checks Python's table holds no other), and the line and
+# paragraph separators: invisible, yet they reorder, join, hide or break the text around them.
+_FORMAT_BMP_CLASS = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+)
+_FORMAT_CLASS = _FORMAT_BMP_CLASS + (
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+_FORMAT = re.compile(f"[{_FORMAT_CLASS}]")
+# The search above is slow on non-ASCII text (its ranges beyond U+FFFF are checked one by one: 3-4x the cost of
+# the control search). _has_format looks for the plane-0 ones, and for the others only when a character falls
+# in the two spans that hold them all (emoji and CJK lie outside both): a two-range class is much cheaper.
+_FORMAT_BMP = re.compile(f"[{_FORMAT_BMP_CLASS}]")
+_ASTRAL_SPANS = re.compile("[\U000110bd-\U0001d17a\U000e0001-\U000e007f]")
+_JOINERS = "\u200c\u200d"
+_FLAG_START = "\U0001f3f4"
+# A subdivision flag (England: 🏴 + "gbeng" in tags + cancel tag); what prose keeps of the tag characters.
+_FLAG = "\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,6}"
+_PROSE_FORMAT = re.compile(f"{_FLAG}\U000e007f|[{_FORMAT_CLASS}]")
+# What may still become a kept joiner or flag when more text comes (prose only, checked at the end of a piece).
+_FORMAT_UNFINISHED = re.compile(f"(?:[{_JOINERS}]|\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{{0,6}})\\Z")
+
+MARKER = re.compile(r"<U\+[0-9A-F]{4,5}>")
+"""A marker :func:`sanitize` puts for an invisible character (text that looks like one matches too)."""
 
 # A control string's payload: printable text only; any control character ends it (a terminator or not).
 _PAYLOAD = r"[^\x00-\x1f\x7f-\x9f]*"
@@ -56,26 +95,81 @@ hold stays small."""
 
 
 class Sanitized(NamedTuple):
-    """Text made safe for a terminal, and how many control sequences or characters were removed."""
+    """Text made safe for a terminal, how many control sequences or characters were removed (or shown as
+    escapes), and how many invisible characters were shown as markers."""
 
     text: str
     removed: int
+    marked: int = 0
 
 
 def _visible(sequence: str) -> str:
     return "".join(_SHOWN.get(c, f"\\x{ord(c):02x}") if _ANY_CONTROL.match(c) else c for c in sequence)
 
 
+def _has_format(text: str) -> bool:
+    return not text.isascii() and (
+        _FORMAT_BMP.search(text) is not None
+        or (_ASTRAL_SPANS.search(text) is not None and _FORMAT.search(text) is not None)
+    )
+
+
+def _marker(char: str) -> str:
+    return f"<U+{ord(char):04X}>"
+
+
+def _mark(text: str, visible: bool, before: str = "", end: int | None = None) -> tuple[str, int]:
+    """``text[:end]`` with its invisible characters as markers, and how many; ``before`` is the character
+    that came just before ``text``, and ``text[end:]`` what follows (both only looked at)."""
+    end = len(text) if end is None else end
+    marked = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal marked
+        char = match.group()
+        if len(char) > 1:  # a whole subdivision flag (prose only)
+            return char
+        if not visible and char in _JOINERS:
+            i = match.start()
+            prev = text[i - 1] if i else before
+            after = text[i + 1] if i + 1 < len(text) else ""
+            if prev and after and all(c > "\x7f" and not _FORMAT.match(c) for c in (prev, after)):
+                return char  # inside an emoji sequence or a word of a script that joins: reads the same
+        marked += 1
+        return _marker(char)
+
+    pattern = _FORMAT if visible else _PROSE_FORMAT
+    parts: list[str] = []
+    last = 0
+    for match in pattern.finditer(text, 0, end):
+        parts += [text[last:match.start()], replace(match)]
+        last = match.end()
+    parts.append(text[last:end])
+    return "".join(parts), marked
+
+
 def sanitize(text: str, *, visible: bool = False) -> Sanitized:
-    """``text`` without terminal control sequences and characters (see the module's docstring).
+    """``text`` without terminal control sequences and characters, its invisible characters shown as
+    markers (see the module's docstring).
 
     Args:
         text: Any text.
-        visible: Show each removed sequence as escapes (``\\x1b]0;title\\x07``) instead of dropping it: for
-            a command or a file name, where the user must see that something is there.
+        visible: Show each removed sequence as escapes (``\\x1b]0;title\\x07``) instead of dropping it, and
+            mark every invisible character: for a command or a file name, where the user must see that
+            something is there.
     """
-    if _ANY_CONTROL.search(text) is None:
+    if _ANY_CONTROL.search(text) is None and not _has_format(text):
         return Sanitized(text, 0)
+    cleaned, removed = _remove_controls(text, visible)
+    if not _has_format(cleaned):
+        return Sanitized(cleaned, removed)
+    shown, marked = _mark(cleaned, visible)
+    return Sanitized(shown, removed, marked)
+
+
+def _remove_controls(text: str, visible: bool) -> tuple[str, int]:
+    if _ANY_CONTROL.search(text) is None:
+        return text, 0
     removed = 0
 
     def replace(match: re.Match[str]) -> str:
@@ -86,7 +180,7 @@ def sanitize(text: str, *, visible: bool = False) -> Sanitized:
         removed += 1
         return _visible(sequence) if visible else ""
 
-    return Sanitized(_SEQUENCE.sub(replace, text), removed)
+    return _SEQUENCE.sub(replace, text), removed
 
 
 def safe(text: str, *, visible: bool = False) -> str:
@@ -97,6 +191,17 @@ def safe(text: str, *, visible: bool = False) -> str:
 def has_controls(text: str) -> bool:
     """True when ``text`` holds anything :func:`sanitize` would remove (a CR LF line end does not count)."""
     return _ANY_CONTROL.search(text.replace("\r\n", "\n")) is not None
+
+
+def has_invisible(text: str) -> bool:
+    """True when ``text`` holds an invisible character that ``sanitize(text, visible=True)`` would mark."""
+    return _has_format(text)
+
+
+def marked_note(count: int) -> str:
+    """What an approval says when what it shows holds ``count`` invisible characters."""
+    return (f"holds {count} invisible or direction-changing character{'' if count == 1 else 's'}, shown as "
+            "<U+....>: it may not read as it runs")
 
 
 def removed_note(count: int, where: str) -> str:
@@ -120,10 +225,42 @@ class StreamSanitizer:
         self.visible = visible
         self.removed = 0
         """Sequences and characters removed so far."""
+        self.marked = 0
+        """Invisible characters shown as markers so far."""
         self._held = ""
+        self._tail = ""  # cleaned text whose markers wait for the next character (a joiner, a flag's tags)
+        self._before = ""  # the last character whose markers were decided, looked at by a joiner after it
 
     def feed(self, piece: str) -> str:
         """The safe text of ``piece`` that can be shown now."""
+        return self._format(self._controls(piece), final=False)
+
+    def finish(self) -> str:
+        """The text still held back (a sequence left unfinished is removed); the stream can start again."""
+        held, self._held = self._held, ""
+        shown = self._format(self._clean(held), final=True)
+        self._before = ""
+        return shown
+
+    def _format(self, cleaned: str, *, final: bool) -> str:
+        """Markers for the invisible characters of cleaned text; in prose, a joiner or a flag's tags at the
+        end wait for the character after them."""
+        text = self._tail + cleaned if self._tail else cleaned
+        if not text or (not _has_format(text) and (self.visible or not text.endswith(_FLAG_START))):
+            if text:
+                self._before = text[-1]
+            return text
+        end = len(text)
+        if not final and not self.visible and (unfinished := _FORMAT_UNFINISHED.search(text)):
+            end = unfinished.start()
+        shown, marked = _mark(text, self.visible, self._before, end)
+        self.marked += marked
+        if end:
+            self._before = text[end - 1]
+        self._tail = text[end:]
+        return shown
+
+    def _controls(self, piece: str) -> str:
         text = self._held + piece if self._held else piece
         if _ANY_CONTROL.search(text) is None:
             self._held = ""
@@ -145,14 +282,9 @@ class StreamSanitizer:
             self._held = ""
         return self._clean(text)
 
-    def finish(self) -> str:
-        """The text still held back (a sequence left unfinished is removed); the stream can start again."""
-        held, self._held = self._held, ""
-        return self._clean(held)
-
     def _clean(self, text: str) -> str:
         if not text:
             return ""
-        cleaned = sanitize(text, visible=self.visible)
-        self.removed += cleaned.removed
-        return cleaned.text
+        cleaned, removed = _remove_controls(text, self.visible)
+        self.removed += removed
+        return cleaned

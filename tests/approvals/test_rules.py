@@ -44,6 +44,8 @@ def never(_command: str) -> bool:
         ("npm test >/dev/null", True),
         ("env npm test", False),  # a wrapper is another program
         ("./npm test", False),  # a path is not the program the rule names
+        ("npm test \u202e", False),  # a bidi override makes it read unlike what runs: the classifier asks
+        ("npm test a\u200bb", False),  # a zero-width space hides inside an argument
     ],
 )
 def test_a_prefix_rule_covers_each_simple_command_separately(command: str, covered: bool) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from swebash_ai.agent.events import ApprovalRequest
-from swebash_ai.frontends.prompt_approver import format_request
+from swebash_ai.frontends.prompt_approver import _reverse_markers, format_request
 from swebash_ai.safety.terminal_text import sanitize
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
@@ -134,3 +134,31 @@ def test_a_terminal_never_gets_the_sequences(llm_env: FakeLLMServer, cli_env: di
     assert "ls -lrm -rf ~" in out  # the model's carriage return is gone (the renderer's own may remain)
     for payload in PAYLOADS:
         assert payload not in out
+
+
+# --- invisible characters ---------------------------------------------------------------------------------
+RLO, ZWJ = "\u202e", "\u200d"
+
+
+def test_shell_mode_refuses_a_command_holding_a_bidi_override(llm_env: FakeLLMServer, run_cli: Any) -> None:
+    llm_env.enqueue(Reply.text(f"```sh\ncat notes{RLO}hs.txt\n```"))  # draws as "cat notestxt.sh"
+    res = run_cli("--shell", "-c", "show my notes")
+    assert res.returncode == 1
+    assert res.stdout == ""
+    assert "refused" in res.stderr and "cat notes<U+202E>hs.txt" in res.stderr and RLO not in res.stderr
+
+
+def test_an_answer_marks_invisible_characters_and_keeps_emoji(llm_env: FakeLLMServer, run_cli: Any) -> None:
+    llm_env.enqueue(Reply.text(f"Run cat notes{RLO}hs.txt 👩{ZWJ}💻", chunk_size=2))
+    res = run_cli("-c", "what now?")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == f"Run cat notes<U+202E>hs.txt 👩{ZWJ}💻\n"
+
+
+def test_the_approval_question_marks_invisible_characters_in_reverse_video() -> None:
+    command = f"cat notes{RLO}hs.txt"
+    request = ApprovalRequest("c1", "run_command", f"$ {command}", command, "/ws", Verdict.ask("reads a file"))
+    text = format_request(request)
+    assert "cat notes<U+202E>hs.txt" in text and RLO not in text
+    assert "holds 1 invisible or direction-changing character," in text
+    assert "\x1b[7m<U+202E>\x1b[27m" in _reverse_markers(text)  # the only escape codes the question sends

@@ -266,6 +266,9 @@ CASES = [
     ("   \n  ", "deny", ["empty command"]),  # why: whitespace only
     ("ls\x00rm", "deny", ["NUL byte"]),  # why: NUL bytes are never sent to a shell
     ("ls\r", "ask", ["control characters"]),  # why: bash reads \r as part of the word, the parser does not
+    ("cat notes\u202etxt.md", "ask", ["direction-changing", "<U+202E>"]),  # why: Trojan Source, reads reversed
+    ("ls \u2066-la\u2069", "ask", ["<U+2066>, <U+2069>"]),  # why: bidi isolates reorder what is shown
+    ("ec\u200bho hi", "ask", ["invisible", "<U+200B>"]),  # why: a zero-width space splits a word unseen
     ("echo a$", "allow", []),  # why: a trailing $ is printed literally
     ("echo " + "a" * 10_001, "deny", ["too long"]),  # why: over max_length
 ]
@@ -374,6 +377,7 @@ SESSION_KEYS = [
     ("! ls", None),  # why: negation is not one plain command
     ("ls # comment", None),  # why: exactness: extra text
     ("ls\r", None),  # why: control characters never get a key
+    ("ls\u202e", None),  # why: invisible characters never get a key
     ("echo a$", '["echo", "a$"]'),  # why: the literal $ is part of the key (exact argv)
     ("", None),  # why: empty
     ("echo 'unterminated", None),  # why: parse error

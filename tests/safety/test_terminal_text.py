@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import sys
 import time
+import unicodedata
 
 import pytest
 
-from swebash_ai.safety.terminal_text import HOLD_MAX, StreamSanitizer, has_controls, safe, sanitize
+from swebash_ai.safety.terminal_text import (
+    HOLD_MAX,
+    MARKER,
+    StreamSanitizer,
+    has_controls,
+    has_invisible,
+    safe,
+    sanitize,
+)
 
 ESC, BEL, ST = "\x1b", "\x07", "\x1b\\"
 
@@ -142,3 +152,91 @@ def test_clean_text_is_cheap() -> None:
         stream.feed(chunk)
     per_chunk = (time.perf_counter() - start) / 10_000
     assert per_chunk < 50e-6, per_chunk  # measured about 1 µs here; generous for a loaded machine
+
+
+# --- invisible characters: shown as markers, never dropped ---------------------------------------------
+RLO, ZWJ, ZWNJ = "\u202e", "\u200d", "\u200c"
+ENGLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"
+
+# (text, prose result, visible result, number marked in prose, in visible)
+INVISIBLE = [
+    # Bidi override: "Trojan Source", a name or a command that reads backwards.
+    (f"rm -rf ~/{RLO}txt.exe", "rm -rf ~/<U+202E>txt.exe", "rm -rf ~/<U+202E>txt.exe", 1, 1),
+    # Embeddings and the pop that ends them, each shown.
+    ("a\u202ab\u202bc\u202cd\u202de", "a<U+202A>b<U+202B>c<U+202C>d<U+202D>e", None, 4, 4),
+    # Isolates (U+2066-2069), the ones compilers warn about.
+    ("x\u2066y\u2067z\u2068w\u2069", "x<U+2066>y<U+2067>z<U+2068>w<U+2069>", None, 4, 4),
+    # Direction marks, the Arabic letter mark included.
+    ("a\u200eb\u200fc\u061cd", "a<U+200E>b<U+200F>c<U+061C>d", None, 3, 3),
+    # Zero-width space and word joiner: "git hub.com" and "github.com" look alike.
+    ("git\u200bhub.com", "git<U+200B>hub.com", None, 1, 1),
+    ("a\u2060b\u2061c\u2062d\u2063e\u2064f", "a<U+2060>b<U+2061>c<U+2062>d<U+2063>e<U+2064>f", None, 5, 5),
+    # A byte order mark in the middle of a word.
+    ("cu\ufeffrl", "cu<U+FEFF>rl", None, 1, 1),
+    # Joiners between ASCII letters hide nothing a reader needs, yet change the text: shown.
+    (f"r{ZWJ}m", "r<U+200D>m", None, 1, 1),
+    (f"r{ZWNJ}m", "r<U+200C>m", None, 1, 1),
+    # A joiner at either end of the text has no pair to join.
+    (f"{ZWJ}😀", "<U+200D>😀", None, 1, 1),
+    # Emoji ZWJ sequences read the same with their joiners: kept in prose, marked in a command.
+    (f"👩{ZWJ}💻", f"👩{ZWJ}💻", "👩<U+200D>💻", 0, 1),
+    (f"🏳\ufe0f{ZWJ}🌈 and 👨{ZWJ}👩{ZWJ}👧", f"🏳\ufe0f{ZWJ}🌈 and 👨{ZWJ}👩{ZWJ}👧", None, 0, 3),
+    # Persian uses the non-joiner inside words.
+    (f"می{ZWNJ}خواهم", f"می{ZWNJ}خواهم", "می<U+200C>خواهم", 0, 1),
+    # Two joiners in a row: the pair is not a sequence.
+    (f"😀{ZWJ}{ZWJ}😀", "😀<U+200D><U+200D>😀", None, 2, 2),
+    # Tag characters smuggle a hidden text ("ignore" in tags); a subdivision flag's few tags are kept in prose.
+    ("hi\U000e0069\U000e0067\U000e006e", "hi<U+E0069><U+E0067><U+E006E>", None, 3, 3),
+    (f"flag {ENGLAND}!", f"flag {ENGLAND}!", None, 0, 6),
+    # Line and paragraph separators, a soft hyphen, other format characters.
+    ("a\u2028b\u2029c\u00add\u0600e\U0001d173f", "a<U+2028>b<U+2029>c<U+00AD>d<U+0600>e<U+1D173>f", None, 5, 5),
+    # Inside a terminal control string, removed with it; the escapes of visible mode mark it.
+    (f"{ESC}]0;{RLO}{BEL}ok", "ok", "\\x1b]0;<U+202E>\\x07ok", 0, 1),
+    # Ordinary text around them is not touched; a look-alike of a marker stays text.
+    ("héllo → 世界 <U+202E>", "héllo → 世界 <U+202E>", None, 0, 0),
+]
+
+
+@pytest.mark.parametrize(("text", "prose", "shown", "prose_marked", "shown_marked"), INVISIBLE)
+def test_invisible_characters_are_marked(
+    text: str, prose: str, shown: str | None, prose_marked: int, shown_marked: int
+) -> None:
+    in_prose = sanitize(text)
+    assert (in_prose.text, in_prose.marked) == (prose, prose_marked)
+    visible = sanitize(text, visible=True)
+    if shown is not None:
+        assert visible.text == shown
+    assert visible.marked == shown_marked
+    assert not has_invisible(visible.text)  # a marker is plain ASCII
+    assert has_invisible(text) == (shown_marked > 0)
+
+
+def test_every_unicode_format_character_is_marked() -> None:
+    """The hand-written class covers Python's Unicode table: a newer table adding a Cf character fails here."""
+    missing = [
+        f"U+{c:04X}"
+        for c in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(c)) == "Cf" and sanitize(f"a{chr(c)}b", visible=True).marked != 1
+    ]
+    assert missing == []
+
+
+def test_markers_are_found_by_marker() -> None:
+    shown = safe(f"ls {RLO}x\u200by", visible=True)
+    assert MARKER.findall(shown) == ["<U+202E>", "<U+200B>"]
+
+
+INVISIBLE_STREAM = f"a{RLO}b 👩{ZWJ}💻 {ENGLAND} r{ZWJ}m {ESC}]0;t{BEL}😀{ZWJ}{ESC}[2J😀 x\U000e0069{ZWNJ}"
+
+
+@pytest.mark.parametrize("visible", [False, True])
+def test_every_split_of_invisible_text_gives_the_whole_text_result(visible: bool) -> None:
+    """A joiner or a flag cut from what follows is decided when it comes, as for the whole text."""
+    whole = sanitize(INVISIBLE_STREAM, visible=visible)
+    for cut in range(len(INVISIBLE_STREAM) + 1):
+        stream = StreamSanitizer(visible=visible)
+        out = stream.feed(INVISIBLE_STREAM[:cut]) + stream.feed(INVISIBLE_STREAM[cut:]) + stream.finish()
+        assert (out, stream.removed, stream.marked) == (whole.text, whole.removed, whole.marked), cut
+    stream = StreamSanitizer(visible=visible)
+    out = "".join(stream.feed(c) for c in INVISIBLE_STREAM) + stream.finish()
+    assert out == whole.text

@@ -24,7 +24,8 @@ from textual.widgets import Button, Static
 
 from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.events import ApprovalRequest
-from swebash_ai.safety.terminal_text import safe, sanitize
+from swebash_ai.frontends.tui.shown import shown, styled
+from swebash_ai.safety.terminal_text import marked_note, safe, sanitize
 
 Explainer = Callable[[ApprovalRequest], Awaitable[str]]
 
@@ -40,7 +41,7 @@ def render_detail(text: str) -> Content:
     """The command or path as plain text; a unified diff with added/removed lines coloured by the theme."""
     text = safe(text, visible=True)
     if not looks_like_diff(text):
-        return Content(text)
+        return styled(text)
     parts: list[Content] = []
     for line in text.splitlines():
         if line.startswith(("+++", "---")):
@@ -53,7 +54,7 @@ def render_detail(text: str) -> Content:
             style = "$text-accent"
         else:
             style = ""
-        parts.append(Content.styled(line, style) if style else Content(line))
+        parts.append(styled(line, style))
     return Content("\n").join(parts)
 
 
@@ -79,20 +80,24 @@ class ConfirmScreen(ModalScreen[Decision]):
     def compose(self) -> Any:
         req = self.request
         reasons = [safe(r, visible=True) for r in req.verdict.reasons] or ["a safety rule asks for confirmation"]
-        hidden = sum(sanitize(text).removed for text in (req.tool, req.summary, req.detail))
+        texts = (req.tool, req.summary, req.detail)
+        hidden = sum(sanitize(text).removed for text in texts)
+        invisible = max(sanitize(text, visible=True).marked for text in texts)  # the summary repeats the detail
         with Vertical(id="confirm-dialog"):
-            yield Static(Content.assemble(("Allow ", ""), (safe(req.tool, visible=True), "bold"), ("?", "")),
-                         id="confirm-title")
+            yield Static(Content.assemble("Allow ", shown(req.tool, "bold"), "?"), id="confirm-title")
             if hidden:
                 yield Static(Content.styled(
                     f"⚠ holds {hidden} terminal control sequence(s), shown as \\x.. escapes: it may not be "
                     "what it seems", "$text-error bold"), id="confirm-controls")
+            if invisible:
+                yield Static(Content.styled(f"⚠ {marked_note(invisible)}", "$text-error bold"),
+                             id="confirm-invisible")
             if req.summary.strip() != req.detail.strip():  # a plain command is its own summary: say it once
-                yield Static(Content(safe(req.summary, visible=True)), id="confirm-summary")
+                yield Static(shown(req.summary), id="confirm-summary")
             with VerticalScroll(id="confirm-detail"):
                 yield Static(render_detail(req.detail), id="confirm-detail-text")
-            yield Static(Content.assemble(("in ", "dim"), safe(req.cwd, visible=True)), id="confirm-cwd")
-            yield Static(Content("\n".join(f"• {r}" for r in reasons)), id="confirm-reasons")
+            yield Static(Content.assemble(("in ", "dim"), shown(req.cwd)), id="confirm-cwd")
+            yield Static(styled("\n".join(f"• {r}" for r in reasons)), id="confirm-reasons")
             if req.always is not None:
                 from swebash_ai.frontends.tui.approvals import describe_always
 

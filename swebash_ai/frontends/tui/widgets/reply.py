@@ -29,7 +29,9 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 
+from swebash_ai.frontends.markdown_links import LinkSafeMarkdown
 from swebash_ai.frontends.tui.input_first import yield_to_input
+from swebash_ai.safety.link_text import linkable
 from swebash_ai.safety.terminal_text import safe
 
 if TYPE_CHECKING:
@@ -195,8 +197,9 @@ class _LeftHeading(Heading):
     LEVEL_ALIGN: ClassVar[dict[str, Any]] = dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), "left")
 
 
-class ReplyMarkdown(Markdown):
-    """Rich's Markdown with our code blocks, list numbers, rules and headings."""
+class ReplyMarkdown(LinkSafeMarkdown):
+    """Rich's Markdown with our code blocks, list numbers, rules and headings, and links that show where
+    they go (frontends/markdown_links.py)."""
 
     elements: ClassVar[dict[str, Any]] = {
         **Markdown.elements, "heading_open": _LeftHeading, "fence": _CodeBlock, "code_block": _CodeBlock,
@@ -349,9 +352,10 @@ class AssistantMessage(Widget):
         self._lines = None
 
     def on_click(self, event: events.Click) -> None:
-        """A click on a link opens it (in the browser, or as the terminal opens links)."""
+        """A click on a link opens it (in the browser, or as the terminal opens links); only web and mail
+        addresses are links (markdown_links.py), the check here guards any other way one got drawn."""
         link = event.style.link
-        if link:
+        if link and linkable(link):
             event.stop()
             self.app.open_url(link)
 
