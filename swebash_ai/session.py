@@ -33,7 +33,7 @@ from swebash_ai.config.settings import LoadedSettings, Settings
 from swebash_ai.errors import ConfigError, ProviderError, SwebashError
 from swebash_ai.observe import Observer
 from swebash_ai.providers import ProviderChoice, choose_provider, make_provider
-from swebash_ai.providers.base import Provider, TextChunk
+from swebash_ai.providers.base import Provider
 from swebash_ai.providers.text_tools import TextToolCallProvider, is_tools_unsupported
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools import builtin_tools
@@ -448,7 +448,7 @@ class Session:
         store.turn = max(users, store.last_turn()) + 1
         store.writer = self._unsaved_mark
         self.context.services["checkpoints"] = store
-        note = self.conversation.meta.pop("undo_note", None)
+        note = self.conversation.take_note()
         return f"{note}\n\n{text}" if note and text else text
 
     def undo(self, *, force: bool = False) -> UndoResult:
@@ -458,7 +458,7 @@ class Session:
             UndoRefused: nothing to undo, or a file changed since the tool wrote it (and not ``force``).
         """
         result = undo_last_turn(self.checkpoints, force=force)
-        _note_undo(self.conversation, result)
+        self.conversation.note_for_next_turn(result.note_for_model())
         self.save()
         return result
 
@@ -561,24 +561,9 @@ class Session:
 
     async def explain(self, request: ApprovalRequest) -> str:
         """Ask the model to explain in one sentence what a call will do (the "Describe" choice)."""
-        if self.provider is None:
-            return "No model is configured to explain this call."
-        prompt = [
-            {"role": "system", "content": "You explain shell commands and file operations to a cautious user."},
-            {
-                "role": "user",
-                "content": f"In one or two plain sentences, what will this {request.tool} call do, and what could "
-                f"go wrong? Working directory: {request.cwd}\n\n{request.detail}",
-            },
-        ]
-        parts: list[str] = []
-        try:
-            async for chunk in self.provider.stream(prompt, None):
-                if isinstance(chunk, TextChunk):
-                    parts.append(chunk.text)
-        except SwebashError as exc:
-            return f"(could not get an explanation: {exc.message})"
-        return "".join(parts).strip() or "(the model gave no explanation)"
+        from swebash_ai.agent.approval import explain_call
+
+        return await explain_call(self.provider, request)
 
 
 def build_session(
@@ -594,25 +579,3 @@ def build_session(
 
     loaded = load_settings(flags, profile=profile)
     return Session(loaded, approver=approver, cwd=Path(cwd) if cwd else None, **kw)
-
-
-def _note_undo(conversation: Conversation, result: UndoResult) -> None:
-    notes = [conversation.meta.get("undo_note"), result.note_for_model()]
-    conversation.meta["undo_note"] = "\n".join(n for n in notes if n)
-
-
-def undo_saved_session(sessions_dir: Path, session_id: str | None, *, force: bool = False) -> UndoResult:
-    """``swebash-ai undo``: undo the newest turn of a saved session (the latest when ``session_id`` is None).
-
-    Raises:
-        ConfigError: no such session. UndoRefused: see :meth:`Session.undo`.
-    """
-    path = find_session(sessions_dir, session_id)
-    if path is None:
-        what = f"session '{session_id}'" if session_id else "any saved session"
-        raise ConfigError(f"Cannot find {what} in {sessions_dir}.", title="No saved session")
-    conversation = Conversation.load(path)
-    result = undo_last_turn(checkpoints_for(sessions_dir, conversation.id), force=force)
-    _note_undo(conversation, result)
-    conversation.save(path)
-    return result

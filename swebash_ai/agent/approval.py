@@ -14,6 +14,8 @@ import enum
 from typing import Protocol, runtime_checkable
 
 from swebash_ai.agent.events import ApprovalRequest
+from swebash_ai.errors import SwebashError
+from swebash_ai.providers.base import Provider, TextChunk
 from swebash_ai.tools.ask import Answer, Question, nobody_can_answer
 
 
@@ -82,3 +84,25 @@ class SessionApprovals:
 
     def __len__(self) -> int:
         return len(self._keys)
+
+
+async def explain_call(provider: Provider | None, request: ApprovalRequest) -> str:
+    """Ask the model to explain in one sentence what a call will do (the "Describe" choice)."""
+    if provider is None:
+        return "No model is configured to explain this call."
+    prompt = [
+        {"role": "system", "content": "You explain shell commands and file operations to a cautious user."},
+        {
+            "role": "user",
+            "content": f"In one or two plain sentences, what will this {request.tool} call do, and what could "
+            f"go wrong? Working directory: {request.cwd}\n\n{request.detail}",
+        },
+    ]
+    parts: list[str] = []
+    try:
+        async for chunk in provider.stream(prompt, None):
+            if isinstance(chunk, TextChunk):
+                parts.append(chunk.text)
+    except SwebashError as exc:
+        return f"(could not get an explanation: {exc.message})"
+    return "".join(parts).strip() or "(the model gave no explanation)"

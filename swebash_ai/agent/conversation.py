@@ -105,6 +105,17 @@ class Conversation:
             msg["content"] = ""
         self.messages.append(msg)
 
+    def note_for_next_turn(self, note: str) -> None:
+        """Keep ``note`` (what the model must hear, e.g. that undo put files back) for the next user turn; saved
+        with the session, so it survives a restart (see :meth:`take_note`)."""
+        notes = [self.meta.get("undo_note"), note]  # the key predates other notes: kept for saved sessions
+        self.meta["undo_note"] = "\n".join(n for n in notes if n)
+
+    def take_note(self) -> str | None:
+        """The notes kept by :meth:`note_for_next_turn`, once."""
+        note = self.meta.pop("undo_note", None)
+        return note if isinstance(note, str) else None
+
     def add_tool_result(self, call_id: str, name: str, content: str) -> None:
         self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
 

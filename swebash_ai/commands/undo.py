@@ -3,22 +3,38 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from swebash_ai.errors import ExitCode
+from swebash_ai.agent.conversation import Conversation, find_session
+from swebash_ai.errors import ConfigError, ExitCode
+from swebash_ai.safety.terminal_text import safe
+from swebash_ai.storage.locations import locations
+from swebash_ai.tools.checkpoints import UndoRefused, UndoResult, checkpoints_for, undo_last_turn
 
 
 def run_undo(session: str | None, *, force: bool) -> int:
     """``swebash-ai undo [--session ID] [--force]``: exit 0 when restored, 1 when refused or nothing to undo."""
-    from swebash_ai.session import undo_saved_session
-    from swebash_ai.storage.locations import locations
-    from swebash_ai.tools.checkpoints import UndoRefused
-
     try:
         result = undo_saved_session(locations().sessions_dir, session, force=force)
     except UndoRefused as exc:
         print(f"swebash-ai: {exc}", file=sys.stderr)
         return ExitCode.ERROR
-    from swebash_ai.safety.terminal_text import safe
-
     print(safe(result.summary(), visible=True))  # file names the model chose
     return ExitCode.ERROR if result.failed else ExitCode.OK
+
+
+def undo_saved_session(sessions_dir: Path, session_id: str | None, *, force: bool = False) -> UndoResult:
+    """``swebash-ai undo``: undo the newest turn of a saved session (the latest when ``session_id`` is None).
+
+    Raises:
+        ConfigError: no such session. UndoRefused: see :meth:`swebash_ai.session.Session.undo`.
+    """
+    path = find_session(sessions_dir, session_id)
+    if path is None:
+        what = f"session '{session_id}'" if session_id else "any saved session"
+        raise ConfigError(f"Cannot find {what} in {sessions_dir}.", title="No saved session")
+    conversation = Conversation.load(path)
+    result = undo_last_turn(checkpoints_for(sessions_dir, conversation.id), force=force)
+    conversation.note_for_next_turn(result.note_for_model())
+    conversation.save(path)
+    return result

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from swebash_ai.session import undo_saved_session
+from swebash_ai.commands.undo import undo_saved_session
 from swebash_ai.storage import private_files
 from swebash_ai.storage.locations import locations
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply

@@ -21,9 +21,10 @@ import pytest
 from swebash_ai.agent.approval import AllowApprover
 from swebash_ai.agent.conversation import SAVE_LOCK, Conversation, list_sessions
 from swebash_ai.agent.events import Notice
+from swebash_ai.commands.undo import undo_saved_session
 from swebash_ai.config.settings import load_settings
 from swebash_ai.frontends.oneshot import ExitCode
-from swebash_ai.session import Session, undo_saved_session
+from swebash_ai.session import Session
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools import builtin_tools
 from swebash_ai.tools.checkpoints import UndoRefused
