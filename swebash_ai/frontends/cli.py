@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from swebash_ai import __version__
 from swebash_ai.errors import ExitCode, UsageError
-from swebash_ai.frontends.oneshot import OneShotOptions, format_error
+from swebash_ai.frontends.oneshot import OneShotOptions
+from swebash_ai.frontends.oneshot_render import format_error
 
 if TYPE_CHECKING:
     from swebash_ai.config.settings import LoadedSettings

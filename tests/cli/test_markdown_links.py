@@ -10,7 +10,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from swebash_ai.frontends.markdown_links import expose_link_targets
-from swebash_ai.frontends.oneshot import MarkdownRenderer
+from swebash_ai.frontends.oneshot_render import MarkdownRenderer
 from swebash_ai.safety.link_text import _host
 
 OSC8 = re.compile(r"\x1b\]8;[^;]*;([^\x1b]*)\x1b\\")

@@ -10,7 +10,8 @@ import pytest
 
 from swebash_ai.agent import events as ev
 from swebash_ai.frontends.cli import UsageError, build_parser, settings_flags
-from swebash_ai.frontends.oneshot import STDIN_CAP, ExitCode, event_to_json, read_capped, with_piped_context
+from swebash_ai.frontends.oneshot import STDIN_CAP, ExitCode, read_capped, with_piped_context
+from swebash_ai.frontends.oneshot_render import event_to_json
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import ToolResult
 
