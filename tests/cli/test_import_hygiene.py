@@ -15,7 +15,8 @@ from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
 # "mcp" and "jsonschema": with no [mcp_servers] configured nothing of the MCP SDK loads (issue 13).
 # "psutil": 12 ms of CPU, for a command's process tree only (issue 23).
-HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil")
+# "pydantic_settings": 30 ms; load_settings layers the sources itself (issue 23).
+HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil", "pydantic_settings")
 
 _PROBE = """
 import sys
