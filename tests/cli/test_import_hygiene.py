@@ -15,8 +15,10 @@ from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
 # "mcp" and "jsonschema": with no [mcp_servers] configured nothing of the MCP SDK loads (issue 13).
 # "psutil": 12 ms of CPU, for a command's process tree only (issue 23).
-# "pydantic_settings": 30 ms; load_settings layers the sources itself (issue 23).
-HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil", "pydantic_settings")
+# "pydantic_settings": 30 ms; load_settings layers the sources itself. "swebash_ai.safety.commands": the command
+# classifier, 8 ms, built when a command is first judged (issue 23).
+HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil", "pydantic_settings",
+         "swebash_ai.safety.commands")
 
 _PROBE = """
 import sys
