@@ -2,11 +2,13 @@
 
 ``python -m swebash_ai.docgen`` rewrites the text between ``<!-- generated:NAME -->`` and
 ``<!-- end:NAME -->`` markers in docs/configuration.md (the settings table) and docs/tools.md (every tool,
-its arguments and limits). Tests fail when the committed docs differ from what this would write.
+its arguments and limits), and swebash_ai/tools/schemas.py (the built-in tools' argument schemas, as data, so a
+start builds no pydantic model). Tests fail when the committed files differ from what this would write.
 """
 
 from __future__ import annotations
 
+import pprint
 import re
 import sys
 from pathlib import Path
@@ -42,6 +44,25 @@ def tools_reference_markdown() -> str:
     return "\n".join(out).strip() + "\n"
 
 
+def schemas_module() -> str:
+    """The text of swebash_ai/tools/schemas.py: every built-in tool's schema as its pydantic model makes it."""
+    from swebash_ai.tools import builtin_tools
+    from swebash_ai.tools.registry import signature_fingerprint
+
+    entries = []
+    for t in builtin_tools():
+        entry = {"fingerprint": signature_fingerprint(t.name, t.fn), "parameters": t.schema_from_model()}
+        entries.append(f"SCHEMAS[{t.name!r}] = {pprint.pformat(entry, width=110, sort_dicts=False)}\n")
+    return (
+        '"""The built-in tools\' argument schemas, generated from their pydantic models: do not edit.\n\n'
+        "Regenerate with ``python -m swebash_ai.docgen``; ``--check`` and a test fail when it is stale. A tool whose\n"
+        "fingerprint no longer matches its signature gets its schema from its model instead (see tools/registry.py).\n"
+        '"""\n\n'
+        "from typing import Any\n\n"
+        "SCHEMAS: dict[str, dict[str, Any]] = {}\n\n" + "\n".join(entries)
+    )
+
+
 def render(name: str) -> str:
     from swebash_ai.config.settings import settings_reference_markdown
 
@@ -72,6 +93,12 @@ def main(argv: list[str] | None = None) -> int:
             stale.append(doc)
             if not check:
                 path.write_text(new, encoding="utf-8")
+    schemas = Path(__file__).resolve().parent / "tools" / "schemas.py"
+    fresh = schemas_module()
+    if schemas.read_text(encoding="utf-8") != fresh:
+        stale.append("swebash_ai/tools/schemas.py")
+        if not check:
+            schemas.write_text(fresh, encoding="utf-8")
     if stale:
         print(("stale: " if check else "updated: ") + ", ".join(stale))
     return 1 if check and stale else 0

@@ -35,6 +35,7 @@ from swebash_ai.observe import Observer
 from swebash_ai.providers import ProviderChoice, choose_provider, make_provider
 from swebash_ai.providers.base import Provider
 from swebash_ai.providers.text_tools import TextToolCallProvider, is_tools_unsupported
+from swebash_ai.safety.on_demand import CommandPolicyOnDemand
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.tools import builtin_tools
 from swebash_ai.tools.background import ProcessService
@@ -157,14 +158,12 @@ class Session:
 
     # --- wiring ---------------------------------------------------------------------------------------
     def _make_context(self) -> ToolContext:
-        from swebash_ai.safety.commands import CommandPolicy
-
         path_policy = session_path_policy(self.loaded, self.cwd)
         return ToolContext(
             settings=self.settings,
             cwd=self.cwd,
             path_policy=path_policy,
-            command_policy=CommandPolicy(path_policy),
+            command_policy=CommandPolicyOnDemand(path_policy),
             services=self._services,
             rules=self.loaded.rules,
             processes=ProcessService(self.settings.background_max_running, self.settings.background_buffer_bytes),

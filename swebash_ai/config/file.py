@@ -1,7 +1,7 @@
 """The config file and the profile, read with the standard library only.
 
-:func:`swebash_ai.config.settings.load_settings` validates everything with pydantic-settings, whose import costs a
-few hundred milliseconds. The interactive app paints its first frame before that, from what this module can
+:func:`swebash_ai.config.settings.load_settings` validates everything with pydantic, whose import costs tens of
+milliseconds. The interactive app paints its first frame before that, from what this module can
 tell cheaply: where things live, and the raw theme, model and profile, found with the same precedence as
 the full load (flag > environment > profile > file). The full load follows right after the first frame.
 """

@@ -32,7 +32,8 @@ HookEvent = Literal["before_tool", "after_tool", "turn_end"]
 class Hook(BaseModel):
     """One ``[[hooks]]`` table."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built at the first table read: most configurations have none, and a start would pay for it anyway.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     event: HookEvent
     command: tuple[str, ...]

@@ -24,7 +24,8 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 class McpServerConfig(BaseModel):
     """One ``[mcp_servers.NAME]`` table."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built at the first table read: most configurations have none, and a start would pay for it anyway.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str = ""
     command: str | None = None

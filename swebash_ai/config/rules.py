@@ -77,7 +77,8 @@ def _valid_host(host: str) -> bool:
 class ToolRule(BaseModel):
     """One ``[[rules]]`` table (see the module docstring); ``origin`` and ``number`` say where it was read."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built at the first table read: most configurations have none, and a start would pay for it anyway.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     decision: RuleDecision
     """``allow`` runs without asking, ``ask`` always asks, ``deny`` never runs."""

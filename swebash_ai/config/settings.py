@@ -1,8 +1,12 @@
-"""Settings: one pydantic-settings class, documented per field, built once at the composition root.
+"""Settings: one pydantic class, documented per field, built once at the composition root.
 
 Sources, strongest first: command line > ``SWEBASH_AI_*`` environment variables > the selected profile
 (``[profiles.NAME]`` in the config file) > the config file's top level > defaults. The profile is picked by
 ``--profile``, else ``SWEBASH_AI_PROFILE``, else the file's top-level ``profile`` key.
+
+:func:`load_settings` layers the sources itself (a plain dict per source, the stronger one winning) and validates
+once: every setting is a scalar or a comma list, so an environment variable is its field's raw text, as
+pydantic-settings would pass it, without that library's import (30 ms of every start, for sources never used).
 
 A bad value never surfaces as a traceback: :func:`load_settings` raises :class:`ConfigError` with one line
 per problem naming the variable (or file key) as the user wrote it and what is allowed.
@@ -13,19 +17,11 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
-from pydantic.fields import FieldInfo
-from pydantic_settings import (
-    BaseSettings,
-    NoDecode,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-)
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from swebash_ai.config.file import ENV_PREFIX, StartInfo, read_config_file
 from swebash_ai.config.hooks import Hook, TrustedProject, parse_hooks, parse_trusted
@@ -36,19 +32,21 @@ from swebash_ai.storage.locations import Locations
 
 Origin = Literal["default", "file", "profile", "env", "flag", "keyring"]
 
-CommaList = Annotated[list[str], NoDecode]
+CommaList = list[str]
+"""A list setting; from the environment (text) it is split at commas (``_split_commas``), never JSON."""
 
 
-class Settings(BaseSettings):
-    """Every setting of swebash-ai. Environment variable: ``SWEBASH_AI_`` + the field name in capitals."""
+class Settings(BaseModel):
+    """Every setting of swebash-ai. Environment variable: ``SWEBASH_AI_`` + the field name in capitals (any case).
 
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX,
+    ``Settings(...)`` validates what it is given; :func:`load_settings` gathers the sources.
+    """
+
+    model_config = ConfigDict(
         extra="forbid",
         validate_default=True,
         # No use_attribute_docstrings: parsing this module's source at every start cost 18 ms of a one-shot
         # answer; the docstrings are read when asked, by field_doc().
-        case_sensitive=False,
     )
 
     # --- provider -------------------------------------------------------------------------------------
@@ -225,45 +223,6 @@ class Settings(BaseSettings):
     def _strip_model(cls, value: str) -> str:
         return value.strip()
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        layers = _FILE_LAYERS.get()
-        return (
-            init_settings,
-            env_settings,
-            _DictSource(settings_cls, layers.profile),
-            _DictSource(settings_cls, layers.file),
-        )
-
-
-class _DictSource(PydanticBaseSettingsSource):
-    """A settings source over an already-parsed mapping (a config file table)."""
-
-    def __init__(self, settings_cls: type[BaseSettings], data: Mapping[str, Any]) -> None:
-        super().__init__(settings_cls)
-        self._data = dict(data)
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return self._data.get(field_name), field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        return dict(self._data)
-
-
-@dataclass
-class _Layers:
-    file: dict[str, Any] = field(default_factory=dict)
-    profile: dict[str, Any] = field(default_factory=dict)
-
-
-_FILE_LAYERS: ContextVar[_Layers] = ContextVar("_FILE_LAYERS", default=_Layers())  # noqa: B039
 
 
 @dataclass(frozen=True)
@@ -367,12 +326,13 @@ def load_settings(
         _check_keys(profile_table, f"[profiles.{chosen}] in {locs.config_file}")
 
     cli = {k: v for k, v in (flags or {}).items() if v is not None}
-    env_keys = {k.upper() for k in env}
+    upper_env = {k.upper(): v for k, v in env.items()}  # names in any case, as a user may write them
+    from_env = {name: upper_env[env_name(name)] for name in Settings.model_fields if env_name(name) in upper_env}
     origins: dict[str, Origin] = {}
     for name in Settings.model_fields:
         if name in cli:
             origins[name] = "flag"
-        elif env_name(name) in env_keys:
+        elif name in from_env:
             origins[name] = "env"
         elif name in profile_table:
             origins[name] = "profile"
@@ -381,22 +341,11 @@ def load_settings(
         else:
             origins[name] = "default"
 
-    token = _FILE_LAYERS.set(_Layers(file=raw, profile=profile_table))
-    saved_environ = None
     try:
-        if environ is not None:
-            # pydantic-settings reads os.environ; swap it in for the duration of the build.
-            saved_environ = dict(os.environ)
-            os.environ.clear()
-            os.environ.update(env)
-        settings = Settings(**cli)
+        # Weakest first: the file's top level, its profile, the environment, the command line.
+        settings = Settings(**{**raw, **profile_table, **from_env, **cli})
     except ValidationError as exc:
         raise ConfigError(_explain(exc, origins, env, chosen, locs.config_file)) from None
-    finally:
-        _FILE_LAYERS.reset(token)
-        if saved_environ is not None:
-            os.environ.clear()
-            os.environ.update(saved_environ)
     if settings.api_key is None and settings.api_key_source == "keyring":
         settings = settings.model_copy(update={"api_key": SecretStr(_keyring_key(chosen, locs.config_file))})
         origins["api_key"] = "keyring"

@@ -428,7 +428,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def _interactive(args: argparse.Namespace, flags: dict[str, Any], profile: str | None, cwd: Path | None) -> int:
-    """Open the TUI. Settings are validated after its first frame (pydantic-settings is slow to import); the
+    """Open the TUI. Settings are validated after its first frame (pydantic is slow to import); the
     file, the profile and the theme are read before it, so those errors still stop here, exit code 2."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the interactive app needs a terminal; for scripts and pipes use -c QUESTION.")

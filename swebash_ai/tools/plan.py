@@ -64,7 +64,8 @@ class Plan:
 class Step(BaseModel):
     """One step of the plan."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Built with update_plan's argument model, at its first call, not when the module is imported.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     step: Annotated[str, Field(min_length=1, max_length=300, description="What to do, in a few words.")]
     status: Annotated[StepStatus, Field(description="pending, in_progress (at most one step) or completed.")]

@@ -15,6 +15,8 @@ the call to a person (``describe``) and what "allow for this session" covers (``
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import inspect
 import json
 import logging
@@ -230,6 +232,27 @@ def _inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
     return resolved
 
 
+def signature_fingerprint(name: str, fn: Callable[..., Any]) -> str:
+    """What a tool's schema is made of, as a short digest: its name, docstring, annotations and defaults.
+
+    The generated schemas carry it, and one whose digest differs is ignored: editing a tool without
+    regenerating costs start-up time, never a wrong schema. (A change made elsewhere, in a type alias the
+    annotations name, is caught by the test that compares every generated schema with its model's.)
+    """
+    parts = (name, fn.__doc__, repr(fn.__annotations__), repr(fn.__defaults__), repr(fn.__kwdefaults__))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+def _cached_parameters(name: str, fn: Callable[..., Any]) -> dict[str, Any] | None:
+    from swebash_ai.tools.schemas import SCHEMAS
+
+    entry = SCHEMAS.get(name)
+    if entry is None or entry["fingerprint"] != signature_fingerprint(name, fn):
+        return None
+    parameters: dict[str, Any] = copy.deepcopy(entry["parameters"])  # each tool owns its schema, as when built
+    return parameters
+
+
 class Tool:
     """A registered tool. Create with the :func:`tool` decorator."""
 
@@ -251,11 +274,31 @@ class Tool:
         self._policy = policy
         self._describe = describe
         self._session_key = session_key
-        self.description, param_docs = parse_docstring(fn.__doc__)
-        self.args_model = self._build_model(fn, param_docs)
-        self.parameters: dict[str, Any] = _inline_defs(_strip_titles(self.args_model.model_json_schema()))
-        self.parameters.setdefault("properties", {})
-        self.parameters["additionalProperties"] = False
+        self.description, self._param_docs = parse_docstring(fn.__doc__)
+        self._args_model: type[BaseModel] | None = None
+        cached = _cached_parameters(self.name, fn)
+        # A built-in tool's schema is data generated from its model (tools/schemas.py), so a start pays for
+        # no pydantic model: the model is built at the tool's first call. Any other tool, or one whose
+        # signature or docstring changed since the data was generated, gets its schema from the model now.
+        self.parameters: dict[str, Any] = cached if cached is not None else self.schema_from_model()
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        """The pydantic model of the arguments, built from the signature at first use."""
+        if self._args_model is None:
+            self._args_model = self._build_model(self.fn, self._param_docs)
+        return self._args_model
+
+    @args_model.setter
+    def args_model(self, model: type[BaseModel]) -> None:  # a tool whose model is not its signature's (MCP)
+        self._args_model = model
+
+    def schema_from_model(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments as the model sees it, built from the pydantic model."""
+        schema: dict[str, Any] = _inline_defs(_strip_titles(self.args_model.model_json_schema()))
+        schema.setdefault("properties", {})
+        schema["additionalProperties"] = False
+        return schema
 
     def _build_model(self, fn: ToolFn, param_docs: Mapping[str, str]) -> type[BaseModel]:
         sig = inspect.signature(fn)

@@ -2,7 +2,8 @@
 endpoint into a pipe never imports litellm, textual, prompt_toolkit or our Markdown rendering (rich.markdown).
 
 ``rich.console`` itself may still load on that path through the front end's output; httpx's own command-line
-module (rich and click) is kept out by the provider (tests/providers/test_http_provider.py)."""
+module (rich and click) is kept out by the provider (tests/providers/test_http_provider.py). No tool's pydantic
+argument model is built on that path either."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
 # "mcp" and "jsonschema": with no [mcp_servers] configured nothing of the MCP SDK loads (issue 13).
 # "psutil": 12 ms of CPU, for a command's process tree only (issue 23).
-HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil")
+# "pydantic_settings": 30 ms; load_settings layers the sources itself. "swebash_ai.safety.commands": the command
+# classifier, 8 ms, built when a command is first judged (issue 23).
+HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil", "pydantic_settings",
+         "swebash_ai.safety.commands")
 
 _PROBE = """
 import sys
@@ -33,6 +37,9 @@ sys.stdout.flush()
 loaded = sorted(h for h in {heavy!r} if h in sys.modules)
 if scanned:  # pydantic looked for its plugins (see cli.skip_pydantic_plugins)
     loaded.append("pydantic plugins")
+from swebash_ai.tools import builtin_tools
+# A tool's argument model is built at its first call, not at the start (its schema is data: tools/schemas.py).
+loaded += ["model of " + t.name for t in builtin_tools() if t._args_model is not None]
 print("HEAVY:" + ",".join(loaded), file=sys.stderr)
 sys.exit(code)
 """

@@ -234,3 +234,12 @@ def test_files_the_app_reads_by_itself_are_scanned_too(tmp_path: Path) -> None:
     assert "Run the tests first." in got.text
     refused = read_unasked(tmp_path / "NOTES.md", policy)
     assert isinstance(refused, UnaskedRefusal) and "private key" in refused.reason
+
+
+def test_every_rule_compiles_at_its_first_scan_one_pattern_per_keyword() -> None:
+    # The patterns are compiled lazily (not at import): a broken one must still fail here, not in a user's scan.
+    for rule in RULES:
+        assert len(rule.parts) == max(1, len(rule.keywords)), rule.kind
+        assert rule.compiled is rule.parts[0]
+        if rule.keywords:
+            assert all("(?P<k>" in part.pattern for part in rule.parts), rule.kind

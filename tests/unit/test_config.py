@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,23 @@ def test_every_setting_is_documented() -> None:
     for name in Settings.model_fields:
         assert field_doc(name), f"{name} has no docstring"
     assert field_doc("exec_timeout") == "Default command timeout in seconds (1-300); the model may ask for up to 300."
+
+
+def test_environment_values_are_read_as_text_in_any_case_and_unknown_ones_ignored() -> None:
+    env = {"SWEBASH_AI_HOME": os.environ["SWEBASH_AI_HOME"],
+           "swebash_ai_model": " openai/x ", "SWEBASH_AI_TOOLS_ALLOW": "read_file, list_dir",
+           "Swebash_Ai_Tools_Exec": "0", "SWEBASH_AI_API_BASE": "", "SWEBASH_AI_NOT_A_SETTING": "1",
+           "SWEBASH_AI_PATH_DENY": '["a"]'}
+    loaded = load_settings(environ=env)
+    s = loaded.settings
+    assert (s.model, s.tools_allow, s.tools_exec, s.api_base) == ("openai/x", ["read_file", "list_dir"], False, "")
+    assert s.path_deny == ['["a"]']  # a comma list, never JSON
+    assert {loaded.origins[n] for n in ("model", "tools_allow", "tools_exec", "api_base")} == {"env"}
+
+
+def test_an_explicit_environment_leaves_the_process_environment_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SWEBASH_AI_EXEC_TIMEOUT", "33")
+    home = {k: os.environ[k] for k in ("HOME", "SWEBASH_AI_HOME")}  # the test's private homes
+    assert load_settings(environ={**home, "SWEBASH_AI_EXEC_TIMEOUT": "12"}).settings.exec_timeout == 12
+    assert load_settings(environ=home).settings.exec_timeout == 30
+    assert load_settings().settings.exec_timeout == 33

@@ -132,7 +132,7 @@ class SwebashApp(App[int]):
         setup_on_start: bool = True,
     ) -> None:
         super().__init__(driver_class=driver_class)
-        # ``loaded`` may be a loader: validating the settings imports pydantic-settings (~0.3 s), so the
+        # ``loaded`` may be a loader: validating the settings imports pydantic (~70 ms), so the
         # command line hands over a loader and what the first frame needs (``start``), read cheaply.
         self._load_settings: Callable[[], LoadedSettings] | None = loaded if callable(loaded) else None
         self.loaded: LoadedSettings | None = None if callable(loaded) else loaded

@@ -1,0 +1,75 @@
+"""The built-in tools' schemas are generated data (tools/schemas.py), so a start builds no pydantic model.
+
+These guard that the data can never differ from what the models say, that a tool edited without regenerating
+falls back to its model, and that the argument model is still built (at the first call) with the same
+validation messages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from swebash_ai.docgen import schemas_module
+from swebash_ai.tools import builtin_tools
+from swebash_ai.tools.registry import Tool, ToolContext, signature_fingerprint
+from swebash_ai.tools.schemas import SCHEMAS
+
+SCHEMAS_FILE = Path(__file__).resolve().parents[2] / "swebash_ai" / "tools" / "schemas.py"
+
+
+def test_every_cached_schema_equals_its_models_schema() -> None:
+    tools = builtin_tools()
+    assert sorted(SCHEMAS) == sorted(t.name for t in tools)
+    for t in tools:
+        assert SCHEMAS[t.name]["fingerprint"] == signature_fingerprint(t.name, t.fn), t.name
+        assert t.parameters == t.schema_from_model(), f"{t.name}: run python -m swebash_ai.docgen"
+
+
+def test_the_committed_module_is_what_docgen_writes() -> None:
+    assert SCHEMAS_FILE.read_text(encoding="utf-8") == schemas_module(), "run python -m swebash_ai.docgen"
+
+
+def test_a_tool_edited_without_regenerating_gets_its_schema_from_its_model() -> None:
+    real = next(t for t in builtin_tools() if t.name == "read_file")
+
+    async def read_file(ctx: ToolContext, path: str, start_line: int = 1, colour: str = "red") -> str:
+        """Read a file (a changed signature).
+
+        Args:
+            path: Where.
+            start_line: From.
+            colour: A new argument the data does not know.
+        """
+        return path
+
+    edited = Tool(read_file, category="fs")
+    assert edited.parameters != real.parameters
+    assert "colour" in edited.parameters["properties"]
+    assert edited.parameters == edited.schema_from_model()
+
+
+def test_the_argument_model_is_built_at_the_first_call_with_the_same_messages() -> None:
+    fresh = Tool(next(t for t in builtin_tools() if t.name == "read_file").fn, category="fs")
+    assert fresh._args_model is None  # the schema came from the data
+    bad = fresh.parse_arguments('{"path": "a", "start_line": 0, "colour": 1}')
+    assert fresh._args_model is not None
+    assert not isinstance(bad, Tool)
+    text = getattr(bad, "content", "")
+    assert text.startswith("Invalid arguments for read_file: ")
+    assert "'start_line': Input should be greater than or equal to 1 (got 0)" in text
+    assert "unknown argument 'colour' (accepted: path, start_line, end_line)" in text
+    assert text.endswith("Expected: {path: string, start_line: integer (optional), end_line: integer/null (optional)}.")
+    good = fresh.parse_arguments({"path": "a.txt"})
+    assert getattr(good, "path", None) == "a.txt"
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_each_tool_owns_its_schema(name: str) -> None:
+    tool = next(t for t in builtin_tools() if t.name == name)
+    tool.parameters["properties"]["x"] = {}
+    try:
+        assert "x" not in SCHEMAS[name]["parameters"]["properties"]
+    finally:
+        del tool.parameters["properties"]["x"]
