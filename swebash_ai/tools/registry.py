@@ -323,10 +323,15 @@ class Tool:
 
     # --- what the model sees --------------------------------------------------------------------------
     def definition(self) -> dict[str, Any]:
-        """The OpenAI-format tool definition (litellm translates it for other providers)."""
+        """The OpenAI-format tool definition (litellm translates it for other providers).
+
+        A copy: what is sent may be changed by whoever sends it (litellm strips ``additionalProperties`` in
+        place for Gemini), and the tool's schema must stay as it is for the next request and provider.
+        """
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description,
+                         "parameters": copy.deepcopy(self.parameters)},
         }
 
     # --- per call -------------------------------------------------------------------------------------

@@ -7,13 +7,14 @@ validation messages.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from swebash_ai.docgen import schemas_module
 from swebash_ai.tools import builtin_tools
-from swebash_ai.tools.registry import Tool, ToolContext, signature_fingerprint
+from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry, signature_fingerprint
 from swebash_ai.tools.schemas import SCHEMAS
 
 SCHEMAS_FILE = Path(__file__).resolve().parents[2] / "swebash_ai" / "tools" / "schemas.py"
@@ -73,3 +74,16 @@ def test_each_tool_owns_its_schema(name: str) -> None:
         assert "x" not in SCHEMAS[name]["parameters"]["properties"]
     finally:
         del tool.parameters["properties"]["x"]
+
+
+def test_a_definition_sent_and_changed_by_its_sender_leaves_the_tool_schema_as_it_was() -> None:
+    # litellm deletes additionalProperties in place for Gemini; the next request (any provider) must still
+    # send the whole schema.
+    tools = builtin_tools()
+    before = {t.name: json.dumps(t.parameters, sort_keys=True) for t in tools}
+    registry = ToolRegistry(tools)
+    for definition in registry.definitions():
+        definition["function"]["parameters"].pop("additionalProperties", None)
+        definition["function"]["parameters"]["properties"].clear()
+    assert {t.name: json.dumps(t.parameters, sort_keys=True) for t in tools} == before
+    assert all(d["function"]["parameters"].get("additionalProperties") is False for d in registry.definitions())
