@@ -31,7 +31,7 @@ def _source(loaded: LoadedSettings, name: str) -> str:
 
 def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     """``swebash-ai config``: the config file, the profile, the chosen provider and why, then every setting."""
-    from swebash_ai.config.settings import Settings, describe_value
+    from swebash_ai.config.settings import Settings, describe_value, mask_secret
     from swebash_ai.providers import choose_provider
 
     out = out or sys.stdout
@@ -49,7 +49,8 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     else:
         client = "litellm" if choice.via_litellm else "the OpenAI-compatible client"
         where = f" at {choice.api_base}" if choice.api_base else ""
-        key = "no key" if not choice.api_key else f"key {_mask(choice.api_key)} from {_key_source(loaded, choice)}"
+        key = (f"key {mask_secret(choice.api_key)} from {_key_source(loaded, choice)}" if choice.api_key
+               else "no key")
         print(f"provider:    {choice.model} via {client}{where}, {key} (because {choice.reason})", file=out)
     print("", file=out)
     names = list(Settings.model_fields)
@@ -70,10 +71,6 @@ def _key_source(loaded: LoadedSettings, choice: ProviderChoice) -> str:
     if origin in ("profile", "file"):
         return f"{_source(loaded, 'api_key')} of {loaded.config_file}"
     return _source(loaded, "api_key")
-
-
-def _mask(secret: str) -> str:
-    return "****" + secret[-4:] if len(secret) > 8 else "****"
 
 
 def print_instructions(loaded: LoadedSettings, cwd: Path, out: TextIO | None = None) -> None:

@@ -389,12 +389,17 @@ def _explain(
     return "Invalid setting" + ("s" if len(lines) > 1 else "") + ":\n  " + "\n  ".join(lines)
 
 
+def mask_secret(raw: str) -> str:
+    """A key as ``swebash-ai config`` shows it: its last four characters, and only for a key long enough that
+    they give nothing away."""
+    return "****" + raw[-4:] if len(raw) > 8 else "****"
+
+
 def describe_value(settings: Settings, name: str) -> str:
     """A setting's value for display; secrets masked."""
     value = getattr(settings, name)
     if isinstance(value, SecretStr):
-        raw = value.get_secret_value()
-        return "****" + raw[-4:] if len(raw) > 8 else "****"
+        return mask_secret(value.get_secret_value())
     if isinstance(value, list):
         return ",".join(value)
     if value is None:

@@ -42,7 +42,7 @@ from swebash_ai.safety.dangers import describe_dangers, pipe_dangers
 from swebash_ai.safety.paths import PathPolicy, git_config_holds_credentials
 from swebash_ai.safety.programs import ProgramCheck, allowed_programs, check_allowed
 from swebash_ai.safety.shell_parse import CONTROL_RE, ParsedCommand, SimpleCommand, Word, parse
-from swebash_ai.safety.terminal_text import has_invisible
+from swebash_ai.safety.terminal_text import has_invisible, invisible_markers
 from swebash_ai.safety.verdict import Verdict
 
 _RULE_MODULES = (binary_rules, command_rules, git_rules, text_rules)  # importing them fills the read-only table
@@ -481,8 +481,8 @@ class CommandPolicy:
 
 def _markers(command: str) -> str:
     """The distinct invisible characters of ``command`` as markers: ``<U+202E>, <U+200B>``."""
-    found = dict.fromkeys(f"<U+{ord(c):04X}>" for c in command if has_invisible(c))
-    return ", ".join(list(found)[:4]) + (", ..." if len(found) > 4 else "")
+    found = invisible_markers(command)
+    return ", ".join(found[:4]) + (", ..." if len(found) > 4 else "")
 
 
 def assess(command: str, cwd: str | None = None) -> Verdict:

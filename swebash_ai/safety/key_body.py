@@ -44,7 +44,14 @@ import binascii
 import re
 from collections.abc import Iterator
 
-__all__ = ["ENCODED_PEM", "MIDDLE_LINES", "OPENSSH_MAGIC", "key_body_spans", "may_hold_key_body"]
+__all__ = [
+    "ENCODED_PEM",
+    "MIDDLE_LINES",
+    "OPENSSH_MAGIC",
+    "bytes_may_hold_key_body",
+    "key_body_spans",
+    "may_hold_key_body",
+]
 
 OPENSSH_MAGIC = "b3BlbnNzaC1rZXktdjE"
 ENCODED_PEM = "LS0tLS1CRUdJTi"
@@ -73,6 +80,7 @@ _PBE_OIDS = (bytes.fromhex("2a864886f70d0105"), bytes.fromhex("2a864886f70d010c0
 _B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _ONLY_B64 = bytes(ord("a") if i in _B64 else ord(" ") for i in range(256))
 _SIXTY_FOUR = b"a" * 64
+_MAGIC_BYTES, _ENCODED_BYTES = OPENSSH_MAGIC.encode(), ENCODED_PEM.encode()
 
 
 def may_hold_key_body(text: str) -> bool:
@@ -81,9 +89,15 @@ def may_hold_key_body(text: str) -> bool:
     Every tool result goes through here: the line regexes scan each line start (about 10 MB/s on code), while
     this is a ``bytes.translate`` and a find (about 300 MB/s), and ordinary code has no such run.
     """
-    if OPENSSH_MAGIC in text or ENCODED_PEM in text:
+    return bytes_may_hold_key_body(text.encode("utf-8", "surrogatepass"))
+
+
+def bytes_may_hold_key_body(data: bytes) -> bool:
+    """:func:`may_hold_key_body` on bytes as read from a file (search's walk): the markers and the base64 run
+    are ASCII, so the bytes are scanned as they are, without decoding them first."""
+    if _MAGIC_BYTES in data or _ENCODED_BYTES in data:
         return True
-    return _SIXTY_FOUR in text.encode("utf-8", "surrogatepass").translate(_ONLY_B64)
+    return _SIXTY_FOUR in data.translate(_ONLY_B64)
 
 
 def key_body_spans(text: str) -> list[tuple[int, int]]:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from swebash_ai.safety.key_body import key_body_spans, may_hold_key_body
+from swebash_ai.safety.key_body import bytes_may_hold_key_body, key_body_spans
 
 __all__ = [
     "KEY_MARKER",
@@ -427,15 +427,11 @@ _PREFIXES: tuple[str, ...] = tuple(p for p, _r in _BY_PREFIX)
 
 def blank_private_keys(data: bytes) -> bytes:
     """:func:`remove_private_keys` on a file's bytes (``data`` itself when it holds no key: the common case
-    costs two ``bytes`` finds)."""
-    if b"PRIVATE KEY" not in data and b"Private-Lines:" not in data and not _may_hold_key_body(data):
+    costs a few ``bytes`` finds and one ``translate``)."""
+    if b"PRIVATE KEY" not in data and b"Private-Lines:" not in data and not bytes_may_hold_key_body(data):
         return data
     text, blocks = remove_private_keys(data.decode("utf-8", "surrogateescape"))
     return text.encode("utf-8", "surrogateescape") if blocks else data
-
-
-def _may_hold_key_body(data: bytes) -> bool:
-    return may_hold_key_body(data.decode("latin-1"))  # only ASCII matters here: any byte decodes, offsets kept
 
 
 def mask_secrets(text: str) -> Scan:

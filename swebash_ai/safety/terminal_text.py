@@ -198,6 +198,12 @@ def has_invisible(text: str) -> bool:
     return _has_format(text)
 
 
+def invisible_markers(text: str) -> list[str]:
+    """The distinct invisible characters of ``text`` as the markers ``sanitize(text, visible=True)`` puts for
+    them (``<U+202E>``), in order of first appearance: for a reason that names them."""
+    return list(dict.fromkeys(_marker(m.group()) for m in _FORMAT.finditer(text)))
+
+
 def marked_note(count: int) -> str:
     """What an approval says when what it shows holds ``count`` invisible characters."""
     return (f"holds {count} invisible or direction-changing character{'' if count == 1 else 's'}, shown as "

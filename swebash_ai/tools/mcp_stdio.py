@@ -176,7 +176,7 @@ async def start_server(server: sdk.StdioServerParameters) -> Contained:
 async def _keep_stderr(reader: asyncio.StreamReader, errlog: TextIO) -> None:
     """Copy the server's stderr into ``errlog`` (its last line explains a failed start), keeping the file
     under :data:`STDERR_KEEP` bytes: a chatty server must not fill the disk over a long session."""
-    while chunk := await reader.read(65_536):
+    while chunk := await reader.read(_READ_SIZE):
         with contextlib.suppress(OSError, ValueError):
             if errlog.tell() > STDERR_KEEP:
                 errlog.seek(0)

@@ -258,10 +258,11 @@ async def _reader(pipe: Any) -> tuple[asyncio.StreamReader, asyncio.BaseTranspor
     return reader, transport
 
 
-async def _writer(pipe: Any) -> tuple[asyncio.StreamWriter, asyncio.BaseTransport]:
+async def _writer(pipe: Any) -> asyncio.StreamWriter:
+    """A writer on ``pipe``; closing the writer closes its transport, so none is kept beside it."""
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
-    return asyncio.StreamWriter(transport, protocol, None, loop), transport
+    return asyncio.StreamWriter(transport, protocol, None, loop)
 
 
 class Contained:
@@ -449,7 +450,7 @@ async def start_contained(argv: Sequence[str], *, cwd: Path, env: Mapping[str, s
     try:
         out, out_t = await _reader(sup.popen.stdout)
         err, err_t = await _reader(sup.popen.stderr)
-        writer = (await _writer(sup.popen.stdin))[0] if stdin else None
+        writer = await _writer(sup.popen.stdin) if stdin else None
     except BaseException:
         sup.discard()  # closing its control pipe stops the command it already started
         raise
