@@ -110,6 +110,14 @@ class Notice:
     level: Literal["info", "warning"] = "info"
 
 
+@dataclass(frozen=True)
+class ModelNote:
+    """The app told the model something it did not ask for (a background process exited by itself), in the
+    request about to be sent; the same words are saved with the conversation."""
+
+    text: str
+
+
 StopReason = Literal["answered", "max_iterations", "max_tool_calls", "cancelled"]
 
 
@@ -138,6 +146,7 @@ AgentEvent = (
     | Usage
     | ModelRequest
     | Notice
+    | ModelNote
     | TurnFinished
     | TurnFailed
 )

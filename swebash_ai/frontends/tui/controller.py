@@ -335,6 +335,8 @@ class Controller:
                 app.status.add_usage(event.prompt_tokens, event.completion_tokens, event.cost)
             case ev.Notice():
                 app.chat.add_notice(event.text, event.level)
+            case ev.ModelNote():
+                pass  # the exits it tells were shown when they happened (processes.watch_exits)
             case ev.TurnFinished(reason=reason):
                 await app.chat.end_reply()
                 if reason == "cancelled":
