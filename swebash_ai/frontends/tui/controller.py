@@ -332,7 +332,7 @@ class Controller:
             case ev.PlanUpdated(plan=plan):
                 app.plan.show(plan)
             case ev.Usage():
-                app.status.add_usage(event.prompt_tokens, event.completion_tokens, event.cost)
+                app.status.add_usage(event.prompt_tokens, event.completion_tokens, event.cost, event.cached_tokens)
             case ev.Notice():
                 app.chat.add_notice(event.text, event.level)
             case ev.ModelNote():
