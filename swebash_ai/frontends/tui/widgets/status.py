@@ -12,6 +12,7 @@ from pathlib import Path
 from textual.content import Content
 from textual.widgets import Static
 
+from swebash_ai.frontends.tui.shown import styled
 from swebash_ai.safety.terminal_text import safe
 from swebash_ai.storage.locations import short_path
 
@@ -94,12 +95,12 @@ class StatusBar(Static):
         if self.busy_text:
             pieces += [(f"{SPINNER[self._frame]} {self.busy_text}", "$text-accent bold"), "  "]
         pieces += [
-            (self.model or "no provider", "bold"),
-            (f" · profile {self.profile}" if self.profile else "", ""),
+            styled(self.model or "no provider", "bold"),  # markers of invisible characters stand out
+            styled(f" · profile {self.profile}" if self.profile else ""),
             "  ",
             (f"{self.mode} mode", _MODE_STYLE.get(self.mode, "")),
             "  ",
-            (self.cwd, "$text-muted"),
+            styled(self.cwd, "$text-muted"),
             "  ",
             (f"{format_tokens(self.tokens)} tokens{cached}{cost}", "$text-muted"),
         ]
