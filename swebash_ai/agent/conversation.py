@@ -32,7 +32,13 @@ TYPED = "typed"
 """Key of a user message the user wrote (not a summary, not a ``!tool`` note): resuming trusts the URLs in
 these alone (:mod:`swebash_ai.agent.provenance`). Kept in the saved session, left out of requests."""
 
-_OWN_KEYS = (INCOMPLETE, TYPED)
+NOTES = "app_notes"
+"""Key of the lines the app told the model on a message (a background process exited, see
+:meth:`Conversation.add_note`): kept apart from the content, so what the user typed and what a tool returned
+stay as they were (resuming reads them, :mod:`swebash_ai.agent.provenance`), and appended to the content on
+the wire. Kept in the saved session."""
+
+_OWN_KEYS = (INCOMPLETE, TYPED, NOTES)
 
 SAVE_LOCK = ".save.lock"
 """In a sessions folder: held (``flock``) while a session file is checked and written."""
@@ -57,10 +63,20 @@ def _sanitized(call: dict[str, Any]) -> dict[str, Any]:
 
 
 def _for_wire(message: Message) -> Message:
-    """The message as providers get it: no keys of our own (strict servers refuse unknown fields)."""
+    """The message as providers get it: no keys of our own (strict servers refuse unknown fields), the app's
+    notes appended to its content."""
     if not any(key in message for key in _OWN_KEYS):
         return message
-    return {k: v for k, v in message.items() if k not in _OWN_KEYS}
+    wire = {k: v for k, v in message.items() if k not in _OWN_KEYS}
+    notes = message.get(NOTES)
+    if notes and isinstance(wire.get("content"), str):
+        wire["content"] = "\n\n".join([wire["content"], *notes])
+    return wire
+
+
+def as_sent(message: Message) -> Message:
+    """``message`` as the model read it (the app's notes in its content, no keys of our own): for exports."""
+    return _for_wire(message)
 
 
 def estimate_tokens(message: Message) -> int:
@@ -118,6 +134,22 @@ class Conversation:
 
     def add_tool_result(self, call_id: str, name: str, content: str) -> None:
         self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
+
+    def add_note(self, text: str) -> None:
+        """Tell the model ``text`` in the next request, on the last message of the conversation.
+
+        At the start of a request the last message is the user's new message or the last tool result. A
+        message of its own would break what some servers require: a user message right after a user message
+        is refused by chat templates that want the roles to alternate, a system message in the middle by
+        those that want it first, and a tool message needs a call. So the note rides on the last message,
+        under :data:`NOTES` (see there). Only an empty conversation, or one ending with an answer, gets a
+        user message of its own, which is then valid everywhere."""
+        last = self.messages[-1] if self.messages else None
+        if last is None or last.get("role") not in ("user", "tool") or not isinstance(last.get("content"), str):
+            self.add_user(text)
+            return
+        last.setdefault(NOTES, []).append(text)
+        del self._costs[len(self.messages) - 1 :]  # its token estimate grew
 
     def truncate(self, length: int) -> None:
         """Drop every message from index ``length`` on (undo a failed attempt)."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from swebash_ai.errors import SwebashError
+from swebash_ai.safety.terminal_text import hidden_in
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.plan import Plan
 from swebash_ai.tools.registry import ToolResult
@@ -44,6 +45,12 @@ class ApprovalRequest:
     always: dict[str, Any] | None = None
     """The rule "always allow this in this workspace" would save (a ``[[rules]]`` table), shown before it is
     saved; ``None`` when no rule can be offered (a compound command, a write, a catastrophe...)."""
+
+    def hidden(self) -> tuple[int, int]:
+        """(terminal control sequences, invisible characters) in what runs: the arguments the tool gets, else
+        the detail. Never the summary as well: it repeats the detail (``$ command``), and a sum counted each
+        sequence twice."""
+        return hidden_in(self.arguments) if self.arguments else hidden_in(self.detail)
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,14 @@ class Notice:
     level: Literal["info", "warning"] = "info"
 
 
+@dataclass(frozen=True)
+class ModelNote:
+    """The app told the model something it did not ask for (a background process exited by itself), in the
+    request about to be sent; the same words are saved with the conversation."""
+
+    text: str
+
+
 StopReason = Literal["answered", "max_iterations", "max_tool_calls", "cancelled"]
 
 
@@ -138,6 +153,7 @@ AgentEvent = (
     | Usage
     | ModelRequest
     | Notice
+    | ModelNote
     | TurnFinished
     | TurnFailed
 )

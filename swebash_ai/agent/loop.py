@@ -48,6 +48,7 @@ from swebash_ai.agent.events import (
     AgentEvent,
     ApprovalRequest,
     ApprovalRequested,
+    ModelNote,
     ModelRequest,
     Notice,
     PlanUpdated,
@@ -63,6 +64,7 @@ from swebash_ai.agent.events import (
 from swebash_ai.errors import ProviderError, SwebashError
 from swebash_ai.providers.base import FinishChunk, Provider, TextChunk, ToolCall, UsageChunk
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.background import background_exits
 from swebash_ai.tools.plan import Plan
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
 
@@ -231,6 +233,7 @@ class _Turn:
         batch: CallBatch | None = None,
     ) -> tuple[str, list[ToolCall]]:
         agent = self.agent
+        self._tell_exits()
         messages = self.conv.for_request(agent.system_prompt, agent.limits.context_tokens) + (extra or [])
         self.partial_text = []
         calls: list[ToolCall] = []
@@ -252,6 +255,14 @@ class _Turn:
         self.in_stream = False
         self.conv.add_assistant(text, calls)
         return text, calls
+
+    def _tell_exits(self) -> None:
+        """Background processes that exited by themselves since the last request: one note, on the last message
+        (:meth:`Conversation.add_note` says why there), before this request is built."""
+        exits = background_exits(self.agent.context.processes)
+        if exits:
+            self.conv.add_note(exits)
+            self.emit(ModelNote(exits))
 
     async def _receive(
         self,

@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from swebash_ai.agent.conversation import Conversation
+from swebash_ai.agent.conversation import Conversation, as_sent
 from swebash_ai.errors import ExitCode, UsageError
 from swebash_ai.providers.base import Message
 from swebash_ai.safety.redact import redact, redact_text
@@ -100,7 +100,7 @@ def openai_record(conv: Conversation) -> dict[str, Any]:
     system = conv.meta.get("system")
     if isinstance(system, str) and system:
         messages.append({"role": "system", "content": redact_text(system)})
-    messages += [m for m in (_message(msg) for msg in conv.messages) if m is not None]
+    messages += [m for m in (_message(as_sent(msg)) for msg in conv.messages) if m is not None]  # what the model read
     return {"messages": messages, "tools": offered_tools(conv)}
 
 

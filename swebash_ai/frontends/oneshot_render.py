@@ -115,6 +115,8 @@ class PlainRenderer:
             self.status("\n".join([head, *("  " + line for line in plan.lines())]))
         elif isinstance(event, ev.Notice):
             self.status(f"swebash-ai: {event.text}")
+        elif isinstance(event, ev.ModelNote):  # no one else said it: one-shot shows no exit as it happens
+            self.status(f"swebash-ai: told the model: {event.text}")
         elif isinstance(event, ev.TurnFinished):
             self.finish(event)
 
@@ -281,6 +283,8 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
         return {"type": "usage", **(usage(event) or {})}
     if isinstance(event, ev.Notice):
         return {"type": "notice", "level": event.level, "text": event.text}
+    if isinstance(event, ev.ModelNote):
+        return {"type": "model_note", "text": event.text}
     if isinstance(event, ev.TurnFinished):
         return {
             "type": "final",

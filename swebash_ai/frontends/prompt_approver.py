@@ -80,19 +80,18 @@ def _open_tty(mode: str) -> TextIO | None:
 
 def format_request(request: ApprovalRequest) -> str:
     """The text shown before the question: tool, full command/diff, working directory, reasons."""
-    from swebash_ai.safety.terminal_text import marked_note, safe, sanitize
+    from swebash_ai.safety.terminal_text import marked_note, safe
 
     verdict = request.verdict
     lines = [f"⚠  {request.tool} needs your approval: {request.summary}"]
     detail = _readable(request.detail.rstrip())
     if detail and detail != request.summary:
         lines.extend("   │ " + line for line in detail.split("\n"))
-    texts = (request.tool, request.summary, request.detail)
-    hidden = sum(sanitize(text).removed for text in texts)
+    hidden, invisible = request.hidden()
     if hidden:
         lines.append(f"   ⚠ holds {hidden} terminal control sequence(s), shown as \\x.. escapes: it may not be "
                      "what it seems")
-    if invisible := max(sanitize(text, visible=True).marked for text in texts):  # the summary repeats the detail
+    if invisible:
         lines.append(f"   ⚠ {marked_note(invisible)}")
     lines.append(f"   in {request.cwd}")
     for reason in verdict.reasons:

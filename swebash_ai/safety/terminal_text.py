@@ -204,6 +204,24 @@ def invisible_markers(text: str) -> list[str]:
     return list(dict.fromkeys(_marker(m.group()) for m in _FORMAT.finditer(text)))
 
 
+def hidden_in(value: object) -> tuple[int, int]:
+    """(terminal control sequences, invisible characters) in every string of ``value``: a text, or the
+    JSON-like arguments of a tool call (keys too), each string counted once."""
+    if isinstance(value, str):
+        found = sanitize(value, visible=True)
+        return found.removed, found.marked
+    items: list[object] = []
+    if isinstance(value, dict):
+        items = [*value.keys(), *value.values()]
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    controls = invisible = 0
+    for item in items:
+        c, i = hidden_in(item)
+        controls, invisible = controls + c, invisible + i
+    return controls, invisible
+
+
 def marked_note(count: int) -> str:
     """What an approval says when what it shows holds ``count`` invisible characters."""
     return (f"holds {count} invisible or direction-changing character{'' if count == 1 else 's'}, shown as "

@@ -17,9 +17,11 @@ control pipe, which stops its command too. Limits (how many run at once, the buf
 
 Exits: a process that ends by itself (not stopped by ``stop_process``, by hand or by the session's end)
 after its ``run_command`` call answered is announced once to :attr:`ProcessService.on_exit`, a front end's
-listener (the TUI shows a notice: "background process p2 `npm run dev` exited with code 1 after 12 s").
-The model learns it from its next ``read_process`` (the state, the exit code, how long it ran and the last
-output); an exit before the call answered is in that call's own result, so it is not announced again.
+listener (the TUI shows a notice: "background process p2 `npm run dev` exited with code 1 after 12 s"),
+and kept for the model: :meth:`ProcessService.take_exits` hands the exits it has not heard of to the loop,
+which tells the model in its next request (``agent/loop.py``). A ``read_process`` or ``stop_process`` that
+showed the ended state already told it, so that exit is not repeated; an exit before the call answered is
+in that call's own result, so it is not announced at all.
 
 Undo: an approved command's workspace is snapshotted before it starts (by the exec tool) and again when it
 is stopped or exits (``on_end``), so ``/undo`` can revert what it changed.
@@ -51,7 +53,7 @@ from swebash_ai.tools.process import Contained, start_contained
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
 
 __all__ = ["FIRST_LINES", "FIRST_WAIT", "MAX_WAIT", "TOOLS", "BackgroundProcess", "ProcessRow", "ProcessService",
-           "Ring", "read_process", "stop_process"]
+           "Ring", "background_exits", "read_process", "stop_process"]
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +151,8 @@ class BackgroundProcess:
         self._on_exit = on_exit
         self.announce = False
         """Whether an exit by itself is announced: set once ``run_command`` answered that it runs."""
+        self.model_knows_end = False
+        """A result the model read showed it ended: its exit is not told again (:meth:`ProcessService.take_exits`)."""
         self._changed = asyncio.Event()
         self._pumps = [asyncio.create_task(self._pump(job.stdout)), asyncio.create_task(self._pump(job.stderr))]
         self._ending: asyncio.Task[None] | None = None
@@ -269,6 +273,7 @@ class ProcessService:
         self.closed = False
         self.on_exit: Callable[[BackgroundProcess], None] | None = None
         """Called (on the loop the processes run on) when one exits by itself; see the module docstring."""
+        self._untold: list[BackgroundProcess] = []
 
     def get(self, pid_id: str) -> BackgroundProcess | None:
         return self._procs.get(pid_id.strip())
@@ -334,7 +339,16 @@ class ProcessService:
         await asyncio.gather(*(p.stop("the end of the session") for p in live), return_exceptions=True)
         return live
 
+    def take_exits(self) -> list[BackgroundProcess]:
+        """The processes that exited by themselves since the last call, which no result the model read has
+        shown ended yet (each is returned once)."""
+        untold, self._untold = [p for p in self._untold if not p.model_knows_end], []
+        for proc in untold:
+            proc.model_knows_end = True
+        return untold
+
     def _exited(self, proc: BackgroundProcess) -> None:
+        self._untold.append(proc)
         if self.on_exit is not None:  # read at the exit: a front end may set it after the process started
             self.on_exit(proc)
 
@@ -342,6 +356,19 @@ class ProcessService:
         ended = [k for k, p in self._procs.items() if not p.running]
         for key in ended[: max(0, len(ended) - _KEEP_ENDED)]:
             del self._procs[key]
+
+
+def background_exits(service: object) -> str:
+    """The note telling the model which background processes exited by themselves since it last heard (empty
+    when none did, or when there is no :class:`ProcessService`)."""
+    if not isinstance(service, ProcessService):
+        return ""
+    exits = service.take_exits()
+    if not exits:
+        return ""
+    lines = [f"- {p.exit_notice()}" for p in exits]
+    return "\n".join(["[swebash-ai] Since your last request, by itself (read_process shows the last output):",
+                      *lines])
 
 
 def _duration(seconds: float) -> str:
@@ -457,6 +484,7 @@ async def read_process(
              *_report(proc, text, dropped, proc.ring.cap)]
     if not proc.running:
         lines += _ending_lines(proc)
+        proc.model_knows_end = True
     meta = {"process_id": proc.id, "state": proc.state, "dropped_bytes": dropped}
     return ToolResult(True, "\n".join(lines), "ok", proc.exit_code, metadata=meta)
 
@@ -483,6 +511,7 @@ async def stop_process(
     await proc.stop()
     head = (f"stopped process {proc.id} ($ {_short(proc.command, 100)}): {proc.describe_state()}" if was_running
             else f"process {proc.id} had already ended: {proc.describe_state()}")
+    proc.model_knows_end = True
     text, dropped = proc.read()
     lines = [head, *_ending_lines(proc)]
     if text or dropped:

@@ -147,3 +147,17 @@ def test_export_errors_exit_2(run_cli: Any) -> None:
     res = run_cli("export", "--format", "yaml")
     assert res.returncode == 2 and "invalid choice" in res.stderr
 
+
+
+def test_an_exported_record_holds_the_app_notes_the_model_read() -> None:
+    from swebash_ai.agent.conversation import Conversation
+    from swebash_ai.commands.export import openai_record
+
+    conv = Conversation()
+    conv.add_user("hello", typed=True)
+    conv.add_note("[swebash-ai] background process p1 `make` exited with code 2 after 3.0 s")
+    conv.add_assistant("It failed.")
+    record = openai_record(conv)
+    assert check_openai_record(record) == []  # the note is content, not a key the format does not know
+    assert record["messages"][0]["content"] == ("hello\n\n[swebash-ai] background process p1 `make` exited "
+                                                "with code 2 after 3.0 s")

@@ -14,6 +14,7 @@ from swebash_ai.safety.terminal_text import (
     StreamSanitizer,
     has_controls,
     has_invisible,
+    hidden_in,
     safe,
     sanitize,
 )
@@ -240,3 +241,13 @@ def test_every_split_of_invisible_text_gives_the_whole_text_result(visible: bool
     stream = StreamSanitizer(visible=visible)
     out = "".join(stream.feed(c) for c in INVISIBLE_STREAM) + stream.finish()
     assert out == whole.text
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("plain", (0, 0)),  # nothing hidden
+    ("a\x1b]0;t\x07b\x1b[2K", (2, 0)),  # an OSC and a CSI: one sequence each
+    ({"command": "x\u202ey", "timeout": None, "env": ["\u200b", "\x1b[1m"]}, (1, 2)),  # every string, nested
+    ({"k\u200bey": 1}, (0, 1)),  # a key is text the tool gets too
+])
+def test_hidden_in_counts_every_string_of_the_arguments_once(value: object, expected: tuple[int, int]) -> None:
+    assert hidden_in(value) == expected

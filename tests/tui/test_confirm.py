@@ -50,3 +50,37 @@ async def test_a_fetch_question_says_the_session_answer_covers_the_host() -> Non
             app.pop_screen()
             await pilot.pause()
     assert labels == {"fetch_url": "Allow this host for session (a)", "run_command": "Allow for session (a)"}
+
+
+async def test_the_dialog_counts_each_control_sequence_and_invisible_character_once() -> None:
+    from textual.app import App
+    from textual.widgets import Static
+
+    from swebash_ai.agent.events import ApprovalRequest
+    from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
+    from swebash_ai.safety.verdict import Verdict
+
+    esc, rlo = "\x1b", "\u202e"
+    command = f"echo ok{esc}[2K\rrm -rf ~/{esc}]0;PWNED\x07 #{rlo}txt"
+    cases = [
+        # the summary repeats the command: 3 sequences and 1 invisible character, not twice that
+        (ApprovalRequest("c1", "run_command", f"$ {command}", command, "/ws", Verdict.ask("deletes files"),
+                         {"command": command, "timeout": None}), (3, 1)),
+        # a tool without a preview: its detail is JSON, where a control is the text \u001b; what runs holds one
+        (ApprovalRequest("c2", "mcp_tool", "mcp_tool", '{"text": "a\\u001b[2Kb"}', "/ws", Verdict.ask("asks"),
+                         {"text": f"a{esc}[2Kb"}), (1, 0)),
+    ]
+    app = App()
+    async with app.run_test() as pilot:
+        for request, (controls, invisible) in cases:
+            await app.push_screen(ConfirmScreen(request))
+            await pilot.pause()
+            said = str(app.screen.query_one("#confirm-controls", Static).render())
+            assert f"holds {controls} terminal control sequence(s)" in said
+            marked = app.screen.query("#confirm-invisible")
+            assert (str(marked.first(Static).render()) if marked else "") == (
+                f"⚠ holds {invisible} invisible or direction-changing character, shown as <U+....>: it may not "
+                "read as it runs" if invisible else "")
+            app.pop_screen()
+            await pilot.pause()
+            assert request.hidden() == (controls, invisible)

@@ -97,3 +97,41 @@ async def test_the_chat_shows_where_links_go_and_marks_invisible_characters(
                     host = _host(segment.style.link)
                     assert host is not None and host in strip.text, (segment.style.link, strip.text)
         assert links
+
+
+async def test_tool_output_shows_invisible_characters_as_reverse_video_markers(
+    llm_env: FakeLLMServer, make_app
+) -> None:
+    # printf writes U+202E from octal escapes: the command itself holds no invisible character, its output does.
+    command = r"printf 'invoice\342\200\256fdp.exe\n'"
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": command})]), Reply.text("ok"))
+    app = make_app(tools=[run_command])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "print it")
+        await wait_for(pilot, lambda: bool(app.query(ToolEntry)) and app.query_one(ToolEntry).state == "done",
+                       what="the command run")
+        entry = app.query_one(ToolEntry)
+        if not entry.expanded:
+            entry.action_toggle_expand()
+        await wait_for(pilot, lambda: "invoice<U+202E>fdp.exe" in screen_text(app), what="the output drawn")
+        assert RLO not in screen_text(app)
+        styles = marker_styles(app, "<U+202E>")
+        assert styles and all(styles)
+
+
+async def test_the_status_bar_and_the_sessions_picker_mark_invisible_characters(make_app, tmp_path) -> None:
+    from swebash_ai.agent.conversation import SessionInfo
+    from swebash_ai.frontends.tui.screens.sessions import SessionsScreen
+
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await idle(pilot)
+        app.status.set_info(f"openai/fake{ZWSP}model", None, tmp_path / f"repo{RLO}gpj")
+        await idle(pilot)
+        styles = marker_styles(app, "<U+200B>") + marker_styles(app, "<U+202E>")
+        assert len(styles) == 2 and all(styles), styles
+        app.push_screen(SessionsScreen([SessionInfo("s1", tmp_path / "s1.jsonl", f"fix{RLO}txt.sh", 0.0)]))
+        await wait_for(pilot, lambda: "fix<U+202E>txt.sh" in screen_text(app), what="the picker")
+        styles = marker_styles(app, "<U+202E>")
+        assert styles and all(styles)

@@ -42,6 +42,22 @@ async def test_streamed_answer_appears(llm_env, make_app):
     assert llm_env.requests[-1]["body"]["messages"][-1] == {"role": "user", "content": "hi there"}
 
 
+async def test_the_status_bar_shows_cached_prompt_tokens_only_when_there_are_some(llm_env, make_app):
+    llm_env.enqueue(Reply.text("First.", usage=(900, 20)),
+                    Reply.text("Second.", usage=(12_000, 300), cached_tokens=8_100))
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "one")
+        await wait_for(pilot, lambda: app.status.tokens == 920, what="first usage")
+        await idle(pilot)
+        assert "920 tokens" in str(app.status.render()) and "cached" not in str(app.status.render())
+        await type_and_send(pilot, "two")
+        await wait_for(pilot, lambda: app.status.cached == 8_100, what="cached usage")
+        await idle(pilot)
+        assert "13.2k tokens (8.1k cached)" in str(app.status.render())
+
+
 async def test_tool_call_shows_in_pane_and_finishes(llm_env, make_app):
     llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "echo hello from tool"})]), Reply.text("Done."))
     app = make_app()

@@ -332,9 +332,11 @@ class Controller:
             case ev.PlanUpdated(plan=plan):
                 app.plan.show(plan)
             case ev.Usage():
-                app.status.add_usage(event.prompt_tokens, event.completion_tokens, event.cost)
+                app.status.add_usage(event.prompt_tokens, event.completion_tokens, event.cost, event.cached_tokens)
             case ev.Notice():
                 app.chat.add_notice(event.text, event.level)
+            case ev.ModelNote():
+                pass  # the exits it tells were shown when they happened (processes.watch_exits)
             case ev.TurnFinished(reason=reason):
                 await app.chat.end_reply()
                 if reason == "cancelled":

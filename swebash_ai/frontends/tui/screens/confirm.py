@@ -25,7 +25,7 @@ from textual.widgets import Button, Static
 from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.events import ApprovalRequest
 from swebash_ai.frontends.tui.shown import shown, styled
-from swebash_ai.safety.terminal_text import marked_note, safe, sanitize
+from swebash_ai.safety.terminal_text import marked_note, safe
 
 Explainer = Callable[[ApprovalRequest], Awaitable[str]]
 
@@ -80,9 +80,7 @@ class ConfirmScreen(ModalScreen[Decision]):
     def compose(self) -> Any:
         req = self.request
         reasons = [safe(r, visible=True) for r in req.verdict.reasons] or ["a safety rule asks for confirmation"]
-        texts = (req.tool, req.summary, req.detail)
-        hidden = sum(sanitize(text).removed for text in texts)
-        invisible = max(sanitize(text, visible=True).marked for text in texts)  # the summary repeats the detail
+        hidden, invisible = req.hidden()
         with Vertical(id="confirm-dialog"):
             yield Static(Content.assemble("Allow ", shown(req.tool, "bold"), "?"), id="confirm-title")
             if hidden:

@@ -14,7 +14,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from swebash_ai.agent.conversation import SessionInfo
-from swebash_ai.safety.terminal_text import safe
+from swebash_ai.frontends.tui.shown import shown
 
 
 class SessionsScreen(ModalScreen[str | None]):
@@ -33,7 +33,7 @@ class SessionsScreen(ModalScreen[str | None]):
                 Option(
                     Content.assemble(
                         (time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated)), "dim"),
-                        "  ", safe(s.title, visible=True) or "(empty)", ("  " + s.id, "dim"),
+                        "  ", shown(s.title) if s.title else "(empty)", ("  " + s.id, "dim"),
                     ),
                     id=s.id,
                 )

@@ -31,7 +31,7 @@ from textual.content import Content
 from textual.widgets import Log, Static
 
 from swebash_ai.frontends.tui.early_frame import NO_TOOL_CALLS
-from swebash_ai.frontends.tui.shown import shown, styled
+from swebash_ai.frontends.tui.shown import MarkerHighlighter, shown, styled
 from swebash_ai.frontends.tui.widgets.chat import FollowingScroll
 from swebash_ai.frontends.tui.widgets.earlier import EarlierLine
 from swebash_ai.safety.terminal_text import StreamSanitizer, safe
@@ -112,8 +112,8 @@ class ToolEntry(Vertical, can_focus=True):
     """One tool call. ``state`` drives the CSS class (``-running``, ``-done``...).
 
     Its name, summary, arguments and output are shown with any terminal control characters as visible
-    escapes (``\\x1b``) and invisible characters as ``<U+202E>`` markers (reverse video but in the output
-    log): a tool, a server, a file name or the model wrote them (safety/terminal_text.py)."""
+    escapes (``\\x1b``) and invisible characters as ``<U+202E>`` markers in reverse video (frontends/tui/shown.py):
+    a tool, a server, a file name or the model wrote them (safety/terminal_text.py)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter,space", "toggle_expand", "Expand", show=False)]
 
@@ -150,7 +150,8 @@ class ToolEntry(Vertical, can_focus=True):
     def _build_body(self) -> None:
         if self._log is not None or not self._ready:
             return
-        self._log = Log(max_lines=5000, classes="tool-output", auto_scroll=True)
+        self._log = Log(highlight=True, max_lines=5000, classes="tool-output", auto_scroll=True)
+        self._log.highlighter = MarkerHighlighter()  # the markers alone: output is not coloured otherwise
         args = Static(shown(format_arguments(self.arguments)), classes="tool-args")
         self.mount(Vertical(args, self._log, classes="tool-body"))
         self.call_after_refresh(self._flush)

@@ -1,4 +1,5 @@
-"""The status bar: provider/model, profile, the approval mode, working directory, session tokens and cost, a spinner.
+"""The status bar: provider/model, profile, the approval mode, working directory, session tokens (and how many of
+them the provider read from its prompt cache, when any) and cost, a spinner.
 
 Token counts arrive once per model request; the bar re-renders at most when something changed, and the
 spinner ticks at 8 frames a second only while the model is working.
@@ -11,6 +12,7 @@ from pathlib import Path
 from textual.content import Content
 from textual.widgets import Static
 
+from swebash_ai.frontends.tui.shown import styled
 from swebash_ai.safety.terminal_text import safe
 from swebash_ai.storage.locations import short_path
 
@@ -36,6 +38,8 @@ class StatusBar(Static):
         self.mode = "ask"
         self.cwd = ""
         self.tokens = 0
+        self.cached = 0
+        """The part of the prompt tokens in ``tokens`` read from the provider's prompt cache."""
         self.cost: float | None = None
         self.busy_text = ""
         self._frame = 0
@@ -57,14 +61,17 @@ class StatusBar(Static):
         self.mode = safe(mode, visible=True)
         self.render_status()
 
-    def add_usage(self, prompt_tokens: int, completion_tokens: int, cost: float | None) -> None:
+    def add_usage(self, prompt_tokens: int, completion_tokens: int, cost: float | None, cached_tokens: int = 0) -> None:
         self.tokens += prompt_tokens + completion_tokens
+        self.cached += cached_tokens
         if cost is not None:
             self.cost = (self.cost or 0.0) + cost
         self.render_status()
 
     def reset_usage(self) -> None:
-        self.tokens = 0
+        self.tokens = self.cached = 0
+        self.cached = 0
+        """The part of the prompt tokens in ``tokens`` read from the provider's prompt cache."""
         self.cost = None
         self.render_status()
 
@@ -83,18 +90,19 @@ class StatusBar(Static):
 
     def render_status(self) -> None:
         cost = f" · ${self.cost:.4f}" if self.cost is not None else ""
+        cached = f" ({format_tokens(self.cached)} cached)" if self.cached else ""  # why a long session stays cheap
         pieces: list[Content | str | tuple[str, str]] = []
         if self.busy_text:
             pieces += [(f"{SPINNER[self._frame]} {self.busy_text}", "$text-accent bold"), "  "]
         pieces += [
-            (self.model or "no provider", "bold"),
-            (f" · profile {self.profile}" if self.profile else "", ""),
+            styled(self.model or "no provider", "bold"),  # markers of invisible characters stand out
+            styled(f" · profile {self.profile}" if self.profile else ""),
             "  ",
             (f"{self.mode} mode", _MODE_STYLE.get(self.mode, "")),
             "  ",
-            (self.cwd, "$text-muted"),
+            styled(self.cwd, "$text-muted"),
             "  ",
-            (f"{format_tokens(self.tokens)} tokens{cost}", "$text-muted"),
+            (f"{format_tokens(self.tokens)} tokens{cached}{cost}", "$text-muted"),
         ]
         content = Content.assemble(*pieces)
         if content != self._last:
