@@ -86,7 +86,8 @@ class Session:
         self.choice: ProviderChoice | None = None
         self.provider: Provider | None = provider
         if provider is None:
-            self.choice = choose_provider(self.settings, environ, probe_ollama=probe_ollama)
+            self.choice = choose_provider(self.settings, environ, probe_ollama=probe_ollama,
+                                          model_from=loaded.model_from)
             if self.choice is not None:
                 self.provider = make_provider(self.choice, self.settings, on_retry=self._on_retry)
         if self.provider is not None:

@@ -201,7 +201,7 @@ def _mcp_checks(loaded: LoadedSettings) -> list[Check]:
 def _provider_checks(loaded: LoadedSettings, timeout: float) -> list[Check]:
     from swebash_ai.providers import NO_PROVIDER_HELP, choose_provider
 
-    choice = choose_provider(loaded.settings)
+    choice = choose_provider(loaded.settings, model_from=loaded.model_from)
     if choice is None:
         return [Check("provider", "fail", "none configured", NO_PROVIDER_HELP.strip().replace("\n", "\n      "))]
     via = "litellm" if choice.via_litellm else "the OpenAI-compatible client"

@@ -27,7 +27,7 @@ def test_config_shows_sources_and_masks_secrets(run_cli: Any, cli_env: dict[str,
     assert "****" + key[-4:] in rows["api_key"]
     assert key not in res.stdout  # never the secret itself
     assert "provider:    openai/other-model via the OpenAI-compatible client" in res.stdout
-    assert "(because SWEBASH_AI_MODEL)" in res.stdout
+    assert "(because the model is set by --model (or /model in the app))" in res.stdout  # not the env var
 
 
 def test_config_path(run_cli: Any, cli_env: dict[str, str]) -> None:
