@@ -61,6 +61,10 @@ def test_each_command_has_its_own_usage_line(capsys: Any) -> None:
             parser.parse_args([name, "--help"])
         usage = capsys.readouterr().out.splitlines()[0]
         assert usage.startswith(f"usage: swebash-ai {name} ["), usage
+    # and the program's own usage, the first thing --help shows, names every command
+    summary = parser.format_usage()
+    missing = [name for name in commands if f"swebash-ai {name}" not in summary]
+    assert not missing, f"--help's usage lines leave out {missing}"
 
 
 def test_doctor_against_the_fake_server(llm_env: FakeLLMServer, run_cli: Any) -> None:
