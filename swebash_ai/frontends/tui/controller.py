@@ -88,6 +88,8 @@ class Controller:
 
             apply_pending_mode(app, session)
             watch_exits(app, session)
+            if session.project.needs_trust and session.trust_notice in session.notices:
+                session.notices.remove(session.trust_notice)  # the trust question follows; its answer says the rest
             self.show_provider(session, offer, starting=True)
             self._show_instructions(session)
             if session.conversation.messages:
