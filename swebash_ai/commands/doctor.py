@@ -263,8 +263,9 @@ def _reachability_check(choice: ProviderChoice, timeout: float) -> Check:
     if ids and wire not in ids:
         shown = ", ".join(str(i) for i in ids[:8]) + (" …" if len(ids) > 8 else "")
         return Check("server", "warn", f"{base} answers, but does not list the model '{wire}'",
-                     f"Models there: {shown}. Set SWEBASH_AI_MODEL to one of them.")
-    return Check("server", "ok", f"{base} answers" + (f" ({len(ids)} models)" if ids else ""))
+                     f"Models there: {shown}. Choose one: `swebash-ai setup`, --model or SWEBASH_AI_MODEL.")
+    listed = f" ({len(ids)} model{'s' if len(ids) != 1 else ''})" if ids else ""
+    return Check("server", "ok", f"{base} answers{listed}")
 
 
 def _tools_check(choice: ProviderChoice, loaded: LoadedSettings, timeout: float) -> Check:

@@ -76,6 +76,7 @@ def test_doctor_against_the_fake_server(llm_env: FakeLLMServer, run_cli: Any) ->
                  "undo snapshots"):
         assert any(line.startswith(("✓ " + name, "! " + name)) for line in lines), (name, res.stdout)
     assert any(line.startswith("✓ tool calling") for line in lines)
+    assert any(line.startswith("✓ server: ") and line.endswith(" answers (1 model)") for line in lines), res.stdout
     assert any(line.startswith("✓ containment") for line in lines) == (sys.platform == "linux"), res.stdout
     assert llm_env.requests[0]["path"].endswith("/models")
     assert llm_env.requests[1]["body"]["tools"][0]["function"]["name"] == "ping"
