@@ -83,10 +83,12 @@ class Session:
         self.session_approvals = SessionApprovals()
         self._unsaved_mark = uuid.uuid4().hex  # the checkpoints recorded since the last save (move_unsaved)
         self.notices: list[str] = []
+        self.trust_notice: str | None = None  # "the project's rules wait for trust": a front end that asks drops it
         self.choice: ProviderChoice | None = None
         self.provider: Provider | None = provider
         if provider is None:
-            self.choice = choose_provider(self.settings, environ, probe_ollama=probe_ollama)
+            self.choice = choose_provider(self.settings, environ, probe_ollama=probe_ollama,
+                                          model_from=loaded.model_from)
             if self.choice is not None:
                 self.provider = make_provider(self.choice, self.settings, on_retry=self._on_retry)
         if self.provider is not None:
@@ -173,12 +175,14 @@ class Session:
         """(Re)read the project's rules file and put the rules and hooks in force (see agent/project.py)."""
         self.project = load_project(self.cwd, self.context.path_policy, self.loaded.trusted_projects,
                                     self.settings.fs_max_size)
+        self.trust_notice = None
         if self.project.problem:
             self.notices.append(self.project.problem)
         elif self.project.needs_trust:
             since = " changed since you trusted it (it, or a file its hooks run)" if self.project.stale else ""
-            self.notices.append(f"{self.project.path}{since}: its ask and deny rules apply; its allow rules and "
-                                "hooks wait until you trust it (`swebash-ai trust`, which lists them).")
+            self.trust_notice = (f"{self.project.path}{since}: its ask and deny rules apply; its allow rules and "
+                                 "hooks wait until you trust it (`swebash-ai trust`, which lists them).")
+            self.notices.append(self.trust_notice)
         rules = self.loaded.rules + self.project.in_force
         self.gate.rules = rules
         self.gate.hooks = self.loaded.hooks + self.project.hooks_in_force

@@ -12,23 +12,6 @@ if TYPE_CHECKING:
     from swebash_ai.providers import ProviderChoice
 
 
-def _source(loaded: LoadedSettings, name: str) -> str:
-    from swebash_ai.config.settings import env_name
-
-    origin = loaded.origins.get(name, "default")
-    if origin == "env":
-        return f"env {env_name(name)}"
-    if origin == "flag":
-        return "flag"
-    if origin == "profile":
-        return f"profile [profiles.{loaded.profile}]"
-    if origin == "file":
-        return "file"
-    if origin == "keyring":
-        return "OS keyring"
-    return "default"
-
-
 def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     """``swebash-ai config``: the config file, the profile, the chosen provider and why, then every setting."""
     from swebash_ai.config.settings import Settings, describe_value, mask_secret
@@ -43,7 +26,7 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     rules = "; ".join(f"{r.decision} {r.tool} {r.host}" if r.host else f"{r.decision} {r.what()}"
                       for r in loaded.rules.rules) or "(none)"
     print(f"rules:       {rules}", file=out)
-    choice = choose_provider(settings)
+    choice = choose_provider(settings, model_from=loaded.model_from)
     if choice is None:
         print("provider:    none configured; see `swebash-ai doctor`", file=out)
     else:
@@ -55,7 +38,7 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     print("", file=out)
     names = list(Settings.model_fields)
     width = max(len(n) for n in names)
-    rows = [(n, describe_value(settings, n) or "-", _source(loaded, n)) for n in names]
+    rows = [(n, describe_value(settings, n) or "-", loaded.source_of(n)) for n in names]
     vwidth = min(40, max(len(v) for _, v, _ in rows))
     print(f"{'setting'.ljust(width)}  {'value'.ljust(vwidth)}  source", file=out)
     for name, value, source in rows:
@@ -69,8 +52,8 @@ def _key_source(loaded: LoadedSettings, choice: ProviderChoice) -> str:
         return str(choice.reason).removesuffix(" is set")  # a provider's own variable: OPENAI_API_KEY...
     origin = loaded.origins.get("api_key", "default")
     if origin in ("profile", "file"):
-        return f"{_source(loaded, 'api_key')} of {loaded.config_file}"
-    return _source(loaded, "api_key")
+        return f"{loaded.source_of('api_key')} of {loaded.config_file}"
+    return loaded.source_of("api_key")
 
 
 def print_instructions(loaded: LoadedSettings, cwd: Path, out: TextIO | None = None) -> None:

@@ -201,7 +201,7 @@ def _mcp_checks(loaded: LoadedSettings) -> list[Check]:
 def _provider_checks(loaded: LoadedSettings, timeout: float) -> list[Check]:
     from swebash_ai.providers import NO_PROVIDER_HELP, choose_provider
 
-    choice = choose_provider(loaded.settings)
+    choice = choose_provider(loaded.settings, model_from=loaded.model_from)
     if choice is None:
         return [Check("provider", "fail", "none configured", NO_PROVIDER_HELP.strip().replace("\n", "\n      "))]
     via = "litellm" if choice.via_litellm else "the OpenAI-compatible client"
@@ -263,8 +263,9 @@ def _reachability_check(choice: ProviderChoice, timeout: float) -> Check:
     if ids and wire not in ids:
         shown = ", ".join(str(i) for i in ids[:8]) + (" …" if len(ids) > 8 else "")
         return Check("server", "warn", f"{base} answers, but does not list the model '{wire}'",
-                     f"Models there: {shown}. Set SWEBASH_AI_MODEL to one of them.")
-    return Check("server", "ok", f"{base} answers" + (f" ({len(ids)} models)" if ids else ""))
+                     f"Models there: {shown}. Choose one: `swebash-ai setup`, --model or SWEBASH_AI_MODEL.")
+    listed = f" ({len(ids)} model{'s' if len(ids) != 1 else ''})" if ids else ""
+    return Check("server", "ok", f"{base} answers{listed}")
 
 
 def _tools_check(choice: ProviderChoice, loaded: LoadedSettings, timeout: float) -> Check:

@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from swebash_ai.agent.conversation import Conversation, as_sent
+from swebash_ai.agent.conversation import INCOMPLETE, Conversation, as_sent
 from swebash_ai.errors import ExitCode, UsageError
 from swebash_ai.providers.base import Message
 from swebash_ai.safety.redact import redact, redact_text
@@ -124,7 +124,10 @@ def markdown_transcript(conv: Conversation) -> str:
     model = conv.meta.get("model") or "unknown model"
     lines = [f"# {redact_text(conv.title)}", "", f"Session `{conv.id}`, {when}, {model}."]
     names: dict[str, str] = {}
-    for msg in record["messages"]:
+    # which messages broke off (a cancel, a cut stream): the record keeps their text but not that mark
+    broke = [bool(m.get(INCOMPLETE)) for m in conv.messages if _message(m) is not None]
+    broke = [False] * (len(record["messages"]) - len(broke)) + broke  # the system prompt comes first
+    for msg, cut in zip(record["messages"], broke, strict=True):
         role = msg["role"]
         if role == "system":
             lines += ["", "<details><summary>System prompt</summary>", "", _fenced(msg["content"], "text"),
@@ -139,6 +142,8 @@ def markdown_transcript(conv: Conversation) -> str:
                 names[call["id"]] = call["function"]["name"]
                 lines += ["", f"**Tool call** `{call['function']['name']}`", "",
                           _fenced(call["function"]["arguments"], "json")]
+            if cut:
+                lines += ["", "*(This answer broke off here: it is incomplete.)*"]
         elif role == "tool":
             name = names.get(msg["tool_call_id"], "tool")
             lines += ["", f"**Result** of `{name}`", "", _fenced(msg["content"] or "(no output)", "text")]

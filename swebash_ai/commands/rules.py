@@ -45,7 +45,8 @@ def where(loaded: LoadedSettings, rule: ToolRule, project: ProjectRules) -> str:
 def render_rules(loaded: LoadedSettings, project: ProjectRules) -> str:
     rows = numbered(loaded, project)
     if not rows:
-        return "No rules. Add [[rules]] to the config file (see docs/approvals.md), or choose \"always allow\" " \
+        # the dialog's button is "Always here (w)": name it as the person will see it
+        return "No rules. Add [[rules]] to the config file (see docs/approvals.md), or answer \"Always here (w)\" " \
                "in the approval dialog."
     lines = []
     for n, rule, note in rows:

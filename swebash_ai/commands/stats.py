@@ -17,6 +17,16 @@ def run_stats(session: str | None, since_text: str | None, *, as_json: bool) -> 
         since = None if since_text is None else time.time() - parse_since(since_text)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if session is not None:
+        # A mistyped id showed a page of zeros and exit 0; a prefix of several merged them. Name one, as export does.
+        from swebash_ai.agent.conversation import find_session
+
+        folder = locations().sessions_dir
+        found = find_session(folder, session)
+        if found is None:
+            raise UsageError(f"stats: no single session matches '{session}' in {folder} (/sessions in the app "
+                             "lists them).")
+        session = found.stem
     figures = collect(locations(), Window(session=session, since=since))
     from swebash_ai.safety.terminal_text import safe
 

@@ -247,6 +247,21 @@ class LoadedSettings:
     def config_file(self) -> Path:
         return self.locations.config_file
 
+    def source_of(self, name: str) -> str:
+        """Where setting ``name`` came from, as ``config`` shows it: ``env SWEBASH_AI_MODEL``, ``flag``..."""
+        origin = self.origins.get(name, "default")
+        if origin == "env":
+            return f"env {env_name(name)}"
+        if origin == "profile":
+            return f"profile [profiles.{self.profile}]"
+        return {"keyring": "OS keyring"}.get(origin, origin)  # flag, file, default
+
+    @property
+    def model_from(self) -> str:
+        """Why the model setting is what it is, for a provider choice's reason (``doctor``, ``/model``)."""
+        return {"flag": "--model (or /model in the app)", "file": f"the config file {self.config_file}"}.get(
+            self.origins.get("model", "default"), self.source_of("model"))
+
     @property
     def start_info(self) -> StartInfo:
         """What the interactive app shows before its session is built."""

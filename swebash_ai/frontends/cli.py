@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s export [ID | --all]      print saved sessions as JSONL or Markdown\n"
         "       %(prog)s --shell -c WORDS         print one shell command for WORDS\n"
         "       %(prog)s shell-init [SHELL]       key binding for bash, zsh or fish\n"
-        "       %(prog)s undo [--session ID]      revert the file changes of the last turn\n"
+        "       %(prog)s stats [--since AGE]      what the tools did, how well, at what cost\n"
+        "       %(prog)s undo [--session ID]      put back what the last turn changed\n"
         "       %(prog)s rules [list|remove N]    the approval rules and where each came from\n"
         "       %(prog)s trust                    trust this project's .swebash-ai/rules.toml",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "

@@ -51,6 +51,11 @@ class PlainRenderer:
         self._text_tail = ""
         self._wrote_text = False
         self._after_tools = False
+        # Calls denied because no terminal could ask: the closing lines say how to allow them (each call's own
+        # line is cut to one screen line, and that advice with it). Severe ones --yes never allows.
+        self._unasked = 0
+        self._severe: set[str] = set()
+        self._need_a_person = 0
         self._clean = None if raw else StreamSanitizer()  # a sequence may be cut between two deltas
 
     def _safe(self, piece: str) -> str:
@@ -99,6 +104,8 @@ class PlainRenderer:
             self._after_tools = True
             self.end_text()
         elif isinstance(event, ev.ApprovalRequested):
+            if event.request.verdict.severe:
+                self._severe.add(event.request.call_id)
             self.end_text()
             if self._wrote_text and not self._text_tail.endswith("\n") and self.out.isatty():
                 self.out.write("\n")
@@ -109,6 +116,11 @@ class PlainRenderer:
             by = f" [{event.decided_by}]" if event.decided_by in ("--yes", "no-confirm", "session") else ""
             mark = "✓" if event.result.ok else "✗"
             self.status(f"{mark} {summary}: {_outcome(event)}{by}")
+            if event.decided_by == "non-interactive":
+                if event.call_id in self._severe:
+                    self._need_a_person += 1
+                else:
+                    self._unasked += 1
         elif isinstance(event, ev.PlanUpdated):
             plan = event.plan
             head = f"plan ({plan.done}/{len(plan.items)} done)" + (f": {plan.explanation}" if plan.explanation else "")
@@ -119,6 +131,12 @@ class PlainRenderer:
             self.status(f"swebash-ai: told the model: {event.text}")
         elif isinstance(event, ev.TurnFinished):
             self.finish(event)
+            if self._unasked:
+                self.status(f"swebash-ai: {self._unasked} call(s) needed approval and there was no terminal to ask "
+                            "on; run again with --yes to allow them (what the policy denies still never runs).")
+            if self._need_a_person:
+                self.status(f"swebash-ai: {self._need_a_person} call(s) could be catastrophic and --yes never allows "
+                            "that; run swebash-ai in a terminal to be asked, or do it yourself.")
 
     def finish(self, event: Any) -> None:
         self.end_text()

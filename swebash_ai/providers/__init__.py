@@ -113,13 +113,17 @@ def ollama_models(host: str | None = None, timeout: float = 0.3) -> list[str]:
 
 
 def choose_provider(
-    settings: Settings, environ: Mapping[str, str] | None = None, *, probe_ollama: bool = True
+    settings: Settings, environ: Mapping[str, str] | None = None, *, probe_ollama: bool = True,
+    model_from: str = "env SWEBASH_AI_MODEL",
 ) -> ProviderChoice | None:
-    """The provider the settings select, else one found in the environment, else ``None``."""
+    """The provider the settings select, else one found in the environment, else ``None``.
+
+    ``model_from`` says where the model setting came from (``LoadedSettings.model_from``): the reason names
+    it, so that ``doctor`` and ``/model`` do not send someone to an environment variable they never set."""
     env = os.environ if environ is None else environ
     key = settings.api_key.get_secret_value() if settings.api_key else None
     if settings.model:
-        return ProviderChoice(settings.model, settings.api_base, key, "SWEBASH_AI_MODEL")
+        return ProviderChoice(settings.model, settings.api_base, key, f"the model is set by {model_from}")
     for var, model in PROVIDER_KEYS:
         if env.get(var):
             return ProviderChoice(model, settings.api_base, key or env[var], f"{var} is set")

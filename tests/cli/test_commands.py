@@ -27,7 +27,7 @@ def test_config_shows_sources_and_masks_secrets(run_cli: Any, cli_env: dict[str,
     assert "****" + key[-4:] in rows["api_key"]
     assert key not in res.stdout  # never the secret itself
     assert "provider:    openai/other-model via the OpenAI-compatible client" in res.stdout
-    assert "(because SWEBASH_AI_MODEL)" in res.stdout
+    assert "(because the model is set by --model (or /model in the app))" in res.stdout  # not the env var
 
 
 def test_config_path(run_cli: Any, cli_env: dict[str, str]) -> None:
@@ -61,6 +61,10 @@ def test_each_command_has_its_own_usage_line(capsys: Any) -> None:
             parser.parse_args([name, "--help"])
         usage = capsys.readouterr().out.splitlines()[0]
         assert usage.startswith(f"usage: swebash-ai {name} ["), usage
+    # and the program's own usage, the first thing --help shows, names every command
+    summary = parser.format_usage()
+    missing = [name for name in commands if f"swebash-ai {name}" not in summary]
+    assert not missing, f"--help's usage lines leave out {missing}"
 
 
 def test_doctor_against_the_fake_server(llm_env: FakeLLMServer, run_cli: Any) -> None:
@@ -72,6 +76,7 @@ def test_doctor_against_the_fake_server(llm_env: FakeLLMServer, run_cli: Any) ->
                  "undo snapshots"):
         assert any(line.startswith(("✓ " + name, "! " + name)) for line in lines), (name, res.stdout)
     assert any(line.startswith("✓ tool calling") for line in lines)
+    assert any(line.startswith("✓ server: ") and line.endswith(" answers (1 model)") for line in lines), res.stdout
     assert any(line.startswith("✓ containment") for line in lines) == (sys.platform == "linux"), res.stdout
     assert llm_env.requests[0]["path"].endswith("/models")
     assert llm_env.requests[1]["body"]["tools"][0]["function"]["name"] == "ping"

@@ -139,6 +139,17 @@ def test_export_markdown_transcript(llm_env: FakeLLMServer, run_cli: Any, worksp
     assert SECRET not in out and "hunter2" not in out
 
 
+def test_export_markdown_marks_an_answer_that_broke_off(llm_env: FakeLLMServer, run_cli: Any) -> None:
+    llm_env.enqueue(Reply.broken("The first half of the ans", after_chunks=3, chunk_size=4), Reply.text("Whole."))
+    res = run_cli("-c", "explain")
+    assert res.returncode == 4, res.stderr
+    assert run_cli("--resume", "-c", "again").returncode == 0
+    out = run_cli("export", "--format", "markdown").stdout
+    cut, whole = out.split("## User\n\nagain")
+    assert "*(This answer broke off here: it is incomplete.)*" in cut  # not passed off as a whole answer
+    assert "## Assistant\n\nWhole." in whole and "incomplete" not in whole
+
+
 def test_export_errors_exit_2(run_cli: Any) -> None:
     res = run_cli("export")
     assert res.returncode == 2 and "no saved session" in res.stderr

@@ -34,6 +34,20 @@ def test_rules_lists_every_rule_with_its_source_and_removes_one(run_cli, workspa
     assert "npm" not in path.read_text() and "mcp__tracker__" in path.read_text()
 
 
+def test_no_rules_names_the_dialog_button_that_saves_one(run_cli) -> None:
+    import inspect
+    import re
+
+    from swebash_ai.frontends.tui.screens import confirm
+
+    button = re.search(r'Button\("([^"]+)", id="allow_always"', inspect.getsource(confirm))
+    assert button is not None
+    listed = run_cli("rules")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith("No rules.")
+    assert f'"{button.group(1)}"' in listed.stdout  # the label a person sees, not another name for it
+
+
 def test_trust_records_the_hash_and_a_changed_file_needs_it_again(run_cli, workspace: Path) -> None:
     path = config("")
     rules = workspace / ".swebash-ai" / "rules.toml"

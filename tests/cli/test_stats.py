@@ -34,3 +34,10 @@ def test_one_shot_turns_are_counted_by_the_stats_command(llm_env: FakeLLMServer,
     assert "cached prompt tokens: 256 (54% of the tokens in" in text.stdout  # 256 of 470
     bad = run_cli("stats", "--since", "soon")
     assert bad.returncode == 2 and "30m, 24h, 7d" in bad.stderr
+    # one session by a prefix of its id; an id that names none is an error, not a page of zeros
+    first = min((Path(run_cli("config", "--path").stdout.strip()).parent / "sessions").glob("*.jsonl")).stem
+    one = json.loads(run_cli("stats", "--session", first[:17], "--json").stdout)
+    assert one["window"]["session"] == first and one["turns"]["count"] == 2
+    typo = run_cli("stats", "--session", "nosuch")
+    assert typo.returncode == 2 and typo.stdout == ""
+    assert typo.stderr.startswith("swebash-ai: stats: no single session matches 'nosuch'")

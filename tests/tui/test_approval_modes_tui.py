@@ -117,6 +117,23 @@ async def test_a_project_that_would_allow_something_asks_to_be_trusted(llm_env, 
     assert load_settings().trusted_projects[0].path == str(rules)
 
 
+async def test_not_trusting_a_project_says_what_follows_once(llm_env, make_app, workspace: Path):
+    # The start-up notice ("its allow rules wait until you trust it") came on top of the question and of the
+    # answer's own notice: the same news twice in the chat.
+    from swebash_ai.frontends.tui.widgets.chat import NoticeMessage
+
+    rules = workspace / ".swebash-ai" / "rules.toml"
+    rules.parent.mkdir()
+    rules.write_text('[[rules]]\nprefix = ["danger-touch"]\ndecision = "allow"\n')
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), what="trust prompt")
+        await pilot.press("n")
+        await idle(pilot)
+        about = [str(n.render()) for n in app.query(NoticeMessage) if "rules.toml" in str(n.render())]
+        assert len(about) == 1 and "its allow rules and hooks do not" in about[0], about
+
+
 async def test_switching_the_model_keeps_the_mode_chosen_with_shift_tab(llm_env, make_app):
     # /model builds a new session from the settings, whose mode is "ask": the mode the user chose must survive
     # the switch, in the gate that decides and in the status bar that shows it.

@@ -84,3 +84,41 @@ async def test_the_dialog_counts_each_control_sequence_and_invisible_character_o
             app.pop_screen()
             await pilot.pause()
             assert request.hidden() == (controls, invisible)
+
+
+async def test_every_answer_button_is_whole_in_a_narrow_terminal() -> None:
+    """At 80 columns the buttons of one row did not fit: "Describe (d)" was cut to "Des", and with "Always
+    here (w)" or the per-host label more went off the dialog's edge. Each button must be wholly visible."""
+    from pathlib import Path
+
+    from textual.app import App
+    from textual.widgets import Button
+
+    import swebash_ai.frontends.tui.app as tui_app
+    from swebash_ai.agent.events import ApprovalRequest
+    from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
+    from swebash_ai.safety.verdict import Verdict
+
+    class Styled(App[None]):
+        CSS_PATH = str(Path(tui_app.__file__).with_name("app.tcss"))
+
+    always = {"tool": "run_command", "prefix": ["make"], "decision": "allow", "workspaces": ["/tmp/p"]}
+    cases = [("run_command", always), ("run_command", None), ("fetch_url", None)]
+    for width, height in ((80, 24), (60, 30), (140, 40)):
+        app = Styled()
+        async with app.run_test(size=(width, height)) as pilot:
+            for tool, rule in cases:
+                request = ApprovalRequest(call_id="c1", tool=tool, summary="make all", detail="make all", cwd="/tmp/p",
+                                          verdict=Verdict.ask("not on the read-only list: make"), always=rule)
+                await app.push_screen(ConfirmScreen(request))
+                await pilot.pause()
+                dialog = app.screen.query_one("#confirm-dialog").content_region
+                buttons = list(app.screen.query(Button))
+                assert len(buttons) == (5 if rule else 4)
+                for button in buttons:
+                    region = button.region
+                    assert region.width >= len(str(button.label)), (width, tool, str(button.label))
+                    assert dialog.x <= region.x and region.right <= dialog.right, (width, tool, str(button.label))
+                    assert dialog.y <= region.y and region.bottom <= dialog.bottom, (width, tool, str(button.label))
+                app.pop_screen()
+                await pilot.pause()

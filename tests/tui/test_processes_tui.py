@@ -54,6 +54,11 @@ async def test_ps_lists_and_stops_background_processes_and_quitting_ends_the_res
         await idle(pilot)
         pids = [pid_of(app, first), pid_of(app, second)]
         assert all(alive(p) for p in pids)
+        # the tool pane says the process goes on, not "done" (one-shot says "started in the background as p1")
+        statuses = [entry.status_text() for entry in app.activity.entries.values()]
+        assert [s.split(" · ")[0] for s in statuses] == [
+            "✓ started p1 in the background",
+            "✓ started p2 in the background"], statuses
         await type_and_send(pilot, "/ps")
         await wait_for(pilot, lambda: "2 running" in last(app, InfoMessage), what="/ps listing")
         listing = last(app, InfoMessage)

@@ -50,6 +50,27 @@ def test_profile_chosen_by_env_and_flag(monkeypatch: pytest.MonkeyPatch) -> None
     assert load_settings(profile="b").settings.model == "anthropic/b"
 
 
+def test_provider_reason_names_where_the_model_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    from swebash_ai.providers import choose_provider
+
+    path = write_config('model = "openai/f"\n[profiles.a]\nmodel = "openai/a"\n')
+    monkeypatch.delenv("SWEBASH_AI_MODEL", raising=False)
+
+    def reason(loaded: object) -> str:
+        from swebash_ai.config.settings import LoadedSettings
+
+        assert isinstance(loaded, LoadedSettings)
+        choice = choose_provider(loaded.settings, {}, probe_ollama=False, model_from=loaded.model_from)
+        assert choice is not None
+        return choice.reason
+
+    assert reason(load_settings(profile="a")) == "the model is set by profile [profiles.a]"
+    assert reason(load_settings()) == f"the model is set by the config file {path}"
+    assert reason(load_settings({"model": "openai/x"})) == "the model is set by --model (or /model in the app)"
+    monkeypatch.setenv("SWEBASH_AI_MODEL", "openai/e")
+    assert reason(load_settings()) == "the model is set by env SWEBASH_AI_MODEL"
+
+
 @pytest.mark.parametrize(
     ("var", "value", "expected"),
     [

@@ -25,3 +25,13 @@ def test_every_builtin_tool_is_documented() -> None:
     for t in builtin_tools():
         assert f"### `{t.name}`" in text
         assert t.description, f"{t.name} has no description for the model"
+
+
+def test_cli_doc_opens_with_the_usage_help_prints() -> None:
+    """docs/cli.md's first block is --help's usage: it had drifted, leaving out setup, undo, rules and trust."""
+    from swebash_ai.frontends.cli import build_parser
+
+    lines = [line.strip() for line in build_parser().format_usage().splitlines()]
+    lines[0] = lines[0].removeprefix("usage: ")
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    assert text.split("```\n", 2)[1] == "\n".join(lines) + "\n"

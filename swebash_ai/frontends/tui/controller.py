@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from swebash_ai.frontends.tui import commands
 from swebash_ai.frontends.tui.provider_setup import ProviderSetup
 from swebash_ai.frontends.tui.session_switch import SessionSwitch
+from swebash_ai.frontends.tui.widgets.activity import background_note
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import AgentEvent
@@ -87,6 +88,8 @@ class Controller:
 
             apply_pending_mode(app, session)
             watch_exits(app, session)
+            if session.project.needs_trust and session.trust_notice in session.notices:
+                session.notices.remove(session.trust_notice)  # the trust question follows; its answer says the rest
             self.show_provider(session, offer, starting=True)
             self._show_instructions(session)
             if session.conversation.messages:
@@ -328,7 +331,7 @@ class Controller:
                 app.activity.output(event.call_id, event.text)
             case ev.ToolCallFinished(result=result):
                 app.activity.finish(event.call_id, event.name, result.status, result.text, result.exit_code,
-                                    result.duration)
+                                    result.duration, note=background_note(result))
             case ev.PlanUpdated(plan=plan):
                 app.plan.show(plan)
             case ev.Usage():

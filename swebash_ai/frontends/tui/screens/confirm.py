@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
@@ -56,6 +56,32 @@ def render_detail(text: str) -> Content:
             style = ""
         parts.append(styled(line, style))
     return Content("\n").join(parts)
+
+
+class AnswerButtons(Horizontal):
+    """The dialog's answer buttons: one row when they fit, else two columns, else one.
+
+    Five buttons take 90 columns; in an 80-column terminal a row cut the last ones off the dialog's edge,
+    and a choice one cannot see is one a person cannot trust they are making.
+    """
+
+    GAP = 2  # the buttons' right margin in a row, and the gutter between columns (app.tcss)
+    MIN = 16  # a Button's min-width; a compact one is its label plus one column each side
+
+    def _widths(self) -> list[int]:
+        return [max(self.MIN, Content(str(b.label)).cell_length + 2) for b in self.query(Button)]
+
+    def columns(self, width: int) -> int:
+        """0 for one row, else how many columns of buttons fit in ``width`` cells."""
+        widths = self._widths()
+        if sum(widths) + self.GAP * (len(widths) - 1) <= width:
+            return 0
+        return 2 if max(widths[0::2]) + self.GAP + max(widths[1::2], default=0) <= width else 1
+
+    def on_resize(self, event: events.Resize) -> None:
+        columns = self.columns(event.size.width)
+        self.set_class(columns == 2, "-two-columns")
+        self.set_class(columns == 1, "-one-column")
 
 
 class ConfirmScreen(ModalScreen[Decision]):
@@ -102,7 +128,7 @@ class ConfirmScreen(ModalScreen[Decision]):
                 yield Static(Content.assemble(("w saves a rule: ", "dim"), safe(describe_always(req.always),
                                                                                  visible=True)), id="confirm-always")
             yield self.explanation
-            with Horizontal(id="confirm-buttons"):
+            with AnswerButtons(id="confirm-buttons"):
                 yield Button("Allow once (y)", id="allow_once", variant="warning", compact=True)
                 # fetch_url's session approval covers the host, not the URL: the button says so
                 per_host = req.tool == "fetch_url"

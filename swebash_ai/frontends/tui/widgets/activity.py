@@ -63,6 +63,15 @@ FINAL_STATES = frozenset({"done", "failed", "timeout", "denied", "cancelled"})
 _STATUS_TO_STATE = {"ok": "done", "error": "failed", "denied": "denied", "cancelled": "cancelled", "timeout": "timeout"}
 
 
+def background_note(result: Any) -> str:
+    """What a call that started a background process says instead of "done": the process goes on."""
+    meta = result.metadata
+    if result.status != "ok" or not meta.get("background") or not meta.get("process_id"):
+        return ""
+    # Stays true after the process ends (the entry is not updated then; /ps says how it is); short: a narrow pane.
+    return f"started {meta['process_id']} in the background"
+
+
 def state_for_status(status: str) -> str:
     """Entry state for a ``ToolResult.status``."""
     return _STATUS_TO_STATE.get(status, "failed")
@@ -127,6 +136,7 @@ class ToolEntry(Vertical, can_focus=True):
         self.started = clock()
         self.duration: float | None = None
         self.exit_code: int | None = None
+        self.note = ""  # said instead of the state's label (see background_note)
         self.has_output = False
         self._user_toggled = False
         self._pending: list[str] = []  # output not in the log yet (no log until the entry is expanded)
@@ -206,9 +216,10 @@ class ToolEntry(Vertical, can_focus=True):
         self.add_class(f"-{state}")
         self.refresh_status()
 
-    def finish(self, status: str, content: str, exit_code: int | None, duration: float) -> None:
+    def finish(self, status: str, content: str, exit_code: int | None, duration: float, note: str = "") -> None:
         self.exit_code = exit_code
         self.duration = duration
+        self.note = note
         if held := self._clean.finish():
             self._write(held)
         if not self.has_output and content:
@@ -236,7 +247,7 @@ class ToolEntry(Vertical, can_focus=True):
 
     def status_text(self) -> str:
         icon, label = STATES.get(self.state, ("?", self.state))
-        parts = [f"{icon} {label}"]
+        parts = [f"{icon} {self.note or label}"]
         if self.state == "running":
             parts.append(format_seconds(max(0.0, clock() - self.started)))
         elif self.duration is not None and self.state not in ("denied",):
@@ -336,10 +347,12 @@ class ActivityPane(FollowingScroll):
             entry.append_output(text)
 
     def finish(
-        self, call_id: str, name: str, status: str, content: str, exit_code: int | None, duration: float
+        self, call_id: str, name: str, status: str, content: str, exit_code: int | None, duration: float,
+        *, note: str = "",
     ) -> None:
+        """``note``: said instead of the state's label (a background process started: not "done")."""
         entry = self.entries.get(call_id) or self.start(call_id, name, name, {})
-        entry.finish(status, content, exit_code, duration)
+        entry.finish(status, content, exit_code, duration, note)
 
     # --- the calls kept as records ----------------------------------------------------------------------
     def load_history(self, records: Iterable[ToolRecord]) -> None:
