@@ -17,10 +17,10 @@ from typing import Any
 
 def tools_reference_markdown() -> str:
     """Every built-in tool with its description and arguments, from the registry."""
-    from swebash_ai.tools import builtin_tools
+    from swebash_ai.tools import loaded_builtin_tools
 
     out: list[str] = []
-    for t in builtin_tools():
+    for t in loaded_builtin_tools():
         out.append(f"### `{t.name}` ({t.category})\n")
         out.append(t.description.strip() + "\n")
         props: dict[str, Any] = t.parameters.get("properties", {})
@@ -46,19 +46,25 @@ def tools_reference_markdown() -> str:
 
 def schemas_module() -> str:
     """The text of swebash_ai/tools/schemas.py: every built-in tool's schema as its pydantic model makes it."""
-    from swebash_ai.tools import builtin_tools
+    from swebash_ai.tools import TOOL_MODULES, loaded_builtin_tools, source_digest
     from swebash_ai.tools.registry import signature_fingerprint
 
     entries = []
-    for t in builtin_tools():
-        entry = {"fingerprint": signature_fingerprint(t.name, t.fn), "parameters": t.schema_from_model()}
+    for t in loaded_builtin_tools():
+        entry = {"module": t.fn.__module__, "category": t.category, "description": t.description,
+                 "fingerprint": signature_fingerprint(t.name, t.fn), "parameters": t.schema_from_model()}
         entries.append(f"SCHEMAS[{t.name!r}] = {pprint.pformat(entry, width=110, sort_dicts=False)}\n")
+    sources = {module: source_digest(module) for module in TOOL_MODULES}
     return (
-        '"""The built-in tools\' argument schemas, generated from their pydantic models: do not edit.\n\n'
-        "Regenerate with ``python -m swebash_ai.docgen``; ``--check`` and a test fail when it is stale. A tool whose\n"
-        "fingerprint no longer matches its signature gets its schema from its model instead (see tools/registry.py).\n"
+        '"""The built-in tools\' names, categories, descriptions and argument schemas, generated from their\n'
+        "modules and pydantic models: do not edit.\n\n"
+        "Regenerate with ``python -m swebash_ai.docgen``; ``--check`` and a test fail when it is stale. A start\n"
+        "offers these tools without importing their modules (tools/__init__.py); a module whose source no longer\n"
+        "matches its digest in SOURCES is imported instead, and a tool whose fingerprint no longer matches its\n"
+        "signature gets its schema from its model (see tools/registry.py).\n"
         '"""\n\n'
         "from typing import Any\n\n"
+        f"SOURCES: dict[str, str] = {pprint.pformat(sources, width=110, sort_dicts=False)}\n\n"
         "SCHEMAS: dict[str, dict[str, Any]] = {}\n\n" + "\n".join(entries)
     )
 

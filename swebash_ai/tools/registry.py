@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import inspect
 import json
 import logging
@@ -433,6 +434,33 @@ class Tool:
         else:
             result = out if isinstance(out, ToolResult) else ToolResult.success(out)
         return result.with_duration(time.monotonic() - start)
+
+
+class LazyTool(Tool):
+    """A built-in tool known from its generated data (``tools/schemas.py``): name, category, description and
+    schema. Its module is imported when its code is first needed (a call's policy, validation or run), so a
+    start, and an answer that calls no tool, imports no tool implementation."""
+
+    _FROM_MODULE = ("fn", "_policy", "_describe", "_session_key", "_preview", "_param_docs")
+
+    def __init__(self, module: str, name: str, category: Category, description: str,
+                 parameters: Mapping[str, Any]) -> None:  # no super().__init__: that needs the function
+        self._module = module
+        self.name = name
+        self.category = category
+        self.description = description
+        self.parameters = copy.deepcopy(dict(parameters))  # each tool owns its schema, as when built
+        self._args_model = None
+
+    def __getattr__(self, attr: str) -> Any:
+        # Called only for attributes not set yet: the ones the tool's module defines.
+        if attr not in LazyTool._FROM_MODULE:
+            raise AttributeError(attr)
+        tools = importlib.import_module(self._module).TOOLS
+        real = next(t for t in tools if t.name == self.name)
+        for name in LazyTool._FROM_MODULE:
+            self.__dict__[name] = getattr(real, name)
+        return self.__dict__[attr]
 
 
 def tool(

@@ -1,14 +1,38 @@
-"""The built-in tools' argument schemas, generated from their pydantic models: do not edit.
+"""The built-in tools' names, categories, descriptions and argument schemas, generated from their
+modules and pydantic models: do not edit.
 
-Regenerate with ``python -m swebash_ai.docgen``; ``--check`` and a test fail when it is stale. A tool whose
-fingerprint no longer matches its signature gets its schema from its model instead (see tools/registry.py).
+Regenerate with ``python -m swebash_ai.docgen``; ``--check`` and a test fail when it is stale. A start
+offers these tools without importing their modules (tools/__init__.py); a module whose source no longer
+matches its digest in SOURCES is imported instead, and a tool whose fingerprint no longer matches its
+signature gets its schema from its model (see tools/registry.py).
 """
 
 from typing import Any
 
+SOURCES: dict[str, str] = {'swebash_ai.tools.fs': 'e3b486eee942e79e',
+ 'swebash_ai.tools.fs_write': 'b495559a43169e78',
+ 'swebash_ai.tools.search': '609aeb4779ab9336',
+ 'swebash_ai.tools.find': 'cd557f2a430f5a40',
+ 'swebash_ai.tools.exec': 'd4e0a78581e63984',
+ 'swebash_ai.tools.background': '004aa2b08d13a8ec',
+ 'swebash_ai.tools.web': '6e6f795b09bb1d74',
+ 'swebash_ai.tools.plan': '0bc8aad0ee2e4e3d',
+ 'swebash_ai.tools.ask': '1f5ec854554a2724'}
+
 SCHEMAS: dict[str, dict[str, Any]] = {}
 
-SCHEMAS['read_file'] = {'fingerprint': 'f67b1565bb84307b',
+SCHEMAS['read_file'] = {'module': 'swebash_ai.tools.fs',
+ 'category': 'fs',
+ 'description': 'Read a text file, with line numbers ("  12| text"), whole or a range of lines.\n'
+                '\n'
+                'Files larger than the size limit (fs_max_size, 1 MiB by default) are only read by line '
+                'range: ask\n'
+                'for start_line/end_line. Binary files, directories, FIFOs and devices are refused. Text '
+                'that is not\n'
+                'valid UTF-8 is shown with U+FFFD in place of the bad bytes (noted in the answer). '
+                'Credential files and\n'
+                'private keys are refused; tokens and passwords in other files are shown as [masked:KIND].',
+ 'fingerprint': 'f67b1565bb84307b',
  'parameters': {'additionalProperties': False,
                 'properties': {'path': {'description': 'File path, relative to the working directory (or '
                                                        'absolute, or starting with ~/).',
@@ -24,7 +48,17 @@ SCHEMAS['read_file'] = {'fingerprint': 'f67b1565bb84307b',
                 'required': ['path'],
                 'type': 'object'}}
 
-SCHEMAS['list_dir'] = {'fingerprint': '8e5fd36b5814b029',
+SCHEMAS['list_dir'] = {'module': 'swebash_ai.tools.fs',
+ 'category': 'fs',
+ 'description': 'List a directory: "name/" for directories, "name  (size)" for files, "name -> target" for '
+                'links.\n'
+                '\n'
+                'Recursive listings stop at max_depth and show .git, node_modules and __pycache__ without '
+                'going\n'
+                'into them (list them directly to see inside). At most max_entries entries are shown, '
+                'shallow ones\n'
+                'first, and the answer says how many were left out.',
+ 'fingerprint': '8e5fd36b5814b029',
  'parameters': {'additionalProperties': False,
                 'properties': {'path': {'default': '.',
                                         'description': 'Directory to list, relative to the working '
@@ -54,21 +88,34 @@ SCHEMAS['list_dir'] = {'fingerprint': '8e5fd36b5814b029',
                                                'type': 'integer'}},
                 'type': 'object'}}
 
-SCHEMAS['exists'] = {'fingerprint': '7dd30e1bfabcc22d',
+SCHEMAS['exists'] = {'module': 'swebash_ai.tools.fs',
+ 'category': 'fs',
+ 'description': 'Check whether a path exists, and what it is (file, directory, symlink, ...).',
+ 'fingerprint': '7dd30e1bfabcc22d',
  'parameters': {'additionalProperties': False,
                 'properties': {'path': {'description': 'Path to check, relative to the working directory.',
                                         'type': 'string'}},
                 'required': ['path'],
                 'type': 'object'}}
 
-SCHEMAS['metadata'] = {'fingerprint': '2bf75997ee2f402b',
+SCHEMAS['metadata'] = {'module': 'swebash_ai.tools.fs',
+ 'category': 'fs',
+ 'description': 'Size, type, modification time, permissions and owner of a path (does not read the content).',
+ 'fingerprint': '2bf75997ee2f402b',
  'parameters': {'additionalProperties': False,
                 'properties': {'path': {'description': 'Path to inspect, relative to the working directory.',
                                         'type': 'string'}},
                 'required': ['path'],
                 'type': 'object'}}
 
-SCHEMAS['write_file'] = {'fingerprint': '07b0807187e2c5c3',
+SCHEMAS['write_file'] = {'module': 'swebash_ai.tools.fs_write',
+ 'category': 'fs',
+ 'description': "Write a text file (UTF-8). Always needs the user's approval; they see the diff first.\n"
+                '\n'
+                'Prefer edit_file for changing part of an existing file. The result must stay under the size '
+                'limit\n'
+                "(fs_max_size, 1 MiB by default). The write is atomic and keeps the file's permissions.",
+ 'fingerprint': '07b0807187e2c5c3',
  'parameters': {'additionalProperties': False,
                 'properties': {'path': {'description': 'File to write, relative to the working directory.',
                                         'type': 'string'},
@@ -86,7 +133,16 @@ SCHEMAS['write_file'] = {'fingerprint': '07b0807187e2c5c3',
                 'required': ['path', 'content'],
                 'type': 'object'}}
 
-SCHEMAS['edit_file'] = {'fingerprint': '131532f04873a167',
+SCHEMAS['edit_file'] = {'module': 'swebash_ai.tools.fs_write',
+ 'category': 'fs',
+ 'description': "Replace exact text in a file. Always needs the user's approval; they see the diff first.\n"
+                '\n'
+                'old must match the file exactly (whitespace and indentation included, no line-number '
+                'prefixes)\n'
+                'and exactly count times; otherwise nothing changes and the error says how many times it '
+                'matched\n'
+                'and where. Include a few surrounding lines in old to make it unique.',
+ 'fingerprint': '131532f04873a167',
  'parameters': {'additionalProperties': False,
                 'properties': {'path': {'description': 'File to edit, relative to the working directory.',
                                         'type': 'string'},
@@ -103,7 +159,18 @@ SCHEMAS['edit_file'] = {'fingerprint': '131532f04873a167',
                 'required': ['path', 'old', 'new'],
                 'type': 'object'}}
 
-SCHEMAS['search'] = {'fingerprint': 'aeecb16b355d3063',
+SCHEMAS['search'] = {'module': 'swebash_ai.tools.search',
+ 'category': 'fs',
+ 'description': 'Search the contents of files under a directory (like grep -rn), grouped by file.\n'
+                '\n'
+                'Matching lines are shown as "  12: text", context lines as "  11- text". Skips .git, binary '
+                'files,\n'
+                'files over the size limit (fs_max_size) and protected files; symlinks are not followed (a '
+                'file one\n'
+                'points to inside the tree is found where it really is). Says how many matching lines and '
+                'files there\n'
+                'are in total, and when the output was cut.',
+ 'fingerprint': 'aeecb16b355d3063',
  'parameters': {'additionalProperties': False,
                 'properties': {'pattern': {'description': 'Text to find; a Python regular expression when '
                                                           'regex is true.',
@@ -147,7 +214,18 @@ SCHEMAS['search'] = {'fingerprint': 'aeecb16b355d3063',
                 'required': ['pattern'],
                 'type': 'object'}}
 
-SCHEMAS['find_files'] = {'fingerprint': '7fad5f1254ea6829',
+SCHEMAS['find_files'] = {'module': 'swebash_ai.tools.find',
+ 'category': 'fs',
+ 'description': 'Find files by name with a glob pattern, newest first (sorted by modification time).\n'
+                '\n'
+                'A pattern without "/" matches file names at any depth ("*.py", "Dockerfile*"); with "/" it '
+                'matches\n'
+                'the path relative to path, "**" standing for any number of directories '
+                '("src/**/test_*.py",\n'
+                '"**/*.{ts,tsx}"). Skips .git, files ignored by .gitignore (unless include_ignored), '
+                'symlinks leaving\n'
+                'the tree and protected files. Says how many more matched beyond max_results.',
+ 'fingerprint': '7fad5f1254ea6829',
  'parameters': {'additionalProperties': False,
                 'properties': {'pattern': {'description': 'Glob pattern: * and ? within a name, ** across '
                                                           'directories, [abc] and {a,b} alternatives.',
@@ -170,7 +248,21 @@ SCHEMAS['find_files'] = {'fingerprint': '7fad5f1254ea6829',
                 'required': ['pattern'],
                 'type': 'object'}}
 
-SCHEMAS['run_command'] = {'fingerprint': 'f4c6d583b3247864',
+SCHEMAS['run_command'] = {'module': 'swebash_ai.tools.exec',
+ 'category': 'exec',
+ 'description': 'Run a bash command and return its exit code, stdout and stderr.\n'
+                '\n'
+                'It runs without a terminal or input (nothing can prompt; pagers and colours are off), so '
+                'use\n'
+                'non-interactive flags (`git --no-pager`, `apt-get -y`). Long output is cut in the middle. '
+                'At the timeout\n'
+                'the command and everything it started are killed, and what it leaves running (`cmd &`) is '
+                'stopped when\n'
+                'it ends. For a server or watcher that must keep running, pass background=true instead: the '
+                'call returns\n'
+                'at once with `process id: <ID>` and the first output; then use read_process and '
+                'stop_process.',
+ 'fingerprint': 'f4c6d583b3247864',
  'parameters': {'additionalProperties': False,
                 'properties': {'command': {'description': 'The bash command line, e.g. `ls -la src` or '
                                                           '`python -m pytest -q tests/test_x.py`.',
@@ -193,7 +285,16 @@ SCHEMAS['run_command'] = {'fingerprint': 'f4c6d583b3247864',
                 'required': ['command'],
                 'type': 'object'}}
 
-SCHEMAS['read_process'] = {'fingerprint': '6944414566686fb2',
+SCHEMAS['read_process'] = {'module': 'swebash_ai.tools.background',
+ 'category': 'exec',
+ 'description': 'Read what a background process (started with run_command(background=true)) printed since '
+                'the last read.\n'
+                '\n'
+                'Returns its state (running, or exited with its code and how long it ran) and its new output '
+                '(stdout and\n'
+                'stderr together).\n'
+                'Only the last part of a flood of output is kept; the result says how much was dropped.',
+ 'fingerprint': '6944414566686fb2',
  'parameters': {'additionalProperties': False,
                 'properties': {'id': {'description': 'The process id run_command returned, e.g. `p1`.',
                                       'type': 'string'},
@@ -206,14 +307,24 @@ SCHEMAS['read_process'] = {'fingerprint': '6944414566686fb2',
                 'required': ['id'],
                 'type': 'object'}}
 
-SCHEMAS['stop_process'] = {'fingerprint': '941e4e3ecc5daa7e',
+SCHEMAS['stop_process'] = {'module': 'swebash_ai.tools.background',
+ 'category': 'exec',
+ 'description': 'Stop a background process and everything it started (SIGTERM, then SIGKILL after a short '
+                'grace).',
+ 'fingerprint': '941e4e3ecc5daa7e',
  'parameters': {'additionalProperties': False,
                 'properties': {'id': {'description': 'The process id run_command returned, e.g. `p1`.',
                                       'type': 'string'}},
                 'required': ['id'],
                 'type': 'object'}}
 
-SCHEMAS['web_search'] = {'fingerprint': 'f0e1562caf1bcebb',
+SCHEMAS['web_search'] = {'module': 'swebash_ai.tools.web',
+ 'category': 'web',
+ 'description': 'Search the web (DuckDuckGo) and get back titles, URLs and snippets.\n'
+                '\n'
+                'Use it for facts that may have changed or that you do not know; read a result with '
+                'fetch_url.',
+ 'fingerprint': 'f0e1562caf1bcebb',
  'parameters': {'additionalProperties': False,
                 'properties': {'query': {'description': 'What to search for, as you would type it in a '
                                                         'search box (at most 500 characters).',
@@ -228,7 +339,18 @@ SCHEMAS['web_search'] = {'fingerprint': 'f0e1562caf1bcebb',
                 'required': ['query'],
                 'type': 'object'}}
 
-SCHEMAS['fetch_url'] = {'fingerprint': '661af19e68c89e25',
+SCHEMAS['fetch_url'] = {'module': 'swebash_ai.tools.web',
+ 'category': 'web',
+ 'description': 'Download a web page (http or https) and return its readable text.\n'
+                '\n'
+                'HTML is reduced to text (headings as # lines, links as "text (url)"); plain text, JSON and '
+                'Markdown\n'
+                'come back as they are; binary files (images, PDFs, archives) are refused. A URL the user '
+                'gave, a search\n'
+                'result or a link on a fetched page runs at once; any other URL (or added query parameters) '
+                'needs the\n'
+                "user's approval, so use such URLs as they are.",
+ 'fingerprint': '661af19e68c89e25',
  'parameters': {'additionalProperties': False,
                 'properties': {'url': {'description': 'The full http:// or https:// URL to fetch.',
                                        'maxLength': 2000,
@@ -243,7 +365,16 @@ SCHEMAS['fetch_url'] = {'fingerprint': '661af19e68c89e25',
                 'required': ['url'],
                 'type': 'object'}}
 
-SCHEMAS['update_plan'] = {'fingerprint': '8c59eb96af916140',
+SCHEMAS['update_plan'] = {'module': 'swebash_ai.tools.plan',
+ 'category': 'plan',
+ 'description': 'Set the plan of a multi-step task, shown to the user as a checklist; call again as steps '
+                'progress.\n'
+                '\n'
+                'Send the whole plan each time: every step with its status. Keep exactly one step '
+                'in_progress while\n'
+                'working, mark steps completed as soon as they are done. Do not use it for a one-step '
+                'request.',
+ 'fingerprint': '8c59eb96af916140',
  'parameters': {'additionalProperties': False,
                 'properties': {'plan': {'description': 'The steps in order, each {"step": "...", "status": '
                                                        '"pending", "in_progress" or "completed"}.',
@@ -274,7 +405,14 @@ SCHEMAS['update_plan'] = {'fingerprint': '8c59eb96af916140',
                 'required': ['plan'],
                 'type': 'object'}}
 
-SCHEMAS['ask_user'] = {'fingerprint': '17a987ee0be0a727',
+SCHEMAS['ask_user'] = {'module': 'swebash_ai.tools.ask',
+ 'category': 'ask',
+ 'description': 'Ask the user a question and wait for the answer, e.g. to choose between approaches.\n'
+                '\n'
+                "Use it only when a decision that is the user's to make blocks the task; otherwise make a "
+                'sensible\n'
+                'choice and say which. Offer short options when the choice is among known alternatives.',
+ 'fingerprint': '17a987ee0be0a727',
  'parameters': {'additionalProperties': False,
                 'properties': {'question': {'description': 'The question, in one or two sentences.',
                                             'maxLength': 2000,

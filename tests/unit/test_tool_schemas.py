@@ -7,14 +7,19 @@ validation messages.
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+import swebash_ai.tools
 from swebash_ai.docgen import schemas_module
-from swebash_ai.tools import builtin_tools
-from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry, signature_fingerprint
+from swebash_ai.tools import builtin_tools, loaded_builtin_tools
+from swebash_ai.tools.registry import LazyTool, Tool, ToolContext, ToolRegistry, signature_fingerprint
 from swebash_ai.tools.schemas import SCHEMAS
 
 SCHEMAS_FILE = Path(__file__).resolve().parents[2] / "swebash_ai" / "tools" / "schemas.py"
@@ -87,3 +92,47 @@ def test_a_definition_sent_and_changed_by_its_sender_leaves_the_tool_schema_as_i
         definition["function"]["parameters"]["properties"].clear()
     assert {t.name: json.dumps(t.parameters, sort_keys=True) for t in tools} == before
     assert all(d["function"]["parameters"].get("additionalProperties") is False for d in registry.definitions())
+
+
+def test_the_lazy_tools_are_the_modules_tools_in_the_same_order() -> None:
+    lazy, loaded = builtin_tools(), loaded_builtin_tools()
+    assert all(isinstance(t, LazyTool) for t in lazy)  # the committed data matches every module's source
+    assert [t.definition() for t in lazy] == [t.definition() for t in loaded]
+    assert [t.category for t in lazy] == [t.category for t in loaded]
+    assert [t.fn for t in lazy] == [t.fn for t in loaded]  # the module's own function, loaded at first use
+
+
+def test_a_module_edited_without_regenerating_is_imported_and_its_own_tools_offered(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    real = swebash_ai.tools.source_digest
+    monkeypatch.setattr(swebash_ai.tools, "source_digest",
+                        lambda module: "edited" if module == "swebash_ai.tools.fs" else real(module))
+    tools = {t.name: t for t in builtin_tools()}
+    assert not isinstance(tools["read_file"], LazyTool)
+    assert tools["read_file"] in importlib.import_module("swebash_ai.tools.fs").TOOLS
+    assert isinstance(tools["write_file"], LazyTool)  # the other modules still wait for a call
+
+
+_FIRST_CALL = """
+import asyncio, sys
+from pathlib import Path
+from swebash_ai.config.settings import Settings
+from swebash_ai.tools import ToolContext, builtin_tools
+read = next(t for t in builtin_tools() if t.name == "read_file")
+before = "swebash_ai.tools.fs" in sys.modules
+args = read.parse_arguments({"path": "a.txt"})
+ctx = ToolContext(settings=Settings(), cwd=Path.cwd())
+verdict = read.check(ctx, args)
+result = asyncio.run(read.invoke(ctx, args))
+print(before, "swebash_ai.tools.fs" in sys.modules, verdict.decision, result.ok, result.text.strip())
+"""
+
+
+def test_a_lazy_tool_imports_its_module_at_its_first_call(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n")
+    env = {**os.environ, "PYTHONPATH": str(SCHEMAS_FILE.parents[2]), "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", _FIRST_CALL], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    *flags, text = out.split(maxsplit=4)
+    assert flags == ["False", "True", "allow", "True"]  # not imported by the start; imported by the call
+    assert text.rstrip().endswith("1| hello")
