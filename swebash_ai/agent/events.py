@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from swebash_ai.errors import SwebashError
 from swebash_ai.safety.terminal_text import hidden_in
 from swebash_ai.safety.verdict import Verdict
-from swebash_ai.tools.plan import Plan
-from swebash_ai.tools.registry import ToolResult
+
+if TYPE_CHECKING:  # field types only: importing events must not import the tools
+    from swebash_ai.tools.plan import Plan
+    from swebash_ai.tools.registry import ToolResult
 
 
 @dataclass(frozen=True)

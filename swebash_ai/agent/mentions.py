@@ -27,7 +27,6 @@ from pathlib import Path
 
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.unasked import UnaskedRefusal, read_unasked
-from swebash_ai.tools.fs import directory_listing
 from swebash_ai.tools.registry import ToolContext
 
 __all__ = ["ATTACHED", "Attachment", "Expansion", "Mention", "expand_mentions", "find_mentions",
@@ -126,6 +125,8 @@ def expand_mentions(
         if not isinstance(got, UnaskedRefusal):
             attachments.append(_file(mention.path, got.text))
         elif not got.guarded and os.path.isdir(absolute):
+            from swebash_ai.tools.fs import directory_listing  # the fs tools load at first use
+
             listed = directory_listing(ctx, mention.path)
             if listed.ok:
                 attachments.append(_folder(mention.path, listed.text, listed.metadata.get("entries", 0)))
