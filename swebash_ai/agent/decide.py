@@ -25,13 +25,15 @@ import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from swebash_ai.config.hooks import Hook
 from swebash_ai.config.rules import COMMAND_TOOL, ToolRule, ToolRules, strictest
-from swebash_ai.safety.shell_parse import CONTROL_RE, SimpleCommand, parse
 from swebash_ai.safety.terminal_text import has_invisible
 from swebash_ai.safety.verdict import Verdict
+
+if TYPE_CHECKING:
+    from swebash_ai.safety.shell_parse import ParsedCommand, SimpleCommand
 
 Mode = Literal["ask", "accept-edits", "plan"]
 MODES: tuple[Mode, ...] = ("ask", "accept-edits", "plan")
@@ -258,9 +260,19 @@ def coverable(command: str) -> bool:
                 and all(not c.nested and _plain(c) and c.argv[0] not in _MOVES for c in parsed.commands))
 
 
+def parse(command: str) -> ParsedCommand | None:
+    """The shell parser's reading of ``command``; the parser is imported when a first command is judged, since
+    an answer without tool calls needs none of it."""
+    from swebash_ai.safety.shell_parse import parse as parse_shell
+
+    return parse_shell(command)
+
+
 def _unreadable(command: str) -> bool:
     """Control or invisible characters: the command does not read as it runs, so no rule speaks about it
     and the command policy's question stands."""
+    from swebash_ai.safety.shell_parse import CONTROL_RE
+
     return CONTROL_RE.search(command) is not None or has_invisible(command)
 
 

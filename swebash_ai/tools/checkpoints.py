@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any
 
 from swebash_ai.errors import ToolError
 from swebash_ai.storage import private_files
-from swebash_ai.tools import snapshots
 from swebash_ai.tools.atomic import write_atomically
 
 if TYPE_CHECKING:
     from swebash_ai.safety.paths import PathPolicy
+    from swebash_ai.tools import snapshots
 
 #: Larger previous contents are not copied (the write tools cap what they write at ``fs_max_size`` anyway).
 MAX_SAVED = 16 * 1024 * 1024
@@ -118,6 +118,8 @@ class Checkpoints:
         """Snapshot the workspace of ``cwd`` before an approved ``command`` runs; record it (or why it was not
         taken) and return the record for :meth:`after_command`. ``policy``: the tools' path policy, whose
         protected files are left out (``None``: the default policy)."""
+        from swebash_ai.tools import snapshots  # the snapshot machinery loads at the first command, not at start
+
         root = snapshots.project_root(cwd)
         snap = snapshots.ShadowRepo(self.shadow, root, limits, policy).snapshot()
         entry: dict[str, Any] = {
@@ -135,6 +137,8 @@ class Checkpoints:
         """Snapshot the workspace again once the command has ended (however it ended)."""
         if entry.get("before") is None:
             return
+        from swebash_ai.tools import snapshots
+
         snap = snapshots.ShadowRepo(self.shadow, Path(entry["root"]), limits, policy).snapshot()
         self._append({"kind": "command_after", "id": entry["id"], "after": snap.commit,
                       "skipped": snap.reason or None, "protected": snap.protected or None})
@@ -236,6 +240,8 @@ def _file_step(store: Checkpoints, e: dict[str, Any]) -> _Step:
 
 
 def _command_steps(store: Checkpoints, e: dict[str, Any]) -> list[_Step]:
+    from swebash_ai.tools import snapshots
+
     root = Path(e["root"])
     repo = snapshots.ShadowRepo(store.shadow, root)
     modes: dict[str, int] = json.loads((store.folder / "blobs" / e["modes"]).read_bytes()) if e.get("modes") else {}
