@@ -17,8 +17,12 @@ from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 # "psutil": 12 ms of CPU, for a command's process tree only (issue 23).
 # "pydantic_settings": 30 ms; load_settings layers the sources itself. "swebash_ai.safety.commands": the command
 # classifier, 8 ms, built when a command is first judged (issue 23).
+# The tool implementations, the snapshot machinery and the shell parser: an answer that calls no tool needs none of
+# them; a built-in tool is offered from its generated data and its module imported at its first call (issue 23).
+LAZY = ("swebash_ai.tools.fs", "swebash_ai.tools.fs_write", "swebash_ai.tools.search", "swebash_ai.tools.find",
+        "swebash_ai.tools.exec", "swebash_ai.tools.web", "swebash_ai.tools.snapshots", "swebash_ai.safety.shell_parse")
 HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil", "pydantic_settings",
-         "swebash_ai.safety.commands")
+         "swebash_ai.safety.commands", *LAZY)
 
 _PROBE = """
 import sys
