@@ -128,8 +128,11 @@ def test_export_all_is_valid_openai_jsonl_with_secrets_redacted(
 def test_export_markdown_transcript(llm_env: FakeLLMServer, run_cli: Any, workspace: Path) -> None:
     _two_sessions(llm_env, run_cli, workspace)
     sessions = sorted((Path(run_cli("config", "--path").stdout.strip()).parent / "sessions").glob("*.jsonl"))
-    first_id = min(sessions, key=lambda p: p.stat().st_mtime).stem
-    res = run_cli("export", first_id[:17], "--format", "markdown")  # a unique prefix is enough
+    first_id = next(p.stem for p in sessions if "what is in notes.txt?" in p.read_text(encoding="utf-8"))
+    other_id = next(p.stem for p in sessions if p.stem != first_id)
+    # a unique prefix is enough: the shortest one (two sessions started in the same second share 16 characters)
+    shared = next((i for i, (a, b) in enumerate(zip(first_id, other_id, strict=False)) if a != b), len(first_id))
+    res = run_cli("export", first_id[: shared + 1], "--format", "markdown")
     assert res.returncode == 0, res.stderr
     out = res.stdout
     assert out.startswith("# what is in notes.txt?")

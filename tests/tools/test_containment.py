@@ -8,6 +8,7 @@ the checks look at these processes alone: by pid, and by command line for any th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import shutil
@@ -74,11 +75,19 @@ def by_duration(duration: str) -> list[psutil.Process]:
     return found
 
 
+def _running(pid: int) -> bool:
+    try:  # a process may end between any two looks at it: gone is not running
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def assert_none_left(pids: Path, duration: str) -> None:
-    alive = [p for p in recorded(pids) if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+    alive = [p for p in recorded(pids) if _running(p)]
     strays = by_duration(duration)
     for p in strays:  # never leave them behind for the next test, even when this one fails
-        p.kill()
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
     assert alive == [] and strays == [], (alive, [p.pid for p in strays])
 
 
