@@ -19,8 +19,14 @@ if TYPE_CHECKING:
 
 
 def format_error(error: SwebashError) -> str:
-    """One readable block for stderr: ``swebash-ai: Title: message`` plus the hint, if any."""
-    text = f"swebash-ai: {error.title}: {error.message}"
+    """One readable block for stderr: ``swebash-ai: Title: message`` plus the hint, if any.
+
+    A usage error's message already names the slip, so ``Usage error:`` in front would only repeat it.
+    """
+    from swebash_ai.errors import UsageError
+
+    title = "" if isinstance(error, UsageError) else f"{error.title}: "
+    text = f"swebash-ai: {title}{error.message}"
     return text + (f"\n{error.hint}" if error.hint else "")
 
 
