@@ -36,6 +36,8 @@ def _outcome(event: Any) -> str:
     if process:  # background processes: which one, and is it still running
         started = "started in the background as " if result.metadata.get("background") else ""
         return f"{started}{process}, {result.metadata.get('state')} ({result.duration:.1f}s)"
+    if why := result.metadata.get("unavailable"):  # ask_user: the text is written for the model, not the user
+        return f"no one to answer ({why}); the model was told to go on"
     if result.status == "ok":
         code = f"exit {result.exit_code}, " if result.exit_code not in (None, 0) else ""
         return f"ok ({code}{result.duration:.1f}s)"
