@@ -176,11 +176,11 @@ def run_shell_mode(
         return 130
     except Exception as exc:
         from swebash_ai.errors import ConfigError, SwebashError
+        from swebash_ai.frontends.oneshot_render import format_error
 
         if not isinstance(exc, SwebashError):
             raise
-        hint = f"\n{exc.hint}" if exc.hint else ""
-        err.write(safe(f"swebash-ai: {exc.title}: {exc.message}{hint}", visible=True) + "\n")
+        err.write(safe(format_error(exc), visible=True) + "\n")  # the one-line form every edge prints
         return 2 if isinstance(exc, ConfigError) else 1
     command = extract_command(answer)
     if command is None:
