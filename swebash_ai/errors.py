@@ -2,6 +2,7 @@
 
 SwebashError
  +-- ConfigError              bad setting, unknown profile, unreadable config file (exit 2)
+ |    +-- UsageError              a command-line mistake argparse cannot see (exit 2)
  +-- ProviderError            anything the model provider did wrong (exit 1)
  |    +-- AuthenticationError     bad or missing key
  |    +-- ModelNotFoundError      unknown model name
@@ -129,5 +130,8 @@ class ExitCode(enum.IntEnum):
     """Ctrl-C: the turn was cancelled; the session is saved."""
 
 
-class UsageError(Exception):
-    """A command-line mistake argparse cannot see (exit 2)."""
+class UsageError(ConfigError):
+    """A command-line mistake argparse cannot see (exit 2). Its message names the slip and what to type instead,
+    so the one-line form (``swebash-ai: message``) carries no title; a ``ConfigError``, for the TUI's catch."""
+
+    title = "Usage error"

@@ -367,9 +367,9 @@ class Session:
     async def run(self, text: str) -> AsyncGenerator[AgentEvent, None]:
         """Run one user turn; the conversation is saved when it ends, however it ends."""
         if self.agent is None:
-            from swebash_ai.providers import NO_PROVIDER_HELP
+            from swebash_ai.providers import no_provider_error
 
-            raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
+            raise no_provider_error()
         text = self._begin_turn(text)
         if self.registry.get("run_command") is not None:
             from swebash_ai.tools.process import prewarm
@@ -549,12 +549,12 @@ class Session:
             damaged = damaged_session(folder, session_id) if session_id else None
             if damaged is not None:
                 raise ConfigError(
-                    f"Saved session '{session_id}' cannot be read: {damaged} is damaged (no session header).",
+                    f"{damaged} has no session header, so session '{session_id}' cannot be read.",
                     title="Damaged session",
                     hint="Other sessions are unaffected; move this file away to stop seeing it.",
                 )
-            what = f"session '{session_id}'" if session_id else "any saved session"
-            raise ConfigError(f"Cannot find {what} in {folder}.", title="No saved session")
+            what = f"None matches '{session_id}'" if session_id else "There is none yet"
+            raise ConfigError(f"{what} in {folder}.", title="No saved session")
         self.conversation = Conversation.load(path)
         self.context.provenance.clear()
         rebuild_provenance(self.conversation.messages, self.context.provenance)  # derived, never a stored list

@@ -15,6 +15,7 @@ differ per provider, and the budget only needs to be safely below the model's co
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from collections.abc import Iterable, Sequence
@@ -95,6 +96,8 @@ class Conversation:
     """Token estimates of ``messages[:len(_costs)]``: messages are only ever appended, so each is costed once."""
     _generation: int | None = field(default=None, repr=False, compare=False)
     """The save counter of this session's file as this instance last read or wrote it (``None``: not on disk)."""
+    _pinned_title: str = field(default="", repr=False, compare=False)
+    """The title saved before a compaction replaced the first messages (see :attr:`title`)."""
 
     def _token_costs(self) -> list[int]:
         if len(self._costs) > len(self.messages):  # the list was replaced or cut: start over
@@ -158,6 +161,7 @@ class Conversation:
 
     def replace_head(self, cut: int, messages: Sequence[Message]) -> None:
         """Replace ``messages[:cut]`` (compaction by summary); token estimates are recomputed."""
+        self._pinned_title = self.title  # the question the session began with is about to go
         self.messages[:cut] = list(messages)
         self._costs.clear()
 
@@ -220,11 +224,13 @@ class Conversation:
 
     @property
     def title(self) -> str:
-        for msg in self.messages:
-            if msg.get("role") == "user" and isinstance(msg.get("content"), str):
-                first = " ".join(msg["content"].split())
-                return first[:60] + ("…" if len(first) > 60 else "")
-        return "(empty)"
+        """The first line the user typed: what the app adds to a message (piped input, attachments, an undo
+        note) is not the user's question, and a summary replacing the first turns keeps the title it had."""
+        if self._pinned_title and self.meta.get("compactions"):
+            return self._pinned_title
+        users = [m for m in self.messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        typed = [m for m in users if m.get(TYPED)] or users  # sessions saved before the mark: any user message
+        return title_of(typed[0]["content"]) if typed else "(empty)"
 
     # --- files ----------------------------------------------------------------------------------------
     def save(self, path: Path) -> str | None:
@@ -283,12 +289,30 @@ class Conversation:
             created=float(meta.pop("created", path.stat().st_mtime)),
         )
         meta.pop("updated", None)
-        meta.pop("title", None)
+        saved_title = meta.pop("title", "")
         generation = meta.pop("generation", 0)  # a file of an older version has no counter: 0
         conv._generation = generation if isinstance(generation, int) else -1
         conv.meta = meta
+        conv._pinned_title = saved_title if isinstance(saved_title, str) else ""
         conv.repair()
         return conv
+
+
+_APP_NOTE = re.compile(r"\A\s*\[Note: .*?\]\s*?\n\s*\n", re.DOTALL)
+"""An undo note the app put in front of the user's text (``Session._begin_turn``)."""
+
+
+def title_of(content: str) -> str:
+    """A session's title from its first user message: the first line of what was typed, at most 60 characters.
+
+    The app adds its context after the typed text, past a blank line (piped input, ``@file`` attachments), or
+    in front of it as a ``[Note: ...]`` paragraph (undo): the first line after any such note is the user's own.
+    """
+    while (note := _APP_NOTE.match(content)) is not None:
+        content = content[note.end():]
+    first = next((line for line in content.splitlines() if line.strip()), "")
+    first = " ".join(first.split())
+    return (first[:60] + ("…" if len(first) > 60 else "")) or "(empty)"
 
 
 def _generation_of(path: Path) -> int | None:

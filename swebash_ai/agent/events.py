@@ -48,6 +48,16 @@ class ApprovalRequest:
     """The rule "always allow this in this workspace" would save (a ``[[rules]]`` table), shown before it is
     saved; ``None`` when no rule can be offered (a compound command, a write, a catastrophe...)."""
 
+    @property
+    def heading(self) -> str | None:
+        """The summary, when it says something the detail does not; else ``None`` (show the detail alone).
+
+        A command's summary is its one line (cut at 120 characters, marked ``(in DIR)``, ``(background)``) and
+        its detail the full command with those same facts in words: both would show the command twice.
+        """
+        head = self.summary.split("  (", 1)[0].removesuffix("…").strip()
+        return None if head and self.detail.lstrip().startswith(head) else self.summary
+
     def hidden(self) -> tuple[int, int]:
         """(terminal control sequences, invisible characters) in what runs: the arguments the tool gets, else
         the detail. Never the summary as well: it repeats the detail (``$ command``), and a sum counted each

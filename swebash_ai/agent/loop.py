@@ -212,7 +212,7 @@ class _Turn:
         except Exception as exc:
             log.exception("internal error in the tool loop")
             self.finalize()
-            self.emit(TurnFailed(SwebashError(f"Internal error: {type(exc).__name__}: {exc}", title="Bug")))
+            self.emit(TurnFailed(SwebashError(f"{type(exc).__name__}: {exc}", title="Internal error")))
 
     async def drive_tool(self, call: ToolCall) -> None:
         try:

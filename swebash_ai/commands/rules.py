@@ -14,7 +14,7 @@ from typing import TextIO
 from swebash_ai.agent.project import ProjectRules, load_project
 from swebash_ai.config.rules import ToolRule
 from swebash_ai.config.settings import LoadedSettings
-from swebash_ai.errors import ConfigError
+from swebash_ai.errors import ConfigError, UsageError
 from swebash_ai.safety.terminal_text import safe
 from swebash_ai.session import session_path_policy
 
@@ -62,14 +62,14 @@ def remove(loaded: LoadedSettings, project: ProjectRules, number: int) -> str:
     """Remove rule ``number`` (as listed) from the user's config file; returns what was removed.
 
     Raises:
-        ConfigError: no such rule, or a project rule.
+        UsageError: no such rule. ConfigError: a project rule.
     """
     from swebash_ai.config.edit import remove_rule
 
     rows = {n: rule for n, rule, _ in numbered(loaded, project)}
     rule = rows.get(number)
     if rule is None:
-        raise ConfigError(f"There is no rule {number} (see `swebash-ai rules list`).")
+        raise UsageError(f"There is no rule {number} (see `swebash-ai rules list`).")
     if rule.origin == "project":
         raise ConfigError(f"Rule {number} comes from {project.path}: change that file to remove it.")
     remove_rule(loaded.config_file, rule.origin, rule.number)
@@ -81,7 +81,8 @@ def run_rules(loaded: LoadedSettings, cwd: Path, action: str, number: int | None
     project = project_of(loaded, cwd)
     if action == "remove":
         if number is None:
-            raise ConfigError("rules remove needs the number of a rule (see `swebash-ai rules list`).")
+            raise UsageError("rules remove needs the number of a rule: swebash-ai rules remove N "
+                             "(N as `swebash-ai rules list` shows it).")
         print(safe(remove(loaded, project, number), visible=True), file=out)
         return 0
     print(render_rules(loaded, project), file=out)
@@ -110,7 +111,8 @@ def run_trust(loaded: LoadedSettings, cwd: Path, yes: bool, out: TextIO | None =
                           hint="Trust covers every project file its hooks run; see docs/approvals.md (Project rules).")
     if not yes:
         if not sys.stdin.isatty():
-            raise ConfigError("Not trusted: nobody to confirm. Read the list above and run `swebash-ai trust --yes`.")
+            raise UsageError("trust: not trusted, there is no terminal to confirm on. Read the list above and run "
+                             "`swebash-ai trust --yes`.")
         answer = input("Trust these rules and hooks (they apply until the file or a file listed changes)? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             print("Not trusted.", file=out)

@@ -117,13 +117,17 @@ def _choose_kind() -> tuple[ProviderKind, str | None]:
 
 
 def _ask_base() -> str:
-    from swebash_ai.commands.setup_flow import check_base
+    from swebash_ai.commands.setup_flow import complete_base
 
     while True:
         try:
-            return check_base(_ask("Server address (e.g. http://localhost:8000/v1): "))
+            base, added = complete_base(_ask("Server address (e.g. http://localhost:8000/v1): "))
         except errors.ConfigError as exc:
             print(f"  {exc}")
+            continue
+        if added:  # say what will be used, since it is not what was typed
+            print(f"  Using {base}: {added}.")
+        return base
 
 
 def _ask_key(kind: ProviderKind) -> str | None:

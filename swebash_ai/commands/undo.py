@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from swebash_ai.agent.conversation import Conversation, find_session
-from swebash_ai.errors import ConfigError, ExitCode
+from swebash_ai.errors import ExitCode
 from swebash_ai.safety.terminal_text import safe
 from swebash_ai.storage.locations import locations
 from swebash_ai.tools.checkpoints import UndoRefused, UndoResult, checkpoints_for, undo_last_turn
@@ -27,12 +27,13 @@ def undo_saved_session(sessions_dir: Path, session_id: str | None, *, force: boo
     """``swebash-ai undo``: undo the newest turn of a saved session (the latest when ``session_id`` is None).
 
     Raises:
-        ConfigError: no such session. UndoRefused: see :meth:`swebash_ai.session.Session.undo`.
+        UndoRefused: no such session (nothing to undo, like a session without changes, exit 1), or see
+            :meth:`swebash_ai.session.Session.undo`.
     """
     path = find_session(sessions_dir, session_id)
     if path is None:
-        what = f"session '{session_id}'" if session_id else "any saved session"
-        raise ConfigError(f"Cannot find {what} in {sessions_dir}.", title="No saved session")
+        what = f"no saved session matches '{session_id}'" if session_id else "there is no saved session"
+        raise UndoRefused(f"Nothing to undo: {what} in {sessions_dir}.")
     conversation = Conversation.load(path)
     result = undo_last_turn(checkpoints_for(sessions_dir, conversation.id), force=force)
     conversation.note_for_next_turn(result.note_for_model())

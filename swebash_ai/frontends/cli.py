@@ -307,7 +307,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(parser, args)
     except UsageError as exc:
-        print(f"swebash-ai: {exc}", file=sys.stderr)
+        from swebash_ai.safety.terminal_text import safe
+
+        print(safe(format_error(exc), visible=True), file=sys.stderr)  # may quote what was typed
         return ExitCode.USAGE
     except KeyboardInterrupt:
         print("swebash-ai: interrupted", file=sys.stderr)

@@ -230,8 +230,8 @@ async def _answer(
 ) -> int:
     import asyncio
 
-    from swebash_ai.errors import ConfigError, SwebashError
-    from swebash_ai.providers import NO_PROVIDER_HELP
+    from swebash_ai.errors import SwebashError
+    from swebash_ai.providers import no_provider_error
     from swebash_ai.session import Session
 
     explain_target: list[Session] = []
@@ -245,7 +245,7 @@ async def _answer(
         session = Session(loaded, approver=approver, cwd=options.cwd, tools=tools, services=services)
         explain_target.append(session)
         if not session.has_provider:
-            raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
+            raise no_provider_error()
         if options.resume is not None:
             session.resume(options.resume or None)
     except SwebashError as exc:

@@ -19,8 +19,14 @@ if TYPE_CHECKING:
 
 
 def format_error(error: SwebashError) -> str:
-    """One readable block for stderr: ``swebash-ai: Title: message`` plus the hint, if any."""
-    text = f"swebash-ai: {error.title}: {error.message}"
+    """One readable block for stderr: ``swebash-ai: Title: message`` plus the hint, if any.
+
+    A usage error's message already names the slip, so ``Usage error:`` in front would only repeat it.
+    """
+    from swebash_ai.errors import UsageError
+
+    title = "" if isinstance(error, UsageError) else f"{error.title}: "
+    text = f"swebash-ai: {title}{error.message}"
     return text + (f"\n{error.hint}" if error.hint else "")
 
 
@@ -30,6 +36,8 @@ def _outcome(event: Any) -> str:
     if process:  # background processes: which one, and is it still running
         started = "started in the background as " if result.metadata.get("background") else ""
         return f"{started}{process}, {result.metadata.get('state')} ({result.duration:.1f}s)"
+    if why := result.metadata.get("unavailable"):  # ask_user: the text is written for the model, not the user
+        return f"no one to answer ({why}); the model was told to go on"
     if result.status == "ok":
         code = f"exit {result.exit_code}, " if result.exit_code not in (None, 0) else ""
         return f"ok ({code}{result.duration:.1f}s)"

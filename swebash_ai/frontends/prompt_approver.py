@@ -83,9 +83,12 @@ def format_request(request: ApprovalRequest) -> str:
     from swebash_ai.safety.terminal_text import marked_note, safe
 
     verdict = request.verdict
-    lines = [f"⚠  {request.tool} needs your approval: {request.summary}"]
+    heading = request.heading
     detail = _readable(request.detail.rstrip())
-    if detail and detail != request.summary:
+    if heading is None and "\n" not in detail:  # a one-line command: the header says it all
+        heading, detail = detail, ""
+    lines = [f"⚠  {request.tool} needs your approval" + (f": {heading}" if heading else ":")]
+    if detail and detail != heading:
         lines.extend("   │ " + line for line in detail.split("\n"))
     hidden, invisible = request.hidden()
     if hidden:

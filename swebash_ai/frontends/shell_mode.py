@@ -176,11 +176,11 @@ def run_shell_mode(
         return 130
     except Exception as exc:
         from swebash_ai.errors import ConfigError, SwebashError
+        from swebash_ai.frontends.oneshot_render import format_error
 
         if not isinstance(exc, SwebashError):
             raise
-        hint = f"\n{exc.hint}" if exc.hint else ""
-        err.write(safe(f"swebash-ai: {exc.title}: {exc.message}{hint}", visible=True) + "\n")
+        err.write(safe(format_error(exc), visible=True) + "\n")  # the one-line form every edge prints
         return 2 if isinstance(exc, ConfigError) else 1
     command = extract_command(answer)
     if command is None:
@@ -207,13 +207,12 @@ def run_shell_mode(
 async def _ask(loaded: LoadedSettings, words: str, cwd: Path | None) -> tuple[str, Session]:
     """Run one turn; the final answer's text (a failed turn raises its error)."""
     from swebash_ai.agent import events as ev
-    from swebash_ai.errors import ConfigError
-    from swebash_ai.providers import NO_PROVIDER_HELP
+    from swebash_ai.providers import no_provider_error
     from swebash_ai.session import Session
 
     session = Session(loaded, approver=_ReadOnlyApprover(), cwd=cwd)
     if not session.has_provider:
-        raise ConfigError(NO_PROVIDER_HELP.strip(), title="No provider")
+        raise no_provider_error()
     answer = ""
     try:
         async for event in session.run(build_request(words, session.cwd)):

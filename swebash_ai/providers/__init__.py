@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from swebash_ai.errors import ConfigError
 from swebash_ai.providers.base import (
     Chunk,
     EndpointProvider,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_PROVIDER_HELP",
+    "NO_PROVIDER_TITLE",
     "Chunk",
     "FinishChunk",
     "OllamaOffer",
@@ -44,6 +46,7 @@ __all__ = [
     "UsageChunk",
     "choose_provider",
     "make_provider",
+    "no_provider_error",
     "ollama_offer",
     "uses_litellm",
 ]
@@ -59,8 +62,9 @@ PROVIDER_KEYS: tuple[tuple[str, str], ...] = (
     ("OPENROUTER_API_KEY", "openrouter/openai/gpt-4.1-mini"),
 )
 
+NO_PROVIDER_TITLE = "No model provider configured"
 NO_PROVIDER_HELP = """\
-No model provider is configured. Run `swebash-ai setup` (or /login in the app) to choose one, or set one of:
+Run `swebash-ai setup` (or /login in the app) to choose one, or set one of:
   OPENAI_API_KEY=sk-...            (or ANTHROPIC_API_KEY, GEMINI_API_KEY, MISTRAL_API_KEY, GROQ_API_KEY...)
   SWEBASH_AI_MODEL=anthropic/claude-sonnet-4-5 SWEBASH_AI_API_KEY=...
   SWEBASH_AI_API_BASE=http://localhost:8000/v1 SWEBASH_AI_MODEL=my-model   (any OpenAI-compatible server)
@@ -69,6 +73,11 @@ or start Ollama (https://ollama.com) and pull a model. A profile in the config f
   model = "openai/llama3.1"
   api_base = "http://localhost:11434/v1"
 """
+
+
+def no_provider_error() -> ConfigError:
+    """The error every front end raises without a provider: the title says what is wrong, the message what to do."""
+    return ConfigError(NO_PROVIDER_HELP.strip(), title=NO_PROVIDER_TITLE)
 
 
 @dataclass(frozen=True)

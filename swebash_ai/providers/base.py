@@ -420,16 +420,16 @@ def classify_status(
             status=status,
         )
     if status == 429:
-        return errors.RateLimitError(f"Rate limited by the provider: {detail}", status=status, retry_after=wait)
+        return errors.RateLimitError(f"The provider answered 429: {detail}", status=status, retry_after=wait)
     if status in (400, 422):
         lowered = raw.lower()
         if "context" in lowered and any(w in lowered for w in ("length", "too long", "maximum", "exceed")):
             return errors.ContextTooLongError(
-                f"The conversation is too long for {model}: {detail}",
+                f"It does not fit the context of {model}: {detail}",
                 hint="Start a new conversation (/new) or lower SWEBASH_AI_CONTEXT_TOKENS.",
                 status=status,
             )
-        return errors.BadRequestError(f"The provider refused the request: {detail}", status=status)
+        return errors.BadRequestError(f"The provider answered {status}: {detail}", status=status)
     if status >= 500:
         return errors.ProviderUnavailableError(f"The provider failed ({status}): {detail}", status=status)
     return errors.BadRequestError(f"The provider answered {status}: {detail}", status=status)

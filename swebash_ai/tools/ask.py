@@ -84,7 +84,7 @@ async def ask_user(
         return ToolResult.denied(
             f"Nobody can answer questions here ({answer.unavailable}). Do not ask again: proceed with the most "
             "reasonable choice and say which you made, or stop and say what you need from the user.",
-            metadata={"answered": False},
+            metadata={"answered": False, "unavailable": answer.unavailable},  # the front end's short line
         )
     if answer.text is None:
         return ToolResult.success(

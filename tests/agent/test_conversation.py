@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from swebash_ai.agent.conversation import Conversation, find_session, list_sessions
+import pytest
+
+from swebash_ai.agent.conversation import Conversation, find_session, list_sessions, title_of
+from swebash_ai.frontends.oneshot import with_piped_context
 from swebash_ai.providers.base import ToolCall
 
 
@@ -101,3 +104,43 @@ def test_an_incomplete_answer_is_saved_as_such_and_never_sent_with_the_mark(tmp_
     assert {"role": "assistant", "content": "half of it"} in sent
     assert not any("incomplete" in m for m in sent)
     assert loaded.messages[1]["incomplete"] is True  # the request's copy, not the history, lost the mark
+
+
+@pytest.mark.parametrize(("content", "title"), [
+    ("why is the build red?", "why is the build red?"),
+    # piped input follows the question past a blank line: the note and the data are the app's, not the title
+    (with_piped_context("why?", b"line one\nline two\n", 18), "why?"),
+    # @file attachments follow the typed text the same way
+    ("explain @notes.txt\n\n[Attached by the user: notes.txt (text, 2 lines)]\n```\n1  a\n```", "explain @notes.txt"),
+    # an undo note goes in front of the next question
+    ("[Note: the user undid your changes from an earlier turn (a.txt). Those files are back to their state "
+     "before that turn; read them again before relying on their content.]\n\ncarry on", "carry on"),
+    # a question of several lines: its first line
+    ("summarize this:\n\nsome pasted text", "summarize this:"),
+    ("  " + "x" * 70, "x" * 60 + "…"),
+])
+def test_a_title_is_the_first_line_the_user_typed(content: str, title: str) -> None:
+    assert title_of(content) == title
+
+
+def test_listed_and_loaded_titles_leave_out_app_context(tmp_path: Path) -> None:
+    conv = Conversation()
+    conv.add_user("[I ran read_file {} myself; result follows]\nabc")  # a !tool note, not typed
+    conv.add_user(with_piped_context("what failed?", b"error: x\n" * 40, 360), typed=True)
+    conv.save(tmp_path / f"{conv.id}.jsonl")
+    assert [s.title for s in list_sessions(tmp_path)] == ["what failed?"]
+    assert Conversation.load(tmp_path / f"{conv.id}.jsonl").title == "what failed?"
+
+
+def test_a_compacted_session_keeps_its_title(tmp_path: Path) -> None:
+    from swebash_ai.agent.compaction import apply_summary
+
+    conv = Conversation()
+    conv.add_user("first question", typed=True)
+    conv.add_assistant("first answer")
+    conv.add_user("second question", typed=True)
+    apply_summary(conv, 2, "they asked a first question")
+    assert conv.title == "first question"
+    path = tmp_path / f"{conv.id}.jsonl"
+    conv.save(path)
+    assert Conversation.load(path).title == "first question"

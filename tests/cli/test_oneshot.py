@@ -150,7 +150,9 @@ def test_unknown_profile_exits_2(run_cli: Any) -> None:
 def test_no_provider_exits_2_with_help(run_cli: Any) -> None:
     res = run_cli("-c", "hi", env={"SWEBASH_AI_MODEL": None, "SWEBASH_AI_API_BASE": None, "SWEBASH_AI_API_KEY": None})
     assert res.returncode == 2
-    assert "No model provider is configured" in res.stderr and "OPENAI_API_KEY" in res.stderr
+    # the title says what is wrong and the message what to do, without saying it twice
+    assert res.stderr.startswith("swebash-ai: No model provider configured: Run `swebash-ai setup`")
+    assert "OPENAI_API_KEY" in res.stderr and res.stderr.lower().count("provider configured") == 1
 
 
 def test_provider_down_exits_1_quickly(run_cli: Any) -> None:

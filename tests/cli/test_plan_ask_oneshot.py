@@ -32,6 +32,19 @@ def test_plain_output_prints_the_plan_on_stderr_only(llm_env: FakeLLMServer, run
     assert "plan (1/2 done)\n  [x] Read the code\n  [>] Fix it\n" in res.stderr
 
 
+def test_without_a_terminal_the_user_sees_a_short_line_not_the_models_instructions(
+    llm_env: FakeLLMServer, run_cli: Any
+) -> None:
+    llm_env.enqueue(Reply.tool_calls([("ask_user", {"question": "Which one?", "options": ["a", "b"]})]),
+                    Reply.text("I picked a."))
+    res = run_cli("-c", "choose", timeout=30)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "I picked a.\n"
+    line = "✗ ask: Which one?: no one to answer (no terminal to ask on); the model was told to go on"
+    assert res.stderr.splitlines() == [line]
+    assert "Do not ask again" not in res.stderr
+
+
 def test_without_a_terminal_a_question_is_refused_at_once(llm_env: FakeLLMServer, run_cli: Any) -> None:
     llm_env.enqueue(Reply.tool_calls([("ask_user", {"question": "Which one?", "options": ["a", "b"]})]),
                     Reply.text("I picked a."))

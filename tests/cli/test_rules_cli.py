@@ -34,6 +34,16 @@ def test_rules_lists_every_rule_with_its_source_and_removes_one(run_cli, workspa
     assert "npm" not in path.read_text() and "mcp__tracker__" in path.read_text()
 
 
+def test_usage_slips_are_usage_errors_without_a_configuration_title(run_cli) -> None:
+    missing = run_cli("rules", "remove")
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("swebash-ai: rules remove needs the number of a rule: swebash-ai rules remove N")
+    unknown = run_cli("rules", "remove", "7")
+    assert unknown.returncode == 2
+    assert unknown.stderr.startswith("swebash-ai: There is no rule 7 (see `swebash-ai rules list`).")
+    assert "Configuration error" not in missing.stderr + unknown.stderr
+
+
 def test_no_rules_names_the_dialog_button_that_saves_one(run_cli) -> None:
     import inspect
     import re

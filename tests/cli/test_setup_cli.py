@@ -132,7 +132,11 @@ def test_interactive_setup_asks_step_by_step_without_echoing_the_key(
         child.expect(r"Provider \[1-5\]:")
         child.sendline("5")
         child.expect("Server address")
-        child.sendline(llm_env.base_url)
+        child.sendline("not an address")
+        child.expect("is not an http:// or https:// URL")
+        child.expect("Server address")
+        child.sendline(llm_env.base_url.removeprefix("http://"))  # as people type a local server's address
+        child.expect(r"Using http://127\.0\.0\.1:\d+/v1: http:// added \(a local address\)")
         child.expect("API key")
         child.sendline("wrong-key-000000")
         child.expect("Models: fake-model, other-model")

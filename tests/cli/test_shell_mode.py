@@ -97,3 +97,10 @@ def test_shell_mode_imports_nothing_heavy(llm_env: FakeLLMServer, cli_env: dict[
     assert res.returncode == 0, res.stderr
     assert res.stdout == "ls\n"
     assert res.stderr.strip().splitlines()[-1] == "HEAVY:"
+
+
+def test_without_a_provider_the_error_is_the_one_line_every_front_end_prints(run_cli: Any) -> None:
+    res = run_cli("--shell", "-c", "list files",
+                  env={"SWEBASH_AI_MODEL": None, "SWEBASH_AI_API_BASE": None, "SWEBASH_AI_API_KEY": None})
+    assert res.returncode == 2
+    assert res.stderr.startswith("swebash-ai: No model provider configured: Run `swebash-ai setup`")

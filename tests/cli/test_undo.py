@@ -79,4 +79,11 @@ def test_a_file_changed_since_is_refused_unless_forced(
 
 def test_undo_of_an_unknown_session_is_a_clear_error(run_cli: Any) -> None:
     res = run_cli("undo", "--session", "nope")
-    assert res.returncode == 2 and "No saved session: Cannot find session 'nope'" in res.stderr
+    assert res.returncode == 1  # docs/cli.md: nothing to undo exits 1
+    assert res.stderr.startswith("swebash-ai: Nothing to undo: no saved session matches 'nope' in ")
+
+
+def test_undo_without_any_session_is_nothing_to_undo(run_cli: Any) -> None:
+    res = run_cli("undo")
+    assert res.returncode == 1
+    assert res.stderr.startswith("swebash-ai: Nothing to undo: there is no saved session in ")

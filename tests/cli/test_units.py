@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from swebash_ai.agent import events as ev
+from swebash_ai.errors import ConfigError, ProviderUnavailableError, SwebashError
 from swebash_ai.frontends.cli import UsageError, build_parser, settings_flags
 from swebash_ai.frontends.oneshot import STDIN_CAP, ExitCode, read_capped, with_piped_context
-from swebash_ai.frontends.oneshot_render import event_to_json
+from swebash_ai.frontends.oneshot_render import event_to_json, format_error
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import ToolResult
 
@@ -137,3 +138,23 @@ def test_warnings_print_one_line_without_a_traceback() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stderr == "internal error in the tool loop\n"
+
+
+@pytest.mark.parametrize(("error", "line"), [
+    # a usage slip names itself: a title in front would only repeat it
+    (UsageError("rules remove needs the number of a rule."), "swebash-ai: rules remove needs the number of a rule."),
+    # other errors keep the title that says what kind of failure this is
+    (ProviderUnavailableError("Cannot connect to http://localhost:1"),
+     "swebash-ai: Provider unavailable: Cannot connect to http://localhost:1"),
+    # the hint goes on its own line
+    (ConfigError("Unknown profile 'x'.", hint="Profiles: a, b."),
+     "swebash-ai: Configuration error: Unknown profile 'x'.\nProfiles: a, b."),
+])
+def test_error_lines_read_once(error: SwebashError, line: str) -> None:
+    assert format_error(error) == line
+
+
+def test_a_usage_error_exits_2_wherever_it_is_rendered() -> None:
+    from swebash_ai.frontends.oneshot import exit_code_for
+
+    assert exit_code_for(UsageError("x")) == ExitCode.USAGE

@@ -58,7 +58,7 @@ def test_a_damaged_session_is_named_and_the_others_still_list_and_resume(
     code, out, err = ask("go on", workspace, resume="20260102")
     assert code == ExitCode.USAGE and out == ""
     first = err.splitlines()[0]
-    assert first.startswith("swebash-ai: Damaged session: Saved session '20260102' cannot be read:")
+    assert first == f"swebash-ai: Damaged session: {bad} has no session header, so session '20260102' cannot be read."
     assert str(bad) in first and "Traceback" not in err
 
     llm_env.enqueue(Reply.text("Resumed."))

@@ -58,7 +58,7 @@ def test_an_html_error_page_is_not_the_api_whatever_its_status() -> None:
 
 def test_a_json_error_inside_a_client_message_shows_its_message() -> None:
     raw = 'litellm.RateLimitError: AnthropicException - b\'{"type": "error", "error": {"message": "slow"}}\'. Handle'
-    assert classify_status(429, raw).message == "Rate limited by the provider: slow"
+    assert classify_status(429, raw).message == "The provider answered 429: slow"  # the title says "Rate limited"
 
 
 class _CutAfter:

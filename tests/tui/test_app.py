@@ -241,7 +241,7 @@ async def test_resume_unknown_session_is_an_error_not_a_crash(make_app):
     app = make_app(resume="does-not-exist")
     async with app.run_test(size=(120, 40)) as pilot:
         await idle(pilot)
-        assert "Cannot find session" in str(app.query("ErrorMessage").last().render())
+        assert "None matches 'does-not-exist'" in str(app.query("ErrorMessage").last().render())
 
 
 async def test_tools_model_profile_save_commands(llm_env, make_app):

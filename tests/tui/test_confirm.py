@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import pytest
+
 from swebash_ai.frontends.tui.screens.confirm import looks_like_diff, render_detail
+
+if TYPE_CHECKING:
+    from swebash_ai.agent.events import ApprovalRequest
 
 DIFF = "--- a/config.py\n+++ b/config.py\n@@ -1,2 +1,2 @@\n import os\n-DEBUG = True\n+DEBUG = False\n"
 
@@ -122,3 +129,59 @@ async def test_every_answer_button_is_whole_in_a_narrow_terminal() -> None:
                     assert dialog.y <= region.y and region.bottom <= dialog.bottom, (width, tool, str(button.label))
                 app.pop_screen()
                 await pilot.pause()
+
+
+def _command_request(**arguments: object) -> ApprovalRequest:
+    """The request the loop builds for run_command, from the tool's own summary and preview."""
+    from types import SimpleNamespace
+
+    from swebash_ai.agent.events import ApprovalRequest
+    from swebash_ai.safety.verdict import Verdict
+    from swebash_ai.tools.exec import _describe, _preview
+
+    args = SimpleNamespace(**{"cwd": None, "background": False, "timeout": None, **arguments})
+    return ApprovalRequest(call_id="c1", tool="run_command", summary=_describe(args), detail=_preview(None, args),
+                           cwd="/tmp", verdict=Verdict.ask("made up"))
+
+
+@pytest.mark.parametrize("arguments", [
+    {"command": "npm run dev", "background": True},  # "(background)" on the summary, in words in the detail
+    {"command": "make", "cwd": "sub"},  # "(in sub)" likewise
+    {"command": "pytest", "timeout": 30},  # the detail adds the timeout
+    {"command": "echo " + "x" * 200},  # a summary cut at 120 characters
+])
+def test_a_command_is_asked_about_once(arguments: dict[str, object]) -> None:
+    from swebash_ai.frontends.prompt_approver import format_request
+
+    request = _command_request(**arguments)
+    assert request.heading is None
+    command = str(arguments["command"])
+    assert format_request(request).count(command[:60]) == 1
+
+
+@pytest.mark.parametrize(("summary", "detail", "heading"), [
+    ("$ ls", "$ ls", None),  # a plain command is its own summary
+    ("fetch https://x.example/a", "https://x.example/a\n(host x.example)", "fetch https://x.example/a"),  # says more
+    ("mcp__t__create(title=x)", '{"title": "x"}', "mcp__t__create(title=x)"),  # arguments as JSON: the name helps
+])
+def test_the_heading_is_the_summary_when_it_adds_to_the_detail(summary: str, detail: str,
+                                                               heading: str | None) -> None:
+    from swebash_ai.agent.events import ApprovalRequest
+    from swebash_ai.safety.verdict import Verdict
+
+    request = ApprovalRequest(call_id="c1", tool="t", summary=summary, detail=detail, cwd="/", verdict=Verdict.ask("x"))
+    assert request.heading == heading
+
+
+async def test_the_dialog_shows_a_background_command_once() -> None:
+    from textual.app import App
+
+    from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
+
+    app = App()
+    async with app.run_test() as pilot:
+        await app.push_screen(ConfirmScreen(_command_request(command="npm run dev", background=True)))
+        await pilot.pause()
+        assert not app.screen.query("#confirm-summary")
+        text = "\n".join(str(w.render()) for w in app.screen.query("Static"))
+        assert text.count("npm run dev") == 1 and "in the background" in text

@@ -116,8 +116,8 @@ class ConfirmScreen(ModalScreen[Decision]):
             if invisible:
                 yield Static(Content.styled(f"⚠ {marked_note(invisible)}", "$text-error bold"),
                              id="confirm-invisible")
-            if req.summary.strip() != req.detail.strip():  # a plain command is its own summary: say it once
-                yield Static(shown(req.summary), id="confirm-summary")
+            if req.heading is not None:  # a command is its own summary: say it once
+                yield Static(shown(req.heading), id="confirm-summary")
             with VerticalScroll(id="confirm-detail"):
                 yield Static(render_detail(req.detail), id="confirm-detail-text")
             yield Static(Content.assemble(("in ", "dim"), shown(req.cwd)), id="confirm-cwd")
