@@ -17,7 +17,7 @@ SOURCES: dict[str, str] = {'swebash_ai.tools.fs': 'e3b486eee942e79e',
  'swebash_ai.tools.background': '004aa2b08d13a8ec',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
  'swebash_ai.tools.plan': '0bc8aad0ee2e4e3d',
- 'swebash_ai.tools.ask': '1f5ec854554a2724'}
+ 'swebash_ai.tools.ask': 'e9370f811b8fac6d'}
 
 SCHEMAS: dict[str, dict[str, Any]] = {}
 
