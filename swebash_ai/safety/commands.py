@@ -11,7 +11,8 @@ Contract:
     * ``deny`` for empty commands, commands over ``max_length``, NUL bytes, and commands whose path
       arguments hit an always-protected path (``cat ~/.ssh/id_rsa``, ``cp .env /tmp``).
     * ``ask`` for commands holding an invisible or direction-changing Unicode character (``U+202E``, a
-      zero-width space): nobody types them, and they make a command read unlike what runs.
+      zero-width space, a Hangul filler, a variation selector): nobody types them, and they make a command read
+      unlike what runs.
     * ``ask`` for everything else, with reasons that name the danger ("rm deletes files", "deletes 2
       paths, 1 outside the workspace: /home/u", "uses command substitution $(...)").
 

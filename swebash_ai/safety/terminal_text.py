@@ -26,12 +26,18 @@ counted in :attr:`Sanitized.marked`. They are the bidirectional embeddings, over
 (``U+202A-202E``, ``U+2066-2069``, ``U+200E``, ``U+200F``, ``U+061C``: "Trojan Source", where ``rm -rf ~/
 <U+202E>txt.exe`` reads as a harmless name), the zero-width characters (``U+200B-200D``, ``U+2060-2064``,
 ``U+FEFF``), the tag characters that can smuggle a hidden text (``U+E0000-E007F``), the line and paragraph
-separators (``U+2028``, ``U+2029``) and every other Unicode format (Cf) character. Dropping them would make
-what is shown differ from what runs or is copied; a marker shows both. In prose (``visible=False``) two
-uses stay as they are, because nothing reads differently: a zero-width joiner or non-joiner between two
-non-ASCII characters (emoji sequences such as 👩‍💻, Persian and Indic words), and the tags of a subdivision
-flag (🏴 and at most six tags ending with ``U+E007F``). With ``visible=True`` (commands, paths, tool output)
-every one is marked.
+separators (``U+2028``, ``U+2029``), every other Unicode format (Cf) character, the Hangul fillers
+(``U+115F``, ``U+1160``, ``U+3164``, ``U+FFA0``: letters drawn as blank, which make a name look empty or like
+another) and the variation selectors (``U+FE00-FE0F``, ``U+E0100-E01EF``: a run of them after one emoji can
+carry a hidden text). Dropping them would make what is shown differ from what runs or is copied; a marker
+shows both. In prose (``visible=False``) three uses stay as they are, because nothing reads differently: a
+zero-width joiner or non-joiner between two non-ASCII characters (emoji sequences such as 👩‍💻, Persian and
+Indic words; a kept variation selector may stand before it, as in 🏳️‍🌈), the tags of a subdivision flag (🏴
+and at most six tags ending with ``U+E007F``), and one variation selector right after a character it may
+modify: a non-ASCII character that is not a space nor itself invisible, or a keycap's ``0-9 # *`` (❤️, 1️⃣).
+A selector after ASCII text, a space or another selector is marked; which non-ASCII characters really take
+one is not checked (a table for little gain: one selector changes a glyph, never the words). With
+``visible=True`` (commands, paths, URLs, approvals, tool output) every one is marked.
 
 The function is pure and cheap: text without any of these (nearly all of it) costs one regex search and is
 returned as is.
@@ -46,20 +52,30 @@ from typing import NamedTuple
 _ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Unicode format (Cf) characters as of Unicode 15 (a test checks Python's table holds no other), and the line and
 # paragraph separators: invisible, yet they reorder, join, hide or break the text around them.
-_FORMAT_BMP_CLASS = (
-    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
-    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+# Two kinds that are not Cf join them: the Hangul fillers (letters that render as blank, used to make
+# identifiers that look empty or alike) and the variation selectors (which pick a glyph for the character before
+# them, and whose long runs can carry a hidden text after a single emoji).
+_VARIATION_BMP = "\ufe00-\ufe0f"
+_VARIATION_ASTRAL = "\U000e0100-\U000e01ef"
+_UNVARIED_BMP_CLASS = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb"
 )
+_FORMAT_BMP_CLASS = _UNVARIED_BMP_CLASS + _VARIATION_BMP
 _FORMAT_CLASS = _FORMAT_BMP_CLASS + (
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+    + _VARIATION_ASTRAL
 )
 _FORMAT = re.compile(f"[{_FORMAT_CLASS}]")
 # The search above is slow on non-ASCII text (its ranges beyond U+FFFF are checked one by one: 3-4x the cost of
 # the control search). _has_format looks for the plane-0 ones, and for the others only when a character falls
 # in the two spans that hold them all (emoji and CJK lie outside both): a two-range class is much cheaper.
 _FORMAT_BMP = re.compile(f"[{_FORMAT_BMP_CLASS}]")
-_ASTRAL_SPANS = re.compile("[\U000110bd-\U0001d17a\U000e0001-\U000e007f]")
+_ASTRAL_SPANS = re.compile("[\U000110bd-\U0001d17a\U000e0001-\U000e01ef]")
 _JOINERS = "\u200c\u200d"
+_VARIATION = re.compile(f"[{_VARIATION_BMP}{_VARIATION_ASTRAL}]")
+# ASCII characters a variation selector modifies (the keycap emoji 1️⃣ #️⃣ *️⃣); other ASCII takes none.
+_ASCII_VARIED = frozenset("0123456789#*")
 _FLAG_START = "\U0001f3f4"
 # A subdivision flag (England: 🏴 + "gbeng" in tags + cancel tag); what prose keeps of the tag characters.
 _FLAG = "\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,6}"
@@ -114,6 +130,27 @@ def _has_format(text: str) -> bool:
     )
 
 
+def _takes_selector(char: str) -> bool:
+    """Whether a variation selector right after ``char`` may be kept in prose: a keycap's ASCII, or a non-ASCII
+    character that is neither a space nor invisible itself."""
+    return char in _ASCII_VARIED or (char > "\x7f" and not char.isspace() and not _FORMAT.match(char))
+
+
+def _needs_marks(text: str, visible: bool) -> bool:
+    """Whether :func:`_mark` may change ``text`` (False is exact: nothing to mark, the fast path)."""
+    if visible or text.isascii():
+        return _has_format(text)
+    # A selector kept in prose (❤️) is common in answers: it must not send the whole text down the slow path, so
+    # the one plane-0 search goes on past each one (a selector at the very start is left to _mark's ``before``).
+    match = _FORMAT_BMP.search(text)
+    while match is not None:
+        i = match.start()
+        if not i or _VARIATION.match(text, i) is None or not _takes_selector(text[i - 1]):
+            return True
+        match = _FORMAT_BMP.search(text, i + 1)
+    return _ASTRAL_SPANS.search(text) is not None and _FORMAT.search(text) is not None
+
+
 def _marker(char: str) -> str:
     return f"<U+{ord(char):04X}>"
 
@@ -133,8 +170,14 @@ def _mark(text: str, visible: bool, before: str = "", end: int | None = None) ->
             i = match.start()
             prev = text[i - 1] if i else before
             after = text[i + 1] if i + 1 < len(text) else ""
-            if prev and after and all(c > "\x7f" and not _FORMAT.match(c) for c in (prev, after)):
+            if (prev > "\x7f" and (not _FORMAT.match(prev) or _VARIATION.match(prev))  # 🏳️‍🌈: a selector, a joiner
+                    and after > "\x7f" and not _FORMAT.match(after)):
                 return char  # inside an emoji sequence or a word of a script that joins: reads the same
+        elif not visible and _VARIATION.match(char):
+            i = match.start()
+            prev = text[i - 1] if i else before
+            if _takes_selector(prev):
+                return char  # one selector on a character it can modify (❤️, 1️⃣, 葛󠄀): how it is drawn
         marked += 1
         return _marker(char)
 
@@ -158,10 +201,10 @@ def sanitize(text: str, *, visible: bool = False) -> Sanitized:
             mark every invisible character: for a command or a file name, where the user must see that
             something is there.
     """
-    if _ANY_CONTROL.search(text) is None and not _has_format(text):
+    if _ANY_CONTROL.search(text) is None and not _needs_marks(text, visible):
         return Sanitized(text, 0)
     cleaned, removed = _remove_controls(text, visible)
-    if not _has_format(cleaned):
+    if not _needs_marks(cleaned, visible):
         return Sanitized(cleaned, removed)
     shown, marked = _mark(cleaned, visible)
     return Sanitized(shown, removed, marked)
@@ -270,7 +313,7 @@ class StreamSanitizer:
         """Markers for the invisible characters of cleaned text; in prose, a joiner or a flag's tags at the
         end wait for the character after them."""
         text = self._tail + cleaned if self._tail else cleaned
-        if not text or (not _has_format(text) and (self.visible or not text.endswith(_FLAG_START))):
+        if not text or (not _needs_marks(text, self.visible) and (self.visible or not text.endswith(_FLAG_START))):
             if text:
                 self._before = text[-1]
             return text

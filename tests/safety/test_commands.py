@@ -269,6 +269,11 @@ CASES = [
     ("cat notes\u202etxt.md", "ask", ["direction-changing", "<U+202E>"]),  # why: Trojan Source, reads reversed
     ("ls \u2066-la\u2069", "ask", ["<U+2066>, <U+2069>"]),  # why: bidi isolates reorder what is shown
     ("ec\u200bho hi", "ask", ["invisible", "<U+200B>"]),  # why: a zero-width space splits a word unseen
+    ("cat \u3164", "ask", ["invisible", "<U+3164>"]),  # why: a Hangul filler names a file that looks blank
+    ("rm -f admin\uffa0", "ask", ["<U+FFA0>"]),  # why: a half-width filler makes two names look alike
+    ("cat a\ufe0f.txt", "ask", ["<U+FE0F>"]),  # why: a variation selector hides in a name, even after a letter
+    ("echo \u2764\ufe0f", "ask", ["<U+FE0F>"]),  # why: even after an emoji, in a command every one is shown
+    ("ls x\U000e0100", "ask", ["<U+E0100>"]),  # why: the supplementary selectors can carry hidden bytes
     ("echo a$", "allow", []),  # why: a trailing $ is printed literally
     ("echo " + "a" * 10_001, "deny", ["too long"]),  # why: over max_length
 ]
@@ -378,6 +383,8 @@ SESSION_KEYS = [
     ("ls # comment", None),  # why: exactness: extra text
     ("ls\r", None),  # why: control characters never get a key
     ("ls\u202e", None),  # why: invisible characters never get a key
+    ("ls\u3164", None),  # why: a Hangul filler never gets a key either
+    ("ls\ufe0f", None),  # why: nor a variation selector
     ("echo a$", '["echo", "a$"]'),  # why: the literal $ is part of the key (exact argv)
     ("", None),  # why: empty
     ("echo 'unterminated", None),  # why: parse error

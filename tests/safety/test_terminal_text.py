@@ -12,6 +12,7 @@ from swebash_ai.safety.terminal_text import (
     HOLD_MAX,
     MARKER,
     StreamSanitizer,
+    _mark,
     has_controls,
     has_invisible,
     hidden_in,
@@ -181,7 +182,8 @@ INVISIBLE = [
     (f"{ZWJ}😀", "<U+200D>😀", None, 1, 1),
     # Emoji ZWJ sequences read the same with their joiners: kept in prose, marked in a command.
     (f"👩{ZWJ}💻", f"👩{ZWJ}💻", "👩<U+200D>💻", 0, 1),
-    (f"🏳\ufe0f{ZWJ}🌈 and 👨{ZWJ}👩{ZWJ}👧", f"🏳\ufe0f{ZWJ}🌈 and 👨{ZWJ}👩{ZWJ}👧", None, 0, 3),
+    # A joiner after a kept variation selector still joins (🏳️‍🌈); in a command both are marked.
+    (f"🏳\ufe0f{ZWJ}🌈 and 👨{ZWJ}👩{ZWJ}👧", f"🏳\ufe0f{ZWJ}🌈 and 👨{ZWJ}👩{ZWJ}👧", None, 0, 4),
     # Persian uses the non-joiner inside words.
     (f"می{ZWNJ}خواهم", f"می{ZWNJ}خواهم", "می<U+200C>خواهم", 0, 1),
     # Two joiners in a row: the pair is not a sequence.
@@ -193,6 +195,25 @@ INVISIBLE = [
     ("a\u2028b\u2029c\u00add\u0600e\U0001d173f", "a<U+2028>b<U+2029>c<U+00AD>d<U+0600>e<U+1D173>f", None, 5, 5),
     # Inside a terminal control string, removed with it; the escapes of visible mode mark it.
     (f"{ESC}]0;{RLO}{BEL}ok", "ok", "\\x1b]0;<U+202E>\\x07ok", 0, 1),
+    # Hangul fillers draw as blank: a name that looks empty, or "admin" and "admin<filler>" alike; marked everywhere.
+    ("x\u3164y", "x<U+3164>y", None, 1, 1),
+    ("\u115f\u1160 \uffa0", "<U+115F><U+1160> <U+FFA0>", None, 3, 3),
+    # Even after a Hangul syllable, where a filler could belong to old conjoining jamo: it still reads as blank.
+    ("한\u3164", "한<U+3164>", None, 1, 1),
+    # One variation selector after an emoji makes it an emoji (❤️): kept in prose, marked in a command.
+    ("I \u2764\ufe0f it", "I \u2764\ufe0f it", "I \u2764<U+FE0F> it", 0, 1),
+    # A keycap starts with an ASCII digit, # or *: its selector is kept too.
+    ("press 1\ufe0f\u20e3 or #\ufe0f\u20e3", "press 1\ufe0f\u20e3 or #\ufe0f\u20e3", None, 0, 2),
+    # The text style selector on a CJK-compatible or math symbol, an ideographic selector on a kanji: glyph choice.
+    ("\u2603\ufe0e \u845b\U000e0100", "\u2603\ufe0e \u845b\U000e0100", "\u2603<U+FE0E> \u845b<U+E0100>", 0, 2),
+    # After an ASCII letter a selector modifies nothing: it only makes two equal-looking names differ.
+    ("ad\ufe0fmin", "ad<U+FE0F>min", None, 1, 1),
+    # A run of selectors after one emoji carries hidden bytes: the first may style it, the rest are shown.
+    ("😀\U000e0101\U000e0142\ufe01", "😀\U000e0101<U+E0142><U+FE01>", None, 2, 3),
+    # A selector after a space, at the start of the text, or after another invisible character has no base.
+    (" \ufe0f", " <U+FE0F>", None, 1, 1),
+    ("\ufe0fx", "<U+FE0F>x", None, 1, 1),
+    ("\u3164\ufe0f", "<U+3164><U+FE0F>", None, 2, 2),
     # Ordinary text around them is not touched; a look-alike of a marker stays text.
     ("héllo → 世界 <U+202E>", "héllo → 世界 <U+202E>", None, 0, 0),
 ]
@@ -227,7 +248,10 @@ def test_markers_are_found_by_marker() -> None:
     assert MARKER.findall(shown) == ["<U+202E>", "<U+200B>"]
 
 
-INVISIBLE_STREAM = f"a{RLO}b 👩{ZWJ}💻 {ENGLAND} r{ZWJ}m {ESC}]0;t{BEL}😀{ZWJ}{ESC}[2J😀 x\U000e0069{ZWNJ}"
+INVISIBLE_STREAM = (
+    f"a{RLO}b 👩{ZWJ}💻 {ENGLAND} r{ZWJ}m {ESC}]0;t{BEL}😀{ZWJ}{ESC}[2J😀 x\U000e0069{ZWNJ}"
+    f" 🏳\ufe0f{ZWJ}🌈 1\ufe0f\u20e3 a\ufe0f 😀\U000e0101\U000e0102 \u3164"
+)
 
 
 @pytest.mark.parametrize("visible", [False, True])
@@ -251,3 +275,14 @@ def test_every_split_of_invisible_text_gives_the_whole_text_result(visible: bool
 ])
 def test_hidden_in_counts_every_string_of_the_arguments_once(value: object, expected: tuple[int, int]) -> None:
     assert hidden_in(value) == expected
+
+
+def test_the_prose_fast_path_is_exact() -> None:
+    """A selector kept in prose skips the marking pass: every short mix of bases and selectors must read as the
+    marking pass would make it (a wrong shortcut would let a selector through unmarked)."""
+    alphabet = ["a", "1", "#", " ", "\n", "\u00a0", "😀", "葛", "\ufe0f", "\ufe0e", "\U000e0100", ZWJ, "\u3164"]
+    for first in alphabet:
+        for second in alphabet:
+            for third in alphabet:
+                text = first + second + third
+                assert sanitize(text).text == _mark(text, False)[0], repr(text)
