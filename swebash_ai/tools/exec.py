@@ -14,6 +14,7 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from pathlib import Path
@@ -22,7 +23,6 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from swebash_ai.errors import ToolError
-from swebash_ai.safety.redact import redact_output
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.guard import path_policy_of
 from swebash_ai.tools.process import ProcessResult, build_argv, child_environment, clean_output, run_process
@@ -190,15 +190,11 @@ async def run_command(
         metadata["snapshot"] = snapshot["before"] or f"skipped: {snapshot['skipped']}"
         if snapshot["before"] is None:
             text += f"\n(not snapshotted, so /undo cannot revert this command: {snapshot['skipped']})"
-    if not ctx.approved:
-        # Nobody approved this run: a reader allowed by rule can still print a secret that was committed once
-        # (git log -p) or that appeared after the command was judged. The model gets the values masked.
-        scan = redact_output(text)
-        if scan.masked:
-            metadata["masked_secrets"] = scan.masked
-            metadata["masked_kinds"] = sorted(scan.kinds)
-            text = f"{scan.text}\n{scan.note()}"
-    return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata)
+    # Nobody approved this run: a reader allowed by rule can still print a secret that was committed once
+    # (git log -p) or that appeared after the command was judged. The loop's one secrets scan masks the values
+    # for the model with the stricter rules of redact_output (scanning here too would read the output twice).
+    return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata,
+                      unasked_output=not ctx.approved)
 
 
 def _with_snapshot_note(result: ToolResult, snapshot: dict[str, Any] | None) -> ToolResult:
@@ -208,7 +204,7 @@ def _with_snapshot_note(result: ToolResult, snapshot: dict[str, Any] | None) -> 
     text = result.text
     if snapshot["before"] is None:
         text += f"\n(not snapshotted, so /undo cannot revert this command: {snapshot['skipped']})"
-    return ToolResult(result.ok, text, result.status, result.exit_code, truncated=result.truncated, metadata=metadata)
+    return dataclasses.replace(result, content=text, metadata=metadata)
 
 
 def _limits(ctx: ToolContext) -> Limits:

@@ -33,6 +33,7 @@ from pydantic.fields import FieldInfo
 
 from swebash_ai.config.rules import ToolRules
 from swebash_ai.errors import ConfigError
+from swebash_ai.safety.redact import redact_output
 from swebash_ai.safety.secrets import mask_secrets
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.web_guard import Provenance
@@ -59,6 +60,9 @@ class ToolResult:
         duration: Seconds the call took (set by the registry).
         truncated: The content was cut to a limit.
         metadata: Anything else front ends may show (bytes read, paths, the rule that decided...).
+        unasked_output: The content is the output of a command nobody approved: :meth:`with_secrets_masked`
+            adds the rules of :func:`~swebash_ai.safety.redact.redact_output` (values of secret-named
+            ``NAME=value`` lines, URL credentials) to its scan, so such output is scanned once, by the loop.
     """
 
     ok: bool
@@ -68,6 +72,7 @@ class ToolResult:
     duration: float = 0.0
     truncated: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
+    unasked_output: bool = False
 
     @classmethod
     def success(cls, content: JSON, **kw: Any) -> ToolResult:
@@ -86,7 +91,7 @@ class ToolResult:
         return cls(False, message, "cancelled", **kw)
 
     def with_duration(self, seconds: float) -> ToolResult:
-        return ToolResult(self.ok, self.content, self.status, self.exit_code, seconds, self.truncated, self.metadata)
+        return replace(self, duration=seconds)
 
     def with_secrets_masked(self) -> ToolResult:
         """This result with private keys removed and credential-format values masked, and a note saying so.
@@ -95,7 +100,7 @@ class ToolResult:
         sees it: one choke point for files, search hits, command output, fetched pages and MCP results.
         JSON content stays JSON unless something in it was masked (then it becomes the masked text).
         """
-        scan = mask_secrets(self.text)
+        scan = redact_output(self.text) if self.unasked_output else mask_secrets(self.text)
         if not scan.masked:
             return self
         meta = dict(self.metadata, masked_secrets=scan.masked, masked_kinds=sorted(scan.kinds))

@@ -158,11 +158,43 @@ async def test_no_credential_reaches_the_model_from_a_home_workspace(llm_env: Fa
 
     assert "[masked:" in results["approved"] and "run the deploy on friday" in results["approved"]
     assert finished["approved"].decided_by == "--yes"  # the user's approval does not unmask the output
-    # a reader nobody approved: the exec tool masks first, with the same markers and note as the loop's scan
+    # a reader nobody approved: the loop's scan adds the stricter rules, with the same markers and note
     assert "GITHUB_TOKEN=[masked:github-token]" in results["reader"] and "***" not in results["reader"]
     assert results["reader"].count("(note: ") == 1
     assert "[masked:" in results["search"]
     assert finished["approved"].result.metadata["masked_kinds"] == ["github-token"]
+
+
+async def test_the_output_of_an_unasked_command_is_scanned_once(
+    llm_env: FakeLLMServer, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader nobody approved gets the stricter rules (a secret-named assignment, a URL password) in the loop's
+    one scan: its output is read once, and the model sees each value masked and one note."""
+    import swebash_ai.safety.redact as redact_module
+    import swebash_ai.tools.registry as registry_module
+
+    password, db = rand(16), rand(18)
+    (home / "settings.env").write_text(f"DB_PASSWORD={password}\nDATABASE_URL=postgres://app:{db}@db:5432/app\n")
+    scans: list[int] = []
+    real = redact_module.mask_secrets
+
+    def counting(text: str) -> Any:
+        scans.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(redact_module, "mask_secrets", counting)
+    monkeypatch.setattr(registry_module, "mask_secrets", counting)
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "cat settings.env"})]), Reply.text("ok"))
+    session = Session(load_settings(), approver=AllowApprover(), cwd=home, probe_ollama=False)
+    events = [e async for e in session.run("show the settings")]
+    (result,) = tool_messages(llm_env, 1).values()
+    assert password not in result and db not in result, result
+    assert "DB_PASSWORD=[masked:secret-env]" in result and "app:[masked:url-password]@db" in result
+    assert result.count("(note: ") == 1
+    done = next(e for e in events if isinstance(e, ToolCallFinished))
+    assert done.decided_by != "--yes"  # allowed by rule: nobody approved it
+    assert done.result.metadata["masked_kinds"] == ["secret-env", "url-password"]
+    assert len(scans) == 1, scans  # one scan of the output, not the tool's and then the loop's
 
 
 async def test_a_web_result_is_masked_like_every_tool_result(llm_env: FakeLLMServer, home: Path) -> None:

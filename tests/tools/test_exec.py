@@ -423,12 +423,15 @@ async def test_output_of_unapproved_commands_has_secret_values_masked(workspace:
     args = run_command.parse_arguments({"command": "git --no-pager log -p"})
     assert not isinstance(args, ToolResult)
     assert run_command.check(ctx, args).decision == "allow"  # a reader: nobody is asked
-    res = await run_command.invoke(ctx, args)
+    raw = await run_command.invoke(ctx, args)
+    assert raw.unasked_output  # the loop's one secrets scan masks it, with the stricter rules
+    res = raw.with_secrets_masked()
     assert "hunter2hunter2" not in res.content and "DB_PASSWORD=[masked:secret-env]" in res.content
     assert "DEBUG=true" in res.content and res.metadata["masked_secrets"] == 1
     assert "1 value(s) in credential formats (secret-env) shown as [masked:KIND]" in res.content
     ctx.approved = True  # approved: the tool keeps the output (shown live); the loop masks the model's copy
-    assert "hunter2hunter2" in (await run_command.invoke(ctx, args)).content
+    approved = await run_command.invoke(ctx, args)
+    assert "hunter2hunter2" in approved.content and not approved.unasked_output
 
 
 async def test_git_status_run_by_the_tool_does_not_rewrite_the_index(workspace: Path) -> None:
