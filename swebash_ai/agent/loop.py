@@ -39,15 +39,14 @@ from collections.abc import AsyncGenerator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from swebash_ai.agent.approval import Approver, Decision, DenyApprover, SessionApprovals
+from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.batch import CallBatch, EarlyStart, allowed_outright
+from swebash_ai.agent.call_approval import audit_call, settle_ask
 from swebash_ai.agent.conversation import CANCELLED_RESULT, Conversation
 from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import (
     AgentEvent,
-    ApprovalRequest,
-    ApprovalRequested,
     ModelNote,
     ModelRequest,
     Notice,
@@ -115,7 +114,8 @@ class Agent:
         self.gate = gate or Gate(workspace=context.cwd)
         """Rules, mode and hooks: the decision pipeline after a tool's own verdict (see agent/decide.py)."""
         self._driver: asyncio.Task[None] | None = None
-        self._approval_lock = asyncio.Lock()
+        self.approval_lock = asyncio.Lock()
+        """Held while a person is asked: one question at a time, across concurrent calls."""
 
     def cancel(self) -> None:
         """Stop the running turn; the generator then ends with ``TurnFinished(reason="cancelled")``."""
@@ -242,7 +242,7 @@ class _Turn:
             if batch is not None and batch.early:
                 # Calls started early must not ask anyone while the answer still streams: their questions
                 # (and ask_user's) queue on this lock and come after the response, in order.
-                await held.enter_async_context(agent._approval_lock)
+                await held.enter_async_context(agent.approval_lock)
             try:
                 await self._receive(messages, tools, tool_choice, calls, batch)
             except BaseException as exc:
@@ -377,10 +377,10 @@ class _Turn:
                     result, decision, decided_by = await self._guarded_run(call, tool, args, summary)
                 except asyncio.CancelledError as exc:
                     cancelled = _cancelled_result(exc)
-                    self._audit(call, parsed, decision, decided_by or "cancelled", cancelled)
+                    audit_call(self.agent, call, parsed, decision, decided_by or "cancelled", cancelled)
                     self.emit(ToolCallFinished(call.id, call.name, cancelled, "cancelled"))
                     raise
-        self._audit(call, parsed, decision, decided_by, result)
+        audit_call(self.agent, call, parsed, decision, decided_by, result)
         self.emit(ToolCallFinished(call.id, call.name, result, decided_by))
         plan = result.metadata.get("plan") if result.ok else None
         if isinstance(plan, Plan):
@@ -400,7 +400,7 @@ class _Turn:
         ask = getattr(self.agent.approver, "ask", None)
         if ask is None:
             return None
-        lock = self.agent._approval_lock
+        lock = self.agent.approval_lock
 
         async def serialized(question: Any) -> Any:
             async with lock:
@@ -505,71 +505,12 @@ class _Turn:
         arguments: dict[str, Any],
         unchanged: Callable[[], bool] | None = None,
     ) -> tuple[ToolResult | None, str]:
-        """Settle an ``ask``: (``None`` when allowed, else the result the model reads; who decided).
-
-        ``unchanged`` says whether what was shown is still what would happen, once the person answered.
-        """
-        agent = self.agent
-        if agent.session_approvals.covers(tool, key):
-            return None, "session"
-        if not agent.confirm and not verdict.severe:  # a catastrophe still needs a person
-            return None, "no-confirm"
-        request = ApprovalRequest(
-            call_id=call.id,
-            tool=tool,
-            summary=summary,
-            detail=detail,
-            cwd=str(agent.context.cwd),
-            verdict=verdict,
-            arguments=arguments,
-            always=agent.gate.propose(tool, arguments, verdict),
-        )
-        async with agent._approval_lock:  # one question at a time
-            self.emit(ApprovalRequested(request))
-            answer = await agent.approver.decide(request)
-        if answer is Decision.DENY:
+        """Settle an ``ask`` (:func:`~swebash_ai.agent.call_approval.settle_ask`), counting the denials."""
+        refused, by = await settle_ask(self.agent, self.emit, call, tool, verdict, summary, detail, key, arguments,
+                                       unchanged)
+        if refused is not None and refused.status == "denied":
             self.denied += 1
-            reasons = "; ".join(verdict.reasons)
-            if agent.approver.interactive:
-                msg, by = f"The user denied {summary}. Do not retry it; ask the user what to do instead.", "user"
-            elif verdict.severe:
-                msg = (
-                    f"Not run: {summary} could be catastrophic ({reasons}); --yes never covers that. "
-                    "The user must approve it at a terminal or run it themselves."
-                )
-                by = "non-interactive"
-            else:
-                why = getattr(agent.approver, "reason", "no one could approve it")
-                msg, by = f"Not run: {summary} needs the user's approval ({reasons}), and {why}.", "non-interactive"
-            return ToolResult.denied(msg), by
-        if unchanged is not None and not unchanged():
-            # What was shown (a diff, a command) is no longer what would run: the file changed while the user
-            # was deciding. Approval covers what was seen, so nothing runs, and nothing is remembered.
-            return ToolResult.error(
-                f"Not run: {summary} changed while the user was deciding (the target was modified "
-                "meanwhile), so what was approved is no longer what would happen. Nothing was done; "
-                "read the target again and call the tool again if it is still needed."
-            ), "stale-approval"
-        if answer is Decision.ALLOW_SESSION:
-            agent.session_approvals.remember(tool, key)
-        if not agent.approver.interactive:
-            return None, getattr(agent.approver, "reason", "approver")
-        # "user-session": allowed for the rest of the session (later calls say "session")
-        return None, "user-session" if answer is Decision.ALLOW_SESSION else "user"
-
-    def _audit(self, call: ToolCall, arguments: Any, decision: str, decided_by: str, result: ToolResult) -> None:
-        if self.agent.audit is None:
-            return
-        self.agent.audit.record(
-            tool=call.name,
-            call_id=call.id,
-            arguments=arguments,
-            decision=decision,
-            decided_by=decided_by,
-            outcome=result.status,
-            exit_code=result.exit_code,
-            duration=round(result.duration, 3),
-        )
+        return refused, by
 
 
 _MASK_IN_THREAD = 128 * 1024

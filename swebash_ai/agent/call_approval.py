@@ -1,0 +1,113 @@
+"""The approval of one tool call and its audit line: how the loop settles an ``ask`` and records the outcome.
+
+Contract:
+    :func:`settle_ask` turns an ``ask`` verdict into ``(None, who)`` when the call may run, or ``(result, who)``
+    where ``result`` is what the model reads instead (a denial, or an error when what was shown changed while
+    the person decided). It never raises for a refusal: a refusal is a value (docs/architecture.md).
+    :func:`audit_call` writes the one audit line of a finished call, saying which rule or answer allowed it.
+
+Why a module of its own: the question is the one place where the loop waits for a person, and its rules (a
+session approval covers it, ``confirm`` off still asks about a catastrophe, one question at a time, a stale
+approval runs nothing) are read and changed apart from the streaming and batching of the loop itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from swebash_ai.agent.approval import Decision
+from swebash_ai.agent.events import AgentEvent, ApprovalRequest, ApprovalRequested
+from swebash_ai.providers.base import ToolCall
+from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.registry import ToolResult
+
+if TYPE_CHECKING:
+    from swebash_ai.agent.loop import Agent
+
+__all__ = ["audit_call", "settle_ask"]
+
+
+async def settle_ask(
+    agent: Agent,
+    emit: Callable[[AgentEvent], None],
+    call: ToolCall,
+    tool: str,
+    verdict: Verdict,
+    summary: str,
+    detail: str,
+    key: str | None,
+    arguments: dict[str, Any],
+    unchanged: Callable[[], bool] | None = None,
+) -> tuple[ToolResult | None, str]:
+    """Settle an ``ask``: (``None`` when allowed, else the result the model reads; who decided).
+
+    A denial is the only ``denied`` result, so the caller can count what the person refused.
+
+    Args:
+        agent: Whose approver, session approvals, rules and approval lock answer.
+        emit: Where the :class:`ApprovalRequested` event goes (the turn's event stream).
+        unchanged: Whether what was shown is still what would happen, once the person answered.
+    """
+    if agent.session_approvals.covers(tool, key):
+        return None, "session"
+    if not agent.confirm and not verdict.severe:  # a catastrophe still needs a person
+        return None, "no-confirm"
+    request = ApprovalRequest(
+        call_id=call.id,
+        tool=tool,
+        summary=summary,
+        detail=detail,
+        cwd=str(agent.context.cwd),
+        verdict=verdict,
+        arguments=arguments,
+        always=agent.gate.propose(tool, arguments, verdict),
+    )
+    async with agent.approval_lock:  # one question at a time
+        emit(ApprovalRequested(request))
+        answer = await agent.approver.decide(request)
+    if answer is Decision.DENY:
+        reasons = "; ".join(verdict.reasons)
+        if agent.approver.interactive:
+            msg, by = f"The user denied {summary}. Do not retry it; ask the user what to do instead.", "user"
+        elif verdict.severe:
+            msg = (
+                f"Not run: {summary} could be catastrophic ({reasons}); --yes never covers that. "
+                "The user must approve it at a terminal or run it themselves."
+            )
+            by = "non-interactive"
+        else:
+            why = getattr(agent.approver, "reason", "no one could approve it")
+            msg, by = f"Not run: {summary} needs the user's approval ({reasons}), and {why}.", "non-interactive"
+        return ToolResult.denied(msg), by
+    if unchanged is not None and not unchanged():
+        # What was shown (a diff, a command) is no longer what would run: the file changed while the user
+        # was deciding. Approval covers what was seen, so nothing runs, and nothing is remembered.
+        return ToolResult.error(
+            f"Not run: {summary} changed while the user was deciding (the target was modified "
+            "meanwhile), so what was approved is no longer what would happen. Nothing was done; "
+            "read the target again and call the tool again if it is still needed."
+        ), "stale-approval"
+    if answer is Decision.ALLOW_SESSION:
+        agent.session_approvals.remember(tool, key)
+    if not agent.approver.interactive:
+        return None, getattr(agent.approver, "reason", "approver")
+    # "user-session": allowed for the rest of the session (later calls say "session")
+    return None, "user-session" if answer is Decision.ALLOW_SESSION else "user"
+
+
+def audit_call(agent: Agent, call: ToolCall, arguments: Any, decision: str, decided_by: str,
+               result: ToolResult) -> None:
+    """The audit line of a finished call (nothing without an audit log)."""
+    if agent.audit is None:
+        return
+    agent.audit.record(
+        tool=call.name,
+        call_id=call.id,
+        arguments=arguments,
+        decision=decision,
+        decided_by=decided_by,
+        outcome=result.status,
+        exit_code=result.exit_code,
+        duration=round(result.duration, 3),
+    )
