@@ -367,8 +367,24 @@ def background_exits(service: object) -> str:
     if not exits:
         return ""
     lines = [f"- {p.exit_notice()}" for p in exits]
-    return "\n".join(["[swebash-ai] Since your last request, by itself (read_process shows the last output):",
-                      *lines])
+    return "\n".join([_EXITS_HEAD, *lines])
+
+
+_EXITS_HEAD = "[swebash-ai] Since your last request, by itself (read_process shows the last output):"
+
+
+def exits_told(note: str) -> list[tuple[str, bool]]:
+    """The exits a note of :func:`background_exits` told the model, as (the line a front end showed when it
+    happened, whether the process failed): what a resumed conversation shows again. Another note is one line."""
+    head, _, rest = note.partition("\n")
+    if head != _EXITS_HEAD:
+        return [(note, False)]
+    told = []
+    for line in rest.splitlines():
+        notice = line.removeprefix("- ")
+        ended = notice.rpartition("` ")[2]  # after the command, which may hold anything
+        told.append((notice, not ended.startswith("exited with code 0 ")))
+    return told
 
 
 def _duration(seconds: float) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from swebash_ai.config.settings import load_settings
 from swebash_ai.safety.paths import PathPolicy
-from swebash_ai.tools.background import ProcessService, Ring, read_process, stop_process
+from swebash_ai.tools.background import ProcessService, Ring, exits_told, read_process, stop_process
 from swebash_ai.tools.exec import run_command
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult
 
@@ -227,3 +227,25 @@ async def test_a_failing_exit_listener_does_not_break_the_ending(workspace: Path
     assert (await call(run_command, ctx, command="sleep 1.2; exit 5", background=True)).ok
     read = await read_until(ctx, "p1", "exited with code 5")
     assert "exited with code 5 after" in read
+
+
+@pytest.mark.parametrize(("note", "told"), [
+    # One exit that failed: the line shown live, a failure.
+    ("[swebash-ai] Since your last request, by itself (read_process shows the last output):\n"
+     "- background process p1 `make serve` exited with code 2 after 3 s",
+     [("background process p1 `make serve` exited with code 2 after 3 s", True)]),
+    # A clean exit and a kill, in one note: one line each, only the kill failed.
+    ("[swebash-ai] Since your last request, by itself (read_process shows the last output):\n"
+     "- background process p1 `true` exited with code 0 after 0.1 s\n"
+     "- background process p2 `sleep 9` killed by SIGKILL after 12 s",
+     [("background process p1 `true` exited with code 0 after 0.1 s", False),
+      ("background process p2 `sleep 9` killed by SIGKILL after 12 s", True)]),
+    # The command may say anything, a clean exit's words too: what follows it decides.
+    ("[swebash-ai] Since your last request, by itself (read_process shows the last output):\n"
+     "- background process p3 `echo '` exited with code 0 after '; exit 1` exited with code 1 after 1 s",
+     [("background process p3 `echo '` exited with code 0 after '; exit 1` exited with code 1 after 1 s", True)]),
+    # Another note (none exists yet): shown whole, as information.
+    ("the plan changed", [("the plan changed", False)]),
+])
+def test_exits_told_reads_back_the_lines_of_a_note(note: str, told: list[tuple[str, bool]]) -> None:
+    assert exits_told(note) == told

@@ -94,3 +94,36 @@ async def test_a_process_that_exits_by_itself_is_announced_and_listed_with_its_c
         await type_and_send(pilot, "/ps")
         await wait_for(pilot, lambda: "0 running" in last(app, InfoMessage), what="/ps listing")
         assert "p1   exited with code 2" in last(app, InfoMessage)
+
+
+async def test_a_resumed_session_shows_the_exits_the_model_was_told(llm_env, make_app, monkeypatch):
+    """The exit was news to the model on the next message (its app_notes); resuming shows it where it was said,
+    before that message, as the warning it was, without pointing to a /ps that no longer lists it."""
+    monkeypatch.setenv("SWEBASH_AI_TOOLS_CONFIRM", "false")
+    command = "sleep 1; exit 3"
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": command, "background": True})]),
+                    Reply.text("It runs."), Reply.text("It exited with code 3."))
+    notice = f"background process p1 `{command}` exited with code 3 after "
+    app = make_app(tools=TOOLS)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "start the server")
+        await wait_for(pilot, lambda: "It runs." in app.chat.last_reply_text(), what="answer", timeout=60)
+        await wait_for(pilot, lambda: notice in last(app, NoticeMessage), what="the exit's notice", timeout=30)
+        await idle(pilot)  # the first turn has ended: the next message starts a turn of its own
+        await type_and_send(pilot, "is it up?")
+        await wait_for(pilot, lambda: "code 3." in app.chat.last_reply_text(), what="second answer", timeout=60)
+        told = [m for m in app.session.conversation.messages if m.get("app_notes")]
+        assert [m["content"] for m in told] == ["is it up?"]  # the note rode on the user's next message
+
+    resumed = make_app(tools=TOOLS, resume_latest=True)
+    async with resumed.run_test(size=(140, 40)) as pilot:
+        await idle(pilot)
+        await wait_for(pilot, lambda: any(notice in str(n.render()) for n in resumed.query(NoticeMessage)),
+                       what="the exit's notice, resumed")
+        (widget,) = [n for n in resumed.query(NoticeMessage) if notice in str(n.render())]
+        assert widget.has_class("-warning")  # exit code 3: a failure, as live
+        assert "/ps" not in str(widget.render())  # the process ended with the session that started it
+        shown = list(resumed.chat.query("UserMessage, NoticeMessage"))
+        asked = next(i for i, w in enumerate(shown) if "is it up?" in str(w.render()))
+        assert shown.index(widget) == asked - 1  # where it happened: before the message the model got it with

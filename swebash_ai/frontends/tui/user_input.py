@@ -8,8 +8,10 @@ The work itself (reading command files and mentioned files through the path guar
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from swebash_ai.agent.conversation import NOTES
 from swebash_ai.frontends.tui import commands
 from swebash_ai.safety.terminal_text import safe
 
@@ -48,6 +50,16 @@ def show_prepared(chat: ChatPane, prepared: PreparedPrompt) -> None:
         chat.add_notice(line, "attachment")
     for notice in prepared.notices:
         chat.add_notice(notice, "warning")
+
+
+def show_notes(chat: ChatPane, notes: Iterable[str]) -> None:
+    """The notes the app gave the model on a saved message, as the notices shown live (processes.watch_exits).
+    Without "/ps lists the processes": a resumed session's processes ended with the session that started them."""
+    from swebash_ai.tools.background import exits_told
+
+    for note in notes:
+        for notice, failed in exits_told(note):
+            chat.add_notice(f"{notice}.", "warning" if failed else "info")
 
 
 def show_user_message(chat: ChatPane, content: str) -> None:
@@ -90,7 +102,8 @@ async def refresh_paths(app: ControllerHost, session: Session) -> None:
 
 
 def render_conversation(app: ControllerHost, session: Session) -> None:
-    """Show a resumed conversation: user and assistant text in the chat, tool calls in the tool pane."""
+    """Show a resumed conversation: user and assistant text in the chat, tool calls in the tool pane, and the
+    exits of background processes the model was told about as the notices shown when they happened."""
     from swebash_ai.frontends.tui.widgets.activity import ToolRecord, format_arguments
 
     chat = app.chat
@@ -99,6 +112,9 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
     with chat.resuming():  # only the newest chapters are mounted for the first frame
         for msg in session.conversation.messages:
             role, content = msg.get("role"), msg.get("content")
+            # A note rides on the message the next request ended with (Conversation.add_note): the exits it
+            # tells happened before that request, so before the user's message and after a tool's result.
+            show_notes(chat, msg.get(NOTES) or ())
             if role == "user" and isinstance(content, str):
                 show_user_message(chat, content)
             elif role == "assistant":
