@@ -123,7 +123,7 @@ def test_a_background_process_lives_across_calls_and_ends_with_the_server(cli_en
 
     tag = uuid.uuid4().hex[:8]
     start = ("run_command", {"command": f"echo {tag}-pid=$$; exec sleep 600", "background": True})
-    _, results, asked = run(cli_env, workspace, [start, ("read_process", {"id": "p1", "wait_seconds": 10})], "yes")
+    _, results, asked = run(cli_env, workspace, [start, ("read_process", {"id": "p1", "wait_seconds": 1})], "yes")
     assert len(asked) == 1 and "(background)" in asked[0]  # asked like a foreground command, and said so
     started, read = (text(r) for r in results)
     assert started.startswith("process id: p1") and "process p1: running" in read  # the second call found it
