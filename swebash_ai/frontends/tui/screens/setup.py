@@ -147,16 +147,23 @@ class SetupScreen(ModalScreen[Saved | None]):
         return self.query_one("#setup-model", Input).value.strip()
 
     # --- network (in a thread; see the module docstring) ---------------------------------------------
-    def fetch_models(self) -> None:
+    def _ready(self, *, focus_base: bool) -> tuple[ProviderKind, str] | None:
+        """The chosen kind and its address, when a request can go out now; else ``None`` (a bad address said)."""
         kind = self.kind
         if kind is None or self.busy:
-            return
+            return None
         try:
-            base = self._base(kind)
+            return kind, self._base(kind)
         except errors.ConfigError as exc:
             self.say(exc.message, error=True)
-            self.query_one("#setup-base", Input).focus()
+            if focus_base:
+                self.query_one("#setup-base", Input).focus()
+            return None
+
+    def fetch_models(self) -> None:
+        if (ready := self._ready(focus_base=True)) is None:
             return
+        kind, base = ready
         if kind.needs_key and not self._key():
             self.say(f"{kind.label} needs an API key.", error=True)
             self.query_one("#setup-key", Input).focus()
@@ -197,14 +204,9 @@ class SetupScreen(ModalScreen[Saved | None]):
             typed.focus()
 
     def test_and_save(self) -> None:
-        kind = self.kind
-        if kind is None or self.busy:
+        if (ready := self._ready(focus_base=False)) is None:
             return
-        try:
-            base = self._base(kind)
-        except errors.ConfigError as exc:
-            self.say(exc.message, error=True)
-            return
+        kind, base = ready
         model = self._model()
         if not model:
             if self.models is None and not self.query_one("#setup-model", Input).display:
