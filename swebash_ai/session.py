@@ -13,27 +13,24 @@ import os
 import uuid
 from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.conversation import Conversation, damaged_session, find_session
-from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, CommandSet, load_commands
 from swebash_ai.agent.decide import MODES, Gate
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
-from swebash_ai.agent.hooks import Opinion, run_hook
 from swebash_ai.agent.instructions import Instructions, load_instructions
 from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.project import ProjectRules, load_project
 from swebash_ai.agent.prompt import build_system_prompt
 from swebash_ai.agent.provenance import rebuild as rebuild_provenance
 from swebash_ai.agent.user_prompt import PreparedPrompt, prepare_prompt
-from swebash_ai.config.hooks import Hook
 from swebash_ai.config.settings import LoadedSettings, Settings
 from swebash_ai.errors import ConfigError, ProviderError, SwebashError
 from swebash_ai.observe import Observer
 from swebash_ai.providers import ProviderChoice, choose_provider, make_provider
-from swebash_ai.providers.base import Provider
+from swebash_ai.providers.base import Provider, RetryingProvider
 from swebash_ai.providers.text_tools import TextToolCallProvider, is_tools_unsupported
 from swebash_ai.safety.on_demand import CommandPolicyOnDemand
 from swebash_ai.safety.paths import PathPolicy
@@ -41,6 +38,11 @@ from swebash_ai.tools import builtin_tools
 from swebash_ai.tools.background import ProcessService
 from swebash_ai.tools.checkpoints import Checkpoints, UndoResult, checkpoints_for, move_unsaved, undo_last_turn
 from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry
+
+if TYPE_CHECKING:  # custom commands and hooks load when used
+    from swebash_ai.agent.custom_commands import CommandSet
+    from swebash_ai.agent.hooks import Opinion
+    from swebash_ai.config.hooks import Hook
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,8 @@ class Session:
                                           model_from=loaded.model_from)
             if self.choice is not None:
                 self.provider = make_provider(self.choice, self.settings, on_retry=self._on_retry)
+        if isinstance(self.provider, RetryingProvider):
+            self.provider.on_call_start = self._call_starting
         if self.provider is not None:
             mode = self.settings.tool_calling
             self.provider = TextToolCallProvider(self.provider, text_mode=mode == "text", recover=mode != "native")
@@ -237,7 +241,17 @@ class Session:
         self.gate.mode = mode
         return mode
 
+    def _call_starting(self, name: str) -> None:
+        """The model began a tool call (its arguments still stream): a command's supervisor starts now, so the
+        command finds it ready, and an answer that runs nothing never starts one (issue 23: 12% of a ``-c hi``)."""
+        if name == "run_command" and self.registry.get(name) is not None:
+            from swebash_ai.tools.process import prewarm
+
+            prewarm()
+
     async def _run_hook(self, hook: Hook, payload: dict[str, Any]) -> Opinion:
+        from swebash_ai.agent.hooks import run_hook  # with the first hook that has a say
+
         return await run_hook(hook, payload, self.cwd)
 
     def _make_agent(self) -> Agent:
@@ -274,14 +288,18 @@ class Session:
         return build_system_prompt(self.cwd, self.registry.names(), s.system_prompt, self.instructions.render())
 
     # --- the user's text: custom commands and @mentions (agent/user_prompt.py) ------------------------
-    def custom_commands(self, builtins: Collection[str] = BUILTIN_COMMANDS) -> CommandSet:
-        """The command files in force, read now (an edit applies at once), each through the path guard."""
-        return load_commands(self.cwd, self.loaded.locations.config_dir, self.context.path_policy,
-                             builtins=builtins, max_bytes=self.settings.fs_max_size)
+    def custom_commands(self, builtins: Collection[str] | None = None) -> CommandSet:
+        """The command files in force, read now (an edit applies at once), each through the path guard.
+        ``builtins``: the front end's own command names (the app's, by default)."""
+        from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, load_commands
 
-    def prepare(self, text: str, builtins: Collection[str] = BUILTIN_COMMANDS) -> PreparedPrompt:
+        return load_commands(self.cwd, self.loaded.locations.config_dir, self.context.path_policy,
+                             builtins=BUILTIN_COMMANDS if builtins is None else builtins,
+                             max_bytes=self.settings.fs_max_size)
+
+    def prepare(self, text: str, builtins: Collection[str] | None = None) -> PreparedPrompt:
         """The message to send for what the user typed: ``/NAME args`` expanded, ``@path`` attached."""
-        commands = self.custom_commands(builtins) if text.lstrip().startswith("/") else CommandSet()
+        commands = self.custom_commands(builtins) if text.lstrip().startswith("/") else None
         return prepare_prompt(text, self.context, commands, builtins=builtins)
 
     def context_report(self) -> str:
@@ -371,10 +389,6 @@ class Session:
 
             raise no_provider_error()
         text = self._begin_turn(text)
-        if self.registry.get("run_command") is not None:
-            from swebash_ai.tools.process import prewarm
-
-            prewarm()  # the first command of a session then finds its supervisor started
         try:
             for notice in await self.compact(upcoming=text):
                 yield notice

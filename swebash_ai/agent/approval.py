@@ -11,12 +11,14 @@ person has ``async ask(question: Question) -> Answer``; the ones here answer at 
 from __future__ import annotations
 
 import enum
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from swebash_ai.agent.events import ApprovalRequest
 from swebash_ai.errors import SwebashError
 from swebash_ai.providers.base import Provider, TextChunk
-from swebash_ai.tools.ask import Answer, Question, nobody_can_answer
+
+if TYPE_CHECKING:  # the ask_user tool loads when the model first calls it
+    from swebash_ai.tools.ask import Answer, Question
 
 
 class Decision(enum.Enum):
@@ -46,6 +48,8 @@ class DenyApprover:
         return Decision.DENY
 
     async def ask(self, question: Question) -> Answer:
+        from swebash_ai.tools.ask import nobody_can_answer
+
         return nobody_can_answer("no terminal to ask on")
 
 
@@ -63,6 +67,8 @@ class AllowApprover:
         return Decision.DENY if request.verdict.severe else Decision.ALLOW_ONCE
 
     async def ask(self, question: Question) -> Answer:
+        from swebash_ai.tools.ask import nobody_can_answer
+
         return nobody_can_answer("--yes runs without questions")
 
 

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from swebash_ai.safety.redact import redact
 from swebash_ai.storage import private_files
 
 log = logging.getLogger(__name__)
@@ -25,6 +24,8 @@ class AuditLog:
         self.session_id = session_id
 
     def record(self, **fields: Any) -> None:
+        from swebash_ai.safety.redact import redact  # with the first tool call: an answer alone records nothing
+
         entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "session": self.session_id, **redact(fields)}
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
         try:

@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from swebash_ai.config.hooks import Hook
 from swebash_ai.config.rules import COMMAND_TOOL, ToolRule, ToolRules, strictest
 from swebash_ai.safety.terminal_text import has_invisible
 from swebash_ai.safety.verdict import Verdict
 
 if TYPE_CHECKING:
+    from swebash_ai.config.hooks import Hook
     from swebash_ai.safety.shell_parse import ParsedCommand, SimpleCommand
 
 Mode = Literal["ask", "accept-edits", "plan"]
@@ -49,7 +49,7 @@ PLAN_REFUSAL = (
     "it out."
 )
 
-HookRunner = Callable[[Hook, dict[str, Any]], Awaitable[Any]]
+HookRunner = Callable[["Hook", dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)

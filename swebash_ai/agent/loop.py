@@ -37,7 +37,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
@@ -64,8 +64,10 @@ from swebash_ai.errors import ProviderError, SwebashError
 from swebash_ai.providers.base import FinishChunk, Provider, TextChunk, ToolCall, UsageChunk
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.background import background_exits
-from swebash_ai.tools.plan import Plan
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
+
+if TYPE_CHECKING:
+    from swebash_ai.tools.plan import Plan
 
 log = logging.getLogger(__name__)
 
@@ -383,8 +385,11 @@ class _Turn:
         audit_call(self.agent, call, parsed, decision, decided_by, result)
         self.emit(ToolCallFinished(call.id, call.name, result, decided_by))
         plan = result.metadata.get("plan") if result.ok else None
-        if isinstance(plan, Plan):
-            self._plan_changed(plan)
+        if plan is not None:
+            from swebash_ai.tools.plan import Plan  # loaded already: only its tool puts a plan there
+
+            if isinstance(plan, Plan):
+                self._plan_changed(plan)
         return result
 
     def _plan_changed(self, plan: Plan) -> None:

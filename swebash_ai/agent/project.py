@@ -28,16 +28,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from swebash_ai.config.hooks import Hook, TrustedProject, parse_hooks
 from swebash_ai.config.rules import ToolRules, parse_rule_list
 from swebash_ai.errors import ConfigError
 from swebash_ai.safety.paths import PathPolicy, PathRefused, open_for_read
 from swebash_ai.safety.unasked import DEFAULT_MAX_BYTES, UnaskedText, read_unasked
+
+if TYPE_CHECKING:
+    from swebash_ai.config.hooks import Hook, TrustedProject
 
 PROJECT_FILE = Path(".swebash-ai") / "rules.toml"
 HASH_MAX_BYTES = 16 * 1024 * 1024
@@ -118,6 +120,10 @@ def load_project(
     got = read_unasked(path, policy, within=[root], max_bytes=max_bytes)
     if not isinstance(got, UnaskedText):
         return ProjectRules(path, problem=f"{path} was left out: {got.reason}")
+    import tomllib  # with a project file only, as its hooks
+
+    from swebash_ai.config.hooks import parse_hooks
+
     digest = hashlib.sha256(got.text.encode("utf-8")).hexdigest()
     try:
         data = tomllib.loads(got.text)

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, CommandSet, CustomCommand
-from swebash_ai.agent.mentions import Attachment, expand_mentions
-from swebash_ai.tools.registry import ToolContext
+if TYPE_CHECKING:  # a prompt without "/" or "@" needs neither module
+    from swebash_ai.agent.custom_commands import CommandSet, CustomCommand
+    from swebash_ai.agent.mentions import Attachment
+    from swebash_ai.tools.registry import ToolContext
 
 __all__ = ["PreparedPrompt", "prepare_prompt"]
 
@@ -39,22 +41,30 @@ class PreparedPrompt:
 
 
 def prepare_prompt(
-    text: str, ctx: ToolContext, commands: CommandSet, *, builtins: Collection[str] = BUILTIN_COMMANDS
+    text: str, ctx: ToolContext, commands: CommandSet | None, *, builtins: Collection[str] | None = None
 ) -> PreparedPrompt:
-    """``/NAME args`` expanded when NAME is a command file (a built-in's name never is), then every mention
-    attached. A project command's own text may only mention files inside the project."""
+    """``/NAME args`` expanded when NAME is a command file of ``commands`` (a built-in's name never is: the
+    app's by default), then every mention attached. A project command's own text may only mention files inside
+    the project."""
     command = None
     within: tuple[Path, ...] = ()
     why: tuple[str, ...] = ()
     stripped = text.strip()
-    if stripped.startswith("/") and not stripped.startswith("//"):
+    if commands is not None and stripped.startswith("/") and not stripped.startswith("//"):
+        from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS
+
+        reserved = BUILTIN_COMMANDS if builtins is None else builtins
         name, _, arguments = stripped[1:].partition(" ")
-        found = commands.get(name) if name.lower() not in builtins else None
+        found = commands.get(name) if name.lower() not in reserved else None
         if found is not None:
             command, text = found, found.expand(arguments)
             if found.scope == "project":
                 within = (found.path.parent.parent.parent,)
         elif name.lower() in commands.left_out:
             why = (commands.left_out[name.lower()],)
+    if "@" not in text:  # every mention starts with one
+        return PreparedPrompt(text, command, (), why)
+    from swebash_ai.agent.mentions import expand_mentions
+
     expansion = expand_mentions(text, ctx, within=within)
     return PreparedPrompt(expansion.text, command, expansion.attachments, why + expansion.notices)

@@ -19,16 +19,18 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from swebash_ai.config.file import ENV_PREFIX, StartInfo, read_config_file
-from swebash_ai.config.hooks import Hook, TrustedProject, parse_hooks, parse_trusted
-from swebash_ai.config.mcp import McpServerConfig, parse_mcp_servers
 from swebash_ai.config.rules import ToolRules, parse_rules
 from swebash_ai.errors import ConfigError
 from swebash_ai.storage.locations import Locations
+
+if TYPE_CHECKING:  # their tables are read only when the file has them (see load_settings)
+    from swebash_ai.config.hooks import Hook, TrustedProject
+    from swebash_ai.config.mcp import McpServerConfig
 
 Origin = Literal["default", "file", "profile", "env", "flag", "keyring"]
 
@@ -328,14 +330,22 @@ def load_settings(
     locs, raw, chosen, profile_table = config.locations, config.top, config.profile, config.profile_table
     # MCP server and rule tables are not settings: validated apart, kept on LoadedSettings (see config/mcp.py).
     raw, profile_table = dict(raw), dict(profile_table)
-    mcp_servers = parse_mcp_servers(
-        raw.pop("mcp_servers", None), profile_table.pop("mcp_servers", None), str(locs.config_file), chosen
-    )
     where = str(locs.config_file)
+    mcp_servers: dict[str, McpServerConfig] = {}
+    if "mcp_servers" in raw or "mcp_servers" in profile_table:
+        from swebash_ai.config.mcp import parse_mcp_servers
+
+        mcp_servers = parse_mcp_servers(raw.pop("mcp_servers", None), profile_table.pop("mcp_servers", None),
+                                        where, chosen)
     rules = parse_rules(raw.pop("rules", None), profile_table.pop("rules", None), where, chosen)
-    hooks = parse_hooks(raw.pop("hooks", None), where, "[[hooks]]", "config") + parse_hooks(
-        profile_table.pop("hooks", None), where, f"[[profiles.{chosen}.hooks]]", f"profile.{chosen}")
-    trusted = parse_trusted(raw.pop("trusted_projects", None), where)
+    hooks: tuple[Hook, ...] = ()
+    trusted: tuple[TrustedProject, ...] = ()
+    if {"hooks", "trusted_projects"} & (raw.keys() | profile_table.keys()):
+        from swebash_ai.config.hooks import parse_hooks, parse_trusted
+
+        hooks = parse_hooks(raw.pop("hooks", None), where, "[[hooks]]", "config") + parse_hooks(
+            profile_table.pop("hooks", None), where, f"[[profiles.{chosen}.hooks]]", f"profile.{chosen}")
+        trusted = parse_trusted(raw.pop("trusted_projects", None), where)
     _check_keys(raw, str(locs.config_file))
     if chosen:
         _check_keys(profile_table, f"[profiles.{chosen}] in {locs.config_file}")

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from swebash_ai.agent.approval import Decision
-from swebash_ai.tools.ask import Answer, Question
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import ApprovalRequest
+    from swebash_ai.tools.ask import Answer, Question
 
 Explain = Callable[["ApprovalRequest"], Awaitable[str]]
 BeforeAsk = Callable[[Any], Awaitable[None]]
@@ -196,6 +196,8 @@ class PromptApprover:
 
     async def ask(self, question: Question) -> Answer:
         """Show the model's question and its numbered options; read a number or a typed answer."""
+        from swebash_ai.tools.ask import Answer  # loaded by the call that asks
+
         if self.before_ask is not None:
             await self.before_ask(question)
         options = question.options

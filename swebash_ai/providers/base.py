@@ -109,9 +109,10 @@ class ToolCallAccumulator:
     :meth:`complete` at the end of the stream, after the caller knows the stream really ended.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_name: Callable[[str], None] | None = None) -> None:
         self._calls: dict[int, _Partial] = {}
         self._next = 0  # calls before this position (in index order) were returned early
+        self._on_name = on_name  # told a call's name as it streams in (RetryingProvider.on_call_start)
 
     def add(self, delta_calls: Sequence[Any] | None) -> list[ToolCall]:
         """Take one chunk's tool-call deltas; return the calls they showed to be complete (usually none)."""
@@ -136,6 +137,8 @@ class ToolCallAccumulator:
             name = _get(fn, "name")
             if name and name != part.name:
                 part.name = name if part.name and name.startswith(part.name) else part.name + name
+                if self._on_name is not None:
+                    self._on_name(part.name)
             args = _get(fn, "arguments")
             if args:
                 part.arguments.append(args)
@@ -199,6 +202,10 @@ class RetryingProvider:
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.on_retry = on_retry
+        self.on_call_start: Callable[[str], None] | None = None
+        """Told the name of each tool call as soon as it streams in, long before its arguments end: the session
+        starts what the call will need (a command's supervisor) then, and never for an answer that calls
+        nothing. A name streamed in pieces is told as it grows."""
 
     def _stream_once(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, tool_choice: str
@@ -297,6 +304,7 @@ async def openai_format_chunks(
     stream: AsyncIterator[Any],
     cost: Callable[[UsageChunk], float | None],
     ended: Callable[[str | None], bool] = _finish_seen,
+    on_call_start: Callable[[str], None] | None = None,
 ) -> AsyncIterator[Chunk]:
     """Typed chunks from a stream of OpenAI-format ``chat.completion.chunk`` objects or plain JSON dicts.
 
@@ -307,7 +315,7 @@ async def openai_format_chunks(
     is raised instead of the remaining tool calls and the finish (arguments may have been cut: such a call must
     never run; a call yielded early had whole arguments and the model had moved on).
     """
-    calls = ToolCallAccumulator()
+    calls = ToolCallAccumulator(on_call_start)
     finish: str | None = None
     usage_seen = False
     async for chunk in stream:

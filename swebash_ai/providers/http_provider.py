@@ -120,12 +120,13 @@ class HttpProvider(EndpointProvider):
             if response.status_code >= 400 or "text/event-stream" not in content_type.lower():
                 raw = await _read_capped(response)
                 whole = self._whole_answer(response.status_code, content_type, raw, response.headers)
-                async for chunk in openai_format_chunks(_aiter([whole]), cost):
+                async for chunk in openai_format_chunks(_aiter([whole]), cost, on_call_start=self.on_call_start):
                     yield chunk
                 return
             done = [False]
             events = _events(source, done)
-            async for chunk in openai_format_chunks(events, cost, lambda finish: finish is not None or done[0]):
+            async for chunk in openai_format_chunks(events, cost, lambda finish: finish is not None or done[0],
+                                                    self.on_call_start):
                 yield chunk
 
     def _whole_answer(self, status: int, content_type: str, raw: bytes, headers: Any) -> dict[str, Any]:

@@ -74,7 +74,8 @@ class LiteLLMProvider(EndpointProvider):
         shown = False
         try:
             async for chunk in openai_format_chunks(
-                stream, lambda usage: self._cost(litellm, usage), lambda finish: _received_end(stream, finish)
+                stream, lambda usage: self._cost(litellm, usage), lambda finish: _received_end(stream, finish),
+                self.on_call_start,
             ):
                 shown = shown or isinstance(chunk, TextChunk)
                 yield chunk

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swebash_ai.safety.paths import PathPolicy, PathRefused, open_for_read
-from swebash_ai.safety.secrets import is_key_file, mask_secrets
 
 __all__ = ["DEFAULT_MAX_BYTES", "UnaskedRefusal", "UnaskedText", "read_unasked"]
 
@@ -123,6 +122,8 @@ def read_unasked(
     if "\x00" in decoded:
         return UnaskedRefusal(path, "it is binary (NUL bytes), not text", guarded=False)
     # What a tool returns is scanned for secrets; so is what the app puts in front of the model by itself.
+    from swebash_ai.safety.secrets import is_key_file, mask_secrets  # loaded with the first file found
+
     if is_key_file(decoded):
         return UnaskedRefusal(path, "it holds a private key")
     return UnaskedText(path, resolved, mask_secrets(decoded).text)

@@ -40,17 +40,16 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from swebash_ai.errors import ToolError
-from swebash_ai.safety.redact import redact_output
-from swebash_ai.tools.command_env import build_argv, child_environment
-from swebash_ai.tools.containment import MARKER_VAR, Containment
-from swebash_ai.tools.output import clean_output
-from swebash_ai.tools.process import Contained, start_contained
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
+
+if TYPE_CHECKING:  # the process machinery loads with the first background command (the loop imports this module)
+    from swebash_ai.tools.containment import Containment
+    from swebash_ai.tools.process import Contained
 
 __all__ = ["FIRST_LINES", "FIRST_WAIT", "MAX_WAIT", "TOOLS", "BackgroundProcess", "ProcessRow", "ProcessService",
            "Ring", "background_exits", "read_process", "stop_process"]
@@ -99,6 +98,8 @@ class Ring:
         data = data[skip:]
         keep = len(data) if final else _complete_prefix(data)
         self.read_to = begin + skip + keep
+        from swebash_ai.tools.output import clean_output
+
         return clean_output(data[:keep].decode("utf-8", "replace")), dropped
 
 
@@ -257,6 +258,8 @@ class BackgroundProcess:
         """The output since the last read (secrets masked unless the command was approved), bytes dropped."""
         text, dropped = self.ring.take(final=not self.running)
         if not self.approved and text:
+            from swebash_ai.safety.redact import redact_output
+
             scan = redact_output(text)
             if scan.masked:
                 text = f"{scan.text}\n{scan.note()}"
@@ -313,6 +316,9 @@ class ProcessService:
                 f"background_max_running = {self.max_running}). Stop one you no longer need with stop_process "
                 f"first. Running: {shown}."
             )
+        from swebash_ai.tools.containment import MARKER_VAR
+        from swebash_ai.tools.process import start_contained
+
         env = dict(env)
         env[MARKER_VAR] = uuid.uuid4().hex
         job = await start_contained(argv, cwd=cwd, env=env)
@@ -439,6 +445,8 @@ def _ending_lines(proc: BackgroundProcess) -> list[str]:
 async def start_background(ctx: ToolContext, command: str, workdir: Path, *, keep_env: Sequence[str],
                            writable_roots: Sequence[Path], on_end: Callable[[], None] | None) -> ToolResult:
     """The background half of ``run_command``: the command was judged and approved already."""
+    from swebash_ai.tools.command_env import build_argv, child_environment
+
     s = ctx.settings
     try:
         svc = service_of(ctx)

@@ -33,8 +33,6 @@ from pydantic.fields import FieldInfo
 
 from swebash_ai.config.rules import ToolRules
 from swebash_ai.errors import ConfigError
-from swebash_ai.safety.redact import redact_output
-from swebash_ai.safety.secrets import mask_secrets
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.web_guard import Provenance
 
@@ -100,6 +98,9 @@ class ToolResult:
         sees it: one choke point for files, search hits, command output, fetched pages and MCP results.
         JSON content stays JSON unless something in it was masked (then it becomes the masked text).
         """
+        from swebash_ai.safety.redact import redact_output  # with the first result: an answer alone needs none
+        from swebash_ai.safety.secrets import mask_secrets
+
         scan = redact_output(self.text) if self.unasked_output else mask_secrets(self.text)
         if not scan.masked:
             return self

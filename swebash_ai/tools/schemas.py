@@ -14,7 +14,7 @@ SOURCES: dict[str, str] = {'swebash_ai.tools.fs': 'e3b486eee942e79e',
  'swebash_ai.tools.search': '609aeb4779ab9336',
  'swebash_ai.tools.find': 'cd557f2a430f5a40',
  'swebash_ai.tools.exec': '9ec52052d04a18aa',
- 'swebash_ai.tools.background': '1f9b13f75d1b389d',
+ 'swebash_ai.tools.background': '51557987e8881c14',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
  'swebash_ai.tools.plan': '0bc8aad0ee2e4e3d',
  'swebash_ai.tools.ask': 'e9370f811b8fac6d'}

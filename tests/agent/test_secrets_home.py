@@ -171,7 +171,7 @@ async def test_the_output_of_an_unasked_command_is_scanned_once(
     """A reader nobody approved gets the stricter rules (a secret-named assignment, a URL password) in the loop's
     one scan: its output is read once, and the model sees each value masked and one note."""
     import swebash_ai.safety.redact as redact_module
-    import swebash_ai.tools.registry as registry_module
+    import swebash_ai.safety.secrets as secrets_module
 
     password, db = rand(16), rand(18)
     (home / "settings.env").write_text(f"DB_PASSWORD={password}\nDATABASE_URL=postgres://app:{db}@db:5432/app\n")
@@ -183,7 +183,7 @@ async def test_the_output_of_an_unasked_command_is_scanned_once(
         return real(text)
 
     monkeypatch.setattr(redact_module, "mask_secrets", counting)
-    monkeypatch.setattr(registry_module, "mask_secrets", counting)
+    monkeypatch.setattr(secrets_module, "mask_secrets", counting)  # the loop's scan imports it when it runs
     llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "cat settings.env"})]), Reply.text("ok"))
     session = Session(load_settings(), approver=AllowApprover(), cwd=home, probe_ollama=False)
     events = [e async for e in session.run("show the settings")]

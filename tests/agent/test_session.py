@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from swebash_ai.agent import TextDelta, ToolCallFinished, TurnFailed, TurnFinished
+from swebash_ai.agent.approval import AllowApprover
 from swebash_ai.agent.conversation import Conversation
 from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import ConfigError
@@ -110,3 +111,29 @@ async def test_user_command_without_provider_is_audited(workspace: Path) -> None
     assert isinstance(events[-1], TurnFinished) and events[-1].text == "ran echo hi"
     line = json.loads(session.loaded.locations.audit_log.read_text().splitlines()[-1])
     assert line["tool"] == "run_command" and line["arguments"] == {"command": "echo hi"}
+
+
+async def test_a_commands_supervisor_starts_as_its_call_begins_and_never_for_an_answer(
+    llm_env: FakeLLMServer, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 23: the next command's supervisor (a Python process) used to start with every turn that offered
+    # run_command, 12% of a `-c hi`. Now it starts when the model's run_command call begins to stream, while
+    # its arguments still arrive; an answer without a command starts none.
+    from swebash_ai.tools import process as process_mod
+
+    order: list[str] = []
+    monkeypatch.setattr(process_mod, "prewarm", lambda: order.append("prewarm"))
+    session = Session(load_settings(), probe_ollama=False, approver=AllowApprover())
+    llm_env.enqueue(Reply.text("Just words.", chunk_size=3))
+    assert [type(e).__name__ for e in await run(session, "hi")][-1] == "TurnFinished"
+    assert order == []
+
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "echo warm"})], split=6, delay=0.02),
+                    Reply.text("Done."))
+    async for event in session.run("echo something"):
+        order.append(type(event).__name__)
+    assert order.index("prewarm") < order.index("ToolCallStarted")
+    assert order.count("prewarm") == 1  # the name arrived whole once; its argument pieces tell nothing
+    ran = next(e for e in session.conversation.messages if e.get("role") == "tool")
+    assert "warm" in ran["content"]
+    await session.aclose()
