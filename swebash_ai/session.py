@@ -17,7 +17,7 @@ from typing import Any
 
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
-from swebash_ai.agent.conversation import Conversation, damaged_session, find_session
+from swebash_ai.agent.conversation import NOTES, Conversation, damaged_session, find_session
 from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, CommandSet, load_commands
 from swebash_ai.agent.decide import MODES, Gate
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
@@ -370,7 +370,7 @@ class Session:
             from swebash_ai.providers import no_provider_error
 
             raise no_provider_error()
-        text = self._begin_turn(text)
+        self._begin_turn()
         if self.registry.get("run_command") is not None:
             from swebash_ai.tools.process import prewarm
 
@@ -397,7 +397,10 @@ class Session:
                         yield event
                 if not retry:
                     return
+                dropped = self.conversation.messages[mark:]
                 self.conversation.truncate(mark)
+                for note in (n for m in dropped for n in m.get(NOTES) or ()):  # told again, in the retry
+                    self.conversation.note_for_next_turn(note)
                 yield Notice(
                     f"{self.model} refused native tool calls; describing the tools in the prompt instead.", "warning"
                 )
@@ -442,8 +445,8 @@ class Session:
     def checkpoints(self) -> Checkpoints:
         return checkpoints_for(self.loaded.locations.sessions_dir, self.conversation.id)
 
-    def _begin_turn(self, text: str) -> str:
-        """Point the write tools at this turn's checkpoints; put a pending undo note in front of ``text``."""
+    def _begin_turn(self) -> None:
+        """Point the write tools at this turn's checkpoints."""
         store = self.checkpoints
         # One number per user turn, and one of its own for a ``!command`` (which adds no user message), so
         # that undo can take back either alone.
@@ -451,8 +454,6 @@ class Session:
         store.turn = max(users, store.last_turn()) + 1
         store.writer = self._unsaved_mark
         self.context.services["checkpoints"] = store
-        note = self.conversation.take_note()
-        return f"{note}\n\n{text}" if note and text else text
 
     def undo(self, *, force: bool = False) -> UndoResult:
         """Revert the file changes of the newest turn not yet undone; the model hears of it next turn.
@@ -478,7 +479,7 @@ class Session:
     async def run_shell(self, command: str) -> AsyncGenerator[AgentEvent, None]:
         """``!command``: run a command the user typed through the exec tool, its policy and approval."""
         agent = self.agent or self._toolbox_agent()
-        self._begin_turn("")
+        self._begin_turn()
         try:
             async for event in agent.run_tool(self.conversation, "run_command", {"command": command}):
                 yield event

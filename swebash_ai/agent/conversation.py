@@ -78,7 +78,7 @@ def _for_wire(message: Message) -> Message:
     wire = {k: v for k, v in message.items() if k not in _OWN_KEYS}
     notes = message.get(NOTES)
     if notes and isinstance(wire.get("content"), str):
-        wire["content"] = "\n\n".join([wire["content"], *notes])
+        wire["content"] = "\n\n".join([part for part in (wire["content"], *notes) if part])
     return wire
 
 
@@ -153,10 +153,11 @@ class Conversation:
         is refused by chat templates that want the roles to alternate, a system message in the middle by
         those that want it first, and a tool message needs a call. So the note rides on the last message,
         under :data:`NOTES` (see there). Only an empty conversation, or one ending with an answer, gets a
-        user message of its own, which is then valid everywhere."""
+        user message of its own, which is then valid everywhere: its content is empty and the note is under
+        :data:`NOTES` all the same (see :func:`is_note_only`), so that nothing reads it as the user's words."""
         last = self.messages[-1] if self.messages else None
         if last is None or last.get("role") not in ("user", "tool") or not isinstance(last.get("content"), str):
-            self.add_user(text)
+            self.messages.append({"role": "user", "content": "", NOTES: [text]})
             return
         last.setdefault(NOTES, []).append(text)
         del self._costs[len(self.messages) - 1 :]  # its token estimate grew
@@ -235,7 +236,8 @@ class Conversation:
         note) is not the user's question, and a summary replacing the first turns keeps the title it had."""
         if self._pinned_title and self.meta.get("compactions"):
             return self._pinned_title
-        users = [m for m in self.messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        users = [m for m in self.messages if m.get("role") == "user" and isinstance(m.get("content"), str)
+                 and not is_note_only(m)]
         typed = [m for m in users if m.get(TYPED)] or users  # sessions saved before the mark: any user message
         return title_of(typed[0]["content"]) if typed else "(empty)"
 
@@ -302,12 +304,38 @@ class Conversation:
         conv._generation = generation if isinstance(generation, int) else -1
         conv.meta = meta
         conv._pinned_title = saved_title if isinstance(saved_title, str) else ""
+        _notes_apart(messages)
         conv.repair()
         return conv
 
 
+def is_note_only(message: Message) -> bool:
+    """Whether ``message`` is a user message the app made to carry its notes (:meth:`Conversation.add_note`),
+    with nothing the user wrote: front ends show its notes as notices, never as the user's text."""
+    return message.get("role") == "user" and message.get("content") == "" and bool(message.get(NOTES))
+
+
+_OLD_NOTE_HEAD = "[swebash-ai] "
+"""How the notes the app gave the model in a message of their own begin (background exits)."""
+
+
+def _notes_apart(messages: list[Message]) -> None:
+    """Put the note of a message of its own, as a version before :func:`is_note_only` saved it (the note as
+    the content), under :data:`NOTES`: resumed, it is shown as the note it was, not as if typed.
+
+    Only in a conversation that marks what was typed (:data:`TYPED`, older than any such note), and only an
+    untyped user message that reads like the app's note: the user's own text is never taken for a note."""
+    if not any(m.get(TYPED) for m in messages):
+        return
+    for i, msg in enumerate(messages):
+        content = msg.get("content")
+        if (msg.get("role") == "user" and not msg.get(TYPED) and not msg.get(NOTES) and isinstance(content, str)
+                and content.startswith(_OLD_NOTE_HEAD)):
+            messages[i] = {**msg, "content": "", NOTES: [content]}
+
+
 _APP_NOTE = re.compile(r"\A\s*\[Note: .*?\]\s*?\n\s*\n", re.DOTALL)
-"""An undo note the app put in front of the user's text (``Session._begin_turn``)."""
+"""An undo note an older version put in front of the user's text (now it rides under :data:`NOTES`)."""
 
 
 def title_of(content: str) -> str:
@@ -397,7 +425,8 @@ def _listed_title(info: SessionInfo, meta: dict[str, Any]) -> str:
                     msg = json.loads(line)
                 except ValueError:
                     continue
-                if not isinstance(msg, dict) or msg.get("role") != "user" or not isinstance(msg.get("content"), str):
+                if (not isinstance(msg, dict) or msg.get("role") != "user" or not isinstance(msg.get("content"), str)
+                        or is_note_only(msg)):
                     continue
                 if msg.get(TYPED):
                     return title_of(msg["content"])
