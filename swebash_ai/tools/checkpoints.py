@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -49,6 +50,12 @@ MAX_SAVED = 16 * 1024 * 1024
 
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
+_FOLDER = re.compile(r"[\w.-]+\.checkpoints")
+_MAX_FORKS = 32  # how far holder_of follows a record from fork to fork
+
+_MOVING = threading.Lock()
+"""Held while :func:`move_unsaved` hands records to a fork and while a command's after-state finds its record:
+a background command may end (in a worker thread) while its turn's save forks the session."""
 
 
 def _sha(data: bytes) -> str:
@@ -140,8 +147,23 @@ class Checkpoints:
         from swebash_ai.tools import snapshots
 
         snap = snapshots.ShadowRepo(self.shadow, Path(entry["root"]), limits, policy).snapshot()
-        self._append({"kind": "command_after", "id": entry["id"], "after": snap.commit,
-                      "skipped": snap.reason or None, "protected": snap.protected or None})
+        with _MOVING:  # not between a fork's copy of the record and its ``moved`` line (see move_unsaved)
+            self.holder_of(entry["id"])._append({"kind": "command_after", "id": entry["id"], "after": snap.commit,
+                                                 "skipped": snap.reason or None, "protected": snap.protected or None})
+
+    def holder_of(self, entry_id: str) -> Checkpoints:
+        """The store that holds record ``entry_id`` now: this one, or the fork its turn moved to (and on, when
+        that fork forked in turn; see :func:`move_unsaved`). A background command ends whenever it ends: its
+        after-state must go where its before-state is, which undo reads together."""
+        store = self
+        for _ in range(_MAX_FORKS):
+            moved = next((e for e in store.entries() if e.get("kind") == "moved" and entry_id in (e.get("ids") or ())),
+                         None)
+            target = moved.get("to") if moved is not None else None
+            if not isinstance(target, str) or not _FOLDER.fullmatch(target):  # a name beside it, never a path
+                return store
+            store = Checkpoints(store.folder.parent / target, store.turn, store.writer)
+        return store
 
     def last_turn(self) -> int:
         """The highest turn number recorded (0 for none)."""
@@ -352,6 +374,11 @@ def move_unsaved(source: Checkpoints, target: Checkpoints) -> int:
     undoable in both, never in neither (the second undo then finds the files changed and refuses).
     Returns how many changes moved.
     """
+    with _MOVING:
+        return _move_unsaved(source, target)
+
+
+def _move_unsaved(source: Checkpoints, target: Checkpoints) -> int:
     entries = source.entries()
     mine = [e for e in entries if source.writer and e.get("by") == source.writer and e.get("id")]
     ids = {e["id"] for e in mine}

@@ -199,3 +199,73 @@ async def test_the_fork_takes_the_checkpoints_of_its_turn_so_each_session_undoes
         undo_saved_session(sessions_dir(), fork_id)
     fork_blobs = sessions_dir() / f"{fork_id}.checkpoints" / "blobs"
     assert [stat.S_IMODE(p.stat().st_mode) for p in fork_blobs.iterdir()] == [0o600]
+
+
+async def _ended(session: Session) -> None:
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + 30
+    while any(r.running for r in session.processes.rows()):
+        assert time.monotonic() < deadline, "the background process did not exit"
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)  # its after-snapshot runs in a thread once it ended
+
+
+def _background_sessions() -> tuple[Session, Session]:
+    tools = [t for t in builtin_tools() if t.name == "run_command"]
+    return (Session(load_settings(), tools=tools, approver=AllowApprover(), probe_ollama=False),
+            Session(load_settings(), tools=tools, approver=AllowApprover(), probe_ollama=False))
+
+
+async def test_a_background_command_ending_after_the_fork_records_its_state_in_the_fork(
+    llm_env: FakeLLMServer, workspace: Path
+) -> None:
+    """The turn that started it was handed to the fork by its save; the command ends later, and the state after
+    it goes with its record, so the fork's undo reverts it (and the first session's has nothing of it)."""
+    shared_session()
+    one, two = _background_sessions()
+    one.resume(SHARED)
+    two.resume(SHARED)
+    try:
+        llm_env.enqueue(Reply.text("Fine."))
+        [e async for e in one.run("one")]  # the other instance saves first
+        llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 1.5; echo x > late.txt",
+                                                           "background": True}, "c1")]), Reply.text("Started."))
+        [e async for e in two.run("start it")]
+        fork_id = two.conversation.id
+        assert fork_id != SHARED and not (workspace / "late.txt").exists()
+        await _ended(two)
+        assert (workspace / "late.txt").exists()
+        kinds = [e["kind"] for e in two.checkpoints.entries()]
+        assert kinds == ["command", "command_after"]
+        result = undo_saved_session(sessions_dir(), fork_id)
+        assert not (workspace / "late.txt").exists()
+        assert "1 path(s) it changed put back" in result.restored[0]
+        with pytest.raises(UndoRefused, match="Nothing to undo"):
+            undo_saved_session(sessions_dir(), SHARED)
+    finally:
+        await one.aclose()
+        await two.aclose()
+
+
+async def test_a_background_command_ending_after_new_records_its_state_in_its_own_session(
+    llm_env: FakeLLMServer, workspace: Path
+) -> None:
+    """``/new`` (or a resume) moved the app on, and a turn there pointed the tools at the new session's
+    checkpoints: the command's after-state still goes to the session that started it."""
+    first, _ = _background_sessions()
+    try:
+        llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 2; echo x > late.txt",
+                                                           "background": True}, "c1")]), Reply.text("Started."))
+        [e async for e in first.run("start it")]
+        started_in = first.conversation.id
+        first.new_conversation()
+        llm_env.enqueue(Reply.text("Hello."))
+        [e async for e in first.run("something else")]
+        await _ended(first)
+        assert [e["kind"] for e in first.checkpoints.entries()] == []
+        undo_saved_session(sessions_dir(), started_in)
+        assert not (workspace / "late.txt").exists()
+    finally:
+        await first.aclose()
