@@ -17,7 +17,7 @@ from typing import Any
 
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
-from swebash_ai.agent.conversation import NOTES, Conversation, damaged_session, find_session
+from swebash_ai.agent.conversation import NOTES, Conversation, damaged_session, find_session, is_note_only
 from swebash_ai.agent.custom_commands import BUILTIN_COMMANDS, CommandSet, load_commands
 from swebash_ai.agent.decide import MODES, Gate
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
@@ -448,12 +448,21 @@ class Session:
     def _begin_turn(self) -> None:
         """Point the write tools at this turn's checkpoints."""
         store = self.checkpoints
-        # One number per user turn, and one of its own for a ``!command`` (which adds no user message), so
-        # that undo can take back either alone.
-        users = sum(1 for m in self.conversation.messages if m.get("role") == "user")
-        store.turn = max(users, store.last_turn()) + 1
+        # One number per turn, a ``!command`` included, counted by the conversation and saved with it: turn N is
+        # the Nth turn of the file that holds it, and a fork goes on from its own count. Until a fork, two runs'
+        # turn N sit in one index, told apart by ``writer`` (see undo_last_turn).
+        store.turn = self.conversation.meta["turns"] = self._turns_counted() + 1
         store.writer = self._unsaved_mark
         self.context.services["checkpoints"] = store
+
+    def _turns_counted(self) -> int:
+        """The turns of the conversation so far. A session saved before the count gets it on resume (its user
+        turns, or its checkpoints' highest number), not at its next turn, when another run may have added some."""
+        counted = self.conversation.meta.get("turns")
+        if not isinstance(counted, int):
+            users = sum(1 for m in self.conversation.messages if m.get("role") == "user" and not is_note_only(m))
+            counted = self.conversation.meta["turns"] = max(users, self.checkpoints.last_turn())
+        return counted
 
     def undo(self, *, force: bool = False) -> UndoResult:
         """Revert the file changes of the newest turn not yet undone; the model hears of it next turn.
@@ -531,6 +540,10 @@ class Session:
             before.writer = self._unsaved_mark
             move_unsaved(before, self.checkpoints)
             self.notices.append(forked)
+        recorder = self.context.services.get("checkpoints")
+        if isinstance(recorder, Checkpoints) and recorder.wrote and recorder.writer == self._unsaved_mark:
+            with contextlib.suppress(OSError):  # this file holds this run's turns now: its undo prefers them
+                self.checkpoints.claim(self._unsaved_mark)
         self._unsaved_mark = uuid.uuid4().hex
         return forked
 
@@ -557,6 +570,7 @@ class Session:
             what = f"None matches '{session_id}'" if session_id else "There is none yet"
             raise ConfigError(f"{what} in {folder}.", title="No saved session")
         self.conversation = Conversation.load(path)
+        self._turns_counted()
         self.context.provenance.clear()
         rebuild_provenance(self.conversation.messages, self.context.provenance)  # derived, never a stored list
         if self.agent is not None:

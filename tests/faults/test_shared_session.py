@@ -238,7 +238,7 @@ async def test_a_background_command_ending_after_the_fork_records_its_state_in_t
         await _ended(two)
         assert (workspace / "late.txt").exists()
         kinds = [e["kind"] for e in two.checkpoints.entries()]
-        assert kinds == ["command", "command_after"]
+        assert kinds == ["command", "saved", "command_after"]  # moved to the fork, claimed by its save
         result = undo_saved_session(sessions_dir(), fork_id)
         assert not (workspace / "late.txt").exists()
         assert "1 path(s) it changed put back" in result.restored[0]
@@ -269,3 +269,47 @@ async def test_a_background_command_ending_after_new_records_its_state_in_its_ow
         assert not (workspace / "late.txt").exists()
     finally:
         await first.aclose()
+
+
+async def test_two_runs_number_a_turn_by_their_own_file_and_each_undo_takes_back_its_own(
+    llm_env: FakeLLMServer, workspace: Path
+) -> None:
+    """Both runs resumed a one-turn session: each one's next turn is turn 2 of the file that keeps it. While the
+    second has not saved (and so not forked), both turns 2 sit in one index: undo of the first session takes
+    back its own turn 2, never the other's; the fork's undo takes back the other's, as turn 2 too."""
+    shared_session()
+    tools = [t for t in builtin_tools() if t.name == "write_file"]
+    one, two = (Session(load_settings(), tools=tools, approver=AllowApprover(), probe_ollama=False)
+                for _ in range(2))
+    one.resume(SHARED)
+    two.resume(SHARED)
+
+    def writes(name: str) -> None:
+        llm_env.enqueue(Reply.tool_calls([("write_file", {"path": name, "content": f"{name}\n"}, "c1")]),
+                        Reply.text("Written."))
+
+    writes("one.txt")
+    [e async for e in one.run("write one")]
+    writes("two.txt")
+    turn = two.run("write two")
+    async for event in turn:  # two's file is written; its turn is not over, so not saved yet
+        if type(event).__name__ == "ToolCallFinished":
+            break
+    assert (workspace / "two.txt").exists()
+    result = undo_saved_session(sessions_dir(), SHARED)
+    assert (result.turn, [line.split(":")[0] for line in result.restored]) == (2, [str(workspace / "one.txt")])
+    assert not (workspace / "one.txt").exists() and (workspace / "two.txt").exists()
+    [e async for e in turn]  # now two's save forks
+    fork_id = two.conversation.id
+    assert fork_id != SHARED
+    assert (one.conversation.meta["turns"], two.conversation.meta["turns"]) == (2, 2)
+    result = two.undo()  # in the app that forked (a `swebash-ai undo` would save the file under it: a fork more)
+    assert (result.turn, [line.split(":")[0] for line in result.restored]) == (2, [str(workspace / "two.txt")])
+    assert not (workspace / "two.txt").exists()
+    with pytest.raises(UndoRefused, match="Nothing to undo"):
+        undo_saved_session(sessions_dir(), SHARED)
+
+    writes("three.txt")
+    [e async for e in two.run("write three")]  # the fork goes on from its own count
+    assert two.conversation.id == fork_id
+    assert [e["turn"] for e in two.checkpoints.entries() if e.get("kind") == "file"] == [2, 3]
