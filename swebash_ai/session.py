@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
-from swebash_ai.agent.conversation import Conversation, damaged_session, find_session
+from swebash_ai.agent.conversation import NOTES, Conversation, damaged_session, find_session, is_note_only
 from swebash_ai.agent.decide import MODES, Gate
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
 from swebash_ai.agent.instructions import Instructions, load_instructions
@@ -302,40 +302,6 @@ class Session:
         commands = self.custom_commands(builtins) if text.lstrip().startswith("/") else None
         return prepare_prompt(text, self.context, commands, builtins=builtins)
 
-    def context_report(self) -> str:
-        """What the model is sent each request, by part, in estimated tokens (the TUI's ``/context``)."""
-        import json
-
-        from swebash_ai.agent.conversation import estimate_tokens
-
-        def tokens(text: str) -> int:
-            return len(text) // 4
-
-        instructions = self.instructions.render()
-        system = tokens(self.system_prompt()) - tokens(instructions)
-        tools = tokens(json.dumps(self.registry.definitions())) if len(self.registry) else 0
-        sent = self.conversation.for_request(None, self.settings.context_tokens)
-        history = sum(estimate_tokens(m) for m in sent)
-        lines = ["Instruction files in force:"]
-        lines += [f"  {f.path}" + (" (cut)" if f.cut else "") for f in self.instructions.files] or ["  (none)"]
-        if not self.settings.project_instructions:
-            lines[-1] += " - project_instructions is off"
-        lines += [f"  ! {p}" for p in (*self.instructions.problems, *self.instructions.warnings)]
-        if self.instructions.refused:
-            lines += ["Instruction files refused (left out):"]
-            lines += [f"  {r.path}: {r.reason}" for r in self.instructions.refused]
-        total = system + tokens(instructions) + tools + history
-        lines += [
-            "",
-            f"Token budget (estimated, context_tokens = {self.settings.context_tokens}):",
-            f"  system prompt  {system:>8}",
-            f"  instructions   {tokens(instructions):>8}",
-            f"  tools          {tools:>8}",
-            f"  history        {history:>8}  ({len(sent)} of {len(self.conversation.messages)} messages sent)",
-            f"  total          {total:>8}",
-        ]
-        return "\n".join(lines)
-
     def _audit_log(self) -> AuditLog | None:
         if not self.settings.audit:
             return None
@@ -388,7 +354,7 @@ class Session:
             from swebash_ai.providers import no_provider_error
 
             raise no_provider_error()
-        text = self._begin_turn(text)
+        self._begin_turn()
         try:
             for notice in await self.compact(upcoming=text):
                 yield notice
@@ -411,7 +377,10 @@ class Session:
                         yield event
                 if not retry:
                     return
+                dropped = self.conversation.messages[mark:]
                 self.conversation.truncate(mark)
+                for note in (n for m in dropped for n in m.get(NOTES) or ()):  # told again, in the retry
+                    self.conversation.note_for_next_turn(note)
                 yield Notice(
                     f"{self.model} refused native tool calls; describing the tools in the prompt instead.", "warning"
                 )
@@ -456,17 +425,24 @@ class Session:
     def checkpoints(self) -> Checkpoints:
         return checkpoints_for(self.loaded.locations.sessions_dir, self.conversation.id)
 
-    def _begin_turn(self, text: str) -> str:
-        """Point the write tools at this turn's checkpoints; put a pending undo note in front of ``text``."""
+    def _begin_turn(self) -> None:
+        """Point the write tools at this turn's checkpoints."""
         store = self.checkpoints
-        # One number per user turn, and one of its own for a ``!command`` (which adds no user message), so
-        # that undo can take back either alone.
-        users = sum(1 for m in self.conversation.messages if m.get("role") == "user")
-        store.turn = max(users, store.last_turn()) + 1
+        # One number per turn, a ``!command`` included, counted by the conversation and saved with it: turn N is
+        # the Nth turn of the file that holds it, and a fork goes on from its own count. Until a fork, two runs'
+        # turn N sit in one index, told apart by ``writer`` (see undo_last_turn).
+        store.turn = self.conversation.meta["turns"] = self._turns_counted() + 1
         store.writer = self._unsaved_mark
         self.context.services["checkpoints"] = store
-        note = self.conversation.take_note()
-        return f"{note}\n\n{text}" if note and text else text
+
+    def _turns_counted(self) -> int:
+        """The turns of the conversation so far. A session saved before the count gets it on resume (its user
+        turns, or its checkpoints' highest number), not at its next turn, when another run may have added some."""
+        counted = self.conversation.meta.get("turns")
+        if not isinstance(counted, int):
+            users = sum(1 for m in self.conversation.messages if m.get("role") == "user" and not is_note_only(m))
+            counted = self.conversation.meta["turns"] = max(users, self.checkpoints.last_turn())
+        return counted
 
     def undo(self, *, force: bool = False) -> UndoResult:
         """Revert the file changes of the newest turn not yet undone; the model hears of it next turn.
@@ -492,7 +468,7 @@ class Session:
     async def run_shell(self, command: str) -> AsyncGenerator[AgentEvent, None]:
         """``!command``: run a command the user typed through the exec tool, its policy and approval."""
         agent = self.agent or self._toolbox_agent()
-        self._begin_turn("")
+        self._begin_turn()
         try:
             async for event in agent.run_tool(self.conversation, "run_command", {"command": command}):
                 yield event
@@ -544,6 +520,10 @@ class Session:
             before.writer = self._unsaved_mark
             move_unsaved(before, self.checkpoints)
             self.notices.append(forked)
+        recorder = self.context.services.get("checkpoints")
+        if isinstance(recorder, Checkpoints) and recorder.wrote and recorder.writer == self._unsaved_mark:
+            with contextlib.suppress(OSError):  # this file holds this run's turns now: its undo prefers them
+                self.checkpoints.claim(self._unsaved_mark)
         self._unsaved_mark = uuid.uuid4().hex
         return forked
 
@@ -570,6 +550,7 @@ class Session:
             what = f"None matches '{session_id}'" if session_id else "There is none yet"
             raise ConfigError(f"{what} in {folder}.", title="No saved session")
         self.conversation = Conversation.load(path)
+        self._turns_counted()
         self.context.provenance.clear()
         rebuild_provenance(self.conversation.messages, self.context.provenance)  # derived, never a stored list
         if self.agent is not None:

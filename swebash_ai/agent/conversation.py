@@ -14,6 +14,7 @@ differ per provider, and the budget only needs to be safely below the model's co
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import secrets
@@ -40,6 +41,12 @@ stay as they were (resuming reads them, :mod:`swebash_ai.agent.provenance`), and
 the wire. Kept in the saved session."""
 
 _OWN_KEYS = (INCOMPLETE, TYPED, NOTES)
+
+TITLE_RULE = "title_rule"
+"""Key of the session header saying how its ``title`` was made: ``"typed"`` (the first line the user typed). A
+header without it was written by an older version, whose title was the whole first user message, piped input
+and notes included: :func:`list_sessions` shows the title of today's rule for those (see :func:`_listed_title`).
+"""
 
 SAVE_LOCK = ".save.lock"
 """In a sessions folder: held (``flock``) while a session file is checked and written."""
@@ -71,7 +78,7 @@ def _for_wire(message: Message) -> Message:
     wire = {k: v for k, v in message.items() if k not in _OWN_KEYS}
     notes = message.get(NOTES)
     if notes and isinstance(wire.get("content"), str):
-        wire["content"] = "\n\n".join([wire["content"], *notes])
+        wire["content"] = "\n\n".join([part for part in (wire["content"], *notes) if part])
     return wire
 
 
@@ -146,10 +153,11 @@ class Conversation:
         is refused by chat templates that want the roles to alternate, a system message in the middle by
         those that want it first, and a tool message needs a call. So the note rides on the last message,
         under :data:`NOTES` (see there). Only an empty conversation, or one ending with an answer, gets a
-        user message of its own, which is then valid everywhere."""
+        user message of its own, which is then valid everywhere: its content is empty and the note is under
+        :data:`NOTES` all the same (see :func:`is_note_only`), so that nothing reads it as the user's words."""
         last = self.messages[-1] if self.messages else None
         if last is None or last.get("role") not in ("user", "tool") or not isinstance(last.get("content"), str):
-            self.add_user(text)
+            self.messages.append({"role": "user", "content": "", NOTES: [text]})
             return
         last.setdefault(NOTES, []).append(text)
         del self._costs[len(self.messages) - 1 :]  # its token estimate grew
@@ -228,7 +236,8 @@ class Conversation:
         note) is not the user's question, and a summary replacing the first turns keeps the title it had."""
         if self._pinned_title and self.meta.get("compactions"):
             return self._pinned_title
-        users = [m for m in self.messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        users = [m for m in self.messages if m.get("role") == "user" and isinstance(m.get("content"), str)
+                 and not is_note_only(m)]
         typed = [m for m in users if m.get(TYPED)] or users  # sessions saved before the mark: any user message
         return title_of(typed[0]["content"]) if typed else "(empty)"
 
@@ -258,7 +267,7 @@ class Conversation:
                           f"as a new session {self.id}, forked from it, so neither loses a turn.")
             generation = (self._generation or 0) + 1
             meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title,
-                    **self.meta, "generation": generation}
+                    **self.meta, TITLE_RULE: "typed", "generation": generation}
             lines = [json.dumps({"meta": meta}, ensure_ascii=False)]
             lines += [json.dumps(msg, ensure_ascii=False) for msg in self.messages]
             private_files.write_file(path, ("\n".join(lines) + "\n").encode("utf-8"))  # what the model read: 0600
@@ -289,17 +298,44 @@ class Conversation:
             created=float(meta.pop("created", path.stat().st_mtime)),
         )
         meta.pop("updated", None)
+        meta.pop(TITLE_RULE, None)
         saved_title = meta.pop("title", "")
         generation = meta.pop("generation", 0)  # a file of an older version has no counter: 0
         conv._generation = generation if isinstance(generation, int) else -1
         conv.meta = meta
         conv._pinned_title = saved_title if isinstance(saved_title, str) else ""
+        _notes_apart(messages)
         conv.repair()
         return conv
 
 
+def is_note_only(message: Message) -> bool:
+    """Whether ``message`` is a user message the app made to carry its notes (:meth:`Conversation.add_note`),
+    with nothing the user wrote: front ends show its notes as notices, never as the user's text."""
+    return message.get("role") == "user" and message.get("content") == "" and bool(message.get(NOTES))
+
+
+_OLD_NOTE_HEAD = "[swebash-ai] "
+"""How the notes the app gave the model in a message of their own begin (background exits)."""
+
+
+def _notes_apart(messages: list[Message]) -> None:
+    """Put the note of a message of its own, as a version before :func:`is_note_only` saved it (the note as
+    the content), under :data:`NOTES`: resumed, it is shown as the note it was, not as if typed.
+
+    Only in a conversation that marks what was typed (:data:`TYPED`, older than any such note), and only an
+    untyped user message that reads like the app's note: the user's own text is never taken for a note."""
+    if not any(m.get(TYPED) for m in messages):
+        return
+    for i, msg in enumerate(messages):
+        content = msg.get("content")
+        if (msg.get("role") == "user" and not msg.get(TYPED) and not msg.get(NOTES) and isinstance(content, str)
+                and content.startswith(_OLD_NOTE_HEAD)):
+            messages[i] = {**msg, "content": "", NOTES: [content]}
+
+
 _APP_NOTE = re.compile(r"\A\s*\[Note: .*?\]\s*?\n\s*\n", re.DOTALL)
-"""An undo note the app put in front of the user's text (``Session._begin_turn``)."""
+"""An undo note an older version put in front of the user's text (now it rides under :data:`NOTES`)."""
 
 
 def title_of(content: str) -> str:
@@ -340,32 +376,71 @@ class SessionInfo:
     updated: float
 
 
-def list_sessions(folder: Path, limit: int = 50) -> list[SessionInfo]:
-    """Saved sessions, newest first (reads only each file's first line)."""
+def list_sessions(folder: Path, limit: int = 50, *, titles: bool = True) -> list[SessionInfo]:
+    """Saved sessions, newest first (reads each file's first line; ``titles``: and, for a session saved by an
+    older version, its first messages, see :func:`_listed_title`)."""
     if not folder.is_dir():
         return []
-    found: list[SessionInfo] = []
+    found: list[tuple[SessionInfo, dict[str, Any]]] = []
     for path in folder.glob("*.jsonl"):
         try:
             with path.open(encoding="utf-8", errors="replace") as fh:  # a damaged line is skipped, not fatal
                 meta = json.loads(fh.readline()).get("meta", {})
+            info = SessionInfo(str(meta.get("id", path.stem)), path, str(meta.get("title", "")),
+                               float(meta.get("updated", path.stat().st_mtime)))
         except (OSError, ValueError, AttributeError):
             continue
-        found.append(
-            SessionInfo(
-                str(meta.get("id", path.stem)),
-                path,
-                str(meta.get("title", "")),
-                float(meta.get("updated", path.stat().st_mtime)),
-            )
-        )
-    found.sort(key=lambda s: s.updated, reverse=True)
-    return found[:limit]
+        found.append((info, meta))
+    found.sort(key=lambda s: s[0].updated, reverse=True)
+    shown = found[:limit]
+    if titles:  # only the sessions listed are read further
+        return [dataclasses.replace(info, title=_listed_title(info, meta)) for info, meta in shown]
+    return [info for info, _ in shown]
+
+
+_TITLE_LINES = 16
+"""How many messages of an older session :func:`_listed_title` reads at most, looking for the first typed one."""
+
+
+def _listed_title(info: SessionInfo, meta: dict[str, Any]) -> str:
+    """The title to list for a session: the saved one, unless an older version made it (no :data:`TITLE_RULE`),
+    in which case the title of today's rule (:attr:`Conversation.title`) from the first messages, without
+    rewriting the file.
+
+    Bounded: at most :data:`_TITLE_LINES` messages are read. When they do not settle it (no typed message among
+    them, while later ones could hold one), and for a compacted session (its first messages are gone, and
+    with them the question it began with), the saved title is kept.
+    """
+    if meta.get(TITLE_RULE) or meta.get("compactions"):
+        return info.title
+    users: list[Message] = []
+    try:
+        with info.path.open(encoding="utf-8", errors="replace") as fh:
+            fh.readline()  # the header
+            for _ in range(_TITLE_LINES):
+                line = fh.readline()
+                if not line:
+                    break
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if (not isinstance(msg, dict) or msg.get("role") != "user" or not isinstance(msg.get("content"), str)
+                        or is_note_only(msg)):
+                    continue
+                if msg.get(TYPED):
+                    return title_of(msg["content"])
+                users.append(msg)
+            else:
+                return info.title  # more messages than read: a typed one may follow
+    except OSError:
+        return info.title
+    return title_of(users[0]["content"]) if users else info.title  # before the typed mark: any user message
 
 
 def find_session(folder: Path, session_id: str | None) -> Path | None:
     """The file of ``session_id`` (a unique prefix is enough), or the newest session when ``None``."""
-    sessions = list_sessions(folder, limit=10_000)
+    sessions = list_sessions(folder, limit=10_000, titles=False)
     if session_id is None:
         return sessions[0].path if sessions else None
     matches = [s for s in sessions if s.id == session_id] or [s for s in sessions if s.id.startswith(session_id)]
@@ -375,7 +450,7 @@ def find_session(folder: Path, session_id: str | None) -> Path | None:
 def damaged_session(folder: Path, session_id: str) -> Path | None:
     """A file of ``session_id`` (or a prefix) that :func:`list_sessions` cannot read: its first line is not a
     session header (a torn write by an older version, another program, a disk error)."""
-    readable = {s.path for s in list_sessions(folder, limit=10_000)}
+    readable = {s.path for s in list_sessions(folder, limit=10_000, titles=False)}
     damaged = sorted(p for p in folder.glob(f"{glob_escape(session_id)}*.jsonl") if p not in readable)
     return damaged[0] if len(damaged) == 1 else None
 

@@ -225,6 +225,7 @@ class _Turn:
         if len(note) > 4000:
             note = note[:2000] + "\n[…]\n" + note[-2000:]
         self.conv.add_user(f"[I ran {call.name} {call.arguments} myself; result follows]\n{note}")
+        self._tell_kept_note()
         self.emit(TurnFinished(result.text, "answered" if result.status != "cancelled" else "cancelled"))
 
     async def _stream(
@@ -257,6 +258,13 @@ class _Turn:
         self.in_stream = False
         self.conv.add_assistant(text, calls)
         return text, calls
+
+    def _tell_kept_note(self) -> None:
+        """What the app kept for the model since the last turn (:meth:`Conversation.note_for_next_turn`: an undo),
+        as a note on the message just added: apart from what the user typed, which stays as typed."""
+        note = self.conv.take_note()
+        if note:
+            self.conv.add_note(note)
 
     def _tell_exits(self) -> None:
         """Background processes that exited by themselves since the last request: one note, on the last message
@@ -307,6 +315,7 @@ class _Turn:
         limits = agent.limits
         self.conv.repair()  # a previous crash must not poison this turn
         self.conv.add_user(user_message, typed=True)
+        self._tell_kept_note()
         agent.context.provenance.add_text(user_message)  # URLs the user wrote may be fetched unasked
         tools = agent.registry.definitions() or None
         used = 0

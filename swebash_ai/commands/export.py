@@ -160,7 +160,7 @@ def export_sessions(session_id: str | None, *, every: bool, fmt: str, out: TextI
     if every and session_id:
         raise UsageError("export: give a session ID or --all, not both.")
     if every:
-        paths = [s.path for s in reversed(list_sessions(folder, limit=1_000_000))]
+        paths = [s.path for s in reversed(list_sessions(folder, limit=1_000_000, titles=False))]
         if not paths:
             raise UsageError(f"export: no saved session in {folder}.")
     else:

@@ -24,7 +24,10 @@ showed the ended state already told it, so that exit is not repeated; an exit be
 in that call's own result, so it is not announced at all.
 
 Undo: an approved command's workspace is snapshotted before it starts (by the exec tool) and again when it
-is stopped or exits (``on_end``), so ``/undo`` can revert what it changed.
+is stopped or exits (``on_end``), so ``/undo`` can revert what it changed. The after-state goes to the
+checkpoints that hold the before-state when it ends, whatever the session did meanwhile: the turn that
+started it may have been handed to a fork by its save (then the fork's checkpoints, which the fork's undo
+reads), or saved before a later fork, or left by ``/new`` (then the original's, whose undo reverts that turn).
 """
 
 from __future__ import annotations

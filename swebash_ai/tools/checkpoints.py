@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -49,6 +50,12 @@ MAX_SAVED = 16 * 1024 * 1024
 
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
+_FOLDER = re.compile(r"[\w.-]+\.checkpoints")
+_MAX_FORKS = 32  # how far holder_of follows a record from fork to fork
+
+_MOVING = threading.Lock()
+"""Held while :func:`move_unsaved` hands records to a fork and while a command's after-state finds its record:
+a background command may end (in a worker thread) while its turn's save forks the session."""
 
 
 def _sha(data: bytes) -> str:
@@ -70,7 +77,10 @@ class Checkpoints:
     turn: int = 0
     writer: str = ""
     """Marks the entries recorded since the session last saved (``by``): when that save forks the session,
-    :func:`move_unsaved` hands exactly these to the fork."""
+    :func:`move_unsaved` hands exactly these to the fork. With ``turn``, it names one run's turn: two runs of
+    one session number their turns alike until the second save forks (see :func:`undo_last_turn`)."""
+    wrote: bool = False
+    """Whether this store recorded a change (the session then claims ``writer`` when it saves, :meth:`claim`)."""
 
     @property
     def index(self) -> Path:
@@ -82,6 +92,11 @@ class Checkpoints:
         if not target.exists():
             private_files.write_file(target, data)
         return digest
+
+    def claim(self, writer: str) -> None:
+        """Say that the session file of this store saved the turns ``writer`` recorded: until then another run
+        of the same session, which numbered its turn alike, may still take them to a fork of its own."""
+        self._append({"kind": "saved", "by": writer, "time": time.time()})
 
     def _append(self, entry: dict[str, Any]) -> None:
         with private_files.open_append(self.index, readable=True) as fh:
@@ -107,6 +122,7 @@ class Checkpoints:
             else:
                 entry["old"] = self._blob(path.read_bytes())
         self._append(entry)
+        self.wrote = True
 
     @property
     def shadow(self) -> Path:
@@ -130,6 +146,7 @@ class Checkpoints:
             "seconds": round(snap.seconds, 3), "protected": snap.protected or None,
         }
         self._append(entry)
+        self.wrote = True
         return entry
 
     def after_command(self, entry: dict[str, Any], limits: snapshots.Limits | None = None,
@@ -140,8 +157,23 @@ class Checkpoints:
         from swebash_ai.tools import snapshots
 
         snap = snapshots.ShadowRepo(self.shadow, Path(entry["root"]), limits, policy).snapshot()
-        self._append({"kind": "command_after", "id": entry["id"], "after": snap.commit,
-                      "skipped": snap.reason or None, "protected": snap.protected or None})
+        with _MOVING:  # not between a fork's copy of the record and its ``moved`` line (see move_unsaved)
+            self.holder_of(entry["id"])._append({"kind": "command_after", "id": entry["id"], "after": snap.commit,
+                                                 "skipped": snap.reason or None, "protected": snap.protected or None})
+
+    def holder_of(self, entry_id: str) -> Checkpoints:
+        """The store that holds record ``entry_id`` now: this one, or the fork its turn moved to (and on, when
+        that fork forked in turn; see :func:`move_unsaved`). A background command ends whenever it ends: its
+        after-state must go where its before-state is, which undo reads together."""
+        store = self
+        for _ in range(_MAX_FORKS):
+            moved = next((e for e in store.entries() if e.get("kind") == "moved" and entry_id in (e.get("ids") or ())),
+                         None)
+            target = moved.get("to") if moved is not None else None
+            if not isinstance(target, str) or not _FOLDER.fullmatch(target):  # a name beside it, never a path
+                return store
+            store = Checkpoints(store.folder.parent / target, store.turn, store.writer)
+        return store
 
     def last_turn(self) -> int:
         """The highest turn number recorded (0 for none)."""
@@ -200,20 +232,33 @@ class _Step:
     lost: str | None = None
 
 
-def _pending(entries: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
-    undone = {int(e["turn"]) for e in entries if e.get("kind") == "undo"}
+_Turn = tuple[int, str]
+"""A turn in an index: its number in its session, and the run that recorded it (``by``)."""
+
+
+def _pending(entries: list[dict[str, Any]]) -> dict[_Turn, list[dict[str, Any]]]:
+    undos = [e for e in entries if e.get("kind") == "undo"]
+    undone = {(int(e["turn"]), str(e["by"])) for e in undos if "by" in e}
+    undone_all = {int(e["turn"]) for e in undos if "by" not in e}  # an undo of an older version: the number
     moved = {i for e in entries if e.get("kind") == "moved" for i in e.get("ids") or ()}
     entries = [e for e in entries if e.get("id") not in moved]
     afters = {e["id"]: e for e in entries if e.get("kind") == "command_after"}
-    turns: dict[int, list[dict[str, Any]]] = {}
+    turns: dict[_Turn, list[dict[str, Any]]] = {}
     for e in entries:
-        if e.get("kind") in ("file", "command") and int(e["turn"]) not in undone:
+        key = (int(e.get("turn", 0)), str(e.get("by", "")))
+        if e.get("kind") in ("file", "command") and key not in undone and key[0] not in undone_all:
             if e["kind"] == "command":
                 after = afters.get(e["id"], {})
                 e = {**e, "after": after.get("after"), "after_skipped": after.get("skipped"),
                      "after_protected": after.get("protected")}
-            turns.setdefault(int(e["turn"]), []).append(e)
+            turns.setdefault(key, []).append(e)
     return turns
+
+
+def _newest(turns: dict[_Turn, list[dict[str, Any]]], claimed: set[str]) -> _Turn:
+    """The turn undo takes: the highest number; of two runs' turns of that number (two runs resumed the session
+    and neither has forked yet), the one this session saved, then the later."""
+    return max(turns, key=lambda k: (k[0], k[1] in claimed, max(float(e.get("time", 0)) for e in turns[k])))
 
 
 def _file_step(store: Checkpoints, e: dict[str, Any]) -> _Step:
@@ -281,14 +326,15 @@ def _not_snapshotted(e: dict[str, Any]) -> str | None:
 
 def undo_last_turn(store: Checkpoints, *, force: bool = False) -> UndoResult:
     """Revert the newest turn with changes not yet undone. Raises :class:`UndoRefused` when it cannot."""
-    turns = _pending(store.entries())
+    entries = store.entries()
+    turns = _pending(entries)
     if not turns:
         raise UndoRefused("Nothing to undo: no changes recorded in this session (or all already undone).")
-    turn = max(turns)
+    turn, by = _newest(turns, {str(e.get("by")) for e in entries if e.get("kind") == "saved"})
     result = UndoResult(turn)
     steps: list[_Step] = []
     blocked: list[str] = []
-    for e in turns[turn]:
+    for e in turns[turn, by]:
         if e["kind"] == "file":
             steps.append(_file_step(store, e))
             continue
@@ -338,7 +384,7 @@ def undo_last_turn(store: Checkpoints, *, force: bool = False) -> UndoResult:
         except (OSError, ToolError) as exc:  # one path that fails must not leave the others half done
             result.failed += 1
             result.restored.append(f"{path_s}: NOT restored ({exc})")
-    store._append({"kind": "undo", "turn": turn, "time": time.time(), "force": force, "files": list(first)})
+    store._append({"kind": "undo", "turn": turn, "by": by, "time": time.time(), "force": force, "files": list(first)})
     return result
 
 
@@ -352,6 +398,11 @@ def move_unsaved(source: Checkpoints, target: Checkpoints) -> int:
     undoable in both, never in neither (the second undo then finds the files changed and refuses).
     Returns how many changes moved.
     """
+    with _MOVING:
+        return _move_unsaved(source, target)
+
+
+def _move_unsaved(source: Checkpoints, target: Checkpoints) -> int:
     entries = source.entries()
     mine = [e for e in entries if source.writer and e.get("by") == source.writer and e.get("id")]
     ids = {e["id"] for e in mine}

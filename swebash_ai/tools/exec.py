@@ -149,9 +149,11 @@ async def run_command(
     if background:
         from swebash_ai.tools.background import start_background
 
+        store = ctx.services.get("checkpoints")  # the store of this turn: the session's may change meanwhile
+
         def on_end() -> None:
             if snapshot is not None:
-                _snapshot_after(ctx, snapshot)
+                _snapshot_after(ctx, snapshot, store)
 
         result = await start_background(ctx, command, workdir, keep_env=APPROVED_ENV if ctx.approved else (),
                                         writable_roots=_writable_roots(ctx), on_end=on_end)
@@ -172,7 +174,7 @@ async def run_command(
         return ToolResult.error(exc.message)
     finally:
         if snapshot is not None:  # shielded: a Ctrl-C that killed the command must not lose its after-state
-            await asyncio.shield(asyncio.to_thread(_snapshot_after, ctx, snapshot))
+            await asyncio.shield(asyncio.to_thread(_snapshot_after, ctx, snapshot, ctx.services.get("checkpoints")))
     metadata: dict[str, Any] = {
         "cwd": str(workdir),
         "signal": res.signal,
@@ -222,11 +224,13 @@ async def _snapshot_before(ctx: ToolContext, command: str, workdir: Path) -> dic
     return entry
 
 
-def _snapshot_after(ctx: ToolContext, entry: dict[str, Any]) -> None:
-    """The command has run: a failure to record its after-state (a full disk) must not turn its result into
-    an error; undo will say that the state after it was not recorded."""
+def _snapshot_after(ctx: ToolContext, entry: dict[str, Any], store: Any) -> None:
+    """The command has run: record its after-state in ``store``, the checkpoints its before-state went to (a
+    background command may end after the session moved on: another turn, a fork, ``/new``; the store follows
+    its record into a fork itself). A failure to record it (a full disk) must not turn its result into an
+    error; undo will say that the state after it was not recorded."""
     try:
-        ctx.services["checkpoints"].after_command(entry, _limits(ctx), path_policy_of(ctx))
+        store.after_command(entry, _limits(ctx), path_policy_of(ctx))
     except OSError as exc:
         log.warning("could not record the state after %r: %s", entry.get("command"), exc)
 

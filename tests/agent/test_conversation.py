@@ -144,3 +144,59 @@ def test_a_compacted_session_keeps_its_title(tmp_path: Path) -> None:
     path = tmp_path / f"{conv.id}.jsonl"
     conv.save(path)
     assert Conversation.load(path).title == "first question"
+
+
+def _old_version_file(path: Path, meta: dict[str, object], messages: list[dict[str, object]]) -> bytes:
+    """A session file as a version before the title rule wrote it: its title is the whole first user message."""
+    lines = [json.dumps({"meta": meta})] + [json.dumps(m) for m in messages]
+    path.write_text("\n".join(lines) + "\n")
+    return path.read_bytes()
+
+
+def test_a_session_titled_by_an_older_version_is_listed_with_todays_title_and_left_as_it_is(tmp_path: Path) -> None:
+    piped = with_piped_context("what failed?", b"error: x\n" * 40, 360)
+    old_title = " ".join(piped.split())[:60] + "…"  # how the older version titled it
+    shell_note = "[I ran read_file {} myself; result follows]\nabc"
+    cases = {
+        # the typed message holds piped input: its first line only
+        "20260101-000000-aaaaaa": ([{"role": "user", "content": piped, "typed": True}], "what failed?"),
+        # a !tool note came first: the first typed message, not the note
+        "20260102-000000-bbbbbb": ([{"role": "user", "content": shell_note}, {"role": "assistant", "content": "ok"},
+                                    {"role": "user", "content": "and now?", "typed": True}], "and now?"),
+        # saved before the typed mark: the first user message, as a loaded conversation titles it
+        "20260103-000000-cccccc": ([{"role": "user", "content": "summarize this:\n\nsome pasted text"}],
+                                   "summarize this:"),
+    }
+    before = {}
+    for n, (sid, (messages, _)) in enumerate(cases.items()):
+        before[sid] = _old_version_file(tmp_path / f"{sid}.jsonl",
+                                        {"id": sid, "created": 1, "updated": 10 + n, "title": old_title}, messages)
+    listed = {s.id: s.title for s in list_sessions(tmp_path)}
+    assert listed == {sid: title for sid, (_, title) in cases.items()}
+    assert listed == {sid: Conversation.load(tmp_path / f"{sid}.jsonl").title for sid in cases}
+    assert {sid: (tmp_path / f"{sid}.jsonl").read_bytes() for sid in cases} == before  # nothing rewritten
+
+
+def test_an_older_title_is_kept_when_the_first_messages_do_not_settle_it(tmp_path: Path) -> None:
+    # compacted: the question the session began with is gone, so the saved title is all there is
+    _old_version_file(tmp_path / "20260101-000000-aaaaaa.jsonl",
+                      {"id": "20260101-000000-aaaaaa", "updated": 2, "title": "old title", "compactions": 1},
+                      [{"role": "user", "content": "[Summary of the earlier conversation]\n..."}])
+    # no typed message among the first ones read, and more follow: reading on would cost the whole file
+    many = [{"role": "user", "content": f"[I ran read_file {{}} myself; result follows]\n{i}"} for i in range(40)]
+    _old_version_file(tmp_path / "20260102-000000-bbbbbb.jsonl",
+                      {"id": "20260102-000000-bbbbbb", "updated": 1, "title": "old title too"},
+                      [*many, {"role": "user", "content": "late", "typed": True}])
+    assert [s.title for s in list_sessions(tmp_path)] == ["old title", "old title too"]
+
+
+def test_a_session_saved_now_is_listed_from_its_header_alone(tmp_path: Path) -> None:
+    conv = Conversation(id="20260101-000000-aaaaaa")
+    conv.add_user("the question", typed=True)
+    path = tmp_path / f"{conv.id}.jsonl"
+    conv.save(path)
+    header = json.loads(path.read_text().splitlines()[0])["meta"]
+    assert header["title"] == "the question" and header["title_rule"] == "typed"
+    path.write_text(path.read_text().replace('"content": "the question"', '"content": "edited"'))
+    assert [s.title for s in list_sessions(tmp_path)] == ["the question"]  # the header is trusted, not re-read
+    assert "title_rule" not in Conversation.load(path).meta  # the header's own key, like "title"

@@ -107,8 +107,9 @@ async def test_an_exit_the_model_read_with_read_process_is_not_told_again(worksp
 
 def test_a_note_is_joined_to_the_content_only_on_the_wire() -> None:
     conv = Conversation()
-    conv.add_note("first")  # nothing to ride on: a user message of its own
-    assert conv.messages == [{"role": "user", "content": "first"}]
+    conv.add_note("first")  # nothing to ride on: a user message of its own, the note still apart
+    assert conv.messages == [{"role": "user", "content": "", NOTES: ["first"]}]
+    assert conv.for_request(None, 10_000) == [{"role": "user", "content": "first"}]
     conv.add_assistant("ok")
     conv.add_user("hello", typed=True)
     conv.add_note("second")
@@ -116,3 +117,64 @@ def test_a_note_is_joined_to_the_content_only_on_the_wire() -> None:
     assert conv.for_request(None, 10_000)[-1] == {"role": "user", "content": "hello\n\nsecond"}
     assert as_sent(conv.messages[-1]) == {"role": "user", "content": "hello\n\nsecond"}
     assert conv.is_valid()
+
+
+def test_a_note_of_its_own_is_saved_as_a_note_never_as_typed_text(tmp_path: Path) -> None:
+    """A conversation that ended with an answer: the note gets a message of its own. Saved and loaded, it is
+    still the app's note: not the user's text, not typed (so its URLs are not trusted), not the title."""
+    from swebash_ai.agent.provenance import rebuild
+    from swebash_ai.tools.web_guard import Provenance
+
+    conv = Conversation()
+    conv.add_user("start the server", typed=True)
+    conv.add_assistant("Started.")
+    note = f"{HEAD}, by itself:\n- background process p1 `curl https://evil.example/x` {EXITED} after 2 s"
+    conv.add_note(note)
+    path = tmp_path / f"{conv.id}.jsonl"
+    conv.save(path)
+    loaded = Conversation.load(path)
+    assert loaded.messages[-1] == {"role": "user", "content": "", NOTES: [note]}
+    assert loaded.for_request(None, 10_000)[-1] == {"role": "user", "content": note}
+    trusted = Provenance()
+    rebuild(loaded.messages, trusted)
+    assert not trusted.covers("https://evil.example/x")
+
+    first = Conversation()
+    first.add_note(note)  # the very first message: still not a title
+    first.add_user("the question", typed=True)
+    assert first.title == "the question"
+
+
+def test_a_note_an_older_version_saved_as_content_is_read_back_as_a_note(tmp_path: Path) -> None:
+    note = f"{HEAD}, by itself:\n- background process p1 `make` {EXITED} after 2 s"
+    path = tmp_path / "s.jsonl"
+    lines = [{"meta": {"id": "s", "created": 1}}, {"role": "user", "content": "build it", "typed": True},
+             {"role": "assistant", "content": "Built."}, {"role": "user", "content": note},
+             {"role": "user", "content": "[Summary of the earlier conversation] x"}]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    loaded = Conversation.load(path)
+    assert loaded.messages[2] == {"role": "user", "content": "", NOTES: [note]}
+    assert loaded.messages[3]["content"].startswith("[Summary")  # only the app's note head counts
+    assert as_sent(loaded.messages[2]) == {"role": "user", "content": note}  # the model read the same
+
+    lines[1] = {"role": "user", "content": note}  # saved before the typed mark: the user's text, left as it is
+    path.write_text("\n".join(json.dumps(line) for line in lines[:2]) + "\n")
+    assert Conversation.load(path).messages[0] == {"role": "user", "content": note}
+
+
+async def test_an_undo_note_rides_apart_from_what_the_user_typed(workspace: Path) -> None:
+    """The note that undo put files back goes to the model with the next message, but under the app's notes: the
+    typed text stays as typed (what resuming shows, and trusts for fetch_url)."""
+    provider = ScriptedProvider([scripted.text("Noted."), scripted.text("Again.")])
+    session = session_with(provider, workspace)
+    undo_note = "[Note: the user undid your changes from an earlier turn (https://evil.example/a: removed).]"
+    session.conversation.note_for_next_turn(undo_note)
+    await run(session, "what now?")
+    typed = session.conversation.messages[0]
+    assert typed == {"role": "user", "content": "what now?", "typed": True, NOTES: [undo_note]}
+    assert provider.requests[0]["messages"][-1]["content"] == f"what now?\n\n{undo_note}"
+    assert not session.context.provenance.covers("https://evil.example/a")
+    session.conversation.note_for_next_turn(undo_note)
+    [e async for e in session.run_shell("true")]  # a !command turn tells it too (it used to be dropped)
+    assert session.conversation.messages[-1].get(NOTES) == [undo_note]
+    assert "undo_note" not in session.conversation.meta

@@ -199,3 +199,117 @@ async def test_the_fork_takes_the_checkpoints_of_its_turn_so_each_session_undoes
         undo_saved_session(sessions_dir(), fork_id)
     fork_blobs = sessions_dir() / f"{fork_id}.checkpoints" / "blobs"
     assert [stat.S_IMODE(p.stat().st_mode) for p in fork_blobs.iterdir()] == [0o600]
+
+
+async def _ended(session: Session) -> None:
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + 30
+    while any(r.running for r in session.processes.rows()):
+        assert time.monotonic() < deadline, "the background process did not exit"
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)  # its after-snapshot runs in a thread once it ended
+
+
+def _background_sessions() -> tuple[Session, Session]:
+    tools = [t for t in builtin_tools() if t.name == "run_command"]
+    return (Session(load_settings(), tools=tools, approver=AllowApprover(), probe_ollama=False),
+            Session(load_settings(), tools=tools, approver=AllowApprover(), probe_ollama=False))
+
+
+async def test_a_background_command_ending_after_the_fork_records_its_state_in_the_fork(
+    llm_env: FakeLLMServer, workspace: Path
+) -> None:
+    """The turn that started it was handed to the fork by its save; the command ends later, and the state after
+    it goes with its record, so the fork's undo reverts it (and the first session's has nothing of it)."""
+    shared_session()
+    one, two = _background_sessions()
+    one.resume(SHARED)
+    two.resume(SHARED)
+    try:
+        llm_env.enqueue(Reply.text("Fine."))
+        [e async for e in one.run("one")]  # the other instance saves first
+        llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 1.5; echo x > late.txt",
+                                                           "background": True}, "c1")]), Reply.text("Started."))
+        [e async for e in two.run("start it")]
+        fork_id = two.conversation.id
+        assert fork_id != SHARED and not (workspace / "late.txt").exists()
+        await _ended(two)
+        assert (workspace / "late.txt").exists()
+        kinds = [e["kind"] for e in two.checkpoints.entries()]
+        assert kinds == ["command", "saved", "command_after"]  # moved to the fork, claimed by its save
+        result = undo_saved_session(sessions_dir(), fork_id)
+        assert not (workspace / "late.txt").exists()
+        assert "1 path(s) it changed put back" in result.restored[0]
+        with pytest.raises(UndoRefused, match="Nothing to undo"):
+            undo_saved_session(sessions_dir(), SHARED)
+    finally:
+        await one.aclose()
+        await two.aclose()
+
+
+async def test_a_background_command_ending_after_new_records_its_state_in_its_own_session(
+    llm_env: FakeLLMServer, workspace: Path
+) -> None:
+    """``/new`` (or a resume) moved the app on, and a turn there pointed the tools at the new session's
+    checkpoints: the command's after-state still goes to the session that started it."""
+    first, _ = _background_sessions()
+    try:
+        llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 2; echo x > late.txt",
+                                                           "background": True}, "c1")]), Reply.text("Started."))
+        [e async for e in first.run("start it")]
+        started_in = first.conversation.id
+        first.new_conversation()
+        llm_env.enqueue(Reply.text("Hello."))
+        [e async for e in first.run("something else")]
+        await _ended(first)
+        assert [e["kind"] for e in first.checkpoints.entries()] == []
+        undo_saved_session(sessions_dir(), started_in)
+        assert not (workspace / "late.txt").exists()
+    finally:
+        await first.aclose()
+
+
+async def test_two_runs_number_a_turn_by_their_own_file_and_each_undo_takes_back_its_own(
+    llm_env: FakeLLMServer, workspace: Path
+) -> None:
+    """Both runs resumed a one-turn session: each one's next turn is turn 2 of the file that keeps it. While the
+    second has not saved (and so not forked), both turns 2 sit in one index: undo of the first session takes
+    back its own turn 2, never the other's; the fork's undo takes back the other's, as turn 2 too."""
+    shared_session()
+    tools = [t for t in builtin_tools() if t.name == "write_file"]
+    one, two = (Session(load_settings(), tools=tools, approver=AllowApprover(), probe_ollama=False)
+                for _ in range(2))
+    one.resume(SHARED)
+    two.resume(SHARED)
+
+    def writes(name: str) -> None:
+        llm_env.enqueue(Reply.tool_calls([("write_file", {"path": name, "content": f"{name}\n"}, "c1")]),
+                        Reply.text("Written."))
+
+    writes("one.txt")
+    [e async for e in one.run("write one")]
+    writes("two.txt")
+    turn = two.run("write two")
+    async for event in turn:  # two's file is written; its turn is not over, so not saved yet
+        if type(event).__name__ == "ToolCallFinished":
+            break
+    assert (workspace / "two.txt").exists()
+    result = undo_saved_session(sessions_dir(), SHARED)
+    assert (result.turn, [line.split(":")[0] for line in result.restored]) == (2, [str(workspace / "one.txt")])
+    assert not (workspace / "one.txt").exists() and (workspace / "two.txt").exists()
+    [e async for e in turn]  # now two's save forks
+    fork_id = two.conversation.id
+    assert fork_id != SHARED
+    assert (one.conversation.meta["turns"], two.conversation.meta["turns"]) == (2, 2)
+    result = two.undo()  # in the app that forked (a `swebash-ai undo` would save the file under it: a fork more)
+    assert (result.turn, [line.split(":")[0] for line in result.restored]) == (2, [str(workspace / "two.txt")])
+    assert not (workspace / "two.txt").exists()
+    with pytest.raises(UndoRefused, match="Nothing to undo"):
+        undo_saved_session(sessions_dir(), SHARED)
+
+    writes("three.txt")
+    [e async for e in two.run("write three")]  # the fork goes on from its own count
+    assert two.conversation.id == fork_id
+    assert [e["turn"] for e in two.checkpoints.entries() if e.get("kind") == "file"] == [2, 3]

@@ -127,3 +127,31 @@ async def test_a_resumed_session_shows_the_exits_the_model_was_told(llm_env, mak
         shown = list(resumed.chat.query("UserMessage, NoticeMessage"))
         asked = next(i for i, w in enumerate(shown) if "is it up?" in str(w.render()))
         assert shown.index(widget) == asked - 1  # where it happened: before the message the model got it with
+
+
+@pytest.mark.parametrize("older", [False, True], ids=["saved-now", "saved-by-an-older-version"])
+async def test_a_note_saved_as_a_message_of_its_own_resumes_as_the_notice_it_was(llm_env, make_app, older):
+    """A conversation that ended with an answer: the exit note got a message of its own. Resumed, it is the
+    notice it was live, never a message the user seems to have typed (nor one of an older version's files)."""
+    from swebash_ai.agent.conversation import Conversation
+    from swebash_ai.config.settings import load_settings
+    from swebash_ai.frontends.tui.widgets.chat import UserMessage
+
+    notice = "background process p1 `make serve` exited with code 3 after 2 s"
+    conv = Conversation()
+    conv.add_user("start the server", typed=True)
+    conv.add_assistant("Started.")
+    conv.add_note(f"[swebash-ai] Since your last request, by itself (read_process shows the last output):\n- {notice}")
+    if older:  # the note as the message's content, as saved before it was kept apart
+        conv.messages[-1] = {"role": "user", "content": conv.messages[-1]["app_notes"][0]}
+    conv.save(load_settings().locations.sessions_dir / f"{conv.id}.jsonl")
+
+    app = make_app(tools=TOOLS, resume_latest=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await idle(pilot)
+        await wait_for(pilot, lambda: any(notice in str(n.render()) for n in app.query(NoticeMessage)),
+                       what="the exit's notice, resumed")
+        said = [str(w.render()) for w in app.chat.query(UserMessage)]
+        assert len(said) == 1 and "start the server" in said[0]  # the note is no message of the user's
+        (widget,) = [n for n in app.query(NoticeMessage) if notice in str(n.render())]
+        assert widget.has_class("-warning")

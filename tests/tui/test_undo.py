@@ -68,7 +68,9 @@ async def test_undo_reverts_turn_by_turn_refuses_conflicts_and_tells_the_model(
         await idle(pilot)
     users = [m["content"] for m in llm_env.requests[-1]["body"]["messages"] if m["role"] == "user"]
     assert "undid your changes" in users[-1] and "made.txt" in users[-1] and "notes.txt" in users[-1]
-    assert users[-1].endswith("carry on")
+    assert users[-1].startswith("carry on\n\n[Note: ")  # the note rides after the typed text, apart from it
+    typed = [m for m in app.session.conversation.messages if m.get("typed")]
+    assert typed[-1]["content"] == "carry on"
 
 
 async def test_a_user_command_is_its_own_turn_and_undone_alone(llm_env: FakeLLMServer, make_app,

@@ -413,7 +413,9 @@ class Controller:
     async def cmd_context(self, arg: str) -> None:
         session = await self.ready_session()
         if session is not None:
-            self.app.chat.add_info(session.context_report(), title="Context")
+            from swebash_ai.frontends.tui.context_report import context_report
+
+            self.app.chat.add_info(context_report(session), title="Context")
 
     async def cmd_stats(self, arg: str) -> None:
         from swebash_ai.observe.stats import Window, collect, render

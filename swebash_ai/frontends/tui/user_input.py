@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from swebash_ai.agent.conversation import NOTES
+from swebash_ai.agent.conversation import NOTES, is_note_only
 from swebash_ai.frontends.tui import commands
 from swebash_ai.safety.terminal_text import safe
 
@@ -59,7 +59,7 @@ def show_notes(chat: ChatPane, notes: Iterable[str]) -> None:
 
     for note in notes:
         for notice, failed in exits_told(note):
-            chat.add_notice(f"{notice}.", "warning" if failed else "info")
+            chat.add_notice(notice if notice.endswith((".", "]")) else f"{notice}.", "warning" if failed else "info")
 
 
 def show_user_message(chat: ChatPane, content: str) -> None:
@@ -115,7 +115,7 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
             # A note rides on the message the next request ended with (Conversation.add_note): the exits it
             # tells happened before that request, so before the user's message and after a tool's result.
             show_notes(chat, msg.get(NOTES) or ())
-            if role == "user" and isinstance(content, str):
+            if role == "user" and isinstance(content, str) and not is_note_only(msg):  # the app's words alone
                 show_user_message(chat, content)
             elif role == "assistant":
                 if isinstance(content, str) and content.strip():
