@@ -21,7 +21,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
 from swebash_ai import errors
-from swebash_ai.commands.setup_flow import KINDS, Candidate, ProviderKind, Saved, check_base, default_base
+from swebash_ai.commands.setup_flow import KINDS, Candidate, ProviderKind, Saved, default_base
+from swebash_ai.config.address import check_base
 
 if TYPE_CHECKING:
     from pathlib import Path
