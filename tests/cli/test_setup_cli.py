@@ -100,6 +100,17 @@ def test_api_base_without_a_scheme_is_completed_as_at_the_prompt(
     assert run_cli("-c", "hi", env=NO_PROVIDER_ENV).stdout.strip() == "Hello again."
 
 
+def test_the_environment_takes_an_address_without_a_scheme(run_cli: Any, llm_env: FakeLLMServer) -> None:
+    # It used to fail at the first request: "UnsupportedProtocol: Request URL is missing an 'http://'...".
+    llm_env.enqueue(Reply.text("Hello from a bare address."))
+    res = run_cli("-c", "hi", env={"SWEBASH_AI_API_BASE": llm_env.base_url.removeprefix("http://")})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "Hello from a bare address."
+    res = run_cli("-c", "hi", env={"SWEBASH_AI_API_BASE": "not an address"})
+    assert res.returncode == 2
+    assert "SWEBASH_AI_API_BASE='not an address': 'not an address' is not an http:// or https:// URL" in res.stderr
+
+
 def test_an_existing_file_keeps_its_content_and_is_not_widened(
         run_cli: Any, llm_env: FakeLLMServer, isolated_env: Path) -> None:
     config = _config(isolated_env)
