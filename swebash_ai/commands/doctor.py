@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from swebash_ai.config.address import is_loopback_url
 from swebash_ai.safety.terminal_text import safe
 
 if TYPE_CHECKING:
@@ -223,7 +224,7 @@ def _key_check(choice: ProviderChoice) -> Check:
     if choice.api_key:
         return Check("API key", "ok", "present (****" + choice.api_key[-4:] + ")" if len(choice.api_key) > 8
                      else "present")
-    if choice.model.startswith(_KEYLESS) or (choice.api_base and _is_local(choice.api_base)):
+    if choice.model.startswith(_KEYLESS) or (choice.api_base and is_loopback_url(choice.api_base)):
         return Check("API key", "ok", "not needed for a local server")
     prefix = choice.model.split("/", 1)[0] if "/" in choice.model else "openai"
     var = _KEY_VARS.get(prefix)
@@ -231,11 +232,6 @@ def _key_check(choice: ProviderChoice) -> Check:
         return Check("API key", "warn", f"none set for {choice.model}",
                      "If the provider needs one, set SWEBASH_AI_API_KEY (or the provider's own variable).")
     return Check("API key", "fail", f"missing for {choice.model}", f"Set {var} or SWEBASH_AI_API_KEY.")
-
-
-def _is_local(url: str) -> bool:
-    host = url.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
-    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _reachability_check(choice: ProviderChoice, timeout: float) -> Check:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from swebash_ai import errors
 
@@ -41,7 +41,6 @@ def _scripted(args: argparse.Namespace) -> int:
     from swebash_ai.commands.setup_flow import (
         KINDS,
         Candidate,
-        check_base,
         config_path,
         default_base,
         explain,
@@ -56,9 +55,9 @@ def _scripted(args: argparse.Namespace) -> int:
         raise errors.ConfigError("--provider is needed when standard input is not a terminal "
                                  f"(one of {', '.join(k.id for k in KINDS)}).")
     kind = kind_named(args.provider)
-    base = check_base(args.api_base) if args.api_base else default_base(kind)
+    base = _given_base(args.api_base, sys.stderr) if args.api_base else default_base(kind)
     if base is None:
-        raise errors.ConfigError(f"--api-base URL is needed for {kind.id}.")
+        raise errors.ConfigError(f"--api-base ADDRESS is needed for {kind.id}.")
     key = None
     if args.api_key_stdin:
         key = sys.stdin.readline().strip() or None
@@ -80,6 +79,21 @@ def _scripted(args: argparse.Namespace) -> int:
     saved = save(candidate, args.profile or kind.id, config_path(), use_keyring=not args.no_keyring)
     print(saved.summary(), file=sys.stderr)
     return OK
+
+
+def _given_base(text: str, out: TextIO, indent: str = "") -> str:
+    """``--api-base`` by the rule of the prompt and the app's screen; a scheme added is said on ``out``, since
+    what is used is then not what was typed.
+
+    Raises:
+        ConfigError: ``text`` is not an address.
+    """
+    from swebash_ai.config.address import complete_base
+
+    base, added = complete_base(text)
+    if added:
+        print(f"{indent}Using {base}: {added}.", file=out)
+    return base
 
 
 def _run(work: Any) -> Any:
@@ -117,17 +131,11 @@ def _choose_kind() -> tuple[ProviderKind, str | None]:
 
 
 def _ask_base() -> str:
-    from swebash_ai.commands.setup_flow import complete_base
-
     while True:
         try:
-            base, added = complete_base(_ask("Server address (e.g. http://localhost:8000/v1): "))
+            return _given_base(_ask("Server address (e.g. localhost:8000/v1): "), sys.stdout, "  ")
         except errors.ConfigError as exc:
             print(f"  {exc}")
-            continue
-        if added:  # say what will be used, since it is not what was typed
-            print(f"  Using {base}: {added}.")
-        return base
 
 
 def _ask_key(kind: ProviderKind) -> str | None:
@@ -162,13 +170,13 @@ def _ask_model(kind: ProviderKind, base: str, key: str | None) -> str:
 
 
 def _interactive(args: argparse.Namespace) -> int:
-    from swebash_ai.commands.setup_flow import Candidate, check_base, config_path, explain, save, test_request
+    from swebash_ai.commands.setup_flow import Candidate, config_path, explain, save, test_request
     from swebash_ai.safety.terminal_text import safe
 
     print("Set up a model provider. Nothing is saved until a test request works; Ctrl-C leaves.")
     kind, base = _choose_kind()
     if base is None or not kind.fixed_base:
-        base = check_base(args.api_base) if args.api_base else _ask_base()
+        base = _given_base(args.api_base, sys.stdout, "  ") if args.api_base else _ask_base()
     key = _ask_key(kind) if kind.id != "ollama" else None
     model = args.model or _ask_model(kind, base, key)
     while True:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
-import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from swebash_ai import errors
+from swebash_ai.config.address import check_base
 
 KeyPlace = Literal["keyring", "file", "none"]
 
@@ -77,7 +76,7 @@ def default_base(kind: ProviderKind) -> str | None:
     if kind.id == "ollama":
         from swebash_ai.providers import ollama_host
 
-        return ollama_host() + "/v1"
+        return check_base(ollama_host() + "/v1")  # OLLAMA_HOST may be anything: refused here as any address
     return BASES.get(kind.id)
 
 
@@ -104,51 +103,6 @@ class Candidate:
 
 def _mask(text: str, key: str | None) -> str:
     return text.replace(key, "****") if key and len(key) >= 4 else text
-
-
-def check_base(url: str) -> str:
-    """``url`` without a trailing slash when it is an http(s) URL; raises ConfigError otherwise."""
-    url = url.strip().rstrip("/")
-    if not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1]) == 0:
-        raise errors.ConfigError(f"'{url}' is not an http:// or https:// URL (e.g. http://localhost:8000/v1).")
-    return url
-
-
-def complete_base(text: str) -> tuple[str, str | None]:
-    """A server address as typed at the prompt: ``(url, note)``, ``note`` saying which scheme was added.
-
-    ``localhost:11434/v1`` is what people type for a local server: ``http://`` is added for a loopback host
-    (``localhost``, ``127.0.0.1``, ``[::1]``: local servers rarely have TLS) and ``https://`` for any other,
-    since a key must not travel in clear text to another machine unless the user says so. What is not an address
-    (no host, spaces, a bad port, a bare word) is refused as :func:`check_base` refuses it.
-    """
-    text = text.strip()
-    if "://" in text or not text:
-        return check_base(text), None
-    parts = urllib.parse.urlsplit("//" + text)
-    host = parts.hostname or ""
-    try:
-        port = parts.port
-    except ValueError:  # not a number, or out of range
-        port = None
-        host = ""
-    local = _is_loopback(host)
-    addressy = local or "." in host or port is not None
-    if any(c.isspace() for c in text) or not host or not addressy:
-        return check_base(text), None  # raises, with the usual example
-    scheme = "http" if local else "https"
-    why = "a local address" if local else "another machine: use http:// explicitly for a server without TLS"
-    return check_base(f"{scheme}://{text}"), f"{scheme}:// added ({why})"
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_unspecified  # 0.0.0.0:8000 is what a local server prints
 
 
 async def list_models(kind: ProviderKind, base: str, key: str | None) -> list[str] | None:

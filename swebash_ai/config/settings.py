@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
+from swebash_ai.config.address import complete_base
 from swebash_ai.config.file import ENV_PREFIX, StartInfo, read_config_file
 from swebash_ai.config.rules import ToolRules, parse_rules
 from swebash_ai.errors import ConfigError
@@ -59,7 +61,8 @@ class Settings(BaseModel):
 
     api_base: str | None = None
     """Base URL of the provider's API. Any OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama's
-    ``/v1``, OpenRouter) works with an ``openai/`` model name or no prefix."""
+    ``/v1``, OpenRouter) works with an ``openai/`` model name or no prefix. Without a scheme, ``http://`` is
+    added for this machine (``localhost:11434/v1``) and ``https://`` for any other host."""
 
     api_key: SecretStr | None = None
     """API key for the selected provider. Falls back to the provider's usual variable (``OPENAI_API_KEY``...)."""
@@ -224,6 +227,17 @@ class Settings(BaseModel):
     @classmethod
     def _strip_model(cls, value: str) -> str:
         return value.strip()
+
+    @field_validator("api_base")
+    @classmethod
+    def _complete_base(cls, value: str | None) -> str | None:
+        # The setup's rule (config/address.py): a guessed scheme is never http:// to another machine.
+        if value is None or not value.strip():
+            return value and ""  # empty (or blank) is unset, as it always was
+        try:
+            return complete_base(value)[0]
+        except ConfigError as exc:
+            raise PydanticCustomError("address", exc.message) from None
 
 
 

@@ -197,7 +197,10 @@ def _setup_parser(sub: Any) -> None:
         "when the keyring extra finds one, else in the config file, readable by you only). Without --provider "
         "on a terminal, asks step by step. Exit 0 saved, 1 the test request failed (nothing saved), 2 usage.")
     setup.add_argument("--provider", choices=SETUP_PROVIDERS, help="the kind of provider (asks when absent)")
-    setup.add_argument("--api-base", metavar="URL", help="the API address (needed for openai-compatible)")
+    setup.add_argument("--api-base", metavar="ADDRESS",
+                       help="the API address (needed for openai-compatible), e.g. https://host/v1; written without a "
+                       "scheme (localhost:8000/v1), it gets http:// for this machine and https:// for another, "
+                       "and the note says which")
     setup.add_argument("--model", metavar="NAME", help="the model, as the provider names it (default: its usual one)")
     setup.add_argument("--api-key-stdin", action="store_true", help="read the API key from standard input")
     setup.add_argument("--profile", metavar="NAME", help="the profile to write (default: the provider's name)")

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from swebash_ai.config.address import complete_base, is_loopback_url
 from swebash_ai.errors import ConfigError
 from swebash_ai.providers.base import (
     Chunk,
@@ -101,17 +102,36 @@ def uses_litellm(model: str, api_base: str | None) -> bool:
     return not ("/" not in model and api_base)
 
 
+OLLAMA_PORT = 11434
+"""Ollama's own default port, added (as Ollama adds it) to an ``OLLAMA_HOST`` without a scheme or a port."""
+
+
 def ollama_host(environ: Mapping[str, str] | None = None) -> str:
-    """Where a local Ollama server listens: ``OLLAMA_HOST`` or its usual address, as a URL."""
+    """Where a local Ollama server listens: ``OLLAMA_HOST`` or its usual address, as a URL.
+
+    ``OLLAMA_HOST`` without a scheme (``0.0.0.0``, ``127.0.0.1:11435``, as Ollama takes it) gets Ollama's port
+    when it names none, and a scheme by the one rule of :func:`~swebash_ai.config.address.complete_base`:
+    ``http://`` for this machine, ``https://`` for another. A value that is not an address is returned as it is
+    (it is never probed, and the setup refuses it by name)."""
     env = os.environ if environ is None else environ
-    base = (env.get("OLLAMA_HOST") or "http://127.0.0.1:11434").rstrip("/")
-    return base if "://" in base else "http://" + base
+    base = (env.get("OLLAMA_HOST") or "").strip().rstrip("/")
+    if not base:
+        return f"http://127.0.0.1:{OLLAMA_PORT}"
+    if "://" in base:
+        return base
+    hostport, slash, path = base.partition("/")
+    if ":" not in hostport.rsplit("]", 1)[-1]:  # no port ("[::1]" has none either)
+        hostport += f":{OLLAMA_PORT}"
+    try:
+        return complete_base(hostport + slash + path)[0]
+    except ConfigError:
+        return base
 
 
 def ollama_models(host: str | None = None, timeout: float = 0.3) -> list[str]:
     """Names of the models a local Ollama server has, or [] when none answers quickly."""
     base = host or ollama_host()
-    if not base.startswith(("http://127.", "http://localhost", "http://[::1]")):
+    if not is_loopback_url(base):
         return []  # only ever probe this machine
     try:
         with urllib.request.urlopen(base + "/api/tags", timeout=timeout) as resp:  # noqa: S310 - loopback only

@@ -80,12 +80,35 @@ def test_usage_errors_exit_2(run_cli: Any, llm_env: FakeLLMServer) -> None:
     res = run_cli("setup", "--provider", "openai", "--model", "gpt-4.1", input="", env=NO_PROVIDER_ENV)
     assert res.returncode == 2 and "needs an API key" in res.stderr
     res = run_cli("setup", "--provider", "openai-compatible", input="", env=NO_PROVIDER_ENV)
-    assert res.returncode == 2 and "--api-base URL is needed" in res.stderr
-    res = run_cli("setup", "--provider", "openai-compatible", "--api-base", "localhost:8000", input="",
+    assert res.returncode == 2 and "--api-base ADDRESS is needed" in res.stderr
+    res = run_cli("setup", "--provider", "openai-compatible", "--api-base", "not an address", input="",
                   env=NO_PROVIDER_ENV)
-    assert res.returncode == 2 and "not an http:// or https:// URL" in res.stderr
+    assert res.returncode == 2
+    assert ("'not an address' is not an http:// or https:// URL (e.g. http://localhost:8000/v1)" in res.stderr)
     res = run_cli("setup", input="", env=NO_PROVIDER_ENV)
     assert res.returncode == 2 and "--provider is needed" in res.stderr
+
+
+def test_api_base_without_a_scheme_is_completed_as_at_the_prompt(
+        run_cli: Any, llm_env: FakeLLMServer, isolated_env: Path) -> None:
+    llm_env.enqueue(Reply.text("ok"), Reply.text("Hello again."))
+    res = _setup(run_cli, llm_env.base_url.removeprefix("http://"))  # 127.0.0.1:PORT/v1
+    assert res.returncode == 0, res.stderr
+    assert f"Using {llm_env.base_url}: http:// added (a local address)." in res.stderr.splitlines()
+    assert llm_env.requests[-1]["headers"]["authorization"] == f"Bearer {KEY}"
+    assert f'api_base = "{llm_env.base_url}"' in _config(isolated_env).read_text()
+    assert run_cli("-c", "hi", env=NO_PROVIDER_ENV).stdout.strip() == "Hello again."
+
+
+def test_the_environment_takes_an_address_without_a_scheme(run_cli: Any, llm_env: FakeLLMServer) -> None:
+    # It used to fail at the first request: "UnsupportedProtocol: Request URL is missing an 'http://'...".
+    llm_env.enqueue(Reply.text("Hello from a bare address."))
+    res = run_cli("-c", "hi", env={"SWEBASH_AI_API_BASE": llm_env.base_url.removeprefix("http://")})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "Hello from a bare address."
+    res = run_cli("-c", "hi", env={"SWEBASH_AI_API_BASE": "not an address"})
+    assert res.returncode == 2
+    assert "SWEBASH_AI_API_BASE='not an address': 'not an address' is not an http:// or https:// URL" in res.stderr
 
 
 def test_an_existing_file_keeps_its_content_and_is_not_widened(

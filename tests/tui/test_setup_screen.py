@@ -212,3 +212,73 @@ async def test_login_opens_the_screen_with_a_provider_too(make_app: Any, llm_env
         options = [str(o[0]) for o in screen.query_one("#setup-provider", Select)._options if str(o[0])]
         assert options[:4] == ["OpenAI", "Anthropic", "Google Gemini", "OpenRouter"]
         assert not [o for o in options if "Ollama" in o]  # none answers here
+
+
+async def test_an_address_without_a_scheme_is_completed_and_said(make_app: Any, fake_llm: FakeLLMServer,
+                                                                 isolated_env: Path) -> None:
+    # What `swebash-ai setup` accepts at its prompt, by the same rule: a loopback host gets http://, said.
+    fake_llm.models = ["fake-model"]
+    fake_llm.enqueue(Reply.text("ok"))
+    typed = fake_llm.base_url.removeprefix("http://")  # 127.0.0.1:PORT/v1
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        screen.choose("openai-compatible")
+        await pilot.pause()
+        await _type(pilot, typed)
+        await pilot.press("enter")
+        note = screen.query_one("#setup-base-note")
+        assert note.display
+        assert str(note.render()) == f"Using {fake_llm.base_url}: http:// added (a local address)."
+        assert screen.query_one("#setup-key", Input).has_focus
+        await pilot.press("enter")  # no key: a local server may need none
+        await wait_for(pilot, lambda: screen.query_one("#setup-model-list").display, what="model list")
+        await pilot.click("#setup-go")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SetupScreen), what="saved")
+    assert [r["path"] for r in fake_llm.requests] == ["/v1/models", "/v1/chat/completions"]
+    profile = tomllib.loads(_config(isolated_env).read_text())["profiles"]["openai-compatible"]
+    assert profile["api_base"] == fake_llm.base_url
+
+
+@pytest.mark.parametrize(("typed", "said"), [
+    # another machine: https://, so that the key pasted next never goes out in clear text
+    ("gpu-box.invalid:8000/v1",
+     "Using https://gpu-box.invalid:8000/v1: https:// added (another machine: use http:// explicitly for a "
+     "server without TLS)."),
+    # what the user writes is kept: no note
+    ("http://gpu-box.invalid:8000/v1", ""),
+])
+async def test_the_note_says_which_scheme_was_added(make_app: Any, isolated_env: Path, typed: str,
+                                                    said: str) -> None:
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        screen.choose("openai-compatible")
+        await pilot.pause()
+        await _type(pilot, typed)
+        await pilot.press("enter")
+        note = screen.query_one("#setup-base-note")
+        assert note.display is bool(said)
+        assert str(note.render()) == said
+        assert screen.query_one("#setup-key", Input).has_focus
+        assert _status(screen) == ""
+
+
+async def test_what_is_not_an_address_is_refused_at_enter(make_app: Any, isolated_env: Path) -> None:
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        screen.choose("openai-compatible")
+        await pilot.pause()
+        await _type(pilot, "localhost:8000/v1")
+        await pilot.press("enter")
+        assert screen.query_one("#setup-base-note").display
+        base = screen.query_one("#setup-base", Input)
+        base.value = "not an address"
+        screen.query_one("#setup-base", Input).focus()
+        await pilot.press("enter")
+        assert "'not an address' is not an http:// or https:// URL" in _status(screen)
+        assert screen.query_one("#setup-status").has_class("-error")
+        assert base.has_focus  # stays, to be fixed
+        assert not screen.query_one("#setup-base-note").display  # the old note is not left under a bad address
+    assert not _config(isolated_env).exists()

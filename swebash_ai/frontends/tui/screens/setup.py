@@ -3,6 +3,9 @@ pick a model from its list (a text field when it has none), and a test request p
 is saved as the default profile. Dismisses with :class:`~swebash_ai.commands.setup_flow.Saved`, or ``None`` (Esc:
 nothing was written).
 
+A server address typed without a scheme gets one by the rule of ``swebash-ai setup``
+(:mod:`swebash_ai.config.address`: ``http://`` for this machine, ``https://`` for another), said under the field.
+
 The key field is masked and its value goes nowhere but the provider and the save; error lines mask it too.
 Network calls go through :mod:`swebash_ai.commands.setup_flow` in a thread (litellm's import for Anthropic takes
 seconds), so the screen stays responsive; a result that arrives after Esc is dropped.
@@ -21,7 +24,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
 from swebash_ai import errors
-from swebash_ai.commands.setup_flow import KINDS, Candidate, ProviderKind, Saved, check_base, default_base
+from swebash_ai.commands.setup_flow import KINDS, Candidate, ProviderKind, Saved, default_base
+from swebash_ai.config.address import complete_base
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -52,7 +56,8 @@ class SetupScreen(ModalScreen[Saved | None]):
                 yield Static(Content(self.reason), id="setup-reason")
             options = [(self._label(k), k.id) for k in self.kinds]
             yield Select(options, prompt="Provider", id="setup-provider", allow_blank=True)
-            yield Input(placeholder="Server address, e.g. http://localhost:8000/v1", id="setup-base")
+            yield Input(placeholder="Server address, e.g. localhost:8000/v1 or https://host/v1", id="setup-base")
+            yield Static("", id="setup-base-note")
             yield Input(placeholder="API key (pasted text stays hidden)", password=True, id="setup-key")
             yield Select([], prompt="Model", id="setup-model-list")
             yield Input(placeholder="Model name", id="setup-model")
@@ -66,7 +71,7 @@ class SetupScreen(ModalScreen[Saved | None]):
         return kind.label
 
     def on_mount(self) -> None:
-        for wid in ("#setup-base", "#setup-key", "#setup-model-list", "#setup-model", "#setup-go"):
+        for wid in ("#setup-base", "#setup-base-note", "#setup-key", "#setup-model-list", "#setup-model", "#setup-go"):
             self.query_one(wid).display = False
         self.query_one("#setup-provider", Select).focus()
 
@@ -95,6 +100,7 @@ class SetupScreen(ModalScreen[Saved | None]):
             return
         base = self.query_one("#setup-base", Input)
         base.display = not kind.fixed_base
+        self._note_added(None)
         key = self.query_one("#setup-key", Input)
         key.display = kind.id != "ollama"
         key.placeholder = ("API key" + (f" from {kind.key_help}" if kind.key_help else "")
@@ -111,7 +117,9 @@ class SetupScreen(ModalScreen[Saved | None]):
     @on(Input.Submitted, "#setup-base")
     def _base_given(self, event: Input.Submitted) -> None:
         event.stop()
-        self.query_one("#setup-key", Input).focus()
+        if self._ready(focus_base=True) is not None:  # the address is checked (and completed) at once
+            self.say("")
+            self.query_one("#setup-key", Input).focus()
 
     @on(Input.Submitted, "#setup-key")
     def _key_given(self, event: Input.Submitted) -> None:
@@ -135,7 +143,15 @@ class SetupScreen(ModalScreen[Saved | None]):
             base = default_base(kind)
             assert base is not None
             return base
-        return check_base(self.query_one("#setup-base", Input).value)
+        # The rule of `swebash-ai setup` (config/address.py): a scheme added is said under the field.
+        base, added = complete_base(self.query_one("#setup-base", Input).value)
+        self._note_added(f"Using {base}: {added}." if added else None)
+        return base
+
+    def _note_added(self, text: str | None) -> None:
+        note = self.query_one("#setup-base-note", Static)
+        note.update(Content(text or ""))
+        note.display = text is not None
 
     def _key(self) -> str | None:
         return self.query_one("#setup-key", Input).value.strip() or None
@@ -155,6 +171,7 @@ class SetupScreen(ModalScreen[Saved | None]):
         try:
             return kind, self._base(kind)
         except errors.ConfigError as exc:
+            self._note_added(None)
             self.say(exc.message, error=True)
             if focus_base:
                 self.query_one("#setup-base", Input).focus()
