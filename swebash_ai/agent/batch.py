@@ -8,6 +8,10 @@ not, and calls past the turn's budget (``max_tool_calls``) are never started her
 
 Why results wait for the end: the conversation needs the assistant message (with all its calls) before any
 result, and the model reads results in the order it made the calls.
+
+Questions come in call order too: each call gets its place in the response's
+:class:`~swebash_ai.agent.question_order.QuestionLine`, so a call that started early (its tool's policy allows
+it alone) may run before an earlier call held back for approval, but cannot ask anything before it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from swebash_ai.agent.conversation import Conversation
+from swebash_ai.agent.question_order import Place, QuestionLine, Slot
 from swebash_ai.providers.base import ToolCall
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
@@ -64,7 +69,7 @@ class CallBatch:
 
     def __init__(
         self,
-        run_call: Callable[[ToolCall], Awaitable[ToolResult]],
+        run_call: Callable[[ToolCall, Place], Awaitable[ToolResult]],
         starts_early: Callable[[ToolCall], EarlyStart | None],
         conversation: Conversation,
         parallel: int,
@@ -72,6 +77,7 @@ class CallBatch:
         *,
         early: bool,
         cancelled: Callable[[BaseException], ToolResult],
+        approval_lock: asyncio.Lock,
     ) -> None:
         self._run_call = run_call
         self._starts_early = starts_early
@@ -81,6 +87,7 @@ class CallBatch:
         self._cancelled = cancelled
         self.early = early
         self.tasks: list[asyncio.Task[ToolResult] | None] = []  # by position in the response
+        self._line = QuestionLine(approval_lock)  # by position too: who may ask next
         self._stopped: dict[int, ToolResult] = {}  # cancelled calls that said what their stop did
         self._held = False  # a call of this response waits for its end (it may ask)
 
@@ -93,6 +100,7 @@ class CallBatch:
         """A complete call arrived while the response streams: start it now when it may start early."""
         position = len(self.tasks)
         self.tasks.append(None)
+        self._line.add()
         why = self._starts_early(call) if self.early and position < self._budget else None
         # A call that rules or the mode allow starts early only while no call before it waits for the end:
         # were its decision to change before it runs (a mode switched meanwhile), its question still could
@@ -107,18 +115,25 @@ class CallBatch:
         self.tasks[position] = asyncio.create_task(self._one(position, call))
 
     async def _one(self, position: int, call: ToolCall) -> ToolResult:
-        async with self._semaphore:
-            try:
-                return await self._run_call(call)
-            except asyncio.CancelledError as exc:
-                if hasattr(exc, "result_message"):  # gather only hands back a bare CancelledError
-                    self._stopped[position] = self._cancelled(exc)
-                raise
+        slot = Slot(self._semaphore)  # given back while the call waits to ask (see agent/question_order.py)
+        place = self._line.place(position, slot)
+        try:
+            await slot.take()
+            return await self._run_call(call, place)
+        except asyncio.CancelledError as exc:
+            if hasattr(exc, "result_message"):  # gather only hands back a bare CancelledError
+                self._stopped[position] = self._cancelled(exc)
+            raise
+        finally:
+            place.settled()  # refused, failed, cancelled or done: nothing later waits for it any more
+            slot.give_back()
 
     async def run(self, calls: list[ToolCall]) -> None:
         """The response ended: start the calls not started yet (in order), wait for all, and add the results to
         the conversation in call order. Cancelled: stops them all and keeps what finished."""
-        self.tasks.extend([None] * (len(calls) - len(self.tasks)))
+        for _ in range(len(calls) - len(self.tasks)):
+            self.tasks.append(None)
+            self._line.add()
         for position, call in enumerate(calls):
             if self.tasks[position] is None:
                 self._start(position, call)

@@ -7,13 +7,14 @@ Contract:
     :func:`audit_call` writes the one audit line of a finished call, saying which rule or answer allowed it.
 
 Why a module of its own: the question is the one place where the loop waits for a person, and its rules (a
-session approval covers it, ``confirm`` off still asks about a catastrophe, one question at a time, a stale
-approval runs nothing) are read and changed apart from the streaming and batching of the loop itself.
+session approval covers it, ``confirm`` off still asks about a catastrophe, one question at a time and in call
+order, a stale approval runs nothing) are read and changed apart from the streaming and batching of the loop itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from swebash_ai.agent.approval import Decision
@@ -39,6 +40,8 @@ async def settle_ask(
     key: str | None,
     arguments: dict[str, Any],
     unchanged: Callable[[], bool] | None = None,
+    *,
+    asking: Callable[[], AbstractAsyncContextManager[None]] | None = None,
 ) -> tuple[ToolResult | None, str]:
     """Settle an ``ask``: (``None`` when allowed, else the result the model reads; who decided).
 
@@ -48,6 +51,8 @@ async def settle_ask(
         agent: Whose approver, session approvals, rules and approval lock answer.
         emit: Where the :class:`ApprovalRequested` event goes (the turn's event stream).
         unchanged: Whether what was shown is still what would happen, once the person answered.
+        asking: Holds the question in the call's turn (:meth:`~swebash_ai.agent.question_order.Place.asking`);
+            without it, the question only waits for the agent's approval lock.
     """
     if agent.session_approvals.covers(tool, key):
         return None, "session"
@@ -63,7 +68,7 @@ async def settle_ask(
         arguments=arguments,
         always=agent.gate.propose(tool, arguments, verdict),
     )
-    async with agent.approval_lock:  # one question at a time
+    async with asking() if asking is not None else agent.approval_lock:  # one question at a time, in call order
         emit(ApprovalRequested(request))
         answer = await agent.approver.decide(request)
     if answer is Decision.DENY:

@@ -156,15 +156,25 @@ class Gate:
 
     def _runs_unasked(self, path: Any) -> bool:
         """A file whose content later runs or decides without a question: the project's ``.swebash-ai`` folder
-        (rules, hooks) and the files hooks run (:meth:`Hook.file_words`). accept-edits never writes those
-        unasked, or an edit would be code that runs at the next tool call."""
+        (rules, hooks) and the files hooks run (:meth:`Hook.file_words`, and those they run unnamed:
+        :func:`~swebash_ai.agent.hook_files.indirect_files`). accept-edits never writes those unasked, or an
+        edit would be code that runs at the next tool call."""
         if not isinstance(path, str):
             return True
         target = Path(os.path.realpath(self.workspace / os.path.expanduser(path)))
         if target.is_relative_to(Path(os.path.realpath(self.workspace / ".swebash-ai"))):
             return True
         named = {Path(os.path.realpath(self.workspace / w)) for h in self.hooks for w in h.file_words()}
-        return target in named
+        if target in named:
+            return True
+        if not self.hooks:
+            return False
+        from swebash_ai.agent.hook_files import indirect_files
+        from swebash_ai.tools.command_env import child_environment
+
+        env = child_environment(os.environ)  # the environment the hooks run with
+        return any(Path(os.path.realpath(f.path)) == target
+                   for h in self.hooks for f in indirect_files(h, self.workspace, env))
 
     def matching(self, event: str, tool: str = "", arguments: Mapping[str, Any] | None = None) -> list[Hook]:
         """The hooks of ``event`` whose tool glob and command prefix match this call."""

@@ -17,7 +17,10 @@ starts at once, while the rest of the response streams (:class:`~swebash_ai.agen
 ``_Turn._early``). That check only holds calls back: every call, early or
 not, then goes through the same path above. Anything on it that must ask a person (an approval, a rule that
 asks, a tool asking for more, ``ask_user``) waits for the end of the response, because the stream holds the
-approval lock; calls that need approval start when the response has ended and are asked in call order.
+approval lock; calls that need approval start when the response has ended. Questions come in call order:
+whatever a call asks waits until every earlier call of the response has had its approval settled
+(:mod:`~swebash_ai.agent.question_order`), so a call that started early, or an earlier call slow to reach its
+question (a before_tool hook), cannot put a later question first.
 
 Cancellation (``Agent.cancel()``, or cancelling the task consuming the generator) at any point — mid-stream,
 mid-tool, waiting for approval — leaves the conversation valid: streamed text is kept, and every tool call
@@ -60,6 +63,7 @@ from swebash_ai.agent.events import (
     TurnFinished,
     Usage,
 )
+from swebash_ai.agent.question_order import Place
 from swebash_ai.errors import ProviderError, SwebashError
 from swebash_ai.providers.base import FinishChunk, Provider, TextChunk, ToolCall, UsageChunk
 from swebash_ai.safety.verdict import Verdict
@@ -323,7 +327,8 @@ class _Turn:
             budget = max(0, limits.max_tool_calls - used)
             batch = CallBatch(self._run_call,
                               lambda call: allowed_outright(agent.registry, agent.context, call, self._early),
-                              self.conv, limits.parallel, budget, early=limits.early_tools, cancelled=_cancelled_result)
+                              self.conv, limits.parallel, budget, early=limits.early_tools, cancelled=_cancelled_result,
+                              approval_lock=agent.approval_lock)
             text, calls = await self._stream(tools, batch=batch)
             if not calls:
                 await self._finished(text, "answered")
@@ -366,7 +371,7 @@ class _Turn:
             self.conv.add_tool_result(call.id, call.name, f"Not run: {why} was reached.")
         await self._finished(text, reason)
 
-    async def _run_call(self, call: ToolCall) -> ToolResult:
+    async def _run_call(self, call: ToolCall, place: Place | None = None) -> ToolResult:
         agent = self.agent
         tool = agent.registry.get(call.name)
         parsed = _loads(call.arguments)
@@ -385,7 +390,8 @@ class _Turn:
                 summary = tool.describe(args)
                 self.emit(ToolCallStarted(call.id, call.name, args.model_dump(), summary))
                 try:
-                    result, decision, decided_by = await self._guarded_run(call, tool, args, summary)
+                    result, decision, decided_by = await self._guarded_run(call, tool, args, summary,
+                                                                           place or Place.alone(agent.approval_lock))
                 except asyncio.CancelledError as exc:
                     cancelled = _cancelled_result(exc)
                     audit_call(self.agent, call, parsed, decision, decided_by or "cancelled", cancelled)
@@ -409,20 +415,21 @@ class _Turn:
         self.conv.meta["plan"] = data
         self.emit(PlanUpdated(plan))
 
-    def _asker(self) -> Any:
-        """The approver's question channel for ``ask_user``, one question (or approval) on screen at a time."""
+    def _asker(self, place: Place) -> Any:
+        """The approver's question channel for ``ask_user``, one question (or approval) on screen at a time,
+        after the approvals of the earlier calls."""
         ask = getattr(self.agent.approver, "ask", None)
         if ask is None:
             return None
-        lock = self.agent.approval_lock
 
         async def serialized(question: Any) -> Any:
-            async with lock:
+            async with place.asking():
                 return await ask(question)
 
         return serialized
 
-    async def _guarded_run(self, call: ToolCall, tool: Any, args: Any, summary: str) -> tuple[ToolResult, str, str]:
+    async def _guarded_run(self, call: ToolCall, tool: Any, args: Any, summary: str,
+                           place: Place) -> tuple[ToolResult, str, str]:
         agent = self.agent
         ctx = agent.context
         own = tool.check(ctx, args)
@@ -447,19 +454,21 @@ class _Turn:
             key = tool.session_key(ctx, args)
             detail = _detail(tool, ctx, args)
             refused, decided_by = await self._approve(
-                call, tool.name, verdict, summary, detail, key, args.model_dump(),
+                call, tool.name, verdict, summary, detail, key, args.model_dump(), place,
                 unchanged=lambda: _detail(tool, ctx, args) == detail,
             )
             if refused is not None:
                 return refused, "ask", decided_by
 
         async def ask_more(more: Verdict, what: str, more_detail: str, more_key: str | None) -> str | None:
-            refused, _by = await self._approve(call, tool.name, more, what, more_detail, more_key, args.model_dump())
+            refused, _by = await self._approve(call, tool.name, more, what, more_detail, more_key, args.model_dump(),
+                                               place)
             return None if refused is None else refused.text
 
         call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
                                        approved=verdict.decision == "ask", ask=ask_more,
-                                       call_id=call.id, ask_user=self._asker())
+                                       call_id=call.id, ask_user=self._asker(place))
+        place.settled()  # it runs now: later calls may ask
         result = await _without_secrets(await tool.invoke(call_ctx, args))
         await self._after_tool(tool.name, args.model_dump(), result)
         return result, "ask" if "ask" in (own.decision, verdict.decision) else "allow", decided_by
@@ -517,11 +526,13 @@ class _Turn:
         detail: str,
         key: str | None,
         arguments: dict[str, Any],
+        place: Place,
         unchanged: Callable[[], bool] | None = None,
     ) -> tuple[ToolResult | None, str]:
-        """Settle an ``ask`` (:func:`~swebash_ai.agent.call_approval.settle_ask`), counting the denials."""
+        """Settle an ``ask`` (:func:`~swebash_ai.agent.call_approval.settle_ask`) in the call's turn, counting the
+        denials."""
         refused, by = await settle_ask(self.agent, self.emit, call, tool, verdict, summary, detail, key, arguments,
-                                       unchanged)
+                                       unchanged, asking=place.asking)
         if refused is not None and refused.status == "denied":
             self.denied += 1
         return refused, by

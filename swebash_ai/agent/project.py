@@ -7,7 +7,9 @@ Contract:
     trusted that exact file and what it makes us run: ``[[trusted_projects]]`` in the user's config holds
     the file's path and a SHA-256 that covers its text and every project file its hooks name
     (:meth:`~swebash_ai.config.hooks.Hook.file_words`: ``./.swebash-ai/hooks/check.sh``, the
-    ``scripts/x.py`` of ``python scripts/x.py``), so a change to any of them asks again.
+    ``scripts/x.py`` of ``python scripts/x.py``) or runs without naming them
+    (:func:`~swebash_ai.agent.hook_files.indirect_files`: a bare ``eslint`` found in ``./node_modules/.bin``
+    on ``PATH``, the module files of ``python -m tools.check``), so a change to any of them asks again.
 
     What the hash covers, per word: a file inside the project, its bytes; a word naming nothing yet, that
     it is absent (a file appearing there later asks again); a directory or a file outside the project
@@ -15,7 +17,9 @@ Contract:
     change, and a directory's files are not covered. A file that cannot be hashed (protected, not a regular
     file, over :data:`HASH_MAX_BYTES`) makes the project impossible to trust (``unverified``). With no such
     word the hash is the rules file's alone, as records made before hooks' files were covered hold: those
-    stay valid where they cover everything, and ask again where hooks name project files.
+    stay valid where they cover everything, and ask again where hooks name project files. Files found through
+    ``PATH`` depend on the environment the assistant starts in: started with another ``PATH`` (a virtual
+    environment activated or not), the same project may ask again.
 
 Why:
     A cloned repository is written by someone else. It may make the assistant more careful by itself; it
@@ -28,11 +32,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swebash_ai.agent.hook_files import indirect_files
 from swebash_ai.config.rules import ToolRules, parse_rule_list
 from swebash_ai.errors import ConfigError
 from swebash_ai.safety.paths import PathPolicy, PathRefused, open_for_read
@@ -55,16 +60,19 @@ class Covered:
     resolved: Path
     state: str
     """``sha256:HEX``, ``absent``, ``directory`` or ``outside`` (see the module docstring)."""
+    via: str = ""
+    """For a file the hook runs without naming it: how it gets there (``eslint on PATH``, ``python -m x``)."""
 
     def line(self) -> str:
         """For the trust prompt and ``swebash-ai trust``."""
+        how = f"{self.via}; " if self.via else ""
         if self.state.startswith("sha256:"):
-            return f"covers {self.word} (sha256 {self.state[7:19]}...)"
+            return f"covers {self.word} ({how}sha256 {self.state[7:19]}...)"
         if self.state == "absent":
-            return f"covers {self.word} (absent now: a file created there asks again)"
+            return f"covers {self.word} ({how}absent now: a file created there asks again)"
         where = "a directory: its files are not covered" if self.state == "directory" else \
             f"outside the project: {self.resolved}"
-        return f"not covered: {self.word} ({where})"
+        return f"not covered: {self.word} ({how}{where})"
 
 
 @dataclass(frozen=True)
@@ -111,9 +119,11 @@ class ProjectRules:
 
 
 def load_project(
-    root: Path, policy: PathPolicy, trusted: Sequence[TrustedProject], max_bytes: int = DEFAULT_MAX_BYTES
+    root: Path, policy: PathPolicy, trusted: Sequence[TrustedProject], max_bytes: int = DEFAULT_MAX_BYTES,
+    environ: Mapping[str, str] | None = None,
 ) -> ProjectRules:
-    """The project file under ``root``, if any (see the module docstring); never raises."""
+    """The project file under ``root``, if any (see the module docstring); never raises. ``environ`` is what the
+    hooks' environment is made from (default: ours, as :func:`~swebash_ai.agent.hooks.run_hook` does)."""
     path = root / PROJECT_FILE
     if not path.is_file() and not path.is_symlink():
         return ProjectRules()
@@ -135,7 +145,7 @@ def load_project(
         hooks = parse_hooks(data.get("hooks"), str(path), "[[hooks]]", "project")
     except (tomllib.TOMLDecodeError, ConfigError) as exc:
         return ProjectRules(path, digest, problem=f"{path} was left out: {exc}")
-    covered, unverified = _cover(root, policy, hooks)
+    covered, unverified = _cover(root, policy, hooks, os.environ if environ is None else environ)
     if covered:
         digest = _digest(digest, covered)
     key = str(got.resolved)
@@ -148,28 +158,47 @@ def _digest(rules_digest: str, covered: Sequence[Covered]) -> str:
     """One hash over the rules file's and each covered file's state; never equal to a rules-only hash."""
     h = hashlib.sha256(b"swebash-ai project trust 2\0" + rules_digest.encode())
     for c in covered:
-        h.update(f"\0{c.word}\0{c.resolved}\0{c.state}".encode("utf-8", "surrogateescape"))
+        via = f"\0{c.via}" if c.via else ""  # absent from older records' entries, which stay valid
+        h.update(f"\0{c.word}\0{c.resolved}\0{c.state}{via}".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
-def _cover(root: Path, policy: PathPolicy, hooks: Sequence[Hook]) -> tuple[tuple[Covered, ...], str]:
-    """Every file the hooks name, with its state; and why one cannot be hashed ("" when all can)."""
+def _cover(root: Path, policy: PathPolicy, hooks: Sequence[Hook],
+           environ: Mapping[str, str]) -> tuple[tuple[Covered, ...], str]:
+    """Every file the hooks name or run unnamed, with its state; and why one cannot be hashed ("" when all can)."""
+    from swebash_ai.tools.command_env import child_environment
+
     base = Path(os.path.realpath(root))
+    # Hooks run in the workspace: the words are relative to it.
+    wanted = [(w, base / w, "") for w in dict.fromkeys(w for h in hooks for w in h.file_words())]
+    env = child_environment(environ) if hooks else {}  # what a hook gets (agent/hooks.py, through run_process)
+    seen = set()
+    for hook in hooks:
+        for found in indirect_files(hook, base, env):
+            if (found.path, found.via) not in seen:
+                seen.add((found.path, found.via))
+                wanted.append((_shown(found.path, base), found.path, found.via))
     out: list[Covered] = []
-    for word in dict.fromkeys(w for h in hooks for w in h.file_words()):  # each once, in order
-        resolved = Path(os.path.realpath(base / word))  # hooks run in the workspace: words are relative to it
+    for word, path, via in wanted:
+        resolved = Path(os.path.realpath(path))
         if not resolved.is_relative_to(base):
-            out.append(Covered(word, resolved, "outside"))
+            out.append(Covered(word, resolved, "outside", via))
         elif not os.path.lexists(resolved):
-            out.append(Covered(word, resolved, "absent"))
+            out.append(Covered(word, resolved, "absent", via))
         elif os.path.isdir(resolved):
-            out.append(Covered(word, resolved, "directory"))
+            out.append(Covered(word, resolved, "directory", via))
         else:
             state = _hash(resolved, policy)
             if not state.startswith("sha256:"):
                 return tuple(out), f"{word}: {state}"
-            out.append(Covered(word, resolved, state))
+            out.append(Covered(word, resolved, state, via))
     return tuple(out), ""
+
+
+def _shown(path: Path, base: Path) -> str:
+    """A found file as the list shows it: relative to the project when it lies there (unresolved)."""
+    absolute = Path(os.path.normpath(path))
+    return str(absolute.relative_to(base)) if absolute.is_relative_to(base) else str(absolute)
 
 
 def _hash(path: Path, policy: PathPolicy) -> str:

@@ -103,3 +103,22 @@ def test_trust_lists_the_files_it_covers_and_a_changed_hook_script_needs_it_agai
     (hooks / "check.sh").write_text("#!/bin/sh\nexit 2\n")
     again = run_cli("trust")
     assert again.returncode == 2 and "Already trusted" not in again.stdout and "trust --yes" in again.stderr
+
+
+def test_trust_lists_a_program_found_on_a_project_path_entry(run_cli, workspace: Path) -> None:
+    path = config("")
+    lint = workspace / "node_modules" / ".bin" / "lint"
+    lint.parent.mkdir(parents=True)
+    lint.write_text("#!/bin/sh\n")
+    lint.chmod(0o755)
+    rules = workspace / ".swebash-ai" / "rules.toml"
+    rules.parent.mkdir()
+    rules.write_text('[[hooks]]\nevent = "after_tool"\ncommand = ["lint"]\n')
+    env = {"PATH": f"node_modules/.bin{os.pathsep}{os.environ['PATH']}"}
+    done = run_cli("trust", "--yes", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "covers node_modules/.bin/lint (lint on PATH; sha256 " in done.stdout
+    assert str(rules) in path.read_text()
+    assert "Already trusted" in run_cli("trust", env=env).stdout
+    lint.write_text("#!/bin/sh\necho changed\n")
+    assert run_cli("trust", env=env).returncode == 2  # changed: not trusted any more, and nobody to confirm
