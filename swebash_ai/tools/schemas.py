@@ -9,7 +9,7 @@ signature gets its schema from its model (see tools/registry.py).
 
 from typing import Any
 
-SOURCES: dict[str, str] = {'swebash_ai.tools.fs': 'e3b486eee942e79e',
+SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '00bea801accf350f',
  'swebash_ai.tools.fs_write': 'b495559a43169e78',
  'swebash_ai.tools.search': '609aeb4779ab9336',
  'swebash_ai.tools.find': 'cd557f2a430f5a40',
