@@ -6,9 +6,12 @@ is scanned before the model sees it. These trees are public code: every mask in 
 mask (an upper bound: a test fixture's fake token is "correctly" masked, but it is counted here too).
 
 Prints per tree: files scanned, MB, files with at least one mask (the false-mask rate is that over files
-scanned), masks by kind, key files that ``read_file`` would refuse, and the scan speed in MB/s.
+scanned), masks by kind, key files that ``read_file`` would refuse, and the scan speed in MB/s. Then line
+ranges: ``read_file`` of two lines every ``--every`` lines of each file, scanned alone (as the loop scans a
+result) and with the lines the whole file shows as key material removed first (as ``read_file`` does for a
+range): ranges masked each way; a range masked only the second way is a new mask.
 
-    python bench/false_masks.py [--show 20] [--tree PATH ...]
+    python bench/false_masks.py [--show 20] [--every 25] [--tree PATH ...]
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from swebash_ai.safety.secrets import is_key_file, mask_secrets
+from swebash_ai.safety.secrets import is_key_file, mask_secrets, private_key_lines
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("textual", "httpx", "pydantic", "rich", "litellm", "botocore")
@@ -53,11 +56,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", type=int, default=10, help="print up to N masked lines for review")
     parser.add_argument("--tree", action="append", default=[], help="another source tree to scan")
+    parser.add_argument("--every", type=int, default=25, help="a two-line range every N lines of each file")
     opts = parser.parse_args()
     total_files = total_masked_files = total_bytes = 0
     total_time = 0.0
     all_kinds: Counter[str] = Counter()
     shown: list[str] = []
+    ranges = [0, 0, 0]  # ranges read, masked scanned alone, masked with the file's key lines removed first
     print(f"{'tree':<30} {'files':>7} {'MB':>7} {'masked files':>13} {'rate':>7} {'masks':>6} {'key files':>9} "
           f"{'MB/s':>7}")
     for label, root in trees(opts.tree):
@@ -75,6 +80,7 @@ def main() -> None:
             scan = mask_secrets(text)
             key_files += is_key_file(text)
             spent += time.perf_counter() - start
+            _ranges(text, opts.every, ranges)
             if scan.masked:
                 masked_files += 1
                 masks += scan.masked
@@ -96,9 +102,23 @@ def main() -> None:
     print(f"{'all':<30} {total_files:>7} {total_bytes / 1e6:>7.1f} {total_masked_files:>13} {rate:>7.2%} "
           f"{sum(all_kinds.values()):>6} {'':>9} {total_bytes / 1e6 / total_time if total_time else 0:>7.0f}")
     print("masks by kind:", ", ".join(f"{k} {n}" for k, n in all_kinds.most_common()) or "none")
+    print(f"line ranges (2 lines every {opts.every}): {ranges[0]} read, {ranges[1]} masked scanned alone, "
+          f"{ranges[2]} masked judged on the file")
     if shown:
         print("\nmasked lines (before masking), for review:")
         print("\n".join(f"  {line}" for line in shown))
+
+
+def _ranges(text: str, every: int, counts: list[int]) -> None:
+    lines = text.split("\n")
+    keys = private_key_lines(text)  # what read_file's shown_without_keys judges each range on, once per file
+    for first in range(0, max(len(lines) - 1, 0), every):
+        last = min(first + 1, len(lines) - 1)
+        alone = mask_secrets("\n".join(lines[first : last + 1]))
+        judged = mask_secrets("\n".join(keys.shown.get(i, lines[i]) for i in range(first, last + 1)))
+        counts[0] += 1
+        counts[1] += bool(alone.masked)
+        counts[2] += bool(judged.masked or keys.blocks_in(first, last))
 
 
 if __name__ == "__main__":

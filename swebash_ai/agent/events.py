@@ -61,8 +61,31 @@ class ApprovalRequest:
     def hidden(self) -> tuple[int, int]:
         """(terminal control sequences, invisible characters) in what runs: the arguments the tool gets, else
         the detail. Never the summary as well: it repeats the detail (``$ command``), and a sum counted each
-        sequence twice."""
-        return hidden_in(self.arguments) if self.arguments else hidden_in(self.detail)
+        sequence twice. A diff's lines that show the file as it is (unchanged context lines, removed lines)
+        are drawn too, with their escapes: those not taken from the arguments are counted as well, so the
+        warning covers all the dialog shows (an edit of one line beside a line that wipes the screen)."""
+        if not self.arguments:
+            return hidden_in(self.detail)
+        controls, invisible = hidden_in(self.arguments)
+        c, i = _from_the_file(self.detail, self.arguments)
+        return controls + c, invisible + i
+
+
+def _from_the_file(detail: str, arguments: dict[str, Any]) -> tuple[int, int]:
+    """(controls, invisible characters) in the context and removed lines of a unified diff in ``detail``
+    (after its ``+++`` header) whose text is in no string argument: what the file holds, not the call."""
+    at = 0 if detail.startswith("+++ ") else detail.find("\n+++ ") + 1
+    if not at and not detail.startswith("+++ "):
+        return 0, 0
+    strings = [v for v in arguments.values() if isinstance(v, str)]
+    controls = invisible = 0
+    for line in detail[at:].split("\n")[1:]:
+        if line[:1] not in (" ", "-"):
+            continue
+        c, i = hidden_in(line[1:])
+        if (c or i) and not any(line[1:] in s for s in strings):
+            controls, invisible = controls + c, invisible + i
+    return controls, invisible
 
 
 @dataclass(frozen=True)

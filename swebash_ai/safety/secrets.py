@@ -5,7 +5,8 @@ Contract:
     :data:`KEY_MARKER` and every value in a known credential format replaced by ``[masked:KIND]``, and how
     many of each were found. :func:`holds_private_key` says whether a text holds private key material;
     :func:`is_key_file` whether a file's text is essentially a key (``read_file`` refuses those like a
-    protected file). :func:`remove_private_keys` blanks key blocks but keeps the line count (for search).
+    protected file). :func:`remove_private_keys` blanks key blocks but keeps the line count (for search);
+    :func:`private_key_lines` says which lines that changes, for a reader that shows only some of them.
 
 Why:
     The path rules know credential files by name, and every list of names is incomplete: a key copied to
@@ -41,12 +42,14 @@ __all__ = [
     "KEY_MARKER",
     "MARKER_PREFIX",
     "RULES",
+    "KeyLines",
     "Rule",
     "Scan",
     "blank_private_keys",
     "holds_private_key",
     "is_key_file",
     "mask_secrets",
+    "private_key_lines",
     "remove_private_keys",
 ]
 
@@ -396,20 +399,61 @@ def remove_private_keys(text: str) -> tuple[str, int]:
     """Key blocks replaced by :data:`KEY_MARKER`, followed by as many newlines as they spanned (line numbers
     after them stay right); returns the text and the number of blocks. Bodies printed without their header
     (``tail -n +2 key.pem``) count as blocks too."""
-    count = 0
+    text, blocks = _remove_keys(text)
+    return text, len(blocks)
+
+
+@dataclass(frozen=True)
+class KeyLines:
+    """Where a text's private keys are, by line: what :func:`private_key_lines` returns.
+
+    Attributes:
+        shown: 0-based line index -> what that line is once the keys are removed (:data:`KEY_MARKER` on a
+            block's first line, what stood before its header kept; empty lines after it), for every line a
+            removed block touches.
+        blocks: (first, last) 0-based line indexes of each removed block, in order.
+    """
+
+    shown: dict[int, str]
+    blocks: list[tuple[int, int]]
+
+    def blocks_in(self, first: int, last: int) -> int:
+        """How many blocks touch lines ``first..last`` (0-based, inclusive)."""
+        return sum(1 for a, b in self.blocks if a <= last and first <= b)
+
+
+def private_key_lines(text: str) -> KeyLines:
+    """The lines of ``text`` that :func:`remove_private_keys` changes, and what they become.
+
+    A reader that shows part of a file (``read_file`` with a line range) masks the lines of its range with
+    this, judged on the whole file: two lines from the middle of a PEM key, or a headerless body whose DER
+    start is above the range, carry nothing a scan of the range alone could recognise. The lines are the
+    ones a read of the whole file would have masked, so a range never shows more, and never masks more.
+    """
+    removed, blocks = _remove_keys(text)
+    if not blocks:
+        return KeyLines({}, [])
+    lines = removed.split("\n")
+    shown = {i: lines[i].removesuffix("\r") for a, b in blocks for i in range(a, b + 1)}
+    return KeyLines(shown, blocks)
+
+
+def _remove_keys(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """:func:`remove_private_keys`, with the (first, last) line indexes of each block (blocks keep the line
+    count, so the indexes hold in the text before and after each step)."""
+    blocks: list[tuple[int, int]] = []
+
+    def lines_of(spans: list[tuple[int, int]]) -> None:
+        blocks.extend((text.count("\n", 0, a), text.count("\n", 0, max(a, b - 1))) for a, b in spans)
+
     if "PRIVATE KEY" in text or "Private-Lines:" in text:
-        spans = _key_blocks(text)
-        text = _replace_spans(text, spans)
-        count = len(spans)
-
-        def putty(m: re.Match[str]) -> str:
-            nonlocal count
-            count += 1
-            return KEY_MARKER + "\n" * m.group(0).count("\n")
-
-        text = _PUTTY.sub(putty, text)
+        for found in (_key_blocks, lambda t: [m.span() for m in _PUTTY.finditer(t)]):
+            spans = found(text)
+            lines_of(spans)
+            text = _replace_spans(text, spans)
     bodies = key_body_spans(text)
-    return _replace_spans(text, bodies), count + len(bodies)
+    lines_of(bodies)
+    return _replace_spans(text, bodies), sorted(blocks)
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:

@@ -258,15 +258,12 @@ class BackgroundProcess:
                 await asyncio.wait_for(self._changed.wait(), left)
 
     def read(self) -> tuple[str, int]:
-        """The output since the last read (secrets masked unless the command was approved), bytes dropped."""
-        text, dropped = self.ring.take(final=not self.running)
-        if not self.approved and text:
-            from swebash_ai.safety.redact import redact_output
+        """The output since the last read, bytes dropped.
 
-            scan = redact_output(text)
-            if scan.masked:
-                text = f"{scan.text}\n{scan.note()}"
-        return text, dropped
+        Not masked here: a result that carries it is marked ``unasked_output`` when nobody approved the command,
+        and the loop's one secrets scan masks it with the stricter rules (as for a foreground command).
+        """
+        return self.ring.take(final=not self.running)
 
 
 class ProcessService:
@@ -477,7 +474,7 @@ async def start_background(ctx: ToolContext, command: str, workdir: Path, *, kee
         lines += _ending_lines(proc)
     meta = {"process_id": proc.id, "background": True, "state": proc.state, "cwd": str(workdir),
             "dropped_bytes": dropped}
-    return ToolResult(True, "\n".join(lines), "ok", proc.exit_code, metadata=meta)
+    return ToolResult(True, "\n".join(lines), "ok", proc.exit_code, metadata=meta, unasked_output=not proc.approved)
 
 
 def _describe_read(args: Any) -> str:
@@ -513,7 +510,7 @@ async def read_process(
         lines += _ending_lines(proc)
         proc.model_knows_end = True
     meta = {"process_id": proc.id, "state": proc.state, "dropped_bytes": dropped}
-    return ToolResult(True, "\n".join(lines), "ok", proc.exit_code, metadata=meta)
+    return ToolResult(True, "\n".join(lines), "ok", proc.exit_code, metadata=meta, unasked_output=not proc.approved)
 
 
 def _describe_stop(args: Any) -> str:
@@ -547,7 +544,8 @@ async def stop_process(
     meta = {"process_id": proc.id, "state": proc.state, "was_running": was_running,
             "survivors": [{"pid": p.pid, "cmdline": p.cmdline} for p in c.survivors] if c is not None else []}
     ok = c is None or c.complete
-    return ToolResult(ok, "\n".join(lines), "ok" if ok else "error", proc.exit_code, metadata=meta)
+    return ToolResult(ok, "\n".join(lines), "ok" if ok else "error", proc.exit_code, metadata=meta,
+                      unasked_output=not proc.approved)
 
 
 TOOLS: list[Tool] = [read_process, stop_process]

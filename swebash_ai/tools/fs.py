@@ -26,7 +26,6 @@ import asyncio
 import fnmatch
 import os
 import pwd
-import re
 import stat
 from collections import deque
 from datetime import datetime
@@ -39,6 +38,7 @@ from swebash_ai.safety.paths import SECRET_REASON, PathRefused, is_binary, open_
 from swebash_ai.safety.secrets import is_key_file
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.guard import PolicyGate, denial_message, path_check, path_policy_of, path_session_key
+from swebash_ai.tools.key_ranges import KEY_HEADER, shown_without_keys, skip_lines, streamed_without_keys
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
 
 __all__ = ["TOOLS", "directory_listing"]
@@ -46,9 +46,6 @@ __all__ = ["TOOLS", "directory_listing"]
 #: Directories ``list_dir`` shows but does not descend into when recursive (unless listed directly).
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 _MAX_DIFF_LINES = 4000
-_STREAM_CHUNK = 1 << 16
-# A key header in a file over fs_max_size: a range may start inside the block, so such a range is refused.
-_KEY_HEADER = re.compile(rb"BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY")
 
 
 # --- shared plumbing -----------------------------------------------------------------------------------
@@ -258,10 +255,13 @@ def _read_file(ctx: ToolContext, path: str, start: int, end: int | None) -> Tool
     parts = [f"{path} ({shown})"]
     if bad:
         parts.append(f"[note: {bad} byte(s) are not valid UTF-8 and are shown as \ufffd]")
-    parts.append(_numbered(lines[start - 1 : last], start))
+    # A range is shown as the whole file would be once its keys are removed: a scan of the range alone misses
+    # the middle of a key (tools/key_ranges.py). A whole read is left to the loop's scan.
+    shown_lines, keys = shown_without_keys(text, lines, start - 1, last - 1) if ranged else (lines, 0)
+    parts.append(_numbered(shown_lines, start))
     if end is not None and end > total:
         parts.append(f"[the file ends at line {total}]")
-    return ToolResult.success("\n".join(parts), metadata={"lines": total, "bytes": len(data)})
+    return ToolResult.success("\n".join(parts), metadata={"lines": total, "bytes": len(data)}, keys_removed=keys)
 
 
 def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None, limit: int, size: int) -> ToolResult:
@@ -274,23 +274,17 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
         return ToolResult.error(f"Cannot read '{path}': {exc.strerror or exc}.")
     kept: list[bytes] = []
     budget = limit
-    lineno = 0
     cut_at: int | None = None
-    key_seen = False  # a key block before or in the range: its body lines carry no header of their own
     with os.fdopen(fd, "rb") as f:
         if _looks_binary(f.read(8192)):
             return ToolResult.error(f"'{path}' is a binary file ({_human(size)}); read_file only shows text.")
         f.seek(0)
-        while end is None or lineno < end:
-            if lineno + 1 < start:  # skip a line without holding it, however long it is
-                piece = f.readline(_STREAM_CHUNK)
-                if not piece:
-                    break
-                key_seen = key_seen or _KEY_HEADER.search(piece) is not None
-                while piece and not piece.endswith(b"\n"):
-                    piece = f.readline(_STREAM_CHUNK)
-                lineno += 1
-                continue
+        skipped = skip_lines(f, start - 1)  # without holding them, however long they are
+        lineno = skipped.lines
+        # a key block before or in the range: its body lines carry no header of their own
+        key_seen = skipped.key_header
+        offset = f.tell()  # where the range begins
+        while lineno + 1 >= start and (end is None or lineno < end):
             line = f.readline(budget + 1)
             if not line:
                 break
@@ -300,15 +294,18 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
                 break
             budget -= len(line)
             kept.append(line)
-            key_seen = key_seen or _KEY_HEADER.search(line) is not None
+            key_seen = key_seen or KEY_HEADER.search(line) is not None
+        if kept and not key_seen:  # a headerless key body that runs into the range: judged on the bytes around it
+            text, bad = _decode(b"".join(kept))
+            ahead = cut_at is None and end is not None and lineno >= end
+            lines, keys = streamed_without_keys(f, offset, _split_lines(text), b"".join(kept), ahead=ahead,
+                                                armor=skipped.armor)
     if not kept:
         if cut_at is not None:
             return ToolResult.error(f"Line {cut_at} of '{path}' alone is longer than the {limit}-byte limit.")
         return ToolResult.error(f"start_line {start} is past the end: '{path}' has {lineno} lines.")
     if key_seen:
         return _key_refusal(path)
-    text, bad = _decode(b"".join(kept))
-    lines = _split_lines(text)
     last = start + len(lines) - 1
     parts = [
         f"{path} (lines {start}-{last}; the file is {_human(size)}, over fs_max_size, so only this range was read)"
@@ -320,7 +317,8 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
         parts.append(f"[cut at the {limit}-byte limit; continue with start_line={cut_at}]")
     elif end is not None and last < end:
         parts.append(f"[the file ends at line {last}]")
-    return ToolResult.success("\n".join(parts), truncated=cut_at is not None, metadata={"streamed": True})
+    return ToolResult.success("\n".join(parts), truncated=cut_at is not None, metadata={"streamed": True},
+                              keys_removed=keys)
 
 
 # --- list_dir ------------------------------------------------------------------------------------------

@@ -61,6 +61,8 @@ class ToolResult:
         unasked_output: The content is the output of a command nobody approved: :meth:`with_secrets_masked`
             adds the rules of :func:`~swebash_ai.safety.redact.redact_output` (values of secret-named
             ``NAME=value`` lines, URL credentials) to its scan, so such output is scanned once, by the loop.
+        keys_removed: Private key blocks the tool removed itself, because only the whole file shows them (a
+            line range from the middle of a key): :meth:`with_secrets_masked` counts them in its one note.
     """
 
     ok: bool
@@ -71,6 +73,7 @@ class ToolResult:
     truncated: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
     unasked_output: bool = False
+    keys_removed: int = 0
 
     @classmethod
     def success(cls, content: JSON, **kw: Any) -> ToolResult:
@@ -99,9 +102,11 @@ class ToolResult:
         JSON content stays JSON unless something in it was masked (then it becomes the masked text).
         """
         from swebash_ai.safety.redact import redact_output  # with the first result: an answer alone needs none
-        from swebash_ai.safety.secrets import mask_secrets
+        from swebash_ai.safety.secrets import Scan, mask_secrets
 
         scan = redact_output(self.text) if self.unasked_output else mask_secrets(self.text)
+        if self.keys_removed:
+            scan = Scan(scan.text, scan.kinds, scan.private_keys + self.keys_removed)
         if not scan.masked:
             return self
         meta = dict(self.metadata, masked_secrets=scan.masked, masked_kinds=sorted(scan.kinds))

@@ -9,12 +9,12 @@ signature gets its schema from its model (see tools/registry.py).
 
 from typing import Any
 
-SOURCES: dict[str, str] = {'swebash_ai.tools.fs': 'e3b486eee942e79e',
+SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '00bea801accf350f',
  'swebash_ai.tools.fs_write': 'b495559a43169e78',
  'swebash_ai.tools.search': '609aeb4779ab9336',
  'swebash_ai.tools.find': 'cd557f2a430f5a40',
  'swebash_ai.tools.exec': 'b990057a078010fa',
- 'swebash_ai.tools.background': '627dbb7a8bbebc14',
+ 'swebash_ai.tools.background': '43cd06c33f70b984',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
  'swebash_ai.tools.plan': '0bc8aad0ee2e4e3d',
  'swebash_ai.tools.ask': 'e9370f811b8fac6d'}

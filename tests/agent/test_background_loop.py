@@ -5,6 +5,7 @@ foreground command; a cancelled turn that leaves them running; the session's end
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
 import time
@@ -23,6 +24,7 @@ from swebash_ai.providers import scripted
 from swebash_ai.providers.base import Chunk
 from swebash_ai.providers.scripted import ScriptedProvider
 from swebash_ai.session import Session
+from swebash_ai.tools.command_env import build_argv, child_environment
 
 SLOW = 30.0
 
@@ -215,3 +217,49 @@ async def test_the_system_prompt_says_when_to_run_in_the_background(workspace: P
     off = Session(load_settings({"tools_deny": ["read_process"]}), provider=ScriptedProvider(), cwd=workspace,
                   probe_ollama=False).system_prompt()
     assert "background=true" not in off  # said only when the tools are offered
+
+
+async def test_the_output_of_an_unasked_background_command_is_scanned_once_per_result(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Background output nobody approved: the first output run_command returns and what read_process returns get
+    the stricter rules (a secret-named assignment, a URL password) in the loop's one scan of each result, with
+    one note each and the counts in the metadata the front ends show."""
+    import swebash_ai.safety.redact as redact_module
+    import swebash_ai.safety.secrets as secrets_module
+
+    password, db = uuid.uuid4().hex, uuid.uuid4().hex
+    (workspace / "settings.env").write_text(f"DB_PASSWORD={password}\nDATABASE_URL=postgres://app:{db}@db:5432/app\n")
+    scans: list[int] = []
+    real = redact_module.mask_secrets
+
+    def counting(text: str) -> Any:
+        scans.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(redact_module, "mask_secrets", counting)
+    monkeypatch.setattr(secrets_module, "mask_secrets", counting)  # the loop's scan imports it when it runs
+    provider = ScriptedProvider([
+        scripted.calls(("run_command", {"command": "cat settings.env", "background": True})),  # p2, a reader
+        scripted.calls(("read_process", {"id": "p1", "wait_seconds": SLOW})),
+        scripted.text("ok"),
+    ])
+    session = session_with(provider, workspace, AllowApprover())
+    try:
+        # p1: output that comes later, from a command nobody approved (started as the exec tool starts one)
+        later = "sleep 1; cat settings.env"
+        await session.processes.start(later, build_argv(later, cwd=workspace), cwd=workspace,
+                                      env=child_environment(os.environ, ()), approved=False)
+        events = await run(session)
+    finally:
+        await session.aclose()
+    started, read = results(events)
+    assert started.decided_by == "command.readonly"  # allowed by rule: nobody approved it
+    for result in (started.result, read.result):
+        assert password not in result.text and db not in result.text, result.text
+        assert "DB_PASSWORD=[masked:secret-env]" in result.text and "app:[masked:url-password]@db" in result.text
+        assert result.text.count("(note: ") == 1, result.text
+        assert result.metadata["masked_kinds"] == ["secret-env", "url-password"]  # the front ends see it said
+    sent = tool_texts(provider.requests[-1]["messages"])
+    assert password not in sent and db not in sent and sent.count("(note: ") == 2
+    assert len(scans) == 2, scans  # one scan per result, not the tool's and then the loop's

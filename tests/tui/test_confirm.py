@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from swebash_ai.frontends.tui.screens.confirm import looks_like_diff, render_detail
+from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen, looks_like_diff, render_detail
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import ApprovalRequest
@@ -185,3 +186,45 @@ async def test_the_dialog_shows_a_background_command_once() -> None:
         assert not app.screen.query("#confirm-summary")
         text = "\n".join(str(w.render()) for w in app.screen.query("Static"))
         assert text.count("npm run dev") == 1 and "in the background" in text
+
+
+async def test_controls_in_the_lines_around_an_edit_are_counted_in_the_warning(workspace: Path) -> None:
+    """An edit of one line beside a line of the file that wipes the screen: the diff draws that context line
+    with its escape, and the warning counts it, in the dialog and in the terminal prompt alike; a write whose
+    content holds the same line counts it once."""
+    from textual.app import App
+    from textual.widgets import Static
+
+    from swebash_ai.agent.events import ApprovalRequest
+    from swebash_ai.config.settings import load_settings
+    from swebash_ai.frontends.prompt_approver import format_request
+    from swebash_ai.safety.paths import PathPolicy
+    from swebash_ai.safety.verdict import Verdict
+    from swebash_ai.tools.fs_write import edit_file, write_file
+    from swebash_ai.tools.registry import ToolContext
+
+    text = "import os\nprint('\x1b[2J\x1b]0;pwned\x07')  # \u202e\nDEBUG = True\n"
+    (workspace / "config.py").write_text(text)
+    ctx = ToolContext(settings=load_settings().settings, cwd=workspace, path_policy=PathPolicy(roots=[workspace]))
+    calls = [
+        (edit_file, {"path": "config.py", "old": "DEBUG = True", "new": "DEBUG = False"}, (2, 1)),  # the context
+        (write_file, {"path": "config.py", "content": text.replace("True", "False")}, (2, 1)),  # in the content
+        (edit_file, {"path": "config.py", "old": "import os", "new": "import sys"}, (2, 1)),  # context below
+    ]
+    app = App()
+    async with app.run_test() as pilot:
+        for tool, arguments, (controls, invisible) in calls:
+            args = tool.parse_arguments(arguments)
+            detail = tool.preview(ctx, args)
+            assert detail is not None
+            request = ApprovalRequest("c", tool.name, tool.name, detail, str(workspace), Verdict.ask("writes"),
+                                      arguments)
+            assert request.hidden() == (controls, invisible), (tool.name, arguments)
+            prompt = format_request(request)
+            assert "\\x1b[2J" in prompt and f"holds {controls} terminal control sequence(s)" in prompt
+            await app.push_screen(ConfirmScreen(request))
+            await pilot.pause()
+            said = str(app.screen.query_one("#confirm-controls", Static).render())
+            assert f"holds {controls} terminal control sequence(s)" in said
+            app.pop_screen()
+            await pilot.pause()
