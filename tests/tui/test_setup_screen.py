@@ -282,3 +282,40 @@ async def test_what_is_not_an_address_is_refused_at_enter(make_app: Any, isolate
         assert base.has_focus  # stays, to be fixed
         assert not screen.query_one("#setup-base-note").display  # the old note is not left under a bad address
     assert not _config(isolated_env).exists()
+
+
+async def test_quitting_while_the_saved_provider_loads_leaves_quietly(
+        make_app: Any, fake_llm: FakeLLMServer, bases: dict[str, str], isolated_env: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # After a save the new session is built in a thread (litellm's import takes seconds for Anthropic): a user
+    # who quits meanwhile gets a clean exit, not an error from a status bar that is already gone.
+    import asyncio
+    import threading
+    import time
+
+    from swebash_ai.frontends.tui import session_switch
+
+    building = threading.Event()
+
+    def slow_preload(session: Any) -> None:
+        building.set()
+        time.sleep(0.5)
+
+    monkeypatch.setattr(session_switch, "preload_provider", slow_preload)
+    bases["openai"] = fake_llm.base_url
+    fake_llm.models = ["gpt-4.1-mini"]
+    fake_llm.enqueue(Reply.text("ok"))
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        screen.choose("openai")
+        await pilot.pause()
+        await _type(pilot, KEY)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.query_one("#setup-model-list").display, what="model list")
+        await pilot.click("#setup-go")
+        await wait_for(pilot, building.is_set, what="the new session building")
+        old = app.session
+    await asyncio.sleep(0.7)  # the build ends after the app did
+    assert app.session is old and app.return_code in (0, None)
+    assert tomllib.loads(_config(isolated_env).read_text())["profiles"]["openai"]["model"] == "openai/gpt-4.1-mini"

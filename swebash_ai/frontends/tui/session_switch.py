@@ -128,6 +128,9 @@ class SessionSwitch:
             return session
 
         new = await asyncio.to_thread(build)  # ConfigError propagates to command(), shown in the chat
+        if not app.is_running:  # the user quit while it was built (litellm's import takes seconds): leave quietly
+            await new.aclose()
+            return
         new.take_processes(old)  # background processes go on with the conversation
         # The approval mode in force is the user's choice for this conversation (Shift+Tab, --approval-mode):
         # a switch of model or profile must not quietly change what runs unasked. Read after the build, so a
