@@ -11,10 +11,13 @@ Contract:
       including the one that holds it, that entry's file of the name is listed, present or not: a file
       created in an earlier entry later (or made executable) would run instead. Entries outside the project
       list nothing.
-    * ``python -m pkg.mod`` (any word naming a Python interpreter, then ``-m``): Python imports from the
-      working directory first, then ``PYTHONPATH``. For each of those inside the project, up to the first
-      holding ``pkg``, the files named like each part of the module (``pkg.py``, ``pkg.*.so``, a package's
-      ``__init__`` and, for the last part, ``__main__``) are listed, and an absent name when there is none.
+    * ``python -m pkg.mod`` (any word naming a Python interpreter, then ``-m``, also written with other options
+      as ``-Bm``): Python imports from the working directory first, then ``PYTHONPATH``. For each of those
+      inside the project, up to the first holding ``pkg`` as a package with an ``__init__`` or as a module,
+      the files named like each part of the module (``pkg.py``, ``pkg.*.so``, a package's ``__init__`` and,
+      for the last part, ``__main__``) are listed, and an absent name when there is none. A folder without
+      an ``__init__`` (a namespace package) is imported only when no module of its name stands beside it or
+      on a later entry: such modules, or their absent ``.py`` name, are listed too, and the search goes on.
 
     Only paths come back; :mod:`swebash_ai.agent.project` hashes them for the trust of the project.
 
@@ -40,7 +43,8 @@ if TYPE_CHECKING:  # loaded with the project's hooks (agent/project.py)
 __all__ = ["IndirectFile", "indirect_files"]
 
 _PYTHON = re.compile(r"(python|pypy)(\d+(\.\d+)*)?")
-_OPTION_WITH_VALUE = frozenset({"-X", "-W", "-Q"})
+_OPTION_WITH_VALUE = frozenset("XWQ")  # short options that take a value, attached or as the next word
+_LONG_WITH_VALUE = frozenset({"--check-hash-based-pycs"})
 _MAX_NAMES = 64
 """At most this many files named like one module part are listed (a directory holding more asks for care)."""
 
@@ -93,14 +97,24 @@ def _module(command: tuple[str, ...]) -> str | None:
     else:
         return None
     for word in words:
-        if word == "-m":
-            return next(words, None)
-        if word.startswith("-m"):
-            return word[2:]
-        if word in _OPTION_WITH_VALUE:
-            next(words, None)
-        elif not word.startswith("-") or word == "-c":
-            return None  # a script or -c code: not a module
+        if word.startswith("--"):
+            if word in _LONG_WITH_VALUE:
+                next(words, None)
+            elif word == "--":
+                return None  # a script follows
+            continue
+        if not word.startswith("-") or word == "-":
+            return None  # a script, or code on stdin: not a module
+        flags = word[1:]  # short options may be written together: -Bm pkg, -Im pkg, -mpkg
+        for n, flag in enumerate(flags):
+            if flag == "m":
+                return flags[n + 1 :] or next(words, None)
+            if flag == "c":
+                return None  # code: not a module
+            if flag in _OPTION_WITH_VALUE:
+                if not flags[n + 1 :]:
+                    next(words, None)
+                break
     return None
 
 
@@ -113,7 +127,8 @@ def _module_files(module: str, cwd: Path, env: Mapping[str, str]) -> list[Indire
     search = [cwd] + [cwd / e for e in env.get("PYTHONPATH", "").split(os.pathsep) if e]
     out: list[IndirectFile] = []
     for directory in search:
-        found = any(_named(directory, parts[0])) or (directory / parts[0]).is_dir()
+        # A folder without an __init__ does not end the search: a module of the name further on wins over it.
+        found = _package(directory / parts[0]) or _module_beside(directory, parts[0])
         if _inside(directory, root):
             out += [IndirectFile(p, via) for p in _chain(directory, parts)]
         if found:
@@ -133,11 +148,28 @@ def _chain(directory: Path, parts: list[str]) -> list[Path]:
             if not os.path.lexists(package):
                 out.append(package)  # a package created there later would be imported instead
             break
+        if not _package(package):  # a namespace folder: a module of its name beside it is imported instead
+            out += list(_named(current, part)) or [current / f"{part}.py"]
         out += list(_named(package, "__init__")) or [package / "__init__.py"]
         if n == len(parts) - 1:
             out += list(_named(package, "__main__")) or [package / "__main__.py"]
         current = package
     return out
+
+
+def _importable(name: str, stem: str) -> bool:
+    """``name`` is a file Python imports as module ``stem`` (source, bytecode or an extension of any version)."""
+    rest = name[len(stem) :]
+    return rest in (".py", ".pyc") or (rest.startswith(".") and rest.endswith((".so", ".pyd")))
+
+
+def _module_beside(directory: Path, stem: str) -> bool:
+    return any(_importable(p.name, stem) for p in _named(directory, stem))
+
+
+def _package(folder: Path) -> bool:
+    """A regular package: a folder with an ``__init__`` Python imports (one without is a namespace package)."""
+    return folder.is_dir() and _module_beside(folder, "__init__")
 
 
 def _named(directory: Path, stem: str) -> Iterator[Path]:

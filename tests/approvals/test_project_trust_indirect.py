@@ -142,3 +142,53 @@ def test_accept_edits_never_writes_a_program_a_hook_finds_on_path_unasked(
     assert step.verdict.decision == "ask"
     step, _ = gate.settle("write_file", "fs", {"path": "notes.txt"}, ask, lambda _c: False)
     assert step.verdict.decision == "allow"
+
+
+def test_a_module_beside_a_folder_of_the_same_name_without_init_is_covered(workspace: Path, tmp_path: Path) -> None:
+    # tools/ without an __init__ is a namespace package, which Python imports only when no tools.py (or other
+    # module of the name) stands beside it: a tools.py created later runs instead, so it must ask again.
+    marker = tmp_path / "ran"
+    (workspace / "tools").mkdir()
+    (workspace / "tools" / "check.py").write_text("print('checked')\n")
+    project(workspace, f'[[hooks]]\nevent = "before_tool"\ncommand = ["{sys.executable}", "-m", "tools.check"]\n')
+    session_for(workspace).trust_project()
+    (workspace / "tools.py").write_text(f"open({str(marker)!r}, 'a').write('ran\\n')\n")
+    _, _, session = call_once("run_command", {"command": "ls"}, workspace)
+    assert runs(marker) == 0 and session.project.needs_trust  # it never ran: the hooks wait for trust
+    assert "tools.py" in {c.word for c in session.project.covered}
+
+
+def test_a_namespace_folder_does_not_hide_a_module_on_a_later_pythonpath_entry(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A namespace portion in the working directory loses to a module of the name on any later sys.path entry.
+    monkeypatch.setenv("PYTHONPATH", "src")
+    (workspace / "src").mkdir()
+    (workspace / "src" / "lintme.py").write_text("print('ok')\n")
+    (workspace / "lintme").mkdir()
+    hook = Hook(event="after_tool", command=(sys.executable, "-m", "lintme"))
+    files = {os.path.relpath(f.path, workspace) for f in indirect_files(hook, workspace, os.environ)}
+    assert "src/lintme.py" in files
+
+
+@pytest.mark.parametrize("options", [["-Bm", "tools.check"], ["-I", "-Bmtools.check"],
+                                     ["--check-hash-based-pycs", "default", "-m", "tools.check"]],
+                         ids=["combined", "combined-attached", "long-option-with-value"])
+def test_python_options_written_together_still_cover_the_module(options: list[str], workspace: Path) -> None:
+    package = workspace / "tools"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "check.py").write_text("print('checked')\n")
+    hook = Hook(event="after_tool", command=(sys.executable, *options))
+    files = {os.path.relpath(f.path, workspace) for f in indirect_files(hook, workspace, os.environ)}
+    assert {"tools/__init__.py", "tools/check.py"} <= files
+
+
+def test_accept_edits_never_writes_a_module_that_would_replace_a_namespace_package_unasked(workspace: Path) -> None:
+    (workspace / "tools").mkdir()
+    (workspace / "tools" / "check.py").write_text("print('checked')\n")
+    hook = Hook(event="after_tool", command=(sys.executable, "-m", "tools.check"))
+    gate = Gate(hooks=(hook,), mode="accept-edits", workspace=workspace)
+    ask = Verdict.ask("write", rule="path.write")
+    step, _ = gate.settle("write_file", "fs", {"path": "tools.py"}, ask, lambda _c: False)
+    assert step.verdict.decision == "ask"
