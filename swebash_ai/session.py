@@ -477,7 +477,7 @@ class Session:
         agent = self.agent or self._toolbox_agent()
         self._begin_turn()
         try:
-            async for event in agent.run_tool(self.conversation, "run_command", {"command": command}):
+            async for event in agent.run_tool(self.conversation, "run_command", {"command": command}, typed=command):
                 yield event
         finally:
             self.save()
