@@ -328,6 +328,12 @@ class Session:
                 found.append(telemetry_observer(self.settings, self.model))
         return found
 
+    def _tell_observers_the_session(self) -> None:
+        """The session id a turn is recorded under: the conversation's, which changes when a save forks it."""
+        for observer in self.observers:
+            if hasattr(observer, "session_id"):
+                observer.session_id = self.conversation.id
+
     def _observe(self, method: str, *args: Any) -> None:
         for observer in self.observers:
             try:
@@ -359,9 +365,7 @@ class Session:
             for notice in await self.compact(upcoming=text):
                 yield notice
             mark = len(self.conversation.messages)
-            for observer in self.observers:
-                if hasattr(observer, "session_id"):
-                    observer.session_id = self.conversation.id
+            self._tell_observers_the_session()
             for attempt in (1, 2):
                 tools_ran = False
                 async with contextlib.aclosing(self.agent.run_turn(self.conversation, text)) as events:
@@ -385,8 +389,11 @@ class Session:
                     f"{self.model} refused native tool calls; describing the tools in the prompt instead.", "warning"
                 )
         finally:
-            self._observe("end_turn")
-            self.save()
+            try:
+                self.save()
+            finally:  # the turn's figures go out once it is saved: under the id of the file that holds it
+                self._tell_observers_the_session()
+                self._observe("end_turn")
 
     async def compact(self, *, force: bool = False, upcoming: str = "") -> list[Notice]:
         """Replace older turns with a summary the model writes (see :mod:`swebash_ai.agent.compaction`).
@@ -470,7 +477,7 @@ class Session:
         agent = self.agent or self._toolbox_agent()
         self._begin_turn()
         try:
-            async for event in agent.run_tool(self.conversation, "run_command", {"command": command}):
+            async for event in agent.run_tool(self.conversation, "run_command", {"command": command}, typed=command):
                 yield event
         finally:
             self.save()

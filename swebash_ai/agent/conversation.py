@@ -40,7 +40,15 @@ NOTES = "app_notes"
 stay as they were (resuming reads them, :mod:`swebash_ai.agent.provenance`), and appended to the content on
 the wire. Kept in the saved session."""
 
-_OWN_KEYS = (INCOMPLETE, TYPED, NOTES)
+USER_RAN = "user_ran"
+"""Key of the user message that tells the model about a tool call the user ran themselves (``!command``): the
+call (``id``, ``name``, ``arguments``, a JSON string) and ``typed``, the command line the user typed (absent for
+a call that came from elsewhere). The content is what the model reads: a line naming the call, then its
+result. Kept so that resuming shows the message as it was live (the command, and the call with its output in
+the tool pane, see :func:`user_run`), and so that provenance trusts the typed command line alone, never the
+output (:mod:`swebash_ai.agent.provenance`). Kept in the saved session, left out of requests."""
+
+_OWN_KEYS = (INCOMPLETE, TYPED, NOTES, USER_RAN)
 
 TITLE_RULE = "title_rule"
 """Key of the session header saying how its ``title`` was made: ``"typed"`` (the first line the user typed). A
@@ -119,6 +127,14 @@ class Conversation:
         if typed:
             msg[TYPED] = True
         self.messages.append(msg)
+
+    def add_user_run(self, call: ToolCall, result: str, *, typed: str | None = None) -> None:
+        """Tell the model about ``call``, which the user ran themselves, and its ``result`` (see :data:`USER_RAN`);
+        ``typed``: the command line the user typed for it."""
+        ran: dict[str, str] = {"id": call.id, "name": call.name, "arguments": call.arguments}
+        if typed is not None:
+            ran["typed"] = typed
+        self.messages.append({"role": "user", "content": _run_note(call.name, call.arguments) + result, USER_RAN: ran})
 
     def add_assistant(self, content: str, tool_calls: Sequence[ToolCall] = (), *, incomplete: bool = False) -> None:
         """``incomplete``: the answer broke off (a cut stream, a cancel); saved with the message, never sent."""
@@ -305,6 +321,7 @@ class Conversation:
         conv.meta = meta
         conv._pinned_title = saved_title if isinstance(saved_title, str) else ""
         _notes_apart(messages)
+        _runs_apart(messages)
         conv.repair()
         return conv
 
@@ -332,6 +349,71 @@ def _notes_apart(messages: list[Message]) -> None:
         if (msg.get("role") == "user" and not msg.get(TYPED) and not msg.get(NOTES) and isinstance(content, str)
                 and content.startswith(_OLD_NOTE_HEAD)):
             messages[i] = {**msg, "content": "", NOTES: [content]}
+
+
+def _run_note(name: str, arguments: str) -> str:
+    return f"[I ran {name} {arguments} myself; result follows]\n"
+
+
+_OLD_RUN = re.compile(r"\[I ran (\w+) (\{[^\n]*\}) myself; result follows\]\n")
+"""The first line of a ``!command`` message as :func:`_run_note` writes it (arguments are one line of JSON)."""
+
+
+@dataclass(frozen=True)
+class UserRun:
+    """A tool call the user ran themselves, as a user message records it (:data:`USER_RAN`)."""
+
+    call_id: str
+    name: str
+    arguments: str
+    typed: str | None
+    """The command line the user typed (``None``: not known, as in a session saved before it was kept)."""
+    output: str
+    """The result as the model read it."""
+
+    @property
+    def shown(self) -> str:
+        """The line as the user typed it: ``!`` and the command."""
+        if self.typed is not None:
+            return f"!{self.typed}"
+        try:
+            args = json.loads(self.arguments)
+        except ValueError:
+            args = None
+        command = args.get("command") if isinstance(args, dict) and self.name == "run_command" else None
+        return f"!{command}" if isinstance(command, str) else f"!{self.name} {self.arguments}"
+
+
+def user_run(message: Message) -> UserRun | None:
+    """The tool call the user ran that ``message`` tells the model about (``!command``), or ``None``."""
+    ran, content = message.get(USER_RAN), message.get("content")
+    if message.get("role") != "user" or not isinstance(ran, dict) or not isinstance(content, str):
+        return None
+    fields = [ran.get(k) for k in ("id", "name", "arguments")]
+    typed = ran.get("typed")
+    if not all(isinstance(f, str) for f in fields) or not isinstance(typed, str | None):
+        return None  # a damaged record: shown as the text it is
+    call_id, name, arguments = (str(f) for f in fields)
+    head = _run_note(name, arguments)
+    return UserRun(call_id, name, arguments, typed, content.removeprefix(head))
+
+
+def _runs_apart(messages: list[Message]) -> None:
+    """Give a ``!command`` message saved before :data:`USER_RAN` existed its record, so it resumes as the command
+    it was. Without ``typed``: what an older file says was typed is not known, so provenance trusts none of it.
+
+    Only in a conversation that marks what was typed (:data:`TYPED`), and only an untyped user message that
+    begins with the line the app wrote: the user's own text is never taken for a command's note."""
+    if not any(m.get(TYPED) for m in messages):
+        return
+    for i, msg in enumerate(messages):
+        content = msg.get("content")
+        if msg.get("role") != "user" or msg.get(TYPED) or USER_RAN in msg or not isinstance(content, str):
+            continue
+        head = _OLD_RUN.match(content)
+        if head is not None:
+            ran = {"id": f"user_saved_{i}", "name": head.group(1), "arguments": head.group(2)}
+            messages[i] = {**msg, USER_RAN: ran}
 
 
 _APP_NOTE = re.compile(r"\A\s*\[Note: .*?\]\s*?\n\s*\n", re.DOTALL)

@@ -139,16 +139,18 @@ class Agent:
             yield event
 
     async def run_tool(
-        self, conversation: Conversation, name: str, arguments: dict[str, Any]
+        self, conversation: Conversation, name: str, arguments: dict[str, Any], *, typed: str | None = None
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run one tool call the *user* asked for (``!command``), through the same policy and approval.
 
-        The call and its result are added to the conversation as a user note, so the model can refer to
-        them in the next turn. Ends with ``TurnFinished`` (the result text) like a turn.
+        The call and its result are added to the conversation as a user message that records the call
+        (:meth:`Conversation.add_user_run`), so the model can refer to them in the next turn. ``typed``: the
+        command line the user typed, whose URLs count as the user's (its output's never do). Ends with
+        ``TurnFinished`` (the result text) like a turn.
         """
         turn = _Turn(self, conversation)
         call = ToolCall(f"user_{uuid.uuid4().hex[:12]}", name, json.dumps(arguments))
-        async for event in self._pump(turn, turn.drive_tool(call)):
+        async for event in self._pump(turn, turn.drive_tool(call, typed)):
             yield event
 
     async def _pump(self, turn: _Turn, work: Coroutine[Any, Any, None]) -> AsyncGenerator[AgentEvent, None]:
@@ -220,7 +222,9 @@ class _Turn:
             self.finalize()
             self.emit(TurnFailed(SwebashError(f"{type(exc).__name__}: {exc}", title="Internal error")))
 
-    async def drive_tool(self, call: ToolCall) -> None:
+    async def drive_tool(self, call: ToolCall, typed: str | None = None) -> None:
+        if typed is not None:
+            self.agent.context.provenance.add_text(typed)  # as for a typed message; resuming does the same
         try:
             result = await self._run_call(call)
         except asyncio.CancelledError as exc:
@@ -228,7 +232,7 @@ class _Turn:
         note = result.for_model()
         if len(note) > 4000:
             note = note[:2000] + "\n[…]\n" + note[-2000:]
-        self.conv.add_user(f"[I ran {call.name} {call.arguments} myself; result follows]\n{note}")
+        self.conv.add_user_run(call, note, typed=typed)
         self._tell_kept_note()
         self.emit(TurnFinished(result.text, "answered" if result.status != "cancelled" else "cancelled"))
 

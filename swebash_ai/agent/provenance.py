@@ -5,7 +5,8 @@ and nothing in it could be checked. The conversation already records where each 
 memory is replayed from it, message by message, with the rules the live session applied:
 
 * a user message counts only when the loop marked it as typed by the user (:data:`TYPED`): a compaction
-  summary (written by the model) and a ``!tool`` note (a tool's output) are user messages too, never typed;
+  summary (written by the model) and a ``!command`` message are user messages too, never typed; of a
+  ``!command`` (:data:`USER_RAN`) the command line the user typed counts, its output (a tool's) never does;
 * a web_search result counts only in the exact shape a successful search returns (the header line, then
   numbered blocks whose second line is the result's URL); titles and snippets never count;
 * a fetch_url result counts only when it is a page (its first line is ``URL (type, HTTP status)``) *and*
@@ -26,7 +27,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from swebash_ai.agent.conversation import TYPED
+from swebash_ai.agent.conversation import TYPED, user_run
 from swebash_ai.providers.base import Message
 from swebash_ai.tools.web_guard import Provenance, extract_urls
 
@@ -42,6 +43,9 @@ def rebuild(messages: Iterable[Message], provenance: Provenance) -> None:
         role, content = msg.get("role"), msg.get("content")
         if role == "user" and msg.get(TYPED) is True and isinstance(content, str):
             provenance.add_text(content)
+        elif role == "user" and (ran := user_run(msg)) is not None:
+            if ran.typed is not None:
+                provenance.add_text(ran.typed)
         elif role == "assistant":
             for call in msg.get("tool_calls") or ():
                 _remember_call(call, calls)

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from swebash_ai.config.address import is_loopback_url
+from swebash_ai.config.address import env_base, is_loopback_url
+from swebash_ai.errors import ConfigError
 from swebash_ai.safety.terminal_text import safe
 
 if TYPE_CHECKING:
@@ -99,7 +100,6 @@ def run_doctor(
 def checks(flags: Mapping[str, Any] | None = None, *, profile: str | None = None, timeout: float = 5.0) -> list[Check]:
     """All the checks (see the module docstring)."""
     from swebash_ai.config.settings import load_settings
-    from swebash_ai.errors import ConfigError
 
     try:
         loaded = load_settings(flags, profile=profile)
@@ -237,7 +237,10 @@ def _key_check(choice: ProviderChoice) -> Check:
 def _reachability_check(choice: ProviderChoice, timeout: float) -> Check:
     if choice.via_litellm:
         return Check("server", "skip", f"not probed for litellm models ({choice.model}); the tool check talks to it")
-    base = (choice.api_base or "https://api.openai.com/v1").rstrip("/")
+    try:  # where the OpenAI-compatible lane sends requests (providers/http_provider.py)
+        base = (choice.api_base or env_base("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+    except ConfigError as exc:
+        return Check("server", "fail", exc.message, exc.hint or "")
     request = urllib.request.Request(base + "/models")  # noqa: S310 - the user's configured endpoint
     if choice.api_key:
         request.add_header("Authorization", f"Bearer {choice.api_key}")

@@ -7,8 +7,11 @@ Contract:
     ``"function"``, ``function.name`` and JSON-string ``function.arguments``), and ``tool`` messages with
     their ``tool_call_id``; ``tools`` is the schemas the model was offered. Keys the fine-tuning format does
     not know (a tool message's ``name``) are dropped. :func:`markdown_transcript` is the same session for
-    people. Both redact secrets as the audit log does (:func:`swebash_ai.safety.redact.redact`): key-looking
-    strings everywhere, and values of secret-named arguments.
+    people, who are told who said what: the app's notes to the model (``app_notes``) are labelled as
+    swebash-ai's, never shown as the user's words, and a ``!command`` as the command the user ran and its
+    output (the record keeps the wire text the model read). Both redact secrets as the audit log does
+    (:func:`swebash_ai.safety.redact.redact`): key-looking strings everywhere, and values of secret-named
+    arguments.
 
 Why:
     People build datasets and evals from their own sessions; a record must load in the usual tools without
@@ -24,7 +27,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from swebash_ai.agent.conversation import INCOMPLETE, Conversation, as_sent
+from swebash_ai.agent.conversation import INCOMPLETE, NOTES, Conversation, as_sent, user_run
 from swebash_ai.errors import ExitCode, UsageError
 from swebash_ai.providers.base import Message
 from swebash_ai.safety.redact import redact, redact_text
@@ -124,14 +127,26 @@ def markdown_transcript(conv: Conversation) -> str:
     model = conv.meta.get("model") or "unknown model"
     lines = [f"# {redact_text(conv.title)}", "", f"Session `{conv.id}`, {when}, {model}."]
     names: dict[str, str] = {}
-    # which messages broke off (a cancel, a cut stream): the record keeps their text but not that mark
-    broke = [bool(m.get(INCOMPLETE)) for m in conv.messages if _message(m) is not None]
-    broke = [False] * (len(record["messages"]) - len(broke)) + broke  # the system prompt comes first
-    for msg, cut in zip(record["messages"], broke, strict=True):
+    # The saved messages beside the record's: which broke off (a cancel, a cut stream), which carry the app's
+    # notes or a command the user ran; the record keeps what the model read, not who wrote it.
+    saved: list[Message] = [m for m in conv.messages if _message(m) is not None]
+    saved = [{}] * (len(record["messages"]) - len(saved)) + saved  # the system prompt comes first
+    for msg, own in zip(record["messages"], saved, strict=True):
         role = msg["role"]
+        notes = [_text(n) for n in own.get(NOTES) or () if isinstance(n, str)]
+        ran = user_run(own)
+        if notes:  # shown apart, below: the content as the user typed it or the tool returned it
+            msg = {**msg, "content": _text(own.get("content"))}
+        cut = bool(own.get(INCOMPLETE))
         if role == "system":
             lines += ["", "<details><summary>System prompt</summary>", "", _fenced(msg["content"], "text"),
                       "", "</details>"]
+        elif ran is not None:
+            lines += ["", "## User", "", "Ran a command:", "", _fenced(_text(ran.shown), "text"), "",
+                      f"**Result** of `{ran.name}`", "", _fenced(_text(ran.output) or "(no output)", "text")]
+        elif role == "user" and notes and not msg["content"]:  # a message the app made to carry its notes
+            lines += ["", "## Note from swebash-ai", "", *notes]
+            notes = []
         elif role == "user":
             lines += ["", "## User", "", msg["content"]]
         elif role == "assistant":
@@ -147,6 +162,8 @@ def markdown_transcript(conv: Conversation) -> str:
         elif role == "tool":
             name = names.get(msg["tool_call_id"], "tool")
             lines += ["", f"**Result** of `{name}`", "", _fenced(msg["content"] or "(no output)", "text")]
+        if notes:
+            lines += ["", "*Note from swebash-ai to the model:*", "", *notes]
     return safe("\n".join(lines) + "\n", visible=True)
 
 

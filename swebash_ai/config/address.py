@@ -2,10 +2,10 @@
 
 People write ``localhost:11434/v1`` for a local server. Wherever an address enters (the setup's prompt,
 ``swebash-ai setup --api-base``, the app's setup screen, ``SWEBASH_AI_API_BASE`` or ``api_base`` in the config
-file, ``OLLAMA_HOST``), :func:`complete_base` gives it a scheme by the same rule: ``http://`` for a loopback
-host, since nothing leaves the machine and local servers rarely have TLS, and ``https://`` for any other host,
-so that a key never travels in clear text to another machine because a scheme was guessed. An explicit
-``http://`` is the user's word and is kept.
+file, ``OLLAMA_HOST``, the official client's ``OPENAI_BASE_URL`` read by :func:`env_base`), :func:`complete_base`
+gives it a scheme by the same rule: ``http://`` for a loopback host, since nothing leaves the machine and local
+servers rarely have TLS, and ``https://`` for any other host, so that a key never travels in clear text to
+another machine because a scheme was guessed. An explicit ``http://`` is the user's word and is kept.
 
 "Loopback" means what cannot resolve elsewhere: the name ``localhost`` and loopback (or unspecified, which
 connects to this machine) IP literals. Not ``*.localhost`` names: whether those stay on the machine depends on
@@ -14,7 +14,9 @@ the resolver.
 
 from __future__ import annotations
 
+import os
 import urllib.parse
+from collections.abc import Mapping
 
 from swebash_ai.errors import ConfigError
 
@@ -56,6 +58,24 @@ def complete_base(text: str) -> tuple[str, str | None]:
     scheme = "http" if local else "https"
     why = "a local address" if local else "another machine: use http:// explicitly for a server without TLS"
     return check_base(f"{scheme}://{text}"), f"{scheme}:// added ({why})"
+
+
+def env_base(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The server address in the environment variable ``name``, given a scheme by :func:`complete_base`;
+    ``None`` when it is unset or blank.
+
+    Raises:
+        ConfigError: the value is not an address (the message names the variable, as for a setting).
+    """
+    env = os.environ if environ is None else environ
+    value = (env.get(name) or "").strip()
+    if not value:
+        return None
+    try:
+        return complete_base(value)[0]
+    except ConfigError as exc:
+        raise ConfigError(f"{name}={value!r}: {exc.message}", title="Invalid setting",
+                          hint=f"Correct or unset {name}.") from None
 
 
 def is_loopback_host(host: str) -> bool:

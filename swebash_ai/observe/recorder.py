@@ -2,8 +2,11 @@
 
 The audit log already has one line per tool call (tool, decision, who decided, outcome, duration). A turn
 adds the model side: each request's latency, retries, tokens and cost, the number of tool rounds and how
-the turn ended. ``swebash-ai stats`` reads both. Appends are one ``write`` of a whole line, like the audit
-log, so two sessions never interleave; a failure to write is logged and never breaks a turn.
+the turn ended. ``swebash-ai stats`` reads both. A turn's line is written when the session says the turn is
+over (:meth:`TurnRecorder.end_turn`, after it saved the turn), not at its last event: a save that forks the
+session gives the turn a new session id, set on :attr:`TurnRecorder.session_id` before the line is written.
+Appends are one ``write`` of a whole line, like the audit log, so two sessions never interleave; a failure to
+write is logged and never breaks a turn.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class TurnRecorder:
         self._cached = 0
         self._cost: float | None = None
         self._active = False
+        self._ended: str | None = None  # how the turn ended, once its last event came
 
     def on_retry(self) -> None:
         self._retries += 1
@@ -57,12 +61,15 @@ class TurnRecorder:
             if event.cost is not None:
                 self._cost = (self._cost or 0.0) + event.cost
         elif isinstance(event, ev.TurnFinished):
-            self._write(event.reason)
+            self._ended = event.reason
         elif isinstance(event, ev.TurnFailed):
-            self._write("failed")
+            self._ended = "failed"
 
     def end_turn(self) -> None:
-        if self._active:  # a turn that never got to its end (Ctrl-C between events)
+        """Write the turn's line (``cancelled`` for a turn that never got to its end: Ctrl-C between events)."""
+        if self._ended is not None:
+            self._write(self._ended)
+        elif self._active:
             self._write("cancelled")
 
     def close(self) -> None:

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from swebash_ai import errors
+from swebash_ai.config.address import env_base
 from swebash_ai.providers.base import (
     Chunk,
     EndpointProvider,
@@ -44,10 +45,12 @@ class HttpProvider(EndpointProvider):
         # litellm's "openai/gpt-4.1" names the provider; the API itself wants "gpt-4.1".
         self.wire_model = model.split("/", 1)[1] if model.startswith("openai/") else model
         self._client: Any = None
+        # The official client's OPENAI_BASE_URL is read by the rule SWEBASH_AI_API_BASE follows (a guessed scheme
+        # is https:// unless the host is this machine); a value that is no address stops here, naming it.
+        self.base = (self.api_base or env_base("OPENAI_BASE_URL") or DEFAULT_API_BASE).rstrip("/")
 
     def _url(self) -> str:
-        base = self.api_base or os.environ.get("OPENAI_BASE_URL") or DEFAULT_API_BASE
-        return base.rstrip("/") + "/chat/completions"
+        return self.base + "/chat/completions"
 
     def _headers(self) -> dict[str, str]:
         key = self.api_key or os.environ.get("OPENAI_API_KEY")

@@ -358,15 +358,35 @@ def _key_blocks(text: str) -> list[tuple[int, int]]:
         head = _KEY_BEGIN.search(text, pos)
         if head is None:
             break
-        end = _KEY_END.search(text, head.end())
-        limit = min(head.end() + _MATERIAL_REACH, end.start() if end else len(text))
-        if _MATERIAL.search(text, head.end(), limit) is None:
+        stop = _block_stop(text, head)
+        if stop is None:
             pos = head.end()  # a header named in code or docs, not a key
             continue
-        stop = end.end() if end else len(text)
         spans.append((head.start(), stop))
         pos = stop
     return spans
+
+
+def _block_stop(text: str, head: re.Match[str]) -> int | None:
+    """Where the block a header opens ends (its END line, or the end of ``text``); ``None`` when no key material
+    follows the header within reach, before its END: then it is no key."""
+    end = _KEY_END.search(text, head.end())
+    limit = min(head.end() + _MATERIAL_REACH, end.start() if end else len(text))
+    if _MATERIAL.search(text, head.end(), limit) is None:
+        return None
+    return end.end() if end else len(text)
+
+
+KEY_LINE_PATTERNS = (_KEY_BEGIN.pattern, _KEY_END.pattern)
+"""The header and the END line of a private key block (regex sources), for a reader that follows blocks across a
+file it reads in parts (:mod:`swebash_ai.tools.key_ranges`)."""
+
+
+def opens_key_block(text: str) -> bool:
+    """True when ``text`` begins with a private key header that :func:`_key_blocks` takes for a block: key material
+    follows within reach, before its END. ``text`` must run at least that reach past the header."""
+    head = _KEY_BEGIN.match(text)
+    return head is not None and _block_stop(text, head) is not None
 
 
 def holds_private_key(text: str) -> bool:

@@ -38,7 +38,13 @@ from swebash_ai.safety.paths import SECRET_REASON, PathRefused, is_binary, open_
 from swebash_ai.safety.secrets import is_key_file
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.guard import PolicyGate, denial_message, path_check, path_policy_of, path_session_key
-from swebash_ai.tools.key_ranges import KEY_HEADER, shown_without_keys, skip_lines, streamed_without_keys
+from swebash_ai.tools.key_ranges import (
+    RangeNotJudged,
+    open_key_head,
+    shown_without_keys,
+    skip_lines,
+    streamed_without_keys,
+)
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
 
 __all__ = ["TOOLS", "directory_listing"]
@@ -157,6 +163,17 @@ def _key_refusal(path: str) -> ToolResult:
     """A file whose text is a private key is refused like a protected file, whatever its name."""
     verdict = Verdict.deny(SECRET_REASON + ": it holds a private key", rule="content.private_key")
     return ToolResult.denied(denial_message(path, verdict), metadata={"rule": verdict.rule})
+
+
+def _range_refusal(path: str, start: int, end: int | None, reason: str) -> ToolResult:
+    """A range of a file over fs_max_size that may hold a private key the window around it cannot judge."""
+    lines = f"lines {start}-{end}" if end is not None else f"lines {start} to the end"
+    return ToolResult.denied(
+        f"Not shown: {lines} of '{path}', because {reason}. Ranges after the key's END line are read as usual, "
+        "with any key lines shown as [private key removed]. Do not try to read the key another way; ask the user "
+        "if you need these lines.",
+        metadata={"rule": "content.private_key"},
+    )
 
 
 def _stat_problem(path: str, resolved: Path, *, want: Literal["file", "dir"]) -> ToolResult | os.stat_result:
@@ -281,9 +298,11 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
         f.seek(0)
         skipped = skip_lines(f, start - 1)  # without holding them, however long they are
         lineno = skipped.lines
-        # a key block before or in the range: its body lines carry no header of their own
-        key_seen = skipped.key_header
         offset = f.tell()  # where the range begins
+        try:  # the key block the range may begin in (its lines carry no header of their own)
+            key_head = open_key_head(f, skipped)
+        except RangeNotJudged as exc:
+            return _range_refusal(path, start, end, str(exc))
         while lineno + 1 >= start and (end is None or lineno < end):
             line = f.readline(budget + 1)
             if not line:
@@ -294,18 +313,18 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
                 break
             budget -= len(line)
             kept.append(line)
-            key_seen = key_seen or KEY_HEADER.search(line) is not None
-        if kept and not key_seen:  # a headerless key body that runs into the range: judged on the bytes around it
+        if kept:  # keys in and around the range (a block, a headerless body): judged on the bytes around it
             text, bad = _decode(b"".join(kept))
             ahead = cut_at is None and end is not None and lineno >= end
-            lines, keys = streamed_without_keys(f, offset, _split_lines(text), b"".join(kept), ahead=ahead,
-                                                armor=skipped.armor)
+            try:
+                lines, keys = streamed_without_keys(f, offset, _split_lines(text), b"".join(kept), ahead=ahead,
+                                                    armor=skipped.armor, key_head=key_head)
+            except RangeNotJudged as exc:
+                return _range_refusal(path, start, end, str(exc))
     if not kept:
         if cut_at is not None:
             return ToolResult.error(f"Line {cut_at} of '{path}' alone is longer than the {limit}-byte limit.")
         return ToolResult.error(f"start_line {start} is past the end: '{path}' has {lineno} lines.")
-    if key_seen:
-        return _key_refusal(path)
     last = start + len(lines) - 1
     parts = [
         f"{path} (lines {start}-{last}; the file is {_human(size)}, over fs_max_size, so only this range was read)"

@@ -17,10 +17,18 @@ Why:
     log), the END line below are all out of sight, and two base64 lines are also what a certificate or a
     data URI looks like. The file shows which they are.
 
-    A streamed file with a private key header before or in the range is refused by ``read_file`` (a range
-    may start inside its block); the window here matters for headerless bodies. A run of body lines that
-    began more than :data:`LOOKBACK` bytes before the range has its start out of sight: the window is then
-    judged like any middle of a run (three full lines are a key), which is the safe side.
+    A key header above the range is followed the way the whole-file scan follows it: :func:`skip_lines` keeps
+    the headers that come after the last key END line (the block they may open is still open where the range
+    begins), and :func:`open_key_head` finds the first of them with key material within reach, as the scan
+    does: the header of the block the range begins in, if any. A block that opens in the window (its header
+    at most :data:`LOOKBACK` bytes above the range: every real key, 8 KB at most) is judged on the window like
+    a block in the range, so the lines of a log around a key are shown and the key's lines masked. What is
+    refused (:class:`RangeNotJudged`, with the reason) is what the window cannot judge: a range that begins
+    inside a block opened further up than the window (an END line missing, or a block longer than any key),
+    and more headers without their END than :data:`MAX_HEADS` to follow.
+
+    A run of body lines that began more than :data:`LOOKBACK` bytes before the range has its start out of
+    sight: the window is then judged like any middle of a run (three full lines are a key), the safe side.
 """
 
 from __future__ import annotations
@@ -30,13 +38,15 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from swebash_ai.safety.key_body import bytes_may_hold_key_body
-from swebash_ai.safety.secrets import private_key_lines
+from swebash_ai.safety.secrets import KEY_LINE_PATTERNS, opens_key_block, private_key_lines
 
 __all__ = [
-    "KEY_HEADER",
     "LOOKAHEAD",
     "LOOKBACK",
+    "MAX_HEADS",
+    "RangeNotJudged",
     "Skipped",
+    "open_key_head",
     "shown_without_keys",
     "skip_lines",
     "streamed_without_keys",
@@ -49,8 +59,12 @@ LOOKAHEAD = 256  # lines
 _SHORT = 512  # bytes: a longer line is no body line (64 or 70 characters, and a prefix)
 _CHUNK = 1 << 20
 _CARRY = 128
-# A key header in a file over fs_max_size: a range may start inside the block, so read_file refuses such a range.
-KEY_HEADER = re.compile(rb"BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY")
+# The lines the whole-file scan opens and closes a private key block with (safety/secrets.py), on bytes.
+_KEY_LINES = re.compile(b"(?P<begin>%s)|%s" % tuple(p.encode() for p in KEY_LINE_PATTERNS))
+MAX_HEADS = 64
+"""How many private key headers without their END line :func:`skip_lines` keeps, in order (a file with more, as
+read_file meets them, is refused rather than judged: see :func:`open_key_head`)."""
+_HEAD_READ = 8 * 1024  # bytes read at a header to see whether key material follows it (600 characters)
 _ARMOR = re.compile(rb"-----? ?(?P<what>BEGIN|END) [A-Z0-9 ]+? ?-{4,5}")  # a literal start: fast to search
 # How far above a run of body lines an open BEGIN makes it public (key_body._inside_public_block's reach): a
 # BEGIN further up than that is not let off here either, so a streamed range is never judged more leniently.
@@ -73,13 +87,16 @@ class Skipped:
 
     Attributes:
         lines: How many lines (fewer than asked when the file ended).
-        key_header: A private key header was among them: a range after it may start inside its block.
+        key_heads: The offsets of the private key headers after the last key END line among them (the first
+            :data:`MAX_HEADS`): the range may begin inside a block one of them opens (:func:`open_key_head`).
+        more_heads: There were more such headers than kept.
         armor: The last BEGIN line still open (offset, the line), or None: a certificate or PGP block the
             range may begin in.
     """
 
     lines: int
-    key_header: bool
+    key_heads: tuple[int, ...]
+    more_heads: bool
     armor: tuple[int, bytes] | None
 
 
@@ -87,7 +104,9 @@ def skip_lines(f: BinaryIO, count: int) -> Skipped:
     """Read past ``count`` lines of ``f`` (from where it stands) in chunks, holding none of them; ``f`` is left
     at the start of the next line. Chunks, not lines: the lines before a range deep in a big log are many, and
     one ``bytes.count`` and one regex search per MiB cost far less than a ``readline`` each."""
-    done, key, armor = 0, False, None
+    done, armor = 0, None
+    heads: list[int] = []
+    more = False
     pos = f.tell()
     carry = b""  # the end of the previous chunk: a header split between two chunks is still found
     last = b"\n"
@@ -105,22 +124,64 @@ def skip_lines(f: BinaryIO, count: int) -> Skipped:
             f.seek(pos + len(chunk))
             n = count - done
         hay, base = carry + chunk, pos - len(carry)
-        key = key or KEY_HEADER.search(hay) is not None
+        if b"PRIVATE KEY" in hay:
+            for m in _KEY_LINES.finditer(hay):
+                if base + m.end() <= pos:
+                    continue  # wholly in the carry: seen with the chunk before
+                if m.group("begin") is None:
+                    heads, more = [], False  # an END closes whatever block is open
+                elif len(heads) < MAX_HEADS:
+                    heads.append(base + m.start())
+                else:
+                    more = True
         for m in _ARMOR.finditer(hay):
             armor = (base + m.start(), m.group() + b"\n") if m.group("what") == b"BEGIN" else None
         done, pos, carry, last = done + n, pos + len(chunk), chunk[-_CARRY:], chunk[-1:]
-    return Skipped(done, key, armor)
+    return Skipped(done, tuple(heads), more, armor)
+
+
+class RangeNotJudged(Exception):
+    """A range of a streamed file that cannot be judged safely: its text says why (for the model and the user)."""
+
+
+def open_key_head(f: BinaryIO, skipped: Skipped) -> int | None:
+    """The offset of the header of the private key block open where the range begins (``None``: none is), by the
+    rule of the whole-file scan: after the last END line, the first header followed by key material within reach
+    opens a block (one without is a header named in code or a log, not a key). ``f`` is left where it was.
+
+    Raises:
+        RangeNotJudged: none of the :data:`MAX_HEADS` headers kept opens a block, and more were not kept.
+    """
+    if not skipped.key_heads:
+        return None
+    pos = f.tell()
+    try:
+        for head in skipped.key_heads:
+            f.seek(head)
+            if opens_key_block(f.read(_HEAD_READ).decode("utf-8", "replace")):
+                return head
+    finally:
+        f.seek(pos)
+    if skipped.more_heads:
+        raise RangeNotJudged(f"more than {MAX_HEADS} private key headers without their END line come before it, "
+                             "too many to follow")
+    return None
 
 
 def streamed_without_keys(
-    f: BinaryIO, offset: int, lines: list[str], kept: bytes, *, ahead: bool, armor: tuple[int, bytes] | None
+    f: BinaryIO, offset: int, lines: list[str], kept: bytes, *, ahead: bool, armor: tuple[int, bytes] | None,
+    key_head: int | None = None,
 ) -> tuple[list[str], int]:
     """``lines`` (the range of a streamed file: ``kept``, its bytes, began at ``offset``) with the lines of the
     private keys that the window around it shows removed, and how many key blocks they touch.
 
     ``f`` stands just past the range; ``ahead``: the range ended before the file did (read on past it);
     ``armor``: the BEGIN line open where the range begins (:attr:`Skipped.armor`), which may be above the
-    window: it counts when it is within the reach the body check gives an open block (``_PUBLIC_REACH``).
+    window: it counts when it is within the reach the body check gives an open block (``_PUBLIC_REACH``);
+    ``key_head``: the header of the private key block open where the range begins (:func:`open_key_head`).
+
+    Raises:
+        RangeNotJudged: that header is above the window, which then begins inside its block.
     """
     after = _read_ahead(f) if ahead else []
     since = max(0, offset - LOOKBACK)
@@ -129,6 +190,9 @@ def streamed_without_keys(
     if since:  # begin at a line's start
         nl = before.find(b"\n")
         since, before = (since + nl + 1, before[nl + 1 :]) if nl >= 0 else (offset, b"")
+    if key_head is not None and key_head < since:
+        raise RangeNotJudged(f"it begins inside a private key block whose header is {_kib(offset - key_head)} "
+                             "above it with no END line between: too far to tell which of its lines are the key's")
     if armor is not None and since - _PUBLIC_REACH <= armor[0] < since:
         before = armor[1] + before  # the block the window starts in (a certificate, a PGP message): public
     window = b"".join([before, kept, *after])
@@ -138,6 +202,10 @@ def streamed_without_keys(
     first = before.count(b"\n")
     shown = [keys.shown.get(first + i, line) for i, line in enumerate(lines)]
     return shown, keys.blocks_in(first, first + len(lines) - 1)
+
+
+def _kib(size: int) -> str:
+    return f"{size / 1024:,.0f} KiB"
 
 
 def _read_ahead(f: BinaryIO) -> list[bytes]:

@@ -9,7 +9,7 @@ signature gets its schema from its model (see tools/registry.py).
 
 from typing import Any
 
-SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '00bea801accf350f',
+SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '18000231b913d83d',
  'swebash_ai.tools.fs_write': 'b495559a43169e78',
  'swebash_ai.tools.search': '609aeb4779ab9336',
  'swebash_ai.tools.find': 'cd557f2a430f5a40',

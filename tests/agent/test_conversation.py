@@ -200,3 +200,43 @@ def test_a_session_saved_now_is_listed_from_its_header_alone(tmp_path: Path) -> 
     path.write_text(path.read_text().replace('"content": "the question"', '"content": "edited"'))
     assert [s.title for s in list_sessions(tmp_path)] == ["the question"]  # the header is trusted, not re-read
     assert "title_rule" not in Conversation.load(path).meta  # the header's own key, like "title"
+
+
+def test_a_command_the_user_ran_is_recorded_apart_and_sent_as_before(tmp_path: Path) -> None:
+    from swebash_ai.agent.conversation import user_run
+
+    conv = Conversation()
+    conv.add_user("hello", typed=True)
+    conv.add_user_run(ToolCall("user_1", "run_command", '{"command": "echo hi"}'), "hi\n", typed="echo hi")
+    wire = conv.for_request(None, 10_000)[-1]  # what the model read before the record was kept
+    note = '[I ran run_command {"command": "echo hi"} myself; result follows]\nhi\n'
+    assert wire == {"role": "user", "content": note}
+    path = tmp_path / f"{conv.id}.jsonl"
+    conv.save(path)
+    ran = user_run(Conversation.load(path).messages[-1])
+    assert ran is not None
+    assert (ran.call_id, ran.name, ran.typed, ran.output) == ("user_1", "run_command", "echo hi", "hi\n")
+    assert ran.shown == "!echo hi"
+    assert user_run(Conversation.load(path).messages[0]) is None  # what the user typed is no command
+
+
+def test_a_command_saved_by_an_older_version_resumes_as_a_command_without_a_typed_line(tmp_path: Path) -> None:
+    from swebash_ai.agent.conversation import user_run
+
+    note = '[I ran run_command {"command": "ls https://x.example"} myself; result follows]\nhttps://y.example\n'
+    messages = [
+        {"role": "user", "content": "look", "typed": True},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": note},  # what the app wrote: a command, with no record of what was typed
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": note, "typed": True},  # the user's own words, however they read
+    ]
+    _old_version_file(tmp_path / "a.jsonl", {"id": "a"}, messages)
+    runs = [user_run(m) for m in Conversation.load(tmp_path / "a.jsonl").messages]
+    assert [r is not None for r in runs] == [False, False, True, False, False]
+    ran = runs[2]
+    assert ran is not None and ran.typed is None and ran.shown == "!ls https://x.example"
+    assert ran.output == "https://y.example\n"
+    # before the typed mark, nothing tells the app's words from the user's: left as they are
+    _old_version_file(tmp_path / "b.jsonl", {"id": "b"}, [{"role": "user", "content": note}])
+    assert user_run(Conversation.load(tmp_path / "b.jsonl").messages[0]) is None

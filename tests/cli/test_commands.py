@@ -95,6 +95,27 @@ def test_doctor_says_when_undo_cannot_revert_commands(monkeypatch: Any) -> None:
     assert off.status == "ok" and "off" in off.detail
 
 
+def test_doctor_probes_where_openai_base_url_points_and_names_a_bad_one(llm_env: FakeLLMServer,
+                                                                        monkeypatch: Any) -> None:
+    from swebash_ai.commands import doctor
+    from swebash_ai.providers import ProviderChoice
+
+    choice = ProviderChoice("openai/x", None, "k", "test")
+    real = doctor.urllib.request.urlopen
+
+    def loopback_only(request: Any, timeout: float) -> Any:  # a probe of api.openai.com fails here, not online
+        assert request.full_url.startswith(llm_env.base_url), request.full_url
+        return real(request, timeout=timeout)
+
+    monkeypatch.setattr(doctor.urllib.request, "urlopen", loopback_only)
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_env.base_url.removeprefix("http://"))  # the lane's address, no scheme
+    reach = doctor._reachability_check(choice, 5.0)
+    assert reach.status != "fail" and llm_env.base_url in reach.detail, reach
+    monkeypatch.setenv("OPENAI_BASE_URL", "my server")
+    bad = doctor._reachability_check(choice, 5.0)
+    assert bad.status == "fail" and "OPENAI_BASE_URL='my server'" in bad.detail, bad
+
+
 def test_doctor_lists_the_tool_categories_and_why_one_is_off(run_cli: Any) -> None:
     res = run_cli("doctor", env={"SWEBASH_AI_TOOLS_WEB": "false", "SWEBASH_AI_TOOLS_DENY": "edit_file",
                                  "SWEBASH_AI_API_BASE": "http://127.0.0.1:9/v1"})

@@ -175,3 +175,35 @@ def test_an_exported_record_holds_the_app_notes_the_model_read() -> None:
     assert check_openai_record(record) == []  # the note is content, not a key the format does not know
     assert record["messages"][0]["content"] == ("hello\n\n[swebash-ai] background process p1 `make` exited "
                                                 "with code 2 after 3.0 s")
+
+
+def test_a_markdown_transcript_says_who_wrote_each_message() -> None:
+    """A note the app gave the model is labelled as swebash-ai's, not shown under "## User"; a note riding on a
+    typed message comes after the user's words; a ``!command`` is the command the user ran and its output. The
+    fine-tuning record keeps the text the model read."""
+    from swebash_ai.agent.conversation import Conversation
+    from swebash_ai.commands.export import markdown_transcript, openai_record
+    from swebash_ai.providers.base import ToolCall
+
+    exited = "[swebash-ai] background process p1 `make` exited with code 2 after 3.0 s"
+    conv = Conversation()
+    conv.add_user("build it", typed=True)
+    conv.add_assistant("Started.")
+    conv.add_note(exited)  # after an answer: a message of its own
+    conv.add_user("is it done?", typed=True)
+    conv.add_note("[swebash-ai] the user undid your changes")  # on the user's message
+    conv.add_assistant("No.")
+    conv.add_user_run(ToolCall("user_1", "run_command", '{"command": "make"}'), "make: ok", typed="make")
+    md = markdown_transcript(conv)
+    sections = md.split("\n## ")[1:]
+    assert [s.split("\n", 1)[0] for s in sections] == [
+        "User", "Assistant", "Note from swebash-ai", "User", "Assistant", "User"]
+    assert sections[2] == f"Note from swebash-ai\n\n{exited}\n"
+    assert sections[3] == ("User\n\nis it done?\n\n*Note from swebash-ai to the model:*\n\n"
+                           "[swebash-ai] the user undid your changes\n")
+    assert "```text\n!make\n```" in sections[5]
+    assert "**Result** of `run_command`\n\n```text\nmake: ok\n```" in sections[5]
+    assert "I ran" not in md
+    sent = [m["content"] for m in openai_record(conv)["messages"] if m["role"] == "user"]
+    assert sent[1] == exited and sent[2].endswith("is it done?\n\n[swebash-ai] the user undid your changes")
+    assert sent[3].startswith("[I ran run_command")

@@ -313,3 +313,21 @@ async def test_two_runs_number_a_turn_by_their_own_file_and_each_undo_takes_back
     [e async for e in two.run("write three")]  # the fork goes on from its own count
     assert two.conversation.id == fork_id
     assert [e["turn"] for e in two.checkpoints.entries() if e.get("kind") == "file"] == [2, 3]
+
+
+async def test_the_turn_whose_save_forks_is_counted_under_the_fork(llm_env: FakeLLMServer, workspace: Path) -> None:
+    """The turn statistics (turns.jsonl, read by ``swebash-ai stats``) name the session that holds each turn: the
+    turn whose save forked the session is in the fork's file, so its line carries the fork's id."""
+    shared_session()
+    one, two = (Session(load_settings(), tools=[], probe_ollama=False) for _ in range(2))
+    one.resume(SHARED)
+    two.resume(SHARED)
+    for session, text in ((one, "one"), (two, "two"), (two, "two again")):
+        llm_env.enqueue(Reply.text(f"Answer to {text}."))
+        [e async for e in session.run(text)]
+    fork_id = two.conversation.id
+    assert fork_id != SHARED
+    turns_log = load_settings().locations.turns_log
+    lines = [json.loads(line) for line in turns_log.read_text().splitlines()]
+    assert [(line["session"], line["reason"]) for line in lines] == [
+        (SHARED, "answered"), (fork_id, "answered"), (fork_id, "answered")]

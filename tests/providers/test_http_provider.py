@@ -63,6 +63,37 @@ async def test_server_error_status_is_unavailable_without_retries_when_none_allo
             _ = [c async for c in provider.stream([{"role": "user", "content": "hi"}])]
 
 
+@pytest.mark.parametrize(("value", "base"), [
+    # the official client's variable, written without a scheme: the rule of SWEBASH_AI_API_BASE
+    ("localhost:8000/v1", "http://localhost:8000/v1"),  # this machine: http
+    ("api.example.com/v1/", "https://api.example.com/v1"),  # another machine: never http guessed
+    ("http://gpu-box:8000/v1", "http://gpu-box:8000/v1"),  # an explicit scheme is the user's word
+    ("  ", "https://api.openai.com/v1"),  # blank is unset
+])
+def test_openai_base_url_follows_the_address_rule(monkeypatch: pytest.MonkeyPatch, value: str, base: str) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", value)
+    assert HttpProvider("openai/x").base == base
+    assert HttpProvider("openai/x", api_base="http://127.0.0.1:1/v1").base == "http://127.0.0.1:1/v1"  # it wins
+
+
+def test_an_openai_base_url_that_is_no_address_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from swebash_ai.config.settings import Settings
+    from swebash_ai.providers import ProviderChoice
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "my server")
+    with pytest.raises(errors.ConfigError, match=r"OPENAI_BASE_URL='my server': .* is not an http:// or https:// URL"):
+        make_provider(ProviderChoice("openai/x", None, "k", "test"), Settings())
+
+
+async def test_a_local_openai_base_url_without_a_scheme_is_reached(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer("openai") as server:
+        server.enqueue(Reply.text("hello there"))
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url.removeprefix("http://"))
+        provider = HttpProvider("openai/x", api_key="k", retries=0)
+        chunks = [c async for c in provider.stream([{"role": "user", "content": "hi"}])]
+    assert "hello there" in "".join(getattr(c, "text", "") for c in chunks)
+
+
 def test_openai_compatible_models_take_the_http_lane() -> None:
     from swebash_ai.config.settings import Settings
     from swebash_ai.providers import ProviderChoice

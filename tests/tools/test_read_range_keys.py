@@ -83,8 +83,6 @@ async def test_a_range_inside_a_key_is_masked_as_the_whole_file_would_be(
     ctx: ToolContext, workspace: Path, stream: bool, lines: list[str], span: tuple[int, int], secret: list[str],
     kept: list[str], why: str,
 ) -> None:
-    if stream and any("PRIVATE KEY" in line for line in lines[: span[1]]):
-        pytest.skip("a streamed range with a key header before it is refused whole (tested in test_fs)")
     (workspace / "notes.txt").write_text("\n".join(lines) + "\n")
     res = await read(streamed(ctx) if stream else ctx, path="notes.txt", start_line=span[0], end_line=span[1])
     assert res.ok and bool(res.metadata.get("streamed")) is stream, res.text
@@ -131,7 +129,8 @@ async def test_a_whole_read_is_left_to_the_loop_and_counts_once(ctx: ToolContext
     assert RSA[5] not in seen.text and seen.metadata["private_keys_removed"] == 1
 
 
-# (file bytes, lines to skip, lines skipped, the next line, a private key header among them, open BEGIN, why)
+# (file bytes, lines to skip, lines skipped, the next line, a private key header without its END among them, open
+# BEGIN, why)
 SKIPS: list[tuple[bytes, int, int, bytes, bool, bytes | None, str]] = [
     (b"a\nb\nc\n", 2, 2, b"c\n", False, None, "stops at the start of the line asked for"),
     (b"a\nb\nc", 5, 3, b"", False, None, "the file ends first: a last line without a newline counts"),
@@ -140,6 +139,9 @@ SKIPS: list[tuple[bytes, int, int, bytes, bool, bytes | None, str]] = [
      "a certificate still open"),
     (b"-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----\nz\n", 3, 3, b"z\n", False, None,
      "a certificate closed"),
+    (b"-----BEGIN RSA PRIVATE KEY-----\nQUJD\n-----END RSA PRIVATE KEY-----\nz\n", 3, 3, b"z\n", False, None,
+     "a key closed by its END"),
+    (b"error: want BEGIN RSA PRIVATE KEY\nz\n", 1, 1, b"z\n", False, None, "a header named without its dashes"),
     (b"pad\n" * 249 + b"-----BEGIN RSA PRIVATE KEY-----\nQUJD\nz\n", 251, 251, b"z\n", True,
      b"-----BEGIN RSA PRIVATE KEY-----\n", "a key header across two chunks"),
     (b"-----BEGIN RSA PRIVATE KEY-----\nQUJD\nz\n", 0, 0, b"-----BEGIN RSA PRIVATE KEY-----\n", False, None,
@@ -155,7 +157,81 @@ def test_skip_lines_in_chunks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, d
     (tmp_path / "f").write_bytes(data)
     with (tmp_path / "f").open("rb") as f:
         got = key_ranges.skip_lines(f, count)
-        assert (got.lines, f.readline(), got.key_header) == (skipped, following, key), why
+        assert (got.lines, f.readline(), bool(got.key_heads)) == (skipped, following, key), why
     assert (got.armor[1] if got.armor else None) == armor, why
     if got.armor:
         assert data[got.armor[0] :].startswith(got.armor[1]), why  # its offset in the file
+
+
+def test_skip_lines_keeps_the_headers_after_the_last_end_once_each(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    monkeypatch.setattr(key_ranges, "_CHUNK", 1000)  # a header in the carry of two chunks is counted once
+    head, end = b"-----BEGIN PRIVATE KEY-----\n", b"-----END PRIVATE KEY-----\n"
+    data = head + end + b"pad\n" * 240 + head + b"pad\n" * 10 + head + b"z\n"
+    (tmp_path / "f").write_bytes(data)
+    with (tmp_path / "f").open("rb") as f:
+        got = key_ranges.skip_lines(f, data.count(b"\n") - 1)
+    first = len(head + end) + 240 * 4
+    assert got.key_heads == (first, first + len(head) + 40) and not got.more_heads
+    monkeypatch.setattr(key_ranges, "MAX_HEADS", 1)
+    with (tmp_path / "f").open("rb") as f:
+        got = key_ranges.skip_lines(f, data.count(b"\n") - 1)
+    assert got.key_heads == (first,) and got.more_heads
+
+
+LOG = [f"2026-01-01 12:00:{i % 60:02d} worker {i}: request served in {i % 97} ms" for i in range(4000)]  # 250 KB
+
+
+async def test_the_log_lines_around_a_key_in_a_big_file_are_read_and_the_key_masked(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    """A log over fs_max_size that happens to hold a key: ranges after it, far or near, and a range across its
+    END are read (they used to be refused whole); only the key's lines are removed."""
+    lines = layout(LOG[:100], "-----BEGIN RSA PRIVATE KEY-----", RSA, "-----END RSA PRIVATE KEY-----", LOG[100:])
+    (workspace / "big.log").write_text("\n".join(lines) + "\n")
+    after = 100 + len(RSA) + 2  # the END line, 1-based
+    for span, why in [((after + 3000, after + 3005), "far below the key, past the window"),
+                      ((after + 1, after + 4), "right after its END"),
+                      ((after - 3, after + 2), "across its END: its last lines masked, the log after it shown")]:
+        res = await read(streamed(ctx), path="big.log", start_line=span[0], end_line=span[1])
+        assert res.ok and res.metadata.get("streamed"), (why, res.text)
+        seen = res.with_secrets_masked()
+        assert not re.search(r"[A-Za-z0-9+/]{40}", seen.text), (why, seen.text)
+        shown = [line for line in lines[span[0] - 1 : span[1]] if line.startswith("2026")]
+        assert shown and all(line in seen.text for line in shown), (why, seen.text)
+        assert (KEY_MARKER in seen.text) is (span[0] <= after), why
+
+
+async def test_a_header_named_in_a_big_log_does_not_hide_what_follows(ctx: ToolContext, workspace: Path) -> None:
+    """A header with no key material after it (an error message quoting it) opens no block: the scan of the
+    whole file shows what follows, and so does a range far below it."""
+    lines = layout(LOG[:50], "error: expected -----BEGIN RSA PRIVATE KEY----- at the top of id.pem", LOG[50:])
+    (workspace / "big.log").write_text("\n".join(lines) + "\n")
+    res = await read(streamed(ctx), path="big.log", start_line=3500, end_line=3502)
+    assert res.ok and all(line in res.text for line in lines[3499:3502]), res.text
+
+
+async def test_a_range_inside_a_block_opened_above_the_window_is_refused_with_its_reason(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    """A header with key material and no END line for 250 KB: the whole-file scan masks all of it, and the window
+    cannot see where the block began, so the range is refused, saying why; a range before the header is read."""
+    lines = layout(LOG[:50], "-----BEGIN RSA PRIVATE KEY-----", RSA, LOG[50:])
+    (workspace / "big.log").write_text("\n".join(lines) + "\n")
+    res = await read(streamed(ctx), path="big.log", start_line=3500, end_line=3502)
+    assert res.status == "denied" and res.metadata["rule"] == "content.private_key", res.text
+    assert "Not shown: lines 3500-3502 of 'big.log', because it begins inside a private key block" in res.text
+    assert "no END line" in res.text and not any(line in res.text for line in lines[3499:3502])
+    res = await read(streamed(ctx), path="big.log", start_line=10, end_line=12)
+    assert res.ok and all(line in res.text for line in lines[9:12]), res.text
+
+
+async def test_more_headers_than_can_be_followed_are_refused_with_the_reason(
+    ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(key_ranges, "MAX_HEADS", 2)
+    named = "error: expected -----BEGIN RSA PRIVATE KEY----- at the top of id.pem"
+    lines = layout(LOG[:10], named, named, named, LOG[10:])
+    (workspace / "big.log").write_text("\n".join(lines) + "\n")
+    res = await read(streamed(ctx), path="big.log", start_line=3000, end_line=3001)
+    assert res.status == "denied" and "more than 2 private key headers without their END line" in res.text

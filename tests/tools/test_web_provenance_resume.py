@@ -15,8 +15,12 @@ from test_web_provenance import Approver, FakeWeb, fetch, finished, session, tur
 from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.compaction import SUMMARY_PREFIX
 from swebash_ai.agent.provenance import rebuild, search_result_urls
+from swebash_ai.config.settings import load_settings
 from swebash_ai.providers import scripted
+from swebash_ai.providers.scripted import ScriptedProvider
 from swebash_ai.session import Session
+from swebash_ai.tools import builtin_tools
+from swebash_ai.tools.registry import ToolContext, ToolResult, tool
 from swebash_ai.tools.web import format_results
 from swebash_ai.tools.web_guard import Provenance
 
@@ -101,6 +105,45 @@ async def test_a_summary_or_a_tool_note_in_the_users_name_is_not_trusted(workspa
     await turn(s, "go on")
     assert len(approver.asked) == 2
     assert fake.requests == ["https://c.example/t"]
+
+
+def user_command_session(workspace: Path, fake: FakeWeb, approver: Approver, *steps: Any) -> Session:
+    """A session whose run_command prints a URL of its own: the output of a command the user runs."""
+    @tool("exec")
+    async def run_command(ctx: ToolContext, command: str) -> ToolResult:
+        """Pretend to run a command.
+
+        Args:
+            command: The command.
+        """
+        return ToolResult.success("200 OK, see https://out.example/b?k=1", exit_code=0)
+
+    tools = [t for t in builtin_tools() if t.name != "run_command"] + [run_command]
+    return Session(load_settings({"web_min_interval": 0}), approver=approver, provider=ScriptedProvider(list(steps)),
+                   tools=tools, services=fake.services(), probe_ollama=False)
+
+
+async def test_a_command_the_user_ran_counts_its_command_line_never_its_output(workspace: Path) -> None:
+    """``!curl https://typed.example/a``: the user typed that URL; the URL in the command's output is a tool's
+    text. Live and after a resume alike, the typed one is fetched unasked and the output's asks."""
+    fake = FakeWeb()
+    steps = (fetch("https://out.example/b?k=1"), fetch("https://typed.example/a?v=2"), scripted.text("ok"))
+    approver = Approver(Decision.DENY)
+    live = user_command_session(workspace, fake, approver, *steps)
+    [e async for e in live.run_shell("curl -sI https://typed.example/a?v=2")]
+    saved = live.conversation.messages[-1]
+    assert "https://out.example/b?k=1" in saved["content"] and not saved.get("typed")
+    await turn(live, "go on")
+    assert [r.summary for r in approver.asked] == ["fetch https://out.example/b?k=1"]
+    assert fake.requests == ["https://typed.example/a?v=2"]
+
+    fake.requests.clear()
+    approver = Approver(Decision.DENY)
+    again = user_command_session(workspace, fake, approver, *steps)
+    again.resume(None)
+    await turn(again, "go on")
+    assert [r.summary for r in approver.asked] == ["fetch https://out.example/b?k=1"]
+    assert fake.requests == ["https://typed.example/a?v=2"]
 
 
 def test_the_typed_mark_never_reaches_a_provider(workspace: Path) -> None:

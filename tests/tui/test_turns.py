@@ -238,6 +238,32 @@ async def test_bang_command_runs_through_the_tool(llm_env, make_app):
     assert llm_env.requests == []  # no model involved
 
 
+async def test_a_bang_command_resumes_as_the_command_it_was(llm_env, make_app):
+    """Resumed, a ``!command`` is what it was live: the command in the chat, the call and its output in the tool
+    pane; never the note the model read shown as if the user had typed it."""
+    llm_env.enqueue(Reply.text("Seen it."))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "!echo from the user")
+        await wait_for(pilot, lambda: bool(app.query(ToolEntry)) and not app.busy, what="the command")
+        await type_and_send(pilot, "what did it print?")
+        await wait_for(pilot, lambda: "Seen it." in app.chat.last_reply_text(), what="answer")
+        await idle(pilot)
+        live = [str(m.render()) for m in app.query(UserMessage)]
+
+    resumed = make_app(resume_latest=True)
+    async with resumed.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await wait_for(pilot, lambda: bool(resumed.query(ToolEntry)), what="the resumed call")
+        said = [str(m.render()) for m in resumed.query(UserMessage)]
+        assert said == live and "!echo from the user" in said[0], said
+        assert not any("I ran" in s for s in said)
+        entry = resumed.query_one(ToolEntry)
+        assert entry.tool_name == "run_command" and entry.state == "done"
+        assert "from the user" in entry.output_text
+
+
 async def test_ctrl_c_while_the_modal_is_open_cancels_and_denies(llm_env, make_app, workspace: Path):
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:

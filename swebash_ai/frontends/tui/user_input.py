@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from swebash_ai.agent.conversation import NOTES, is_note_only
+from swebash_ai.agent.conversation import NOTES, is_note_only, user_run
 from swebash_ai.frontends.tui import commands
 from swebash_ai.safety.terminal_text import safe
 
@@ -101,21 +101,34 @@ async def refresh_paths(app: ControllerHost, session: Session) -> None:
     app.prompt.set_paths(await asyncio.to_thread(index.build))
 
 
+_RESULT_PREFIXES = {"Denied:": "denied", "Error:": "error", "Cancelled:": "cancelled", "Timed out:": "timeout"}
+"""How a result the model read begins when its call did not succeed (``ToolResult.for_model``)."""
+
+
+def _status_of(text: str) -> str:
+    return next((s for p, s in _RESULT_PREFIXES.items() if text.startswith(p)), "ok")
+
+
 def render_conversation(app: ControllerHost, session: Session) -> None:
     """Show a resumed conversation: user and assistant text in the chat, tool calls in the tool pane, and the
-    exits of background processes the model was told about as the notices shown when they happened."""
+    exits of background processes the model was told about as the notices shown when they happened. A
+    ``!command`` is shown as it was live: the command in the chat, the call and its output in the tool pane."""
     from swebash_ai.frontends.tui.widgets.activity import ToolRecord, format_arguments
 
     chat = app.chat
     calls: dict[str, ToolRecord] = {}  # shown at once at the end: most stay records (see ActivityPane)
-    prefixes = {"Denied:": "denied", "Error:": "error", "Cancelled:": "cancelled", "Timed out:": "timeout"}
     with chat.resuming():  # only the newest chapters are mounted for the first frame
         for msg in session.conversation.messages:
             role, content = msg.get("role"), msg.get("content")
             # A note rides on the message the next request ended with (Conversation.add_note): the exits it
             # tells happened before that request, so before the user's message and after a tool's result.
             show_notes(chat, msg.get(NOTES) or ())
-            if role == "user" and isinstance(content, str) and not is_note_only(msg):  # the app's words alone
+            if role == "user" and (ran := user_run(msg)) is not None:
+                chat.add_user(ran.shown)
+                record = ToolRecord(ran.call_id, ran.name, ran.arguments[:200], format_arguments(ran.arguments))
+                record.finish(_status_of(ran.output), ran.output, None, 0.0)
+                calls[ran.call_id] = record
+            elif role == "user" and isinstance(content, str) and not is_note_only(msg):  # the app's words alone
                 show_user_message(chat, content)
             elif role == "assistant":
                 if isinstance(content, str) and content.strip():
@@ -129,7 +142,7 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
                     calls[call_id] = ToolRecord(call_id, fn.get("name", "?"), args[:200], format_arguments(args))
             elif role == "tool":
                 text = content if isinstance(content, str) else str(content)
-                status = next((s for p, s in prefixes.items() if text.startswith(p)), "ok")
+                status = _status_of(text)
                 call_id, name = str(msg.get("tool_call_id", "")), str(msg.get("name", "?"))
                 record = calls.setdefault(call_id, ToolRecord(call_id, name, name, {}))
                 record.finish(status, text, None, 0.0)
