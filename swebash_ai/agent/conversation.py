@@ -254,8 +254,12 @@ class Conversation:
             return self._pinned_title
         users = [m for m in self.messages if m.get("role") == "user" and isinstance(m.get("content"), str)
                  and not is_note_only(m)]
-        typed = [m for m in users if m.get(TYPED)] or users  # sessions saved before the mark: any user message
-        return title_of(typed[0]["content"]) if typed else "(empty)"
+        for message in users:  # the first thing typed: a question, or a `!command` the user ran
+            if message.get(TYPED):
+                return title_of(message["content"])
+            if (run := user_run(message)) is not None and run.typed is not None:  # older records: not known
+                return title_of(run.shown)
+        return title_of(users[0]["content"]) if users else "(empty)"  # saved before the mark: any user message
 
     # --- files ----------------------------------------------------------------------------------------
     def save(self, path: Path) -> str | None:

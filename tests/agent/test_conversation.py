@@ -132,6 +132,16 @@ def test_listed_and_loaded_titles_leave_out_app_context(tmp_path: Path) -> None:
     assert Conversation.load(tmp_path / f"{conv.id}.jsonl").title == "what failed?"
 
 
+def test_a_session_begun_with_a_command_the_user_ran_is_titled_by_that_command(tmp_path: Path) -> None:
+    conv = Conversation()
+    call = ToolCall("c1", "run_command", json.dumps({"command": "git status"}))
+    conv.add_user_run(call, "On branch main\n", typed="git status")
+    conv.save(tmp_path / f"{conv.id}.jsonl")
+    assert [s.title for s in list_sessions(tmp_path)] == ["!git status"]  # not "[I ran run_command ..."
+    conv.add_user("why is it dirty?", typed=True)
+    assert conv.title == "!git status"  # what came first
+
+
 def test_a_compacted_session_keeps_its_title(tmp_path: Path) -> None:
     from swebash_ai.agent.compaction import apply_summary
 
