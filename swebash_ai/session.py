@@ -527,6 +527,9 @@ class Session:
             before.writer = self._unsaved_mark
             move_unsaved(before, self.checkpoints)
             self.notices.append(forked)
+            for agent in (self.agent, self._toolbox):  # and the tool calls that follow, in the audit
+                if agent is not None and agent.audit is not None:
+                    agent.audit.session_id = self.conversation.id
         recorder = self.context.services.get("checkpoints")
         if isinstance(recorder, Checkpoints) and recorder.wrote and recorder.writer == self._unsaved_mark:
             with contextlib.suppress(OSError):  # this file holds this run's turns now: its undo prefers them

@@ -331,3 +331,22 @@ async def test_the_turn_whose_save_forks_is_counted_under_the_fork(llm_env: Fake
     lines = [json.loads(line) for line in turns_log.read_text().splitlines()]
     assert [(line["session"], line["reason"]) for line in lines] == [
         (SHARED, "answered"), (fork_id, "answered"), (fork_id, "answered")]
+
+
+async def test_after_a_fork_the_audit_names_the_fork(llm_env: FakeLLMServer, workspace: Path) -> None:
+    """The audit log (one line per tool call) names the session each call belongs to: once a save forked the
+    session, the calls of the turns that follow are the fork's."""
+    shared_session()
+    (workspace / "a.txt").write_text("a\n")
+    tools = [t for t in builtin_tools() if t.name == "read_file"]
+    one, two = (Session(load_settings(), tools=tools, probe_ollama=False) for _ in range(2))
+    one.resume(SHARED)
+    two.resume(SHARED)
+    for session, text in ((one, "one"), (two, "two"), (two, "two again")):
+        llm_env.enqueue(Reply.tool_calls([("read_file", {"path": "a.txt"})]), Reply.text(f"Answer to {text}."))
+        [e async for e in session.run(text)]
+    fork_id = two.conversation.id
+    assert fork_id != SHARED
+    audit = [json.loads(line) for line in load_settings().locations.audit_log.read_text().splitlines()]
+    # the turn whose save forked logged its call before anyone knew; the turn after it is the fork's
+    assert [line["session"] for line in audit if line["tool"] == "read_file"] == [SHARED, SHARED, fork_id]
