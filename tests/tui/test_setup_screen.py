@@ -42,6 +42,17 @@ async def _type(pilot: Any, text: str) -> None:
     await pilot.press(*text)
 
 
+async def _save_with_key(pilot: Any, kind: str) -> None:
+    """Choose ``kind``, type the key, take the listed model and press Save."""
+    screen = await _open(pilot)
+    screen.choose(kind)
+    await pilot.pause()
+    await _type(pilot, KEY)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: screen.query_one("#setup-model-list").display, what="model list")
+    await pilot.click("#setup-go")
+
+
 @pytest.fixture
 def bases(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The setup's provider addresses, to be pointed at the scripted servers."""
@@ -102,13 +113,7 @@ async def test_anthropic_goes_through_litellm(make_app: Any, fake_anthropic: Fak
     fake_anthropic.enqueue(Reply.text("ok"))
     app = make_app(setup_on_start=True)
     async with app.run_test(size=(120, 45)) as pilot:
-        screen = await _open(pilot)
-        screen.choose("anthropic")
-        await pilot.pause()
-        await _type(pilot, KEY)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.query_one("#setup-model-list").display, what="model list")
-        await pilot.click("#setup-go")
+        await _save_with_key(pilot, "anthropic")
         await wait_for(pilot, lambda: not isinstance(app.screen, SetupScreen), timeout=30, what="saved")
     listing, test_call = fake_anthropic.requests
     assert listing["headers"]["x-api-key"] == KEY and test_call["headers"]["x-api-key"] == KEY
@@ -191,13 +196,7 @@ async def test_a_question_asked_first_is_answered_after_setup(make_app: Any, fak
     async with app.run_test(size=(120, 45)) as pilot:
         await idle(pilot)
         await type_and_send(pilot, "what is 2+2?")
-        screen = await _open(pilot)
-        screen.choose("openai")
-        await pilot.pause()
-        await _type(pilot, KEY)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.query_one("#setup-model-list").display, what="model list")
-        await pilot.click("#setup-go")
+        await _save_with_key(pilot, "openai")
         await wait_for(pilot, lambda: "you waited for" in app.chat.last_reply_text(), what="answer")
     assert fake_llm.requests[-1]["body"]["messages"][-1]["content"] == "what is 2+2?"
 
@@ -307,13 +306,7 @@ async def test_quitting_while_the_saved_provider_loads_leaves_quietly(
     fake_llm.enqueue(Reply.text("ok"))
     app = make_app(setup_on_start=True)
     async with app.run_test(size=(120, 45)) as pilot:
-        screen = await _open(pilot)
-        screen.choose("openai")
-        await pilot.pause()
-        await _type(pilot, KEY)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.query_one("#setup-model-list").display, what="model list")
-        await pilot.click("#setup-go")
+        await _save_with_key(pilot, "openai")
         await wait_for(pilot, building.is_set, what="the new session building")
         old = app.session
     await asyncio.sleep(0.7)  # the build ends after the app did
