@@ -457,7 +457,7 @@ class Session:
         Raises:
             UndoRefused: nothing to undo, or a file changed since the tool wrote it (and not ``force``).
         """
-        result = undo_last_turn(self.checkpoints, force=force)
+        result = undo_last_turn(self.checkpoints, force=force, known=self._turns_counted())
         self.conversation.note_for_next_turn(result.note_for_model())
         self.save()
         return result

@@ -100,7 +100,8 @@ def run_trust(loaded: LoadedSettings, cwd: Path, yes: bool, out: TextIO | None =
         return 0
     if project.problem:
         raise ConfigError(project.problem)
-    print(safe(f"{project.path} asks for:", visible=True), file=out)
+    since = " (changed since you trusted it: it, or a file its hooks run)" if project.stale else ""
+    print(safe(f"{project.path}{since} asks for:", visible=True), file=out)
     for line in project.summary():
         print("  " + safe(line, visible=True), file=out)
     if project.trusted:

@@ -24,8 +24,12 @@ EXAMPLE = "http://localhost:8000/v1"
 
 
 def check_base(url: str) -> str:
-    """``url`` without a trailing slash when it is an http(s) URL with a host; raises ConfigError otherwise."""
+    """``url`` without a trailing slash (its scheme in lower case) when it is an http(s) URL with a host; raises
+    ConfigError otherwise."""
     url = url.strip().rstrip("/")
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme.lower() in ("http", "https"):  # a scheme has no case: HTTP:// is http://
+        url = f"{scheme.lower()}://{rest}"
     if not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1]) == 0:
         raise ConfigError(f"'{url}' is not an http:// or https:// URL (e.g. {EXAMPLE}).")
     return url

@@ -324,10 +324,22 @@ def _not_snapshotted(e: dict[str, Any]) -> str | None:
     return None
 
 
-def undo_last_turn(store: Checkpoints, *, force: bool = False) -> UndoResult:
-    """Revert the newest turn with changes not yet undone. Raises :class:`UndoRefused` when it cannot."""
+def undo_last_turn(store: Checkpoints, *, force: bool = False, known: int | None = None) -> UndoResult:
+    """Revert the newest turn with changes not yet undone. Raises :class:`UndoRefused` when it cannot.
+
+    ``known``: the turns the conversation of the run asking holds (an app's live session). A turn numbered
+    above it was made by another run of the same session after this one loaded it: that run's conversation
+    holds it and that run's model must hear of its undo, so it is left alone here."""
     entries = store.entries()
     turns = _pending(entries)
+    later = sorted({number for number, _ in turns if known is not None and number > known})
+    turns = {key: found for key, found in turns.items() if key[0] not in later}
+    if not turns and later:
+        session = store.folder.name.removesuffix(".checkpoints")
+        raise UndoRefused(
+            f"Nothing to undo in this conversation: turn {later[-1]} of session {session} was made by another "
+            "swebash-ai on the same session after this one loaded it. Undo it there, or with "
+            f"`swebash-ai undo --session {session}`.")
     if not turns:
         raise UndoRefused("Nothing to undo: no changes recorded in this session (or all already undone).")
     turn, by = _newest(turns, {str(e.get("by")) for e in entries if e.get("kind") == "saved"})

@@ -103,6 +103,7 @@ def test_trust_lists_the_files_it_covers_and_a_changed_hook_script_needs_it_agai
     (hooks / "check.sh").write_text("#!/bin/sh\nexit 2\n")
     again = run_cli("trust")
     assert again.returncode == 2 and "Already trusted" not in again.stdout and "trust --yes" in again.stderr
+    assert "changed since you trusted it" in again.stdout  # not read as a first look at the same file
 
 
 def test_trust_lists_a_program_found_on_a_project_path_entry(run_cli, workspace: Path) -> None:

@@ -350,3 +350,28 @@ async def test_after_a_fork_the_audit_names_the_fork(llm_env: FakeLLMServer, wor
     audit = [json.loads(line) for line in load_settings().locations.audit_log.read_text().splitlines()]
     # the turn whose save forked logged its call before anyone knew; the turn after it is the fork's
     assert [line["session"] for line in audit if line["tool"] == "read_file"] == [SHARED, SHARED, fork_id]
+
+
+async def test_undo_in_a_run_leaves_a_turn_another_run_made_after_it_loaded_the_session(
+    llm_env: FakeLLMServer, workspace: Path
+) -> None:
+    """Two apps resumed one session; the first writes a file in its turn 2 and saves. ``/undo`` in the second,
+    which never saw that turn, must not revert it behind the first one's back (the first's model would not be
+    told, and its own ``/undo`` would then find nothing): it says whose turn that is and where to undo it."""
+    shared_session()
+    tools = [t for t in builtin_tools() if t.name == "write_file"]
+    one, two = (Session(load_settings(), tools=tools, approver=AllowApprover(), probe_ollama=False)
+                for _ in range(2))
+    one.resume(SHARED)
+    two.resume(SHARED)
+    llm_env.enqueue(Reply.tool_calls([("write_file", {"path": "one.txt", "content": "one\n"}, "c1")]),
+                    Reply.text("Written."))
+    [e async for e in one.run("write one")]
+    assert one.conversation.id == SHARED and (workspace / "one.txt").exists()
+
+    with pytest.raises(UndoRefused, match="another swebash-ai") as refused:
+        two.undo()
+    assert SHARED in str(refused.value)
+    assert (workspace / "one.txt").exists()
+    result = one.undo()  # the run that made the turn takes it back
+    assert (result.turn, not (workspace / "one.txt").exists()) == (2, True)

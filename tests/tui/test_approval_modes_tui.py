@@ -117,6 +117,34 @@ async def test_a_project_that_would_allow_something_asks_to_be_trusted(llm_env, 
     assert load_settings().trusted_projects[0].path == str(rules)
 
 
+async def test_a_project_that_changed_since_it_was_trusted_says_so_in_the_question(
+    llm_env, make_app, workspace: Path
+):
+    # The start-up notice that says "changed since you trusted it" gives way to the question, which looked the
+    # same as the first one: a changed file (a hook script, say) was trusted again at a glance, out of habit.
+    rules = workspace / ".swebash-ai" / "rules.toml"
+    rules.parent.mkdir()
+    rules.write_text('[[rules]]\nprefix = ["danger-touch"]\ndecision = "allow"\n')
+
+    def question(app: object) -> str:
+        return " ".join(str(w.render()) for w in app.screen.query("Static"))  # type: ignore[attr-defined]
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), what="trust prompt")
+        assert "changed since" not in question(app)
+        await pilot.press("t")
+        await idle(pilot)
+    rules.write_text('[[rules]]\nprefix = ["danger-touch"]\ndecision = "allow"\n\n'
+                     '[[rules]]\nprefix = ["rm"]\ndecision = "allow"\n')
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), what="trust prompt")
+        assert "changed since you trusted" in question(app), question(app)
+        await pilot.press("n")
+        await idle(pilot)
+
+
 async def test_not_trusting_a_project_says_what_follows_once(llm_env, make_app, workspace: Path):
     # The start-up notice ("its allow rules wait until you trust it") came on top of the question and of the
     # answer's own notice: the same news twice in the chat.

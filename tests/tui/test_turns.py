@@ -299,3 +299,27 @@ async def test_two_questions_in_one_response_are_asked_one_after_the_other(llm_e
                        what="answer")
         assert [e.state for e in app.query(ToolEntry)] == ["done", "done"]
     assert (workspace / "one").read_text() == (workspace / "two").read_text() == "ran\n"  # the test double's mark
+
+
+async def test_a_resumed_tool_call_is_shown_as_it_was_live(llm_env, make_app):
+    """Resumed, a call's entry reads as it did live: its one-line summary (not its arguments as JSON) and its
+    state, without a duration, which the session does not keep (not a made-up "0.0s")."""
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "false"})]), Reply.text("Done."))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "run it")
+        await wait_for(pilot, lambda: "Done." in app.chat.last_reply_text(), what="answer")
+        await type_and_send(pilot, "!echo typed")
+        await wait_for(pilot, lambda: len(app.query(ToolEntry)) == 2 and not app.busy, what="the command")
+        await idle(pilot)
+        live = [(e.summary, e.state) for e in app.query(ToolEntry)]
+    assert live == [("$ false", "failed"), ("$ echo typed", "done")]
+
+    resumed = make_app(resume_latest=True)
+    async with resumed.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        await wait_for(pilot, lambda: len(resumed.query(ToolEntry)) == 2, what="the resumed calls")
+        entries = list(resumed.query(ToolEntry))
+        assert [(e.summary, e.state) for e in entries] == live
+        assert [e.status_text() for e in entries] == ["✗ failed", "✓ done"]

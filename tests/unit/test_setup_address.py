@@ -14,6 +14,9 @@ from swebash_ai.errors import ConfigError
     # a full URL is taken as it is (without its trailing slash)
     ("http://localhost:8000/v1/", "http://localhost:8000/v1", None),
     ("https://api.example.com/v1", "https://api.example.com/v1", None),
+    # a scheme has no case (RFC 3986): a phone's capital or a pasted HTTP:// is the same URL
+    ("HTTP://localhost:8000/v1", "http://localhost:8000/v1", None),
+    ("Https://api.example.com/v1", "https://api.example.com/v1", None),
     # local servers rarely have TLS: http
     ("localhost:11434/v1", "http://localhost:11434/v1", "http:// added (a local address)"),
     ("127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1", "http:// added (a local address)"),

@@ -91,7 +91,8 @@ async def offer_trust(app: Any, session: Session) -> None:
         return
     from swebash_ai.frontends.tui.screens.trust import TrustScreen
 
-    trusted = await app.push_screen_wait(TrustScreen(str(project.path), project.summary()))
+    trusted = await app.push_screen_wait(TrustScreen(str(project.path), project.summary(),
+                                                           changed=project.stale))
     if not trusted:
         app.chat.add_notice(f"{project.path}: its ask and deny rules apply; its allow rules and hooks do not "
                             "(trust it with `swebash-ai trust` or on the next start).")

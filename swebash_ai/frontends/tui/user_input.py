@@ -109,6 +109,19 @@ def _status_of(text: str) -> str:
     return next((s for p, s in _RESULT_PREFIXES.items() if text.startswith(p)), "ok")
 
 
+def _summary(session: Session, name: str, arguments: str) -> str:
+    """The line a live entry showed for this call (its tool's own description); its arguments as they were when
+    the tool is not offered now or they do not parse."""
+    from swebash_ai.tools.registry import ToolResult
+
+    tool = session.registry.get(name)
+    if tool is not None:
+        args = tool.parse_arguments(arguments)
+        if not isinstance(args, ToolResult):
+            return tool.describe(args)
+    return arguments[:200]
+
+
 def render_conversation(app: ControllerHost, session: Session) -> None:
     """Show a resumed conversation: user and assistant text in the chat, tool calls in the tool pane, and the
     exits of background processes the model was told about as the notices shown when they happened. A
@@ -125,8 +138,9 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
             show_notes(chat, msg.get(NOTES) or ())
             if role == "user" and (ran := user_run(msg)) is not None:
                 chat.add_user(ran.shown)
-                record = ToolRecord(ran.call_id, ran.name, ran.arguments[:200], format_arguments(ran.arguments))
-                record.finish(_status_of(ran.output), ran.output, None, 0.0)
+                record = ToolRecord(ran.call_id, ran.name, _summary(session, ran.name, ran.arguments),
+                                    format_arguments(ran.arguments))
+                record.finish(_status_of(ran.output), ran.output, None, None)
                 calls[ran.call_id] = record
             elif role == "user" and isinstance(content, str) and not is_note_only(msg):  # the app's words alone
                 show_user_message(chat, content)
@@ -139,13 +153,14 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
                     fn = call.get("function", {})
                     args = str(fn.get("arguments", ""))
                     call_id = str(call.get("id", ""))
-                    calls[call_id] = ToolRecord(call_id, fn.get("name", "?"), args[:200], format_arguments(args))
+                    name = str(fn.get("name", "?"))
+                    calls[call_id] = ToolRecord(call_id, name, _summary(session, name, args), format_arguments(args))
             elif role == "tool":
                 text = content if isinstance(content, str) else str(content)
                 status = _status_of(text)
                 call_id, name = str(msg.get("tool_call_id", "")), str(msg.get("name", "?"))
                 record = calls.setdefault(call_id, ToolRecord(call_id, name, name, {}))
-                record.finish(status, text, None, 0.0)
+                record.finish(status, text, None, None)  # the session keeps no duration
     app.activity.load_history(calls.values())
     from swebash_ai.tools.plan import Plan
 

@@ -1,7 +1,9 @@
 """The prompt shown when a project's ``.swebash-ai/rules.toml`` would allow something or run hooks.
 
-It lists every rule and hook of the file; Trust (t) records the user's trust with the file's hash (a change
-asks again); Not now (n, Esc; the default) leaves its allow rules and hooks out, its ask and deny rules in.
+It lists every rule and hook of the file, and says so when the user trusted an earlier version of it (the
+file, or a file its hooks run, changed since: the question must not read as the one already answered). Trust
+(t) records the user's trust with the file's hash (a change asks again); Not now (n, Esc; the default) leaves
+its allow rules and hooks out, its ask and deny rules in.
 """
 
 from __future__ import annotations
@@ -26,20 +28,26 @@ class TrustScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "Not now"),
     ]
 
-    def __init__(self, path: str, lines: list[str]) -> None:
+    def __init__(self, path: str, lines: list[str], *, changed: bool = False) -> None:
         super().__init__(id="trust")
         self.path = path
         self.lines = lines
+        self.changed = changed
+        """The user trusted another version of the file: it, or a file its hooks run, changed since."""
 
     def compose(self) -> Any:
         with Vertical(id="confirm-dialog"):
-            yield Static(Content.assemble(("Trust the rules of this project?", "bold")), id="confirm-title")
+            title = ("The rules of this project changed since you trusted them: trust them again?" if self.changed
+                     else "Trust the rules of this project?")
+            yield Static(Content.assemble((title, "bold")), id="confirm-title")
             yield Static(Content(safe(self.path, visible=True)), id="confirm-summary")
             with VerticalScroll(id="confirm-detail"):
                 yield Static(Content("\n".join(safe(line, visible=True) for line in self.lines)),
                              id="trust-lines")
-            yield Static(Content("The repository wrote this file. Its ask and deny rules apply anyway; its allow "
-                                 "rules and hooks only if you trust it, until it or a file it covers changes."),
+            changed = ("It, or a file its hooks run, changed since you trusted it: read the list again. "
+                       if self.changed else "")
+            yield Static(Content(f"The repository wrote this file. {changed}Its ask and deny rules apply anyway; its "
+                                 "allow rules and hooks only if you trust it, until it or a file it covers changes."),
                          id="confirm-reasons")
             with Horizontal(id="confirm-buttons"):
                 yield Button("Trust (t)", id="trust-yes", variant="warning", compact=True)

@@ -105,8 +105,8 @@ class ToolRecord:
     exit_code: int | None = None
     output: str = ""
 
-    def finish(self, status: str, content: str, exit_code: int | None, duration: float) -> None:
-        """As :meth:`ToolEntry.finish`, for a call not shown (a resumed session)."""
+    def finish(self, status: str, content: str, exit_code: int | None, duration: float | None) -> None:
+        """As :meth:`ToolEntry.finish`, for a call not shown (a resumed session: no duration is kept)."""
         self.state, self.output = state_for_status(status), content
         self.exit_code, self.duration = exit_code, duration
 
