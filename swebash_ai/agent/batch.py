@@ -21,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from swebash_ai.agent.conversation import Conversation
+from swebash_ai.agent.conversation import BROKE_OFF, STOPPED, Conversation
 from swebash_ai.agent.question_order import Place, QuestionLine, Slot
 from swebash_ai.providers.base import ToolCall
 from swebash_ai.safety.verdict import Verdict
@@ -151,7 +151,7 @@ class CallBatch:
         the text and every call received so far, each with its result, so the conversation stays valid and
         says what happened. Cancelled: calls without a result are left to ``Conversation.repair``."""
         await self.stop()
-        self._conv.add_assistant(text, calls, incomplete=True)
+        self._conv.add_assistant(text, calls, incomplete=BROKE_OFF if cut else STOPPED)
         if not cut:
             self.record(calls)
             return

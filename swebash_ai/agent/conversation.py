@@ -22,13 +22,27 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from swebash_ai.providers.base import Message, ToolCall
 from swebash_ai.storage import private_files
 
 INCOMPLETE = "incomplete"
-"""Key of an assistant message whose answer broke off; kept in the saved session, left out of requests."""
+"""Key of an assistant message whose answer did not reach its end; its value says why: :data:`STOPPED` or
+:data:`BROKE_OFF` (``true`` in sessions saved before the reason was kept, see :func:`why_incomplete`). Kept in
+the saved session, left out of requests."""
+
+STOPPED: Final = "stopped"
+"""Why an answer is incomplete: the user stopped it (Ctrl-C, Esc)."""
+
+BROKE_OFF: Final = "broke_off"
+"""Why an answer is incomplete: its stream broke off (a dropped connection, a server error)."""
+
+UNSAID: Final = "unsaid"
+"""Why an answer is incomplete, as read from a session saved before the reason was kept (``"incomplete": true``)."""
+
+Incomplete = Literal["stopped", "broke_off"]
+"""Why an answer did not reach its end, as :meth:`Conversation.add_assistant` records it."""
 
 TYPED = "typed"
 """Key of a user message the user wrote (not a summary, not a ``!tool`` note): resuming trusts the URLs in
@@ -136,11 +150,14 @@ class Conversation:
             ran["typed"] = typed
         self.messages.append({"role": "user", "content": _run_note(call.name, call.arguments) + result, USER_RAN: ran})
 
-    def add_assistant(self, content: str, tool_calls: Sequence[ToolCall] = (), *, incomplete: bool = False) -> None:
-        """``incomplete``: the answer broke off (a cut stream, a cancel); saved with the message, never sent."""
+    def add_assistant(
+        self, content: str, tool_calls: Sequence[ToolCall] = (), *, incomplete: Incomplete | None = None
+    ) -> None:
+        """``incomplete``: why the answer did not reach its end (:data:`STOPPED`, :data:`BROKE_OFF`); saved with
+        the message (see :data:`INCOMPLETE`), never sent."""
         msg: Message = {"role": "assistant", "content": content or None}
-        if incomplete:
-            msg[INCOMPLETE] = True
+        if incomplete is not None:
+            msg[INCOMPLETE] = incomplete
         if tool_calls:
             msg["tool_calls"] = [_sanitized(c.to_message()) for c in tool_calls]
         elif not content:
@@ -334,6 +351,15 @@ def is_note_only(message: Message) -> bool:
     """Whether ``message`` is a user message the app made to carry its notes (:meth:`Conversation.add_note`),
     with nothing the user wrote: front ends show its notes as notices, never as the user's text."""
     return message.get("role") == "user" and message.get("content") == "" and bool(message.get(NOTES))
+
+
+def why_incomplete(message: Message) -> str | None:
+    """Why the answer in ``message`` did not reach its end: :data:`STOPPED`, :data:`BROKE_OFF`, or :data:`UNSAID`
+    (saved before the reason was kept, or by a version that knew another); None for a whole answer."""
+    why = message.get(INCOMPLETE)
+    if not why:
+        return None
+    return why if why in (STOPPED, BROKE_OFF) else UNSAID
 
 
 _OLD_NOTE_HEAD = "[swebash-ai] "

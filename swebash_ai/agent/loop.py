@@ -46,7 +46,7 @@ from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.batch import CallBatch, EarlyStart, allowed_outright
 from swebash_ai.agent.call_approval import audit_call, settle_ask
-from swebash_ai.agent.conversation import CANCELLED_RESULT, Conversation
+from swebash_ai.agent.conversation import BROKE_OFF, CANCELLED_RESULT, STOPPED, Conversation, Incomplete
 from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import (
     AgentEvent,
@@ -193,13 +193,14 @@ class _Turn:
     def emit(self, event: AgentEvent) -> None:
         self.queue.put_nowait(event)
 
-    def finalize(self) -> None:
-        """Make the conversation valid whatever happened (idempotent)."""
+    def finalize(self, why: Incomplete = STOPPED) -> None:
+        """Make the conversation valid whatever happened (idempotent); ``why``: why a streaming answer ends here
+        (the turn was cancelled, or it failed)."""
         if self._finalized:
             return
         self._finalized = True
         if self.in_stream and self.partial_text:  # the stream broke off or was cancelled mid-answer
-            self.conv.add_assistant("".join(self.partial_text), incomplete=True)
+            self.conv.add_assistant("".join(self.partial_text), incomplete=why)
         self.in_stream = False
         self.conv.repair(CANCELLED_RESULT)
 
@@ -215,11 +216,11 @@ class _Turn:
             self.finalize()
             self.emit(TurnFinished("".join(self.partial_text), "cancelled", self._usage(), self.denied))
         except ProviderError as exc:
-            self.finalize()
+            self.finalize(BROKE_OFF)
             self.emit(TurnFailed(exc))
         except Exception as exc:
             log.exception("internal error in the tool loop")
-            self.finalize()
+            self.finalize(BROKE_OFF)
             self.emit(TurnFailed(SwebashError(f"{type(exc).__name__}: {exc}", title="Internal error")))
 
     async def drive_tool(self, call: ToolCall, typed: str | None = None) -> None:

@@ -27,13 +27,29 @@ import time
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from swebash_ai.agent.conversation import INCOMPLETE, NOTES, Conversation, as_sent, user_run
+from swebash_ai.agent.conversation import (
+    BROKE_OFF,
+    NOTES,
+    STOPPED,
+    UNSAID,
+    Conversation,
+    as_sent,
+    user_run,
+    why_incomplete,
+)
 from swebash_ai.errors import ExitCode, UsageError
 from swebash_ai.providers.base import Message
 from swebash_ai.safety.redact import redact, redact_text
 from swebash_ai.safety.terminal_text import safe
 
 FORMATS = ("openai", "markdown")
+
+_CUT_MARK = {
+    STOPPED: "*(The user stopped this answer here: it is incomplete.)*",
+    BROKE_OFF: "*(The model's stream broke off here: this answer is incomplete.)*",
+    UNSAID: "*(This answer broke off here: it is incomplete.)*",  # saved before the reason was kept
+}
+"""The line under an answer that did not reach its end, by why (``why_incomplete``)."""
 
 
 def _arguments(raw: Any) -> str:
@@ -137,7 +153,7 @@ def markdown_transcript(conv: Conversation) -> str:
         ran = user_run(own)
         if notes:  # shown apart, below: the content as the user typed it or the tool returned it
             msg = {**msg, "content": _text(own.get("content"))}
-        cut = bool(own.get(INCOMPLETE))
+        cut = why_incomplete(own)
         if role == "system":
             lines += ["", "<details><summary>System prompt</summary>", "", _fenced(msg["content"], "text"),
                       "", "</details>"]
@@ -157,8 +173,8 @@ def markdown_transcript(conv: Conversation) -> str:
                 names[call["id"]] = call["function"]["name"]
                 lines += ["", f"**Tool call** `{call['function']['name']}`", "",
                           _fenced(call["function"]["arguments"], "json")]
-            if cut:
-                lines += ["", "*(This answer broke off here: it is incomplete.)*"]
+            if cut is not None:
+                lines += ["", _CUT_MARK[cut]]
         elif role == "tool":
             name = names.get(msg["tool_call_id"], "tool")
             lines += ["", f"**Result** of `{name}`", "", _fenced(msg["content"] or "(no output)", "text")]

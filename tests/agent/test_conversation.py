@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from swebash_ai.agent.conversation import Conversation, find_session, list_sessions, title_of
+from swebash_ai.agent.conversation import (
+    BROKE_OFF,
+    STOPPED,
+    UNSAID,
+    Conversation,
+    find_session,
+    list_sessions,
+    title_of,
+    why_incomplete,
+)
 from swebash_ai.frontends.oneshot import with_piped_context
 from swebash_ai.providers.base import ToolCall
 
@@ -94,16 +103,41 @@ def test_list_and_find_sessions(tmp_path: Path) -> None:
 def test_an_incomplete_answer_is_saved_as_such_and_never_sent_with_the_mark(tmp_path: Path) -> None:
     conv = Conversation()
     conv.add_user("tell me")
-    conv.add_assistant("half of it", incomplete=True)
+    conv.add_assistant("half of it", incomplete=BROKE_OFF)
     conv.add_user("go on")
     path = tmp_path / "s.jsonl"
     conv.save(path)
     loaded = Conversation.load(path)
-    assert loaded.messages[1] == {"role": "assistant", "content": "half of it", "incomplete": True}
+    assert loaded.messages[1] == {"role": "assistant", "content": "half of it", "incomplete": "broke_off"}
     sent = loaded.for_request("system", 10_000)
     assert {"role": "assistant", "content": "half of it"} in sent
     assert not any("incomplete" in m for m in sent)
-    assert loaded.messages[1]["incomplete"] is True  # the request's copy, not the history, lost the mark
+    assert loaded.messages[1]["incomplete"] == BROKE_OFF  # the request's copy, not the history, lost the mark
+
+
+@pytest.mark.parametrize(("saved", "why"), [
+    ({"role": "assistant", "content": "all of it"}, None),  # a whole answer
+    ({"role": "assistant", "content": "half", "incomplete": "stopped"}, STOPPED),  # the user stopped it
+    ({"role": "assistant", "content": "half", "incomplete": "broke_off"}, BROKE_OFF),  # the stream broke off
+    ({"role": "assistant", "content": "half", "incomplete": True}, UNSAID),  # saved before the reason was kept
+    ({"role": "assistant", "content": "half", "incomplete": "later"}, UNSAID),  # a reason a newer version knows
+    ({"role": "assistant", "content": "half", "incomplete": False}, None),  # marked whole
+])
+def test_why_an_answer_is_incomplete_is_read_from_the_saved_message(saved: dict[str, object], why: str | None) -> None:
+    assert why_incomplete(saved) == why
+
+
+def test_a_stopped_answer_and_a_broken_one_are_saved_apart(tmp_path: Path) -> None:
+    conv = Conversation()
+    conv.add_user("tell me")
+    conv.add_assistant("half", incomplete=STOPPED)
+    conv.add_user("again")
+    conv.add_assistant("half again", incomplete=BROKE_OFF)
+    path = tmp_path / "s.jsonl"
+    conv.save(path)
+    loaded = Conversation.load(path)
+    assert [why_incomplete(m) for m in loaded.messages] == [None, STOPPED, None, BROKE_OFF]
+    assert not any("incomplete" in m for m in loaded.for_request("system", 10_000))  # the wire is as before
 
 
 @pytest.mark.parametrize(("content", "title"), [

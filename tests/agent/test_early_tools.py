@@ -30,7 +30,7 @@ from swebash_ai.agent import (
     TurnFailed,
     TurnFinished,
 )
-from swebash_ai.agent.conversation import INCOMPLETE
+from swebash_ai.agent.conversation import BROKE_OFF, INCOMPLETE, STOPPED
 from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import ModelRequest
 from swebash_ai.agent.hooks import Opinion
@@ -314,6 +314,7 @@ async def test_cancel_mid_stream_stops_a_started_call_and_keeps_the_conversation
     assert results[ids[1]].startswith("Cancelled")
     finished = next(e for e in events if isinstance(e, ToolCallFinished) and e.call_id == ids[1])
     assert finished.result.status == "cancelled"
+    assert [m.get(INCOMPLETE) for m in conv.messages if m.get("tool_calls")] == [STOPPED]  # the user stopped it
 
 
 async def test_a_stream_that_fails_after_a_call_started_leaves_every_call_answered(
@@ -335,7 +336,7 @@ async def test_a_stream_that_fails_after_a_call_started_leaves_every_call_answer
     assert len(ids) == 2
     assert results[ids[0]] == "mark a"
     assert results[ids[1]].startswith("Cancelled: the response broke off")
-    assert any(m.get("tool_calls") and m.get(INCOMPLETE) for m in conv.messages)  # saved as cut
+    assert [m.get(INCOMPLETE) for m in conv.messages if m.get("tool_calls")] == [BROKE_OFF]  # saved as cut
     # The next turn goes out with a well-formed history (the server checks every request).
     server.enqueue(Reply.text("ok"))
     events = await run(make_agent(provider, workspace), conv)

@@ -149,7 +149,7 @@ def test_export_markdown_marks_an_answer_that_broke_off(llm_env: FakeLLMServer, 
     assert run_cli("--resume", "-c", "again").returncode == 0
     out = run_cli("export", "--format", "markdown").stdout
     cut, whole = out.split("## User\n\nagain")
-    assert "*(This answer broke off here: it is incomplete.)*" in cut  # not passed off as a whole answer
+    assert "*(The model's stream broke off here: this answer is incomplete.)*" in cut  # not passed off as whole
     assert "## Assistant\n\nWhole." in whole and "incomplete" not in whole
 
 
@@ -207,3 +207,28 @@ def test_a_markdown_transcript_says_who_wrote_each_message() -> None:
     sent = [m["content"] for m in openai_record(conv)["messages"] if m["role"] == "user"]
     assert sent[1] == exited and sent[2].endswith("is it done?\n\n[swebash-ai] the user undid your changes")
     assert sent[3].startswith("[I ran run_command")
+
+
+def test_a_markdown_transcript_says_why_an_answer_is_incomplete(tmp_path: Path) -> None:
+    """Stopped by the user and broken off are told apart; a session saved before the reason was kept
+    (``"incomplete": true``) keeps the words it always had."""
+    from swebash_ai.agent.conversation import BROKE_OFF, STOPPED, Conversation
+    from swebash_ai.commands.export import markdown_transcript
+
+    conv = Conversation()
+    for question, why in (("one", STOPPED), ("two", BROKE_OFF), ("three", None)):
+        conv.add_user(question, typed=True)
+        conv.add_assistant(f"half of {question}", incomplete=why)
+    path = tmp_path / "s.jsonl"
+    conv.save(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    old = [line.replace('"incomplete": "broke_off"', '"incomplete": true') for line in lines]
+    assert old != lines
+    path.write_text("\n".join(old) + "\n", encoding="utf-8")
+    answers = markdown_transcript(conv).split("## Assistant")[1:]
+    assert "*(The user stopped this answer here: it is incomplete.)*" in answers[0]
+    assert "*(The model's stream broke off here: this answer is incomplete.)*" in answers[1]
+    assert "incomplete" not in answers[2]
+    saved_before = markdown_transcript(Conversation.load(path)).split("## Assistant")[1:]
+    assert "*(This answer broke off here: it is incomplete.)*" in saved_before[1]
+    assert "stopped" in saved_before[0] and "incomplete" not in saved_before[2]

@@ -152,7 +152,7 @@ def test_stream_cut_after_text_is_kept_marked_incomplete_and_exits_4(lane: Fault
     line = error_line(outcome)
     assert line.startswith("swebash-ai: Incomplete answer:") and "without its end marker" in line
     assert lane.answered_requests == 1  # text was shown: asking again would repeat it
-    assert outcome.saved[-1] == {"role": "assistant", "content": "The answer is forty", "incomplete": True}
+    assert outcome.saved[-1] == {"role": "assistant", "content": "The answer is forty", "incomplete": "broke_off"}
 
 
 def test_stream_cut_before_anything_was_shown_is_retried(lane: Faults) -> None:
@@ -173,7 +173,7 @@ def test_tool_call_with_cut_arguments_never_runs(lane: Faults) -> None:
     assert "tool call(s) with cut arguments were not run" in error_line(outcome)
     assert not (lane.workspace / "out.txt").exists()
     assert not any("write_file" in line for line in outcome.lines if line[:1] in "✓✗")
-    assert outcome.saved[-1] == {"role": "assistant", "content": "Writing it.", "incomplete": True}
+    assert outcome.saved[-1] == {"role": "assistant", "content": "Writing it.", "incomplete": "broke_off"}
 
 
 def test_cut_tool_call_alone_is_asked_again(lane: Faults) -> None:
@@ -195,7 +195,7 @@ def test_event_that_is_not_json(lane: Faults) -> None:
         assert error_line(outcome).startswith("swebash-ai: Incomplete answer:")
         if lane.lane.id == "httpx-openai":
             assert "not JSON: 'oops'" in error_line(outcome)  # named, its tags not echoed
-        assert outcome.saved[-1] == {"role": "assistant", "content": "Hello th", "incomplete": True}
+        assert outcome.saved[-1] == {"role": "assistant", "content": "Hello th", "incomplete": "broke_off"}
     else:
         # The openai client and litellm's Ollama reader skip a line they cannot parse; the end marker arrives.
         assert outcome.code == ExitCode.OK, outcome.err

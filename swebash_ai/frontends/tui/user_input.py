@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from swebash_ai.agent.conversation import NOTES, is_note_only, user_run
+from swebash_ai.agent.conversation import BROKE_OFF, NOTES, STOPPED, UNSAID, is_note_only, user_run, why_incomplete
 from swebash_ai.frontends.tui import commands
 from swebash_ai.safety.terminal_text import safe
 
@@ -101,6 +101,13 @@ async def refresh_paths(app: ControllerHost, session: Session) -> None:
     app.prompt.set_paths(await asyncio.to_thread(index.build))
 
 
+_INCOMPLETE_NOTICE = {
+    STOPPED: "You stopped this answer before its end: it is incomplete.",
+    BROKE_OFF: "The model's stream broke off before the end of this answer: it is incomplete.",
+    UNSAID: "This answer broke off before its end: it is incomplete.",  # saved before the reason was kept
+}
+"""What a resumed session says under an answer that did not reach its end, by why (``why_incomplete``)."""
+
 _RESULT_PREFIXES = {"Denied:": "denied", "Error:": "error", "Cancelled:": "cancelled", "Timed out:": "timeout"}
 """How a result the model read begins when its call did not succeed (``ToolResult.for_model``)."""
 
@@ -147,8 +154,8 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
             elif role == "assistant":
                 if isinstance(content, str) and content.strip():
                     chat.add_assistant(content)
-                if msg.get("incomplete"):
-                    chat.add_notice("This answer broke off before its end: it is incomplete.", "warning")
+                if (why := why_incomplete(msg)) is not None:
+                    chat.add_notice(_INCOMPLETE_NOTICE[why], "warning")
                 for call in msg.get("tool_calls") or ():
                     fn = call.get("function", {})
                     args = str(fn.get("arguments", ""))
