@@ -312,3 +312,33 @@ async def test_quitting_while_the_saved_provider_loads_leaves_quietly(
     await asyncio.sleep(0.7)  # the build ends after the app did
     assert app.session is old and app.return_code in (0, None)
     assert tomllib.loads(_config(isolated_env).read_text())["profiles"]["openai"]["model"] == "openai/gpt-4.1-mini"
+
+
+async def test_enter_on_a_chosen_model_tests_and_saves_it_as_the_keys_line_says(
+        make_app: Any, fake_llm: FakeLLMServer, bases: dict[str, str], isolated_env: Path) -> None:
+    """Keyboard only: Space opens the model list, Enter there picks a model and comes back to the list, and
+    Enter then goes on (the key line says "Enter: next"), instead of opening the list again."""
+    bases["openai"] = fake_llm.base_url
+    fake_llm.models = ["fake-model", "gpt-4.1-mini", "other-model"]
+    fake_llm.enqueue(Reply.text("ok"))
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        assert "Enter: next" in str(screen.query_one("#setup-keys").render())
+        screen.choose("openai")
+        await pilot.pause()
+        await _type(pilot, KEY)
+        await pilot.press("enter")
+        listed = screen.query_one("#setup-model-list", Select)
+        await wait_for(pilot, lambda: listed.display and listed.has_focus, what="model list")
+        assert listed.value == "gpt-4.1-mini"
+        await pilot.press("space")
+        await wait_for(pilot, lambda: listed.expanded, what="the list open")
+        await pilot.press("down", "enter")  # the model below the chosen one
+        await wait_for(pilot, lambda: not listed.expanded and listed.has_focus, what="back on the list")
+        assert listed.value == "other-model"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SetupScreen), what="tested and saved")
+    test_call = next(r for r in fake_llm.requests if r["path"].endswith("/chat/completions"))
+    assert test_call["body"]["model"] == "other-model"
+    assert tomllib.loads(_config(isolated_env).read_text())["profiles"]["openai"]["model"] == "openai/other-model"

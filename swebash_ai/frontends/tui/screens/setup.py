@@ -20,6 +20,7 @@ from textual import on
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
@@ -31,6 +32,25 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from swebash_ai.providers import OllamaOffer
+
+
+class ModelList(Select[str]):
+    """The listed models: Enter on a chosen model goes on (the screen tests and saves it), as the screen's key
+    line says; Space and the arrows open the list, Enter there picks a model and comes back here."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "go_on", "Test and save", show=False),
+        Binding("down,space,up", "show_overlay", "Show menu", show=False),
+    ]
+
+    class Chosen(Message):
+        """Enter on a chosen model."""
+
+    def action_go_on(self) -> None:
+        if self.is_blank():
+            self.action_show_overlay()
+        else:
+            self.post_message(self.Chosen())
 
 
 class SetupScreen(ModalScreen[Saved | None]):
@@ -59,7 +79,7 @@ class SetupScreen(ModalScreen[Saved | None]):
             yield Input(placeholder="Server address, e.g. localhost:8000/v1 or https://host/v1", id="setup-base")
             yield Static("", id="setup-base-note")
             yield Input(placeholder="API key (pasted text stays hidden)", password=True, id="setup-key")
-            yield Select([], prompt="Model", id="setup-model-list")
+            yield ModelList([], prompt="Model", id="setup-model-list")
             yield Input(placeholder="Model name", id="setup-model")
             yield Button("Test and save", id="setup-go", variant="primary", compact=True)
             yield Static("", id="setup-status")
@@ -125,6 +145,11 @@ class SetupScreen(ModalScreen[Saved | None]):
     def _key_given(self, event: Input.Submitted) -> None:
         event.stop()
         self.fetch_models()
+
+    @on(ModelList.Chosen)
+    def _model_chosen(self, event: ModelList.Chosen) -> None:
+        event.stop()
+        self.test_and_save()
 
     @on(Input.Submitted, "#setup-model")
     def _model_given(self, event: Input.Submitted) -> None:
@@ -212,7 +237,7 @@ class SetupScreen(ModalScreen[Saved | None]):
         if models:
             listed.set_options([(name, name) for name in models])
             listed.value = kind.default_model if kind.default_model in models else models[0]
-            self.say(f"{len(models)} model(s) listed; pick one, then Test and save.")
+            self.say(f"{len(models)} model(s) listed; Space opens the list. Enter tests and saves the chosen one.")
             listed.focus()
         else:
             if not typed.value:
