@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from swebash_ai.config.rules import COMMAND_TOOL, ToolRule, ToolRules, strictest
+from swebash_ai.config.rules import COMMAND_TOOL, ToolRule, ToolRules, strictest, whose
 from swebash_ai.safety.terminal_text import has_invisible
 from swebash_ai.safety.verdict import Verdict
 
@@ -48,6 +48,9 @@ PLAN_REFUSAL = (
     "write the plan in your answer, and let the user switch the mode (Shift+Tab, or --approval-mode) to carry "
     "it out."
 )
+
+THE_USERS = "the user's"
+"""Whose a rule or hook from the user's config (or a profile) is, as the model is told (see ``whose``)."""
 
 HookRunner = Callable[["Hook", dict[str, Any]], Awaitable[Any]]
 
@@ -104,15 +107,17 @@ class Gate:
         decided_by = verdict.rule or "policy"
         pinned = own.rule == "rule.ask"  # an ask a rule or hook insisted on (fetch_url's host rules too): kept
         rule = self.rule_for(tool, arguments, proven)
+        yours = "" if rule is None else whose(rule.origin, user="your")
         if rule is not None and rule.decision == "deny":
-            return Step(Verdict.deny(f"denied by your {rule.describe()}", rule=rule.label), rule.label,
-                        f"Not run: the user's {rule.describe()} denies it. Do not retry it; find another way "
-                        "or ask the user."), pinned
+            return Step(Verdict.deny(f"denied by {yours} {rule.describe()}", rule=rule.label), rule.label,
+                        f"Not run: {whose(rule.origin, user=THE_USERS)} {rule.describe()} denies it. Do not "
+                        "retry it; find another way or ask the user."), pinned
         if rule is not None and rule.decision == "ask":
-            verdict = Verdict("ask", [f"your {rule.describe()} asks", *verdict.reasons], rule.label, verdict.severe)
+            verdict = Verdict("ask", [f"{yours} {rule.describe()} asks", *verdict.reasons], rule.label,
+                              verdict.severe)
             decided_by, pinned = rule.label, True
         elif rule is not None and verdict.decision == "ask" and not verdict.severe:
-            verdict, decided_by = Verdict.allow(f"allowed by your {rule.describe()}", rule=rule.label), rule.label
+            verdict, decided_by = Verdict.allow(f"allowed by {yours} {rule.describe()}", rule=rule.label), rule.label
         if self.mode == "plan" and _refused_in_plan(tool, category, own):
             return Step(Verdict.deny("plan mode is read-only", rule="mode:plan"), "mode:plan",
                         PLAN_REFUSAL.format(what=_what(tool))), pinned
@@ -142,10 +147,13 @@ class Gate:
                                                   "verdict": _verdict_json(verdict)}, on_problem)
             if opinion is None or opinion.decision is None:
                 continue
-            why = opinion.reason or f"{hook.label} says {opinion.decision}"
+            # The reason names the hook and where it was read: a project's hook is not the user's word.
+            said = f": {opinion.reason}" if opinion.reason else ""
+            why = f"{hook.describe()}{said}" if said else f"{hook.describe()} says {opinion.decision}"
             if opinion.decision == "deny":
                 return Step(Verdict.deny(why, rule=hook.label), hook.label,
-                            f"Not run: the user's {hook.label} refused it: {why}. Do not retry it as it is.")
+                            f"Not run: {whose(hook.origin, user=THE_USERS)} {hook.describe()} refused it{said}. "
+                            "Do not retry it as it is.")
             if opinion.decision == "ask" and verdict.decision == "allow":
                 verdict = Verdict("ask", [why], hook.label, verdict.severe)
                 decided_by, pinned = hook.label, True
@@ -199,7 +207,7 @@ class Gate:
         payload = {**payload, "cwd": str(self.workspace), "mode": self.mode}
         opinion = await self.run_hook(hook, payload)
         if opinion.problem:
-            on_problem(f"{hook.label}: {opinion.problem} (treated as no opinion)")
+            on_problem(f"{hook.describe()}: {opinion.problem} (treated as no opinion)")
         return opinion
 
 

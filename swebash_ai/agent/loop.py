@@ -513,9 +513,9 @@ class _Turn:
         opinion = await self.agent.gate.run_hook(hook, {**payload, "cwd": str(self.agent.gate.workspace),
                                                         "mode": self.agent.gate.mode})
         if opinion.problem:
-            self.emit(Notice(f"{hook.label}: {opinion.problem}", "warning"))
+            self.emit(Notice(f"{hook.describe()}: {opinion.problem}", "warning"))
         elif opinion.output:
-            self.emit(Notice(f"{hook.label}: {opinion.output[:2000]}", "info"))
+            self.emit(Notice(f"{hook.describe()}: {opinion.output[:2000]}", "info"))
 
     async def _finished(self, text: str, reason: StopReason) -> None:
         for hook in self.agent.gate.matching("turn_end"):

@@ -42,8 +42,10 @@ class Hook(BaseModel):
     prefix: tuple[str, ...] | None = None
     timeout: float = Field(default=10.0, gt=0, le=600)
     name: str = ""
-    """Shown in notices and the audit log (``hook:NAME``); default: the program's file name."""
+    """Shown in notices (``hook:NAME (config)``) and the audit log (``hook:config:NAME``); default: the
+    program's file name."""
     origin: str = Field(default="config", exclude=True)
+    """Where it was read: ``config`` (the user's config file), ``profile.NAME`` or ``project``."""
 
     @field_validator("command")
     @classmethod
@@ -53,8 +55,17 @@ class Hook(BaseModel):
         return value
 
     @property
+    def short_name(self) -> str:
+        return self.name or self.command[0].rsplit("/", 1)[-1]
+
+    @property
     def label(self) -> str:
-        return f"hook:{self.name or self.command[0].rsplit('/', 1)[-1]}"
+        """Who decided, for the audit log: ``hook:config:NAME``, ``hook:profile.work:NAME``, ``hook:project:NAME``."""
+        return f"hook:{self.origin}:{self.short_name}"
+
+    def describe(self) -> str:
+        """The hook and where it was read, as people read it (as a rule says ``(project #2)``)."""
+        return f"hook:{self.short_name} ({self.origin})"
 
     def file_words(self) -> tuple[str, ...]:
         """The words of ``command`` taken as files the hook runs or reads, relative to the workspace: the

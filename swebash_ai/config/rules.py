@@ -69,6 +69,13 @@ GLOBAL_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+def whose(origin: str, *, user: str) -> str:
+    """Whose a rule or hook read from ``origin`` is, as a sentence says it: ``"the project's"`` for the project's
+    ``.swebash-ai/rules.toml``, else ``user`` (``"your"`` to the user, ``"the user's"`` to the model): a project's
+    rule is not the user's word, and neither the user nor the model should read it as such."""
+    return "the project's" if origin == "project" else user
+
+
 def _valid_host(host: str) -> bool:
     labels = host.split(".")
     return 0 < len(host) <= 253 and all(_LABEL.match(label) for label in labels)

@@ -14,7 +14,7 @@ from swebash_ai.config.edit import add_rule, remove_rule
 from swebash_ai.config.settings import load_settings
 from swebash_ai.errors import ConfigError
 from swebash_ai.session import Session
-from tests.approvals.conftest import Recorder, call_once, config, notices
+from tests.approvals.conftest import Recorder, audit_lines, call_once, config, notices
 
 
 def project(workspace: Path, text: str) -> Path:
@@ -77,8 +77,8 @@ def test_a_hook_denies_with_exit_code_2_and_its_reason(workspace: Path, tmp_path
     hooks_config(hook_script(tmp_path, 'print("no pushes on Fridays", file=sys.stderr)\nsys.exit(2)'),
                  extra='tool = "run_command"\nprefix = ["ls"]\n')
     done, _, _ = call_once("run_command", {"command": "ls -a"}, workspace, AllowApprover())
-    assert done.result.status == "denied" and done.decided_by == "hook:check"
-    assert "no pushes on Fridays" in done.result.text
+    assert done.result.status == "denied" and done.decided_by == "hook:config:check"
+    assert "the user's hook:check (config) refused it: no pushes on Fridays" in done.result.text
     done, _, _ = call_once("run_command", {"command": "pwd"}, workspace, AllowApprover())  # prefix: not matched
     assert done.result.ok
 
@@ -90,7 +90,7 @@ def test_a_hook_asks_with_json_and_sees_the_call(workspace: Path, tmp_path: Path
     approver = Recorder(Decision.ALLOW_ONCE)
     done, _, _ = call_once("run_command", {"command": "ls"}, workspace, approver)
     assert done.result.ok and done.decided_by == "user"
-    assert approver.asked[0].verdict.reasons == ["reviewed commands only"]
+    assert approver.asked[0].verdict.reasons == ["hook:check (config): reviewed commands only"]
     import json
 
     data = json.loads(seen.read_text())
@@ -102,7 +102,7 @@ def test_a_hook_allows_only_what_a_rule_could(workspace: Path, tmp_path: Path) -
     hooks_config(hook_script(tmp_path, 'print(json.dumps({"decision": "allow", "reason": "fine by me"}))'))
     approver = Recorder()
     done, _, _ = call_once("run_command", {"command": "touch made"}, workspace, approver)
-    assert done.result.ok and done.decided_by == "hook:check" and not approver.asked
+    assert done.result.ok and done.decided_by == "hook:config:check" and not approver.asked
     (workspace / ".env").write_text("TOKEN=x\n")
     done, _, _ = call_once("read_file", {"path": ".env"}, workspace, approver)
     assert done.result.status == "denied"  # the floor
@@ -136,7 +136,8 @@ def test_after_tool_and_turn_end_hooks_output_is_shown(workspace: Path, tmp_path
            f'[[hooks]]\nevent = "turn_end"\ncommand = ["{sys.executable}", "{script}"]\nname = "bell"\n')
     _, events, _ = call_once("run_command", {"command": "ls"}, workspace)
     shown = notices(events)
-    assert "hook:fmt: formatted after_tool run_command" in shown and "hook:bell: formatted turn_end" in shown
+    assert "hook:fmt (config): formatted after_tool run_command" in shown
+    assert "hook:bell (config): formatted turn_end" in shown
 
 
 def test_project_hooks_need_trust(workspace: Path, tmp_path: Path) -> None:
@@ -148,6 +149,39 @@ def test_project_hooks_need_trust(workspace: Path, tmp_path: Path) -> None:
     session.trust_project()
     call_once("run_command", {"command": "ls"}, workspace)
     assert marker.exists()
+
+
+def test_a_project_hook_that_refuses_is_named_as_the_projects_not_the_users(workspace: Path, tmp_path: Path) -> None:
+    """The model, the user and the audit log are told where the hook comes from: the project's rules file is
+    not the user's word."""
+    script = hook_script(tmp_path, 'print("frozen branch", file=sys.stderr)\nsys.exit(2)')
+    project(workspace, f'[[hooks]]\nevent = "before_tool"\ncommand = ["{sys.executable}", "{script}"]\n'
+                       'name = "check"\n')
+    _, _, session = call_once("run_command", {"command": "ls"}, workspace)
+    session.trust_project()
+    done, _, session = call_once("run_command", {"command": "ls"}, workspace, AllowApprover())
+    assert done.result.status == "denied" and done.decided_by == "hook:project:check"
+    assert "the project's hook:check (project) refused it: frozen branch" in done.result.text
+    assert "the user's" not in done.result.text
+    assert audit_lines(session)[-1]["decided_by"] == "hook:project:check"
+
+
+def test_a_profile_hook_is_named_with_its_profile(workspace: Path, tmp_path: Path) -> None:
+    script = hook_script(tmp_path, 'print(json.dumps({"decision": "ask", "reason": "work rules"}))')
+    config(f'profile = "work"\n[profiles.work]\n[[profiles.work.hooks]]\nevent = "before_tool"\n'
+           f'command = ["{sys.executable}", "{script}"]\nname = "check"\n')
+    approver = Recorder(Decision.ALLOW_ONCE)
+    done, _, _ = call_once("run_command", {"command": "ls"}, workspace, approver)
+    assert done.result.ok and done.decided_by == "user"
+    assert approver.asked[0].verdict.reasons == ["hook:check (profile.work): work rules"]
+    assert approver.asked[0].verdict.rule == "hook:profile.work:check"
+
+
+def test_a_project_rule_that_denies_is_named_as_the_projects(workspace: Path) -> None:
+    project(workspace, PROJECT)
+    done, _, _ = call_once("run_command", {"command": "ls"}, workspace)
+    assert done.result.status == "denied" and done.decided_by == "rule:project#2"
+    assert "Not run: the project's rule deny `ls` (and what follows) (project #2) denies it" in done.result.text
 
 
 # --- the config file is changed safely ----------------------------------------------------------------------
