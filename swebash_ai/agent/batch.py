@@ -87,7 +87,7 @@ class CallBatch:
         self._cancelled = cancelled
         self.early = early
         self.tasks: list[asyncio.Task[ToolResult] | None] = []  # by position in the response
-        self._line = QuestionLine(approval_lock)  # by position too: who may ask next
+        self._line = QuestionLine(approval_lock, streaming=early)  # by position too: who may ask next
         self._stopped: dict[int, ToolResult] = {}  # cancelled calls that said what their stop did
         self._held = False  # a call of this response waits for its end (it may ask)
 
@@ -131,6 +131,7 @@ class CallBatch:
     async def run(self, calls: list[ToolCall]) -> None:
         """The response ended: start the calls not started yet (in order), wait for all, and add the results to
         the conversation in call order. Cancelled: stops them all and keeps what finished."""
+        self._line.streaming = False
         for _ in range(len(calls) - len(self.tasks)):
             self.tasks.append(None)
             self._line.add()
@@ -150,6 +151,7 @@ class CallBatch:
         """The stream ended early (``cut`` by an error, or cancelled) after calls started: stop them, and keep
         the text and every call received so far, each with its result, so the conversation stays valid and
         says what happened. Cancelled: calls without a result are left to ``Conversation.repair``."""
+        self._line.streaming = False
         await self.stop()
         self._conv.add_assistant(text, calls, incomplete=BROKE_OFF if cut else STOPPED)
         if not cut:

@@ -31,6 +31,33 @@ class ToolCallStarted:
     """Parsed arguments, or the raw string when they were not valid JSON."""
     summary: str
     """One line for a person: what the call does."""
+    response_id: str = ""
+    """Which model response the call belongs to (empty for a call the user ran)."""
+    position: int = 0
+    """Its place among that response's calls, from 0: the model's order, which calls may start in another
+    (one its policy allows outright starts while the response still streams)."""
+
+
+WaitingFor = Literal["earlier_calls", "response", "question"]
+"""Why a call waits in the question line (:mod:`swebash_ai.agent.question_order`): an earlier call of its
+response has not had its approval settled, the response is still streaming, or another question is on screen."""
+
+
+@dataclass(frozen=True)
+class ToolCallWaiting:
+    """A started call waits for its turn to ask a person (its approval, ``ask_user``'s question, a further
+    step): it is not running. Said again when what it waits for changes; :class:`ToolCallRunning` follows
+    once its turn has come (or :class:`ToolCallFinished`, when it is cancelled while it waits)."""
+
+    call_id: str
+    waiting_for: WaitingFor
+
+
+@dataclass(frozen=True)
+class ToolCallRunning:
+    """A call that waited (:class:`ToolCallWaiting`) has its turn: it asks now, or goes on running."""
+
+    call_id: str
 
 
 @dataclass(frozen=True)
@@ -181,6 +208,8 @@ class TurnFailed:
 AgentEvent = (
     TextDelta
     | ToolCallStarted
+    | ToolCallWaiting
+    | ToolCallRunning
     | ApprovalRequested
     | ToolOutput
     | ToolCallFinished

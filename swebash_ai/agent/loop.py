@@ -57,7 +57,9 @@ from swebash_ai.agent.events import (
     StopReason,
     TextDelta,
     ToolCallFinished,
+    ToolCallRunning,
     ToolCallStarted,
+    ToolCallWaiting,
     ToolOutput,
     TurnFailed,
     TurnFinished,
@@ -382,21 +384,26 @@ class _Turn:
         parsed = _loads(call.arguments)
         decided_by = ""
         decision = "allow"
+        line = place or Place.alone(agent.approval_lock)
+        line.tell = lambda why: self.emit(ToolCallRunning(call.id) if why is None else ToolCallWaiting(call.id, why))
+
+        def started(arguments: dict[str, Any] | str, summary: str) -> None:
+            self.emit(ToolCallStarted(call.id, call.name, arguments, summary, line.response_id, line.position))
+
         if tool is None:
-            self.emit(ToolCallStarted(call.id, call.name, parsed, call.name))
+            started(parsed, call.name)
             result = agent.registry.unknown_tool(call.name)
             decided_by = "unknown_tool"
         else:
             args = tool.parse_arguments(call.arguments)
             if isinstance(args, ToolResult):
-                self.emit(ToolCallStarted(call.id, call.name, parsed, call.name))
+                started(parsed, call.name)
                 result, decided_by = args, "invalid_arguments"
             else:
                 summary = tool.describe(args)
-                self.emit(ToolCallStarted(call.id, call.name, args.model_dump(), summary))
+                started(args.model_dump(), summary)
                 try:
-                    result, decision, decided_by = await self._guarded_run(call, tool, args, summary,
-                                                                           place or Place.alone(agent.approval_lock))
+                    result, decision, decided_by = await self._guarded_run(call, tool, args, summary, line)
                 except asyncio.CancelledError as exc:
                     cancelled = _cancelled_result(exc)
                     audit_call(self.agent, call, parsed, decision, decided_by or "cancelled", cancelled)

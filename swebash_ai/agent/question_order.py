@@ -17,6 +17,10 @@ policy allows alone may start before an earlier call held back for approval, and
 to reach its question (a before_tool hook runs first): without the line, a later call's question could reach
 the person before an earlier call's approval, and answers would be read against the wrong call.
 
+A call that cannot ask at once says so (``tell``, set by the loop: :class:`~swebash_ai.agent.events.ToolCallWaiting`
+with what it waits for, then :class:`~swebash_ai.agent.events.ToolCallRunning` when its turn comes), so a front
+end does not show a call that only waits in line as running.
+
 While a call waits in line or a person decides, it gives its slot (one of the batch's ``parallel``) back, and
 takes one again before it goes on: a call that waits is not running, and the calls it waits for must be able
 to run even when every slot belongs to a waiting call (with ``parallel = 1`` that is always the case).
@@ -25,8 +29,15 @@ to run even when every slot belongs to a waiting call (with ``parallel = 1`` tha
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+
+from swebash_ai.agent.events import WaitingFor
+
+Tell = Callable[["WaitingFor | None"], None]
+"""Told what a call waits for when it cannot ask at once (again when that changes), and ``None`` when its turn
+has come."""
 
 __all__ = ["Place", "QuestionLine", "Slot"]
 
@@ -53,8 +64,12 @@ class Slot:
 class QuestionLine:
     """Which call of a response may ask next (see the module docstring)."""
 
-    def __init__(self, lock: asyncio.Lock) -> None:
+    def __init__(self, lock: asyncio.Lock, *, streaming: bool = False) -> None:
         self._lock = lock
+        self.id = uuid.uuid4().hex[:12]
+        """Names the response whose calls stand in this line."""
+        self.streaming = streaming
+        """The response still streams (holding the lock), as the batch says."""
         self._settled: list[bool] = []
         self._waiting: set[int] = set()
         self._changed = asyncio.Event()
@@ -79,16 +94,28 @@ class QuestionLine:
     def _first(self, position: int) -> bool:
         return all(self._settled[:position]) and position == min(self._waiting)
 
-    async def enter(self, position: int) -> None:
-        """Wait for the turn of ``position``, then for the approval lock."""
+    async def enter(self, position: int, tell: Tell | None = None) -> None:
+        """Wait for the turn of ``position``, then for the approval lock; ``tell`` hears why while it waits."""
         self._waiting.add(position)
+        said: WaitingFor | None = None
+
+        def say(why: WaitingFor) -> WaitingFor:
+            if why != said and tell is not None:
+                tell(why)
+            return why
+
         try:
             while True:
                 if not self._first(position):
+                    said = say("earlier_calls")
                     await self._changed.wait()
                     continue
+                if self._lock.locked():
+                    said = say("response" if self.streaming else "question")
                 await self._lock.acquire()  # a response streaming, another question on screen: wait
                 if self._first(position):
+                    if said is not None and tell is not None:
+                        tell(None)
                     return
                 # An earlier call came to ask while this one waited for the lock (a running call's further
                 # step): it goes first; it is next in the lock's queue, or will be told by the line.
@@ -111,11 +138,24 @@ class Place:
         self._line = line
         self._position = position
         self._slot = slot
+        self.tell: Tell | None = None
+        """Hears when the call waits to ask and when its turn comes (see the module docstring)."""
+
+    @property
+    def position(self) -> int:
+        """The call's place among its response's calls, from 0."""
+        return self._position
+
+    @property
+    def response_id(self) -> str:
+        """Names the response (:attr:`QuestionLine.id`)."""
+        return self._line.id
 
     @classmethod
     def alone(cls, lock: asyncio.Lock) -> Place:
         """A call with nothing before it (one the user ran): its questions only wait for the lock."""
         line = QuestionLine(lock)
+        line.id = ""  # no response
         return line.place(line.add())
 
     @asynccontextmanager
@@ -124,7 +164,7 @@ class Place:
         meanwhile and taken again after the answer (not when the question failed or was cancelled: the call
         then ends, and its batch gives back what it holds)."""
         self._slot.give_back()
-        await self._line.enter(self._position)
+        await self._line.enter(self._position, self.tell)
         try:
             yield
         finally:

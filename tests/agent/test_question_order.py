@@ -16,7 +16,19 @@ from typing import Any
 
 import pytest
 
-from swebash_ai.agent import Agent, ApprovalRequest, Conversation, Decision, LoopLimits, TurnFinished
+from swebash_ai.agent import (
+    Agent,
+    ApprovalRequest,
+    ApprovalRequested,
+    Conversation,
+    Decision,
+    LoopLimits,
+    ToolCallFinished,
+    ToolCallRunning,
+    ToolCallStarted,
+    ToolCallWaiting,
+    TurnFinished,
+)
 from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.hooks import Opinion
 from swebash_ai.agent.question_order import QuestionLine
@@ -249,3 +261,103 @@ async def test_the_line_lets_an_earlier_call_ask_first_and_survives_a_cancelled_
     await asyncio.wait_for(asyncio.gather(later, earlier), 5)
     assert order == [0, 2]
     assert not lock.locked()
+
+
+def story(events: list[Any], call_id: str) -> list[str]:
+    """What the events say about one call, in order (started, waiting: why, running, finished)."""
+    told: list[str] = []
+    for event in events:
+        if getattr(event, "call_id", None) != call_id:
+            continue
+        if isinstance(event, ToolCallStarted):
+            told.append("started")
+        elif isinstance(event, ToolCallWaiting):
+            told.append(f"waiting: {event.waiting_for}")
+        elif isinstance(event, ToolCallRunning):
+            told.append("running")
+        elif isinstance(event, ToolCallFinished):
+            told.append("finished")
+    return told
+
+
+def started(events: list[Any]) -> dict[str, ToolCallStarted]:
+    return {e.arguments.get("name", e.name) if isinstance(e.arguments, dict) else e.name: e
+            for e in events if isinstance(e, ToolCallStarted)}
+
+
+async def test_a_call_waiting_its_turn_to_ask_is_told_as_waiting_then_running(
+    lane: tuple[FakeLLMServer, Provider], workspace: Path
+) -> None:
+    # ask_user starts early (its policy allows it) but its question waits for g1's approval: the events say it
+    # waits for earlier calls, and that it runs only once its turn has come, after g1 was approved.
+    server, provider = lane
+    server.enqueue(
+        Reply.tool_calls([("gated", {"name": "g1"}), ("ask_user", {"question": "Which?"}),
+                          ("mark", {"name": "m", "resume": True}), ("mark", {"name": "z"})], stall=(2, 30.0)),
+        Reply.text("done"),
+    )
+    events = await asyncio.wait_for(run(make_agent(provider, workspace, Person()), Conversation()), 20)
+    calls = started(events)
+    question = calls["ask_user"].call_id
+    assert story(events, question) == ["started", "waiting: earlier_calls", "running", "finished"]
+    approval = next(i for i, e in enumerate(events) if isinstance(e, ApprovalRequested))
+    assert events.index(next(e for e in events if isinstance(e, ToolCallRunning))) > approval
+    assert story(events, calls["m"].call_id) == ["started", "finished"]  # nothing to ask: never waits
+    # The model's order, whatever order they started in (ask_user and m before g1).
+    assert {name: e.position for name, e in calls.items()} == {"g1": 0, "ask_user": 1, "m": 2, "z": 3}
+    assert len({e.response_id for e in calls.values()}) == 1 and calls["g1"].response_id
+
+
+async def test_a_question_held_by_the_streaming_response_is_told_so(
+    lane: tuple[FakeLLMServer, Provider], workspace: Path
+) -> None:
+    # Nothing before ask_user: it waits only for the response, which streams until "m" (started early) resumes it.
+    server, provider = lane
+    server.enqueue(
+        Reply.tool_calls([("ask_user", {"question": "Which?"}), ("mark", {"name": "m", "resume": True}),
+                          ("mark", {"name": "z"})], stall=(1, 30.0)),
+        Reply.text("done"),
+    )
+    events = await asyncio.wait_for(run(make_agent(provider, workspace, Person()), Conversation()), 20)
+    assert server.stalls == [True]
+    assert story(events, started(events)["ask_user"].call_id) == ["started", "waiting: response", "running",
+                                                                   "finished"]
+
+
+async def test_the_line_tells_a_waiting_place_and_not_one_that_asks_at_once() -> None:
+    # 0 asks at once (nothing before it, the lock free): nothing is told. 1 waits behind it (an earlier call
+    # asking), then behind a question on screen (the lock, held from outside), then its turn comes.
+    lock = asyncio.Lock()
+    line = QuestionLine(lock)
+    places = [line.place(line.add()) for _ in range(2)]
+    told: list[tuple[int, str | None]] = []
+    for position, place in enumerate(places):
+        place.tell = lambda why, position=position: told.append((position, why))
+    places[0].settled()
+    answer = asyncio.Event()
+    order: list[int] = []
+
+    async def ask(position: int, wait: asyncio.Event | None = None) -> None:
+        async with places[position].asking():
+            order.append(position)
+            if wait is not None:
+                await wait.wait()
+
+    first = asyncio.create_task(ask(0, answer))
+    while not order:
+        await asyncio.sleep(0)
+    second = asyncio.create_task(ask(1))
+    while not told:
+        await asyncio.sleep(0)
+    assert told == [(1, "earlier_calls")]
+    grab = asyncio.create_task(lock.acquire())  # another question, next for the lock when 0's ends
+    await asyncio.sleep(0)
+    answer.set()
+    await asyncio.wait_for(asyncio.gather(first, grab), 5)
+    while len(told) < 2:
+        await asyncio.sleep(0)
+    assert told == [(1, "earlier_calls"), (1, "question")]
+    lock.release()
+    await asyncio.wait_for(second, 5)
+    assert order == [0, 1]
+    assert told == [(1, "earlier_calls"), (1, "question"), (1, None)]
