@@ -324,7 +324,12 @@ class Controller:
                 await app.chat.write_reply(text)
             case ev.ToolCallStarted():
                 await app.chat.end_reply()
-                app.activity.start(event.call_id, event.name, event.summary, event.arguments)
+                app.activity.start(event.call_id, event.name, event.summary, event.arguments,
+                                   response_id=event.response_id, position=event.position)
+            case ev.ToolCallWaiting():
+                app.activity.wait(event.call_id, event.waiting_for)
+            case ev.ToolCallRunning():
+                app.activity.resume(event.call_id)
             case ev.ApprovalRequested():
                 app.activity.set_state(event.request.call_id, "waiting")
             case ev.ToolOutput():

@@ -1,8 +1,11 @@
 """The tool-activity pane: one live entry per tool call.
 
-Each entry shows the tool's name, a one-line summary of the call, its state (checking, waiting for
-approval, running with the elapsed time, done, failed, timed out, denied, cancelled), the duration and
-the exit code. Enter or a click expands it to the full arguments and the output (scrollable); a running
+Each entry shows the tool's name, a one-line summary of the call, its state (checking, waiting for its turn
+to ask, waiting for approval, running with the elapsed time, done, failed, timed out, denied, cancelled), the
+duration and the exit code. A call that started early but only waits in the question line (``ToolCallWaiting``:
+``ask_user`` behind an earlier call's approval) is not shown as running, and its clock starts when its turn
+comes. Entries stand in the model's order of the calls of a response, even when a later call started first.
+Enter or a click expands it to the full arguments and the output (scrollable); a running
 command's output streams into it as it arrives and the entry opens itself the first time output comes; it
 closes again when a later call starts (unless the user opened or closed it), so a long turn does not leave
 dozens of open logs for every layout pass to arrange.
@@ -42,6 +45,7 @@ clock: Callable[[], float] = time.monotonic
 STATES: dict[str, tuple[str, str]] = {
     # state: (icon, label)
     "checking": ("○", "checking"),
+    "queued": ("○", "waiting for earlier calls"),
     "waiting": ("?", "waiting for approval"),
     "running": ("●", "running"),
     "done": ("✓", "done"),
@@ -59,6 +63,12 @@ MOST_ENTRIES = 400
 shown back behind the "earlier" line)."""
 RECORD_OUTPUT_CHARS = 20_000
 """Most characters of output kept for a call behind the "earlier" line (its last ones)."""
+WAITING_FOR = {
+    "earlier_calls": "waiting for earlier calls",
+    "response": "waiting for the response to end",
+    "question": "waiting for another question",
+}
+"""The label of a call waiting in the question line, by what it waits for (``ToolCallWaiting.waiting_for``)."""
 FINAL_STATES = frozenset({"done", "failed", "timeout", "denied", "cancelled"})
 _STATUS_TO_STATE = {"ok": "done", "error": "failed", "denied": "denied", "cancelled": "cancelled", "timeout": "timeout"}
 
@@ -126,9 +136,14 @@ class ToolEntry(Vertical, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter,space", "toggle_expand", "Expand", show=False)]
 
-    def __init__(self, call_id: str, name: str, summary: str, arguments: dict[str, Any] | str) -> None:
+    def __init__(self, call_id: str, name: str, summary: str, arguments: dict[str, Any] | str,
+                 response_id: str = "", position: int = 0) -> None:
         super().__init__(classes="-checking")
         self.call_id = call_id
+        self.response_id = response_id
+        self.position = position
+        """Which response the call belongs to and its place among that response's calls (the model's order)."""
+        self.waiting_for = ""  # the label while queued
         self.tool_name = safe(name, visible=True)
         self.summary = " ".join(safe(summary, visible=True).split()) or self.tool_name
         self.arguments = arguments
@@ -210,11 +225,28 @@ class ToolEntry(Vertical, can_focus=True):
         if state == self.state or self.state in FINAL_STATES:
             return
         if state == "running":
-            self.started = clock()  # time spent waiting for approval is not running time
+            self.started = clock()  # time spent waiting (for approval, for its turn) is not running time
         self.remove_class(f"-{self.state}")
         self.state = state
         self.add_class(f"-{state}")
         self.refresh_status()
+
+    def queue(self, waiting_for: str) -> None:
+        """The call waits for its turn to ask (``ToolCallWaiting``). Only a call shown as running (or checking)
+        is put back so: the approver marks a question on screen as waiting for approval itself, and the events
+        may reach the pane after it did."""
+        if self.state not in ("running", "checking", "queued"):
+            return
+        self.waiting_for = WAITING_FOR.get(waiting_for, STATES["queued"][1])
+        if self.state == "queued":
+            self.refresh_status()
+        self.set_state("queued")
+
+    def resume(self) -> None:
+        """Its turn has come (``ToolCallRunning``): running from now on, unless the approver already shows its
+        question."""
+        if self.state == "queued":
+            self.set_state("running")
 
     def finish(self, status: str, content: str, exit_code: int | None, duration: float, note: str = "") -> None:
         self.exit_code = exit_code
@@ -247,6 +279,8 @@ class ToolEntry(Vertical, can_focus=True):
 
     def status_text(self) -> str:
         icon, label = STATES.get(self.state, ("?", self.state))
+        if self.state == "queued" and self.waiting_for:
+            label = self.waiting_for
         parts = [f"{icon} {self.note or label}"]
         if self.state == "running":
             parts.append(format_seconds(max(0.0, clock() - self.started)))
@@ -320,19 +354,48 @@ class ActivityPane(FollowingScroll):
         return self.entries.get(call_id)
 
     def start(
-        self, call_id: str, name: str, summary: str, arguments: dict[str, Any] | str, state: str = "running"
+        self, call_id: str, name: str, summary: str, arguments: dict[str, Any] | str, state: str = "running",
+        *, response_id: str = "", position: int = 0,
     ) -> ToolEntry:
+        """``response_id``, ``position``: the call's place in its response; it is shown above the later calls of
+        that response that started before it (one its policy allowed outright starts while the response streams)."""
         self._placeholder.display = False
         for earlier in self.entries.values():
             earlier.close_if_opened_itself()
-        entry = ToolEntry(call_id, name, summary, arguments)
+        entry = ToolEntry(call_id, name, summary, arguments, response_id, position)
+        later = self._later_of_response(response_id, position)
         self.entries[call_id] = entry
-        self.mount(entry)
+        if later is not None:
+            self.mount(entry, before=later)
+        else:
+            self.mount(entry)
         entry.set_state(state)
         if state == "running":
             self._ticker.resume()
         self._trim()
         return entry
+
+    def _later_of_response(self, response_id: str, position: int) -> ToolEntry | None:
+        """The first shown entry of the same response that comes after ``position`` in the model's order."""
+        if not response_id:
+            return None
+        return next((e for e in self.query_children(ToolEntry)
+                     if e.response_id == response_id and e.position > position
+                     and self.entries.get(e.call_id) is e), None)
+
+    def wait(self, call_id: str, waiting_for: str) -> None:
+        """The call waits for its turn to ask (see :meth:`ToolEntry.queue`)."""
+        entry = self.entries.get(call_id)
+        if entry is not None:
+            entry.queue(waiting_for)
+
+    def resume(self, call_id: str) -> None:
+        """The call's turn has come (see :meth:`ToolEntry.resume`)."""
+        entry = self.entries.get(call_id)
+        if entry is not None:
+            entry.resume()
+            if entry.state == "running":
+                self._ticker.resume()
 
     def set_state(self, call_id: str, state: str) -> None:
         entry = self.entries.get(call_id)
