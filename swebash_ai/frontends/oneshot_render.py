@@ -275,6 +275,10 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
             "arguments": event.arguments,
             "summary": event.summary,
         }
+    if isinstance(event, ev.ToolCallWaiting):
+        return {"type": "tool_waiting", "id": event.call_id, "waiting_for": event.waiting_for}
+    if isinstance(event, ev.ToolCallRunning):
+        return {"type": "tool_running", "id": event.call_id}
     if isinstance(event, ev.ApprovalRequested):
         r = event.request
         return {

@@ -78,6 +78,7 @@ def test_every_event_has_a_json_form() -> None:
     request = ev.ApprovalRequest("c1", "run_command", "$ rm x", "rm x", "/w", Verdict.ask("rm deletes files"))
     samples = [
         ev.TextDelta("hi"), ev.ToolCallStarted("c1", "run_command", {"command": "rm x"}, "$ rm x"),
+        ev.ToolCallWaiting("c1", "earlier_calls"), ev.ToolCallRunning("c1"),
         ev.ApprovalRequested(request), ev.ToolOutput("c1", "out"),
         ev.ToolCallFinished("c1", "run_command", ToolResult.denied("no"), "non-interactive"),
         ev.Usage(3, 4, 0.01), ev.Notice("retrying", "warning"),
@@ -89,8 +90,14 @@ def test_every_event_has_a_json_form() -> None:
         assert obj is not None
         json.dumps(obj)
         types.append(obj["type"])
-    assert types == ["text", "tool_call", "approval", "tool_output", "tool_result", "usage", "notice", "final"]
-    assert event_to_json(samples[2]) == {"type": "approval", "id": "c1", "tool": "run_command", "summary": "$ rm x",
+    assert types == ["text", "tool_call", "tool_waiting", "tool_running", "approval", "tool_output", "tool_result",
+                     "usage", "notice", "final"]
+    # The tool_call form is unchanged: the call's place in its response is not part of it.
+    assert event_to_json(samples[1]) == {"type": "tool_call", "id": "c1", "name": "run_command",
+                                         "arguments": {"command": "rm x"}, "summary": "$ rm x"}
+    assert event_to_json(samples[2]) == {"type": "tool_waiting", "id": "c1", "waiting_for": "earlier_calls"}
+    assert event_to_json(samples[3]) == {"type": "tool_running", "id": "c1"}
+    assert event_to_json(samples[4]) == {"type": "approval", "id": "c1", "tool": "run_command", "summary": "$ rm x",
                                          "detail": "rm x", "cwd": "/w", "reasons": ["rm deletes files"],
                                          "rule": "ask"}
 
