@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swebash_ai.agent.hook_files import indirect_files
 from swebash_ai.config.rules import ToolRules, parse_rule_list
 from swebash_ai.errors import ConfigError
 from swebash_ai.safety.paths import PathPolicy, PathRefused, open_for_read
@@ -166,6 +165,7 @@ def _digest(rules_digest: str, covered: Sequence[Covered]) -> str:
 def _cover(root: Path, policy: PathPolicy, hooks: Sequence[Hook],
            environ: Mapping[str, str]) -> tuple[tuple[Covered, ...], str]:
     """Every file the hooks name or run unnamed, with its state; and why one cannot be hashed ("" when all can)."""
+    from swebash_ai.agent.hook_files import indirect_files  # with a project file only, as its hooks
     from swebash_ai.tools.command_env import child_environment
 
     base = Path(os.path.realpath(root))

@@ -27,7 +27,7 @@ LAZY = ("swebash_ai.tools.fs", "swebash_ai.tools.fs_write", "swebash_ai.tools.se
         "swebash_ai.tools.process", "swebash_ai.tools.containment", "swebash_ai.safety.secrets",
         "swebash_ai.safety.redact", "swebash_ai.tools.ask", "swebash_ai.tools.plan", "swebash_ai.agent.mentions",
         "swebash_ai.agent.custom_commands", "swebash_ai.agent.hooks", "swebash_ai.config.hooks",
-        "swebash_ai.config.mcp")
+        "swebash_ai.config.mcp", "swebash_ai.agent.hook_files")
 HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil", "pydantic_settings",
          "swebash_ai.safety.commands", *LAZY)
 
