@@ -328,11 +328,15 @@ class Session:
                 found.append(telemetry_observer(self.settings, self.model))
         return found
 
-    def _tell_observers_the_session(self) -> None:
-        """The session id a turn is recorded under: the conversation's, which changes when a save forks it."""
+    def _follow_the_session(self) -> None:
+        """The session id turns and tool calls are recorded under (observers, audit): the conversation's, which
+        changes when a save forks it."""
         for observer in self.observers:
             if hasattr(observer, "session_id"):
                 observer.session_id = self.conversation.id
+        for agent in (self.agent, self._toolbox):
+            if agent is not None and agent.audit is not None:
+                agent.audit.session_id = self.conversation.id
 
     def _observe(self, method: str, *args: Any) -> None:
         for observer in self.observers:
@@ -365,7 +369,7 @@ class Session:
             for notice in await self.compact(upcoming=text):
                 yield notice
             mark = len(self.conversation.messages)
-            self._tell_observers_the_session()
+            self._follow_the_session()
             for attempt in (1, 2):
                 tools_ran = False
                 async with contextlib.aclosing(self.agent.run_turn(self.conversation, text)) as events:
@@ -392,7 +396,7 @@ class Session:
             try:
                 self.save()
             finally:  # the turn's figures go out once it is saved: under the id of the file that holds it
-                self._tell_observers_the_session()
+                self._follow_the_session()
                 self._observe("end_turn")
 
     async def compact(self, *, force: bool = False, upcoming: str = "") -> list[Notice]:
@@ -527,9 +531,7 @@ class Session:
             before.writer = self._unsaved_mark
             move_unsaved(before, self.checkpoints)
             self.notices.append(forked)
-            for agent in (self.agent, self._toolbox):  # and the tool calls that follow, in the audit
-                if agent is not None and agent.audit is not None:
-                    agent.audit.session_id = self.conversation.id
+            self._follow_the_session()  # the turns and tool calls that follow are the fork's
         recorder = self.context.services.get("checkpoints")
         if isinstance(recorder, Checkpoints) and recorder.wrote and recorder.writer == self._unsaved_mark:
             with contextlib.suppress(OSError):  # this file holds this run's turns now: its undo prefers them
