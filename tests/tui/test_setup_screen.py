@@ -53,6 +53,16 @@ async def _save_with_key(pilot: Any, kind: str) -> None:
     await pilot.click("#setup-go")
 
 
+async def _address_typed(pilot: Any, typed: str) -> SetupScreen:
+    """Choose an OpenAI-compatible server and type ``typed`` as its address."""
+    screen = await _open(pilot)
+    screen.choose("openai-compatible")
+    await pilot.pause()
+    await _type(pilot, typed)
+    await pilot.press("enter")
+    return screen
+
+
 @pytest.fixture
 def bases(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The setup's provider addresses, to be pointed at the scripted servers."""
@@ -221,11 +231,7 @@ async def test_an_address_without_a_scheme_is_completed_and_said(make_app: Any, 
     typed = fake_llm.base_url.removeprefix("http://")  # 127.0.0.1:PORT/v1
     app = make_app(setup_on_start=True)
     async with app.run_test(size=(120, 45)) as pilot:
-        screen = await _open(pilot)
-        screen.choose("openai-compatible")
-        await pilot.pause()
-        await _type(pilot, typed)
-        await pilot.press("enter")
+        screen = await _address_typed(pilot, typed)
         note = screen.query_one("#setup-base-note")
         assert note.display
         assert str(note.render()) == f"Using {fake_llm.base_url}: http:// added (a local address)."
@@ -251,11 +257,7 @@ async def test_the_note_says_which_scheme_was_added(make_app: Any, isolated_env:
                                                     said: str) -> None:
     app = make_app(setup_on_start=True)
     async with app.run_test(size=(120, 45)) as pilot:
-        screen = await _open(pilot)
-        screen.choose("openai-compatible")
-        await pilot.pause()
-        await _type(pilot, typed)
-        await pilot.press("enter")
+        screen = await _address_typed(pilot, typed)
         note = screen.query_one("#setup-base-note")
         assert note.display is bool(said)
         assert str(note.render()) == said
