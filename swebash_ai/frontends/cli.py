@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s config [--path]          show the settings\n"
         "       %(prog)s doctor                   check the setup\n"
         "       %(prog)s mcp list|serve           the MCP servers and their tools; serve ours\n"
+        "       %(prog)s acp                      be an agent for an ACP editor (Zed, JetBrains, ...)\n"
         "       %(prog)s export [ID | --all]      print saved sessions as JSONL or Markdown\n"
         "       %(prog)s --shell -c WORDS         print one shell command for WORDS\n"
         "       %(prog)s shell-init [SHELL]       key binding for bash, zsh or fish\n"
@@ -156,6 +157,12 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
                      help="with serve: working directory for the tools (default: the current one)")
     _common_options(mcp, suppress=True)
+    acp = sub.add_parser("acp", help="serve an editor over the Agent Client Protocol (Zed, JetBrains, Neovim, Emacs)",
+                         description="Speak the Agent Client Protocol (JSON-RPC on stdin and stdout) to an editor that "
+                         "starts this command: its sessions run the same tools, policy, rules and modes as the app, "
+                         "and every question is asked in the editor. Not for typing at: see docs/editors.md for "
+                         "each editor's configuration.")
+    _common_options(acp, suppress=True)
     _setup_parser(sub)
     _export_parser(sub)
     _stats_parser(sub)
@@ -414,6 +421,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print_config(loaded)
         print_instructions(loaded, cwd or Path.cwd().resolve())
         return ExitCode.OK
+    if args.command == "acp":
+        from swebash_ai.frontends.acp import run_acp
+
+        return run_acp(lambda: load_settings(flags, profile=profile), loaded)
     if args.command == "mcp" and args.action == "serve":
         from swebash_ai.frontends.mcp_serve import run_mcp_serve
 

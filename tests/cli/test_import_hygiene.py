@@ -14,6 +14,7 @@ from typing import Any
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
 # "mcp" and "jsonschema": with no [mcp_servers] configured nothing of the MCP SDK loads (issue 13).
+# "acp": the Agent Client Protocol SDK (0.4 s of pydantic models) loads for `swebash-ai acp` only (issue 41).
 # "psutil": 12 ms of CPU, for a command's process tree only (issue 23).
 # "pydantic_settings": 30 ms; load_settings layers the sources itself. "swebash_ai.safety.commands": the command
 # classifier, 8 ms, built when a command is first judged (issue 23).
@@ -29,7 +30,7 @@ LAZY = ("swebash_ai.tools.fs", "swebash_ai.tools.fs_write", "swebash_ai.tools.se
         "swebash_ai.agent.custom_commands", "swebash_ai.agent.hooks", "swebash_ai.config.hooks",
         "swebash_ai.config.mcp", "swebash_ai.agent.hook_files")
 HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil", "pydantic_settings",
-         "swebash_ai.safety.commands", *LAZY)
+         "swebash_ai.safety.commands", "acp", "swebash_ai.frontends.acp", *LAZY)
 
 _PROBE = """
 import sys

@@ -1,0 +1,164 @@
+"""The approver and the question line of an ACP session: both are ``session/request_permission``.
+
+The editor's answer is the person's answer, and nothing else changes: the policy, the rules, the mode and the
+hooks have decided to ask before anything gets here (what the floor denies never does). The options map to the
+dialog's: allow once, allow for this session, always allow here (saves the rule the dialog would save; offered
+only when the policy proposes one) and deny. The request shows what the dialog shows: the call, the full
+command or diff, the working directory, the policy's reasons and the warnings about hidden characters.
+
+A client that cannot answer (it answers the request with an error, or the connection is gone) gets the
+non-interactive behaviour from then on: refused, as without a terminal. A cancelled request (the turn was
+cancelled) is a denial.
+
+``ask_user`` goes through the same request: one option per choice and "no answer". A question that only takes
+a typed answer cannot be put to the editor: it is answered at once that nobody can answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from acp import schema
+from acp.exceptions import RequestError
+
+from swebash_ai.agent.approval import Decision
+from swebash_ai.frontends.acp.updates import diff_content, locations, text_content, tool_kind
+from swebash_ai.tools.ask import Answer, Question, nobody_can_answer
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from swebash_ai.agent.events import ApprovalRequest
+
+log = logging.getLogger(__name__)
+
+SHOWN_WAIT = 5.0
+"""Seconds a question waits for its call's ``tool_call`` update to go out first (it always does, promptly)."""
+
+_DECISIONS = {"allow_once": Decision.ALLOW_ONCE, "allow_session": Decision.ALLOW_SESSION,
+              "allow_always": Decision.ALLOW_ALWAYS, "reject": Decision.DENY}
+
+
+def describe_rule(rule: dict[str, Any]) -> str:
+    """What "always allow here" saves, in the words the dialog uses."""
+    where = ", ".join(rule.get("workspaces", [])) or "everywhere"
+    if "prefix" in rule:
+        return f"allow `{' '.join(rule['prefix'])}` (and what follows) in {where}"
+    return f"allow {rule.get('tool')} in {where}"
+
+
+def request_text(request: ApprovalRequest) -> str:
+    """The dialog's text: the call, what runs (full command or diff), where, why it asks, and the warnings."""
+    from swebash_ai.safety.terminal_text import marked_note, safe
+
+    lines = [f"{request.tool} needs your approval: {request.summary}", "", "```", request.detail.rstrip(), "```"]
+    controls, invisible = request.hidden()
+    if controls:
+        lines.append(f"⚠ holds {controls} terminal control sequence(s), shown as \\x.. escapes: it may not be "
+                     "what it seems")
+    if invisible:
+        lines.append(f"⚠ {marked_note(invisible)}")
+    lines.append(f"in {request.cwd}")
+    lines.extend(f"why: {reason}" for reason in request.verdict.reasons)
+    if request.always is not None:
+        lines.append(f"always allow here saves a rule: {describe_rule(request.always)}")
+    return safe("\n".join(lines), visible=True)
+
+
+def permission_options(request: ApprovalRequest) -> list[schema.PermissionOption]:
+    options = [schema.PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+               schema.PermissionOption(option_id="allow_session", name="Allow for this session", kind="allow_always")]
+    if request.always is not None:
+        options.append(schema.PermissionOption(option_id="allow_always", name="Always allow here (saves a rule)",
+                                               kind="allow_always"))
+    options.append(schema.PermissionOption(option_id="reject", name="Deny", kind="reject_once"))
+    return options
+
+
+class EditorApprover:
+    """Asks through ``session/request_permission`` on one ACP session."""
+
+    def __init__(self, conn: Any, session_id: str, cwd: Path, *, shown: Callable[[str, str], Awaitable[None]],
+                 save_rule: Callable[[str, dict[str, Any]], Awaitable[None]]) -> None:
+        """
+        Args:
+            conn: The SDK's connection to the client (``request_permission``).
+            session_id: The ACP session asked about.
+            cwd: The session's working directory (locations are absolute).
+            shown: Awaited with (session id, call id) before asking: returns once the call's ``tool_call``
+                update was sent.
+            save_rule: Awaited with (session id, rule): saves an "always allow here" rule (and tells the person
+                where it went).
+        """
+        self.conn = conn
+        self.session_id = session_id
+        self.cwd = cwd
+        self.shown = shown
+        self.save_rule = save_rule
+        self.answers = True
+        """False once the client failed to answer: from then on nobody can."""
+        self.reason = "the editor did not answer the permission request, so no one could approve it"
+
+    @property
+    def interactive(self) -> bool:
+        return self.answers
+
+    @interactive.setter
+    def interactive(self, value: bool) -> None:
+        self.answers = value
+
+    async def _ask(self, call_id: str, update: schema.ToolCallUpdate,
+                   options: list[schema.PermissionOption]) -> str | None:
+        """The option the person chose; ``None`` for a cancelled request or a client that cannot answer."""
+        if not self.answers:
+            return None
+        try:
+            await asyncio.wait_for(self.shown(self.session_id, call_id), SHOWN_WAIT)
+        except TimeoutError:
+            log.warning("swebash-ai acp: asking about %s before its tool_call update went out", call_id)
+        try:
+            response = await self.conn.request_permission(session_id=self.session_id, tool_call=update,
+                                                          options=options)
+        except (RequestError, ConnectionError, ValueError) as exc:  # ValueError: an answer that does not parse
+            log.warning("swebash-ai acp: the client could not answer a permission request (%s)", exc)
+            self.answers = False
+            return None
+        outcome = response.outcome
+        return outcome.option_id if isinstance(outcome, schema.AllowedOutcome) else None
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        content: list[Any] = [*diff_content(request.tool, request.arguments, self.cwd),
+                              text_content(request_text(request))]
+        update = schema.ToolCallUpdate(tool_call_id=request.call_id, title=request.summary,
+                                       kind=tool_kind(request.tool), status="pending", content=content,
+                                       locations=locations(request.arguments, self.cwd))
+        chosen = await self._ask(request.call_id, update, permission_options(request))
+        decision = _DECISIONS.get(chosen or "reject", Decision.DENY)
+        if decision is Decision.ALLOW_ALWAYS:
+            if request.always is not None:
+                await self.save_rule(self.session_id, request.always)
+            decision = Decision.ALLOW_ONCE
+        return decision
+
+    async def ask(self, question: Question) -> Answer:
+        if not question.options:
+            return nobody_can_answer("the editor offers choices only, and this question needs a typed answer")
+        if not self.answers:
+            return nobody_can_answer("the editor did not answer a permission request")
+        options = [schema.PermissionOption(option_id=str(n), name=option, kind="allow_once")
+                   for n, option in enumerate(question.options, 1)]
+        options.append(schema.PermissionOption(option_id="none", name="No answer", kind="reject_once"))
+        from swebash_ai.safety.terminal_text import safe
+
+        update = schema.ToolCallUpdate(tool_call_id=question.call_id, title=f"The assistant asks: {question.question}",
+                                       kind="other", status="pending",
+                                       content=[text_content(safe(question.question, visible=True))])
+        chosen = await self._ask(question.call_id, update, options)
+        if chosen is None and not self.answers:
+            return nobody_can_answer("the editor did not answer the question")
+        if chosen is None or not chosen.isdigit() or not 1 <= int(chosen) <= len(question.options):
+            return Answer(None)
+        return Answer(question.options[int(chosen) - 1], option=int(chosen))

@@ -1,0 +1,252 @@
+"""What the editor is sent: the loop's events as ``session/update`` notifications, a prompt's content blocks as
+the user's text, a saved conversation replayed.
+
+Nothing here decides anything: a tool call's kind, title, locations and diff are read off the event the loop
+already produced; its status follows the loop (pending until it runs, then completed or failed). Every call the
+editor saw start gets a final status, a turn cancelled midway included.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from acp import schema
+from acp.exceptions import RequestError
+
+from swebash_ai.agent import events as ev
+
+if TYPE_CHECKING:
+    from swebash_ai.tools.registry import ToolResult
+
+Send = Callable[[Any], Awaitable[None]]
+
+KINDS: dict[str, schema.ToolKind] = {
+    "read_file": "read", "list_dir": "read", "exists": "read", "metadata": "read",
+    "find_files": "search", "search": "search",
+    "write_file": "edit", "edit_file": "edit",
+    "run_command": "execute", "read_process": "execute", "stop_process": "execute",
+    "web_search": "fetch", "fetch_url": "fetch",
+    "update_plan": "think", "ask_user": "other",
+}
+"""The editor's icon for each built-in tool; any other tool (an MCP server's) is ``other``."""
+
+MAX_SHOWN = 20_000
+"""Characters of a tool's result or live output shown in the editor (the model gets what the loop gives it)."""
+OUTPUT_EVERY = 0.2
+"""Seconds between live-output updates of one call (the final result always goes out)."""
+
+
+def tool_kind(name: str) -> schema.ToolKind:
+    return KINDS.get(name, "other")
+
+
+def text_content(text: str) -> schema.ContentToolCallContent:
+    return schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(type="text", text=text))
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + f"\n… ({len(text) - MAX_SHOWN} more characters)"
+
+
+def locations(arguments: Any, cwd: Path) -> list[schema.ToolCallLocation]:
+    """The file a call names (its ``path`` argument, made absolute)."""
+    if not isinstance(arguments, dict) or not isinstance(arguments.get("path"), str) or not arguments["path"]:
+        return []
+    path = Path(arguments["path"]).expanduser()
+    return [schema.ToolCallLocation(path=str(path if path.is_absolute() else cwd / path))]
+
+
+def diff_content(name: str, arguments: Any, cwd: Path) -> list[schema.FileEditToolCallContent]:
+    """A write or an edit as the editor's diff: the text replaced and its replacement (a whole file written:
+    no old text), as the arguments say."""
+    if name not in ("write_file", "edit_file") or not isinstance(arguments, dict):
+        return []
+    where = locations(arguments, cwd)
+    if not where:
+        return []
+    if name == "write_file" and isinstance(arguments.get("content"), str):
+        return [schema.FileEditToolCallContent(type="diff", path=where[0].path, new_text=arguments["content"])]
+    if isinstance(arguments.get("old"), str) and isinstance(arguments.get("new"), str):
+        return [schema.FileEditToolCallContent(type="diff", path=where[0].path, old_text=arguments["old"],
+                                               new_text=arguments["new"])]
+    return []
+
+
+def plan_update(plan: Any) -> schema.AgentPlanUpdate:
+    return schema.AgentPlanUpdate(session_update="plan", entries=[
+        schema.PlanEntry(content=item.step, priority="medium", status=item.status) for item in plan.items])
+
+
+def message_chunk(text: str) -> schema.AgentMessageChunk:
+    return schema.AgentMessageChunk(session_update="agent_message_chunk",
+                                    content=schema.TextContentBlock(type="text", text=text))
+
+
+class TurnUpdates:
+    """One turn's events, sent as they come; remembers the calls it announced until each has finished."""
+
+    def __init__(self, send: Send, cwd: Path) -> None:
+        self.send = send
+        self.cwd = cwd
+        self.open: dict[str, str] = {}
+        """Calls announced and not finished: id -> tool name."""
+        self._output: dict[str, list[str]] = {}
+        self._output_at: dict[str, float] = {}
+        self.announced: set[str] = set()
+
+    async def handle(self, event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.TextDelta):
+            if event.text:
+                await self.send(message_chunk(event.text))
+        elif isinstance(event, ev.ToolCallStarted):
+            await self._started(event)
+        elif isinstance(event, ev.ToolCallRunning):
+            await self.progress(event.call_id, status="in_progress")
+        elif isinstance(event, ev.ToolOutput):
+            await self._output_arrived(event)
+        elif isinstance(event, ev.ToolCallFinished):
+            await self._finished(event.call_id, event.name, event.result, event.decided_by)
+        elif isinstance(event, ev.PlanUpdated):
+            await self.send(plan_update(event.plan))
+        elif isinstance(event, ev.Notice):
+            await self.notice(event.text, event.level)
+
+    async def notice(self, text: str, level: str = "info") -> None:
+        """Something for the person that is not the answer, set apart from it (the editor has no other place)."""
+        mark = "⚠ " if level == "warning" else ""
+        await self.send(message_chunk(f"\n\n> {mark}{text.replace(chr(10), chr(10) + '> ')}\n\n"))
+
+    async def _started(self, event: ev.ToolCallStarted) -> None:
+        self.open[event.call_id] = event.name
+        arguments = event.arguments if isinstance(event.arguments, dict) else {}
+        content: list[Any] = list(diff_content(event.name, arguments, self.cwd))
+        await self.send(schema.ToolCallStart(
+            session_update="tool_call", tool_call_id=event.call_id, title=event.summary or event.name,
+            kind=tool_kind(event.name), status="pending", locations=locations(arguments, self.cwd),
+            content=content or None, raw_input=event.arguments))
+        self.announced.add(event.call_id)
+
+    async def progress(self, call_id: str, **fields: Any) -> None:
+        if call_id in self.open:
+            await self.send(schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id,
+                                                    **fields))
+
+    async def _output_arrived(self, event: ev.ToolOutput) -> None:
+        parts = self._output.setdefault(event.call_id, [])
+        parts.append(event.text)
+        now = time.monotonic()
+        if now - self._output_at.get(event.call_id, 0.0) < OUTPUT_EVERY:
+            return
+        self._output_at[event.call_id] = now
+        text = "".join(parts)
+        await self.progress(event.call_id, status="in_progress", content=[text_content(_cap(text[-MAX_SHOWN:]))])
+
+    async def _finished(self, call_id: str, name: str, result: ToolResult, decided_by: str) -> None:
+        if call_id not in self.open:
+            return
+        del self.open[call_id]
+        self._output.pop(call_id, None)
+        body = result.text if result.ok else result.for_model()
+        content: list[Any] = [text_content(_cap(body))] if body else []
+        await self.send(schema.ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=call_id, status="completed" if result.ok else "failed",
+            content=content or None,
+            raw_output={"status": result.status, "exit_code": result.exit_code, "decided_by": decided_by}))
+
+    async def close_open(self, why: str) -> None:
+        """Calls still open when the turn ended (cancelled, failed): each gets its final status now."""
+        for call_id in list(self.open):
+            del self.open[call_id]
+            await self.send(schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id,
+                                                    status="failed", content=[text_content(why)]))
+
+
+# --- the prompt ---------------------------------------------------------------------------------------------
+def prompt_text(blocks: list[Any], check_read: Callable[[str], str | None]) -> tuple[str, list[str]]:
+    """The user's text from a prompt's content blocks, and notices for what was left out.
+
+    A link to a local file becomes an ``@"path"`` mention, attached through the path guard like a typed one. An
+    embedded text resource is the editor's own copy of a file: included, unless it names a file the guard would
+    refuse to read (``check_read`` says why). Images and audio are refused: they are not advertised.
+    """
+    parts: list[str] = []
+    notices: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource_link":
+            path = _file_path(block.uri)
+            parts.append(f'@"{path}"' if path is not None else f"[{block.name}]({block.uri})")
+        elif kind == "resource":
+            resource = block.resource
+            uri = getattr(resource, "uri", "")
+            text = getattr(resource, "text", None)
+            path = _file_path(uri)
+            refused = check_read(path) if path is not None else None
+            if refused is not None:
+                notices.append(f"Not attached: {uri} ({refused}).")
+            elif text is None:
+                notices.append(f"Not attached: {uri} (binary content is not read).")
+            else:
+                fence = "```"
+                while fence in text:
+                    fence += "`"
+                parts.append(f"[Attached by the editor: {uri}]\n{fence}\n{text.rstrip()}\n{fence}")
+        else:
+            raise RequestError.invalid_params({"details": f"{kind or 'this'} content is not supported: swebash-ai "
+                                               "accepts text, resource links and embedded text resources"})
+    return "\n\n".join(p for p in parts if p), notices
+
+
+def _file_path(uri: str) -> str | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return unquote(parsed.path)
+
+
+# --- a saved conversation, replayed -------------------------------------------------------------------------
+async def replay(messages: list[dict[str, Any]], send: Send, cwd: Path) -> None:
+    """A loaded session's history as the updates it would have produced: the user's messages, the answers, each
+    tool call with its result."""
+    from swebash_ai.agent.conversation import is_note_only
+    from swebash_ai.agent.mentions import split_attachments
+
+    results = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role == "user" and isinstance(content, str) and content and not is_note_only(message):
+            typed = split_attachments(content)[0]
+            await send(schema.UserMessageChunk(session_update="user_message_chunk",
+                                               content=schema.TextContentBlock(type="text", text=typed)))
+        elif role == "assistant":
+            if isinstance(content, str) and content:
+                await send(message_chunk(content))
+            for call in message.get("tool_calls") or []:
+                await _replay_call(call, results.get(call.get("id")), send, cwd)
+
+
+async def _replay_call(call: dict[str, Any], result: dict[str, Any] | None, send: Send, cwd: Path) -> None:
+    function = call.get("function") or {}
+    name = str(function.get("name", "tool"))
+    try:
+        arguments = json.loads(function.get("arguments") or "{}")
+    except ValueError:
+        arguments = {}
+    shown = ""
+    if isinstance(arguments, dict):
+        shown = next((str(arguments[k]) for k in ("command", "path", "query", "url", "question") if k in arguments),
+                     "")
+    body = str((result or {}).get("content") or "")
+    failed = result is None or body.startswith(("Error:", "Denied:", "Cancelled:", "Timed out:"))
+    content: list[Any] = [*diff_content(name, arguments, cwd), *([text_content(_cap(body))] if body else [])]
+    await send(schema.ToolCallStart(
+        session_update="tool_call", tool_call_id=str(call.get("id", "")), title=f"{name}: {shown}" if shown else name,
+        kind=tool_kind(name), status="failed" if failed else "completed", locations=locations(arguments, cwd),
+        content=content or None, raw_input=arguments))

@@ -1,0 +1,150 @@
+"""The ACP byte stream: newline-delimited JSON-RPC on the process's own stdin and stdout.
+
+The protocol owns the two descriptors it was started with. They are moved to private descriptors before
+anything else runs, then descriptor 1 points at stderr and descriptor 0 at ``/dev/null``: a stray ``print``, a
+library's warning or a child process that inherits them can never write into the protocol stream or read the
+editor's messages.
+
+A line that is not JSON gets a JSON-RPC parse error (-32700, id null) and one that is not a request,
+notification or response an invalid-request error (-32600); either way the next line is read, as the
+specification asks. The SDK's own framing would skip such lines silently, leaving the client waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+import threading
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+LINE_LIMIT = 50 * 1024 * 1024
+"""Bytes in one message: a prompt may embed whole files."""
+
+
+def error_message(code: int, message: str, details: str, request_id: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message,
+                                                           "data": {"details": details}}}
+
+
+def check_message(message: Any) -> dict[str, Any] | None:
+    """The JSON-RPC error to answer ``message`` with when it is no request, notification or response."""
+    if not isinstance(message, dict):
+        return error_message(-32600, "Invalid request", "a message is a JSON object (batches are not used)")
+    request_id = message.get("id")
+    if not isinstance(request_id, (str, int, type(None))) or isinstance(request_id, bool):
+        return error_message(-32600, "Invalid request", "id must be a string, a number or null")
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return error_message(-32600, "Invalid request", "method must be a string", request_id)
+        return None
+    if "id" in message and ("result" in message or "error" in message):
+        return None
+    return error_message(-32600, "Invalid request", "neither a request, a notification nor a response",
+                         request_id)
+
+
+class LineTransport:
+    """Messages as lines (the SDK's ``Transport`` protocol: ``send``, ``receive``, ``close``)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        async with self._lock:
+            if self._closed:
+                raise ConnectionError("the client closed the connection")
+            self._writer.write(data)
+            await self._writer.drain()
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            line = await self._read_line()
+            if not line:
+                return None
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as exc:
+                await self._answer(error_message(-32700, "Parse error", f"not JSON: {exc}"))
+                continue
+            problem = check_message(message)
+            if problem is not None:
+                await self._answer(problem)
+                continue
+            return message  # type: ignore[no-any-return]
+
+    async def _answer(self, error: dict[str, Any]) -> None:
+        log.warning("swebash-ai acp: answered a bad message: %s", error["error"]["data"]["details"])
+        with contextlib.suppress(ConnectionError, OSError):
+            await self.send(error)
+
+    async def _read_line(self) -> bytes:
+        chunks: list[bytes] = []
+        while True:
+            try:
+                chunks.append(await self._reader.readuntil(b"\n"))
+                return b"".join(chunks)
+            except asyncio.LimitOverrunError as exc:
+                chunks.append(await self._reader.readexactly(exc.consumed))
+            except asyncio.IncompleteReadError as exc:
+                chunks.append(exc.partial)
+                return b"".join(chunks)
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            with contextlib.suppress(OSError, RuntimeError):
+                self._writer.close()
+
+
+class _WriteProtocol(asyncio.streams.FlowControlMixin):
+    """What ``StreamWriter.drain`` needs from a pipe's protocol."""
+
+
+def take_stdio() -> tuple[int, int]:
+    """Move the protocol's descriptors aside (see the module docstring); returns (input fd, output fd)."""
+    sys.stdout.flush()
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return in_fd, out_fd
+
+
+async def open_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    source = os.fdopen(in_fd, "rb", buffering=0)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
+    except ValueError:  # a regular file or a terminal: read it in a thread
+        _feed_in_thread(loop, reader, source)
+    sink = os.fdopen(out_fd, "wb", buffering=0)
+    transport, protocol = await loop.connect_write_pipe(_WriteProtocol, sink)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+def _feed_in_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, source: Any) -> None:
+    def pump() -> None:
+        try:
+            while data := source.readline():
+                loop.call_soon_threadsafe(reader.feed_data, data)
+        finally:
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="acp-stdin", daemon=True).start()

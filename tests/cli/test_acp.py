@@ -1,0 +1,379 @@
+"""``swebash-ai acp`` driven as a subprocess by the protocol SDK's own client side, against the loopback fake
+model server: a streamed answer, tool calls with their kinds and diffs, a permission granted and one refused,
+a question, cancel mid-tool, load, modes, the custom commands, and the end of the connection."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import schema, spawn_agent_process, text_block
+
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+pytestmark = pytest.mark.timeout(90)
+
+
+class Editor:
+    """The client side: records every update and answers permission requests with ``choose``."""
+
+    def __init__(self, choose: Callable[[list[schema.PermissionOption], Any], str | None] | None = None) -> None:
+        self.updates: list[tuple[str, Any]] = []
+        self.asked: list[tuple[Any, list[schema.PermissionOption]]] = []
+        self.choose = choose or (lambda options, call: None)
+        self.asked_event = asyncio.Event()
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[schema.PermissionOption],
+                                 **_: Any) -> schema.RequestPermissionResponse:
+        self.asked.append((tool_call, options))
+        self.asked_event.set()
+        chosen = self.choose(options, tool_call)
+        if chosen is None:
+            return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+        return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(outcome="selected", option_id=chosen))
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        self.updates.append((session_id, update))
+
+    def of(self, kind: str) -> list[Any]:
+        return [u for _, u in self.updates if u.session_update == kind]
+
+    def answer(self) -> str:
+        return "".join(u.content.text for u in self.of("agent_message_chunk"))
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+
+Script = Callable[[Any, Any], Awaitable[Any]]
+
+
+def drive(env: dict[str, str], cwd: Path, editor: Editor, script: Script) -> Any:
+    async def main() -> Any:
+        async with spawn_agent_process(editor, sys.executable, "-m", "swebash_ai", "acp", env=env,
+                                       cwd=str(cwd)) as (conn, process):
+            init = await conn.initialize(protocol_version=1)
+            result = await script(conn, init)
+        return result, process.returncode
+
+    return asyncio.run(main())
+
+
+async def new(conn: Any, cwd: Path) -> str:
+    session = await conn.new_session(cwd=str(cwd), mcp_servers=[])
+    return str(session.session_id)
+
+
+def test_initialize_advertises_what_is_supported(cli_env: dict[str, str], workspace: Path) -> None:
+    async def script(conn: Any, init: Any) -> Any:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return init, session
+
+    (init, session), _ = drive(cli_env, workspace, Editor(), script)
+    caps = init.agent_capabilities
+    assert init.protocol_version == 1 and init.auth_methods == []
+    assert caps.load_session and caps.prompt_capabilities.embedded_context and not caps.prompt_capabilities.image
+    assert init.agent_info.name == "swebash-ai"
+    modes = session.modes
+    assert modes.current_mode_id == "ask"
+    assert [m.id for m in modes.available_modes][:3] == ["ask", "accept-edits", "plan"]
+
+
+def test_a_streamed_answer_ends_the_turn(llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path) -> None:
+    llm_env.enqueue(Reply.text("Hello from the model, in pieces.", chunk_size=5))
+    editor = Editor()
+
+    async def script(conn: Any, init: Any) -> Any:
+        sid = await new(conn, workspace)
+        return await conn.prompt(session_id=sid, prompt=[text_block("hi")])
+
+    response, _ = drive(cli_env, workspace, editor, script)
+    assert response.stop_reason == "end_turn"
+    chunks = editor.of("agent_message_chunk")
+    assert len(chunks) > 3 and editor.answer() == "Hello from the model, in pieces."
+
+
+def test_a_read_is_a_tool_call_with_its_kind_location_and_result(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                                 workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("the secret of the notes\n")
+    llm_env.enqueue(Reply.tool_calls([("read_file", {"path": "notes.txt"})]), Reply.text("Read it."))
+    editor = Editor()
+
+    async def script(conn: Any, init: Any) -> Any:
+        return await conn.prompt(session_id=await new(conn, workspace), prompt=[text_block("read")])
+
+    response, _ = drive(cli_env, workspace, editor, script)
+    assert response.stop_reason == "end_turn" and editor.asked == []
+    (start,) = editor.of("tool_call")
+    assert start.kind == "read" and start.status == "pending" and "notes.txt" in start.title
+    assert start.locations[0].path == str(workspace / "notes.txt")
+    final = editor.of("tool_call_update")[-1]
+    assert final.tool_call_id == start.tool_call_id and final.status == "completed"
+    assert "the secret of the notes" in final.content[0].content.text
+
+
+@pytest.mark.parametrize(("option", "made"), [("allow_once", True), (None, False), ("reject", False)])
+def test_a_write_asks_with_its_diff_and_the_answer_decides(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                           workspace: Path, option: str | None, made: bool) -> None:
+    llm_env.enqueue(Reply.tool_calls([("write_file", {"path": "out.txt", "content": "new text\n"})]),
+                    Reply.text("Done."))
+    editor = Editor(lambda options, call: option)
+
+    async def script(conn: Any, init: Any) -> Any:
+        return await conn.prompt(session_id=await new(conn, workspace), prompt=[text_block("write")])
+
+    response, _ = drive(cli_env, workspace, editor, script)
+    assert response.stop_reason == "end_turn"
+    assert (workspace / "out.txt").exists() is made
+    ((call, options),) = editor.asked
+    assert [o.option_id for o in options][:2] == ["allow_once", "allow_session"] and options[-1].kind == "reject_once"
+    diff = call.content[0]
+    assert diff.type == "diff" and diff.path == str(workspace / "out.txt") and diff.new_text == "new text\n"
+    assert "why:" in call.content[1].content.text and str(workspace) in call.content[1].content.text
+    (start,) = editor.of("tool_call")
+    assert start.kind == "edit" and start.content[0].type == "diff"
+    assert editor.of("tool_call")[0].tool_call_id == call.tool_call_id  # announced before it was asked about
+    final = editor.of("tool_call_update")[-1]
+    assert final.status == ("completed" if made else "failed")
+    if not made:
+        assert "denied" in final.content[0].content.text.lower()
+
+
+def test_always_allow_here_saves_a_rule(llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path) -> None:
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "touch made.txt"})]), Reply.text("Done."))
+    editor = Editor(lambda options, call: "allow_always" if any(o.option_id == "allow_always" for o in options)
+                    else None)
+
+    async def script(conn: Any, init: Any) -> Any:
+        return await conn.prompt(session_id=await new(conn, workspace), prompt=[text_block("touch")])
+
+    drive(cli_env, workspace, editor, script)
+    assert (workspace / "made.txt").exists()
+    config = (Path(cli_env["SWEBASH_AI_HOME"]) / "config.toml").read_text()
+    assert "[[rules]]" in config and "touch" in config
+    assert "Saved:" in editor.answer()
+
+
+def test_a_client_that_cannot_answer_gets_the_non_interactive_refusal(
+    llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path
+) -> None:
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "touch made.txt"})]), Reply.text("Done."))
+
+    class Mute(Editor):
+        async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+            from acp import RequestError
+
+            raise RequestError.method_not_found("session/request_permission")
+
+    editor = Mute()
+
+    async def script(conn: Any, init: Any) -> Any:
+        return await conn.prompt(session_id=await new(conn, workspace), prompt=[text_block("touch")])
+
+    drive(cli_env, workspace, editor, script)
+    assert not (workspace / "made.txt").exists()
+    final = editor.of("tool_call_update")[-1]
+    assert final.status == "failed" and "did not answer the permission request" in final.content[0].content.text
+
+
+def test_ask_user_offers_its_choices(llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path) -> None:
+    llm_env.enqueue(Reply.tool_calls([("ask_user", {"question": "Which one?", "options": ["red", "blue"]})]),
+                    Reply.text("Blue it is."))
+    editor = Editor(lambda options, call: "2")
+
+    async def script(conn: Any, init: Any) -> Any:
+        return await conn.prompt(session_id=await new(conn, workspace), prompt=[text_block("choose")])
+
+    drive(cli_env, workspace, editor, script)
+    ((call, options),) = editor.asked
+    assert [o.name for o in options] == ["red", "blue", "No answer"] and "Which one?" in call.title
+    final = editor.of("tool_call_update")[-1]
+    assert "The user chose option 2: blue" in final.content[0].content.text
+    sent = llm_env.requests[-1]["body"]["messages"]
+    assert any("option 2: blue" in str(m.get("content")) for m in sent)
+
+
+def test_plan_updates_and_modes(llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path) -> None:
+    steps = [{"step": "Read", "status": "completed"}, {"step": "Fix", "status": "in_progress"}]
+    llm_env.enqueue(Reply.tool_calls([("update_plan", {"plan": steps})]),
+                    Reply.tool_calls([("write_file", {"path": "x.txt", "content": "x"})]), Reply.text("Planned."))
+    editor = Editor(lambda options, call: "allow_once")
+
+    async def script(conn: Any, init: Any) -> Any:
+        sid = await new(conn, workspace)
+        await conn.set_session_mode(session_id=sid, mode_id="plan")
+        return await conn.prompt(session_id=sid, prompt=[text_block("plan it")])
+
+    drive(cli_env, workspace, editor, script)
+    (plan,) = editor.of("plan")
+    assert [(e.content, e.status) for e in plan.entries] == [("Read", "completed"), ("Fix", "in_progress")]
+    assert [u.current_mode_id for u in editor.of("current_mode_update")] == ["plan"]
+    assert not (workspace / "x.txt").exists() and editor.asked == []  # plan mode refuses the write outright
+    assert "plan mode" in editor.of("tool_call_update")[-1].content[0].content.text
+
+
+def test_custom_commands_are_offered_and_expanded(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                  workspace: Path) -> None:
+    commands = workspace / ".swebash-ai" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text("---\ndescription: Review a file\n---\nReview $ARGUMENTS carefully.\n")
+    llm_env.enqueue(Reply.text("Reviewed."))
+    editor = Editor()
+
+    async def script(conn: Any, init: Any) -> Any:
+        sid = await new(conn, workspace)
+        for _ in range(50):
+            if editor.of("available_commands_update"):
+                break
+            await asyncio.sleep(0.05)
+        return await conn.prompt(session_id=sid, prompt=[text_block("/review main.py")])
+
+    drive(cli_env, workspace, editor, script)
+    (offer,) = editor.of("available_commands_update")
+    assert [(c.name, c.description) for c in offer.available_commands] == [("review", "Review a file")]
+    sent = llm_env.requests[-1]["body"]["messages"]
+    assert sent[-1]["content"].startswith("Review main.py carefully.")
+
+
+def test_cancel_mid_tool_stops_the_command_and_closes_the_call(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                               workspace: Path) -> None:
+    marker = workspace / "started"
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": f"touch {marker} && sleep 30 && touch late"})]),
+                    Reply.text("never"))
+    editor = Editor(lambda options, call: "allow_once")
+
+    async def script(conn: Any, init: Any) -> Any:
+        sid = await new(conn, workspace)
+        turn = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("run")]))
+        for _ in range(200):
+            if marker.exists():
+                break
+            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        await conn.cancel(session_id=sid)
+        response = await turn
+        return response, time.monotonic() - started
+
+    (response, took), _ = drive(cli_env, workspace, editor, script)
+    assert marker.exists() and response.stop_reason == "cancelled" and took < 10
+    (start,) = editor.of("tool_call")
+    final = [u for u in editor.of("tool_call_update") if u.tool_call_id == start.tool_call_id][-1]
+    assert final.status == "failed"
+    time.sleep(0.5)
+    assert not (workspace / "late").exists()
+
+
+def test_load_replays_a_saved_session(llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    llm_env.enqueue(Reply.tool_calls([("read_file", {"path": "a.txt"})]), Reply.text("It says alpha."),
+                    Reply.text("Still alpha."))
+
+    async def first(conn: Any, init: Any) -> Any:
+        sid = await new(conn, workspace)
+        await conn.prompt(session_id=sid, prompt=[text_block("what is in a.txt?")])
+        return sid
+
+    sid, code = drive(cli_env, workspace, Editor(), first)
+    assert code is not None
+    editor = Editor()
+
+    async def second(conn: Any, init: Any) -> Any:
+        await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        replayed = list(editor.updates)
+        response = await conn.prompt(session_id=sid, prompt=[text_block("and now?")])
+        return replayed, response
+
+    (replayed, response), _ = drive(cli_env, workspace, editor, second)
+    kinds = [u.session_update for _, u in replayed]
+    assert kinds[:4] == ["user_message_chunk", "tool_call", "agent_message_chunk", "available_commands_update"] \
+        or kinds[:3] == ["user_message_chunk", "tool_call", "agent_message_chunk"]
+    assert replayed[0][1].content.text == "what is in a.txt?"
+    call = replayed[1][1]
+    assert call.kind == "read" and call.status == "completed" and "alpha" in call.content[0].content.text
+    assert response.stop_reason == "end_turn"
+    sent = llm_env.requests[-1]["body"]["messages"]
+    assert [m["content"] for m in sent if m["role"] == "user"][-2:] == ["what is in a.txt?", "and now?"]
+
+
+def test_closing_stdin_stops_background_processes_and_saves(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                            workspace: Path) -> None:
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 60", "background": True})]),
+                    Reply.text("Started."))
+    editor = Editor(lambda options, call: "allow_once")
+
+    async def script(conn: Any, init: Any) -> Any:
+        sid = await new(conn, workspace)
+        await conn.prompt(session_id=sid, prompt=[text_block("start it")])
+        return sid
+
+    started = time.monotonic()
+    sid, code = drive(cli_env, workspace, editor, script)
+    assert code == 0 and time.monotonic() - started < 30
+    saved = Path(cli_env["SWEBASH_AI_HOME"]) / "sessions" / f"{sid}.jsonl"
+    assert saved.exists() and "start it" in saved.read_text()
+    final = editor.of("tool_call_update")[-1]
+    assert final.status == "completed"
+
+
+def test_requests_for_unknown_sessions_and_bad_modes_are_errors(cli_env: dict[str, str], workspace: Path) -> None:
+    from acp import RequestError
+
+    async def script(conn: Any, init: Any) -> Any:
+        errors = []
+        for call in (lambda: conn.prompt(session_id="nope", prompt=[text_block("x")]),
+                     lambda: conn.set_session_mode(session_id="nope", mode_id="ask"),
+                     lambda: conn.load_session(cwd=str(workspace), session_id="missing", mcp_servers=[])):
+            try:
+                await call()
+            except RequestError as exc:
+                errors.append(exc.code)
+        sid = await new(conn, workspace)
+        try:
+            await conn.set_session_mode(session_id=sid, mode_id="yolo")
+        except RequestError as exc:
+            errors.append(exc.code)
+        return errors
+
+    errors, _ = drive(cli_env, workspace, Editor(), script)
+    assert errors == [-32602, -32602, -32602, -32602]
+
+
+def test_without_a_provider_it_asks_for_setup(cli_env: dict[str, str], workspace: Path) -> None:
+    from acp import RequestError
+
+    env = {k: v for k, v in cli_env.items() if not k.startswith("SWEBASH_AI_") or k == "SWEBASH_AI_HOME"}
+
+    async def script(conn: Any, init: Any) -> Any:
+        try:
+            await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        except RequestError as exc:
+            return init, exc
+        return init, None
+
+    (init, error), _ = drive(env, workspace, Editor(), script)
+    (method,) = init.auth_methods
+    assert "swebash-ai setup" in method.description
+    assert error is not None and error.code == -32000
+
+
+def test_stdout_carries_only_protocol_messages(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                               workspace: Path) -> None:
+    import subprocess
+
+    llm_env.enqueue(Reply.text("ok"))
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}},
+    ]
+    proc = subprocess.run([sys.executable, "-m", "swebash_ai", "-v", "acp"],
+                          input="".join(json.dumps(m) + "\n" for m in lines), capture_output=True, text=True,
+                          env=cli_env, cwd=workspace, timeout=60)
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert proc.returncode == 0 and {m.get("id") for m in out if "id" in m} == {1, 2}
+    assert all(m["jsonrpc"] == "2.0" for m in out)
