@@ -303,18 +303,25 @@ def test_load_replays_a_saved_session(llm_env: FakeLLMServer, cli_env: dict[str,
 
 def test_closing_stdin_stops_background_processes_and_saves(llm_env: FakeLLMServer, cli_env: dict[str, str],
                                                             workspace: Path) -> None:
-    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 60", "background": True})]),
+    import psutil
+
+    def sleepers() -> list[Any]:
+        return [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "61.25"]]
+
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 61.25", "background": True})]),
                     Reply.text("Started."))
     editor = Editor(lambda options, call: "allow_once")
 
     async def script(conn: Any, init: Any) -> Any:
         sid = await new(conn, workspace)
         await conn.prompt(session_id=sid, prompt=[text_block("start it")])
-        return sid
+        running = len(sleepers())
+        return sid, running
 
     started = time.monotonic()
-    sid, code = drive(cli_env, workspace, editor, script)
+    (sid, running), code = drive(cli_env, workspace, editor, script)
     assert code == 0 and time.monotonic() - started < 30
+    assert running == 1 and sleepers() == []
     saved = Path(cli_env["SWEBASH_AI_HOME"]) / "sessions" / f"{sid}.jsonl"
     assert saved.exists() and "start it" in saved.read_text()
     final = editor.of("tool_call_update")[-1]

@@ -1,0 +1,170 @@
+"""``swebash-ai acp`` spoken to line by line, as a raw JSON-RPC client: bad input gets JSON-RPC errors and the
+agent keeps serving; a whole turn looks as the specification says on the wire."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+pytestmark = pytest.mark.timeout(90)
+
+
+class Wire:
+    """The agent as a child process; ``send`` writes one line, ``next`` reads one message (or times out)."""
+
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "swebash_ai", "acp"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(b"")
+
+    def send(self, message: Any) -> None:
+        raw = message if isinstance(message, bytes) else json.dumps(message).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(raw + b"\n")
+        self.proc.stdin.flush()
+
+    def next(self, timeout: float = 30) -> dict[str, Any]:
+        line = self.lines.get(timeout=timeout)
+        assert line, "the agent closed stdout"
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def until(self, request_id: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The response to ``request_id`` and everything that came before it."""
+        seen = []
+        while True:
+            message = self.next()
+            if message.get("id") == request_id and "method" not in message:
+                return message, seen
+            seen.append(message)
+
+    def close(self) -> tuple[int, str]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=30)
+        assert self.proc.stderr is not None
+        return code, self.proc.stderr.read().decode()
+
+
+@pytest.fixture
+def wire(cli_env: dict[str, str], workspace: Path) -> Any:
+    agent = Wire(cli_env, workspace)
+    yield agent
+    if agent.proc.poll() is None:
+        agent.proc.kill()
+        agent.proc.wait()
+
+
+def request(request_id: int, method: str, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def test_bad_input_gets_errors_and_the_agent_keeps_serving(llm_env: FakeLLMServer, wire: Wire,
+                                                           workspace: Path) -> None:
+    wire.send(b"{this is not json")
+    error = wire.next()
+    assert error["id"] is None and error["error"]["code"] == -32700
+    wire.send([1, 2, 3])
+    assert wire.next()["error"]["code"] == -32600
+    wire.send({"jsonrpc": "2.0", "id": 5})
+    assert wire.next() == {"jsonrpc": "2.0", "id": 5, "error": {
+        "code": -32600, "message": "Invalid request",
+        "data": {"details": "neither a request, a notification nor a response"}}}
+    wire.send(request(1, "initialize", {"protocolVersion": 1}))
+    init, _ = wire.until(1)
+    assert init["result"]["protocolVersion"] == 1
+    wire.send(request(2, "no/such_method", {}))
+    assert wire.until(2)[0]["error"]["code"] == -32601
+    wire.send(request(3, "session/new", {"cwd": 42}))  # wrong params
+    assert wire.until(3)[0]["error"]["code"] == -32602
+    wire.send(request(4, "session/new", {"cwd": "relative/dir", "mcpServers": []}))
+    assert wire.until(4)[0]["error"]["code"] == -32602
+    wire.send(request(6, "session/prompt", {"sessionId": "nobody", "prompt": [{"type": "text", "text": "x"}]}))
+    error = wire.until(6)[0]["error"]
+    assert error["code"] == -32602 and "no session" in error["data"]["details"]
+    wire.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "nobody"}})  # ignored
+    wire.send({"jsonrpc": "2.0", "method": "no/such_notification", "params": {}})  # no answer to a notification
+    # ...and it still serves a whole turn.
+    llm_env.enqueue(Reply.text("still here"))
+    wire.send(request(7, "session/new", {"cwd": str(workspace), "mcpServers": []}))
+    session, _ = wire.until(7)
+    sid = session["result"]["sessionId"]
+    wire.send(request(8, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}))
+    done, before = wire.until(8)
+    assert done["result"] == {"stopReason": "end_turn"}
+    chunks = [m["params"]["update"] for m in before if m.get("method") == "session/update"
+              and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]
+    assert "".join(c["content"]["text"] for c in chunks) == "still here"
+    code, stderr = wire.close()
+    assert code == 0 and "answered a bad message" in stderr
+
+
+def test_images_are_refused_and_resource_links_attach_through_the_guard(
+    llm_env: FakeLLMServer, wire: Wire, workspace: Path, cli_env: dict[str, str]
+) -> None:
+    (workspace / "spec.md").write_text("the spec says 42\n")
+    secret = Path(cli_env["HOME"]) / ".ssh" / "id_rsa"
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("PRIVATE KEY")
+    llm_env.enqueue(Reply.text("ok"))
+    wire.send(request(1, "initialize", {"protocolVersion": 1}))
+    wire.until(1)
+    wire.send(request(2, "session/new", {"cwd": str(workspace), "mcpServers": []}))
+    sid = wire.until(2)[0]["result"]["sessionId"]
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    wire.send(request(3, "session/prompt", {"sessionId": sid, "prompt": [image]}))
+    error = wire.until(3)[0]["error"]
+    assert error["code"] == -32602 and "image content is not supported" in error["data"]["details"]
+    prompt = [{"type": "text", "text": "read these"},
+              {"type": "resource_link", "uri": f"file://{workspace}/spec.md", "name": "spec.md"},
+              {"type": "resource", "resource": {"uri": f"file://{secret}", "text": "PRIVATE KEY"}}]
+    wire.send(request(4, "session/prompt", {"sessionId": sid, "prompt": prompt}))
+    done, before = wire.until(4)
+    assert done["result"]["stopReason"] == "end_turn"
+    sent = llm_env.requests[-1]["body"]["messages"][-1]["content"]
+    assert "the spec says 42" in sent and "PRIVATE KEY" not in sent
+    notices = "".join(m["params"]["update"]["content"]["text"] for m in before if m.get("method") == "session/update"
+                      and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+    assert "Not attached: file://" in notices and "spec.md" in notices
+    wire.close()
+
+
+def test_a_permission_request_on_the_wire(llm_env: FakeLLMServer, wire: Wire, workspace: Path) -> None:
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "touch made.txt"})]), Reply.text("Done."))
+    wire.send(request(1, "initialize", {"protocolVersion": 1}))
+    wire.until(1)
+    wire.send(request(2, "session/new", {"cwd": str(workspace), "mcpServers": []}))
+    sid = wire.until(2)[0]["result"]["sessionId"]
+    wire.send(request(3, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "touch"}]}))
+    seen = []
+    while True:
+        message = wire.next()
+        if message.get("method") == "session/request_permission":
+            break
+        seen.append(message)
+    starts = [m["params"]["update"] for m in seen if m.get("method") == "session/update"
+              and m["params"]["update"]["sessionUpdate"] == "tool_call"]
+    params = message["params"]
+    assert starts and starts[0]["toolCallId"] == params["toolCall"]["toolCallId"] and starts[0]["kind"] == "execute"
+    assert "touch made.txt" in params["toolCall"]["content"][0]["content"]["text"]
+    wire.send({"jsonrpc": "2.0", "id": message["id"],
+               "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}})
+    done, _ = wire.until(3)
+    assert done["result"]["stopReason"] == "end_turn" and (workspace / "made.txt").exists()
+    wire.close()
