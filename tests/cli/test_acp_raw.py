@@ -4,6 +4,7 @@ agent keeps serving; a whole turn looks as the specification says on the wire.""
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+from ._helpers import REPO
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -168,3 +171,20 @@ def test_a_permission_request_on_the_wire(llm_env: FakeLLMServer, wire: Wire, wo
     done, _ = wire.until(3)
     assert done["result"]["stopReason"] == "end_turn" and (workspace / "made.txt").exists()
     wire.close()
+
+
+def test_stray_writes_to_stdout_go_to_stderr_and_children_read_nothing(tmp_path: Path) -> None:
+    probe = (
+        "import os, subprocess, sys\n"
+        "from swebash_ai.frontends.acp.wire import take_stdio\n"
+        "in_fd, out_fd = take_stdio()\n"
+        "print('stray print'); sys.stdout.flush()\n"
+        "os.write(1, b'stray fd write\\n')\n"
+        "child = subprocess.run(['cat'], capture_output=False, timeout=10)\n"
+        "os.write(out_fd, os.read(in_fd, 100))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], input=b'{"jsonrpc": "2.0"}\n', capture_output=True,
+                          timeout=30, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b'{"jsonrpc": "2.0"}\n'  # the protocol's bytes only; `cat` read /dev/null, not them
+    assert b"stray print" in proc.stderr and b"stray fd write" in proc.stderr
