@@ -384,3 +384,73 @@ def test_stdout_carries_only_protocol_messages(llm_env: FakeLLMServer, cli_env: 
     out = [json.loads(line) for line in proc.stdout.splitlines()]
     assert proc.returncode == 0 and {m.get("id") for m in out if "id" in m} == {1, 2}
     assert all(m["jsonrpc"] == "2.0" for m in out)
+
+
+def test_the_editors_mcp_servers_join_and_their_tools_ask(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                           workspace: Path) -> None:
+    demo = Path(__file__).resolve().parents[1] / "mcptools" / "demo_server.py"
+    llm_env.enqueue(Reply.tool_calls([("mcp__editor__echo", {"text": "hi", "times": 2})]), Reply.text("It said."))
+    editor = Editor(lambda options, call: "allow_once")
+
+    async def script(conn: Any, init: Any) -> Any:
+        server = schema.McpServerStdio(name="editor", command=sys.executable, args=[str(demo)], env=[])
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[server])
+        return await conn.prompt(session_id=session.session_id, prompt=[text_block("echo")])
+
+    response, _ = drive(cli_env, workspace, editor, script)
+    assert response.stop_reason == "end_turn"
+    assert len(editor.asked) == 1  # a tool of the editor's server asks, as a configured server's does
+    final = editor.of("tool_call_update")[-1]
+    assert final.status == "completed" and "hi hi" in final.content[0].content.text
+    offered = [t["function"]["name"] for t in llm_env.requests[0]["body"]["tools"]]
+    assert "mcp__editor__echo" in offered
+
+
+def test_cancel_while_a_permission_request_waits(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                 workspace: Path) -> None:
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "touch made.txt"})]), Reply.text("never"))
+    release = asyncio.Event()
+
+    class Slow(Editor):
+        async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+            self.asked_event.set()
+            await release.wait()
+            return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+
+    editor = Slow()
+
+    async def script(conn: Any, init: Any) -> Any:
+        sid = await new(conn, workspace)
+        turn = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("touch")]))
+        await asyncio.wait_for(editor.asked_event.wait(), 30)
+        await conn.cancel(session_id=sid)
+        response = await asyncio.wait_for(turn, 30)
+        release.set()
+        return response
+
+    response, _ = drive(cli_env, workspace, editor, script)
+    assert response.stop_reason == "cancelled" and not (workspace / "made.txt").exists()
+    (start,) = editor.of("tool_call")
+    assert [u.status for u in editor.of("tool_call_update") if u.tool_call_id == start.tool_call_id][-1] == "failed"
+
+
+def test_a_provider_error_is_a_json_rpc_error_and_the_session_goes_on(
+    llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path
+) -> None:
+    from acp import RequestError
+
+    llm_env.enqueue(Reply.error(400, "the model refuses this request"), Reply.text("fine now"))
+    editor = Editor()
+
+    async def script(conn: Any, init: Any) -> Any:
+        sid = await new(conn, workspace)
+        try:
+            await conn.prompt(session_id=sid, prompt=[text_block("one")])
+        except RequestError as exc:
+            error = exc
+        response = await conn.prompt(session_id=sid, prompt=[text_block("two")])
+        return error, response
+
+    (error, response), _ = drive(cli_env, workspace, editor, script)
+    assert error.code == -32603 and "the model refuses this request" in str(error.data)
+    assert response.stop_reason == "end_turn" and editor.answer().endswith("fine now")

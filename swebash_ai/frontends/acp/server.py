@@ -25,7 +25,7 @@ from swebash_ai.agent import events as ev
 from swebash_ai.agent.decide import MODES
 from swebash_ai.errors import SwebashError
 from swebash_ai.frontends.acp.asking import EditorApprover, describe_rule
-from swebash_ai.frontends.acp.updates import TurnUpdates, prompt_text, replay
+from swebash_ai.frontends.acp.updates import TurnUpdates, plan_update, prompt_text, replay
 
 if TYPE_CHECKING:
     from swebash_ai.config.settings import LoadedSettings
@@ -46,7 +46,7 @@ _SERVER_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
 @dataclasses.dataclass
-class Conversation:
+class EditorSession:
     """One ACP session: its swebash-ai session and the state of its turn."""
 
     id: str
@@ -68,7 +68,7 @@ class SwebashAgent:
         self.load = load
         self.loaded = loaded or load()
         self.conn: Any = None
-        self.sessions: dict[str, Conversation] = {}
+        self.sessions: dict[str, EditorSession] = {}
         self._later: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
@@ -141,9 +141,9 @@ class SwebashAgent:
             raise RequestError.auth_required({"details": SETUP_HELP})
         return session, approver
 
-    def _register(self, session_id: str, session: Session, approver: EditorApprover) -> Conversation:
+    def _register(self, session_id: str, session: Session, approver: EditorApprover) -> EditorSession:
         approver.session_id = session_id
-        conv = self.sessions[session_id] = Conversation(session_id, session, approver)
+        conv = self.sessions[session_id] = EditorSession(session_id, session, approver)
         return conv
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> schema.NewSessionResponse:
@@ -173,11 +173,11 @@ class SwebashAgent:
 
             restored = Plan.from_json(plan)
             if restored is not None:
-                await self._sender(conv.id)(_plan(restored))
+                await self._sender(conv.id)(plan_update(restored))
         self._after_response(self._greet(conv, problems))
         return schema.LoadSessionResponse(modes=self._modes(session))
 
-    def _conversation(self, session_id: str) -> Conversation:
+    def _conversation(self, session_id: str) -> EditorSession:
         conv = self.sessions.get(session_id)
         if conv is None:
             raise RequestError.invalid_params({"details": f"no session {session_id!r} (session/new or session/load "
@@ -214,6 +214,8 @@ class SwebashAgent:
             events = session.run(prepared.text)
             try:
                 async for event in events:
+                    if conv.cancelled:  # a cancel that came before the loop had a turn to stop
+                        session.cancel()
                     if isinstance(event, ev.TurnFailed):
                         if not conv.cancelled:
                             raise RequestError.internal_error({"details": event.error.message,
@@ -270,7 +272,7 @@ class SwebashAgent:
     def _read_refusal(session: Session) -> Callable[[str], str | None]:
         def refusal(path: str) -> str | None:
             verdict = session.context.path_policy.check(path, "read", str(session.cwd))
-            return "; ".join(verdict.reasons) or "refused" if verdict.decision == "deny" else None
+            return ("; ".join(verdict.reasons) or "refused") if verdict.decision == "deny" else None
 
         return refusal
 
@@ -280,7 +282,7 @@ class SwebashAgent:
         self._later.add(task)
         task.add_done_callback(self._later.discard)
 
-    async def _greet(self, conv: Conversation, problems: list[str]) -> None:
+    async def _greet(self, conv: EditorSession, problems: list[str]) -> None:
         """What follows a new or loaded session: its commands, and what the person should know."""
         session = conv.session
         send = self._sender(conv.id)
@@ -298,7 +300,7 @@ class SwebashAgent:
         except (ConnectionError, OSError) as exc:
             log.warning("swebash-ai acp: could not send the session's commands (%s)", exc)
 
-    async def _end(self, conv: Conversation) -> None:
+    async def _end(self, conv: EditorSession) -> None:
         conv.session.cancel()
         conv.session.save()
         for line in await conv.session.aclose():
@@ -314,9 +316,3 @@ class SwebashAgent:
             except Exception:  # one session's failure must not keep the others' processes alive
                 log.warning("swebash-ai acp: closing session %s failed", conv.id, exc_info=True)
         self.sessions.clear()
-
-
-def _plan(plan: Any) -> schema.AgentPlanUpdate:
-    from swebash_ai.frontends.acp.updates import plan_update
-
-    return plan_update(plan)
