@@ -22,6 +22,13 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of the reasoning the model shows (not the answer; not kept in the conversation)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolCallStarted:
     """The model asked for a tool call; it is about to be checked (and maybe approved) and run."""
 
@@ -207,6 +214,7 @@ class TurnFailed:
 
 AgentEvent = (
     TextDelta
+    | ReasoningDelta
     | ToolCallStarted
     | ToolCallWaiting
     | ToolCallRunning

@@ -54,6 +54,7 @@ from swebash_ai.agent.events import (
     ModelRequest,
     Notice,
     PlanUpdated,
+    ReasoningDelta,
     StopReason,
     TextDelta,
     ToolCallFinished,
@@ -67,7 +68,7 @@ from swebash_ai.agent.events import (
 )
 from swebash_ai.agent.question_order import Place
 from swebash_ai.errors import ProviderError, SwebashError
-from swebash_ai.providers.base import FinishChunk, Provider, TextChunk, ToolCall, UsageChunk
+from swebash_ai.providers.base import FinishChunk, Provider, ReasoningChunk, TextChunk, ToolCall, UsageChunk
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.background import background_exits
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
@@ -304,6 +305,8 @@ class _Turn:
                 if isinstance(chunk, TextChunk):
                     self.partial_text.append(chunk.text)
                     self.emit(TextDelta(chunk.text))
+                elif isinstance(chunk, ReasoningChunk):
+                    self.emit(ReasoningDelta(chunk.text))
                 elif isinstance(chunk, ToolCall):
                     calls.append(chunk)
                     if batch is not None:

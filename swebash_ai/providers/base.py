@@ -40,6 +40,13 @@ class TextChunk:
 
 
 @dataclass(frozen=True)
+class ReasoningChunk:
+    """Reasoning the model shows before or between its answer (``reasoning_content``): never sent back."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolCall:
     """One complete tool call: ``arguments`` is the raw JSON string the model sent (may be invalid)."""
 
@@ -68,7 +75,7 @@ class FinishChunk:
     reason: str
 
 
-Chunk = TextChunk | ToolCall | UsageChunk | FinishChunk
+Chunk = TextChunk | ReasoningChunk | ToolCall | UsageChunk | FinishChunk
 
 
 @dataclass
@@ -328,6 +335,9 @@ async def openai_format_chunks(
         for choice in _get(chunk, "choices") or ():
             delta = _get(choice, "delta")
             if delta is not None:
+                thought = _get(delta, "reasoning_content") or _get(delta, "reasoning")
+                if thought and isinstance(thought, str):  # DeepSeek, vLLM, llama.cpp; OpenRouter, Ollama
+                    yield ReasoningChunk(thought)
                 content = _get(delta, "content")
                 if content:
                     yield TextChunk(content)

@@ -58,16 +58,18 @@ class Reply:
     content_type: str = ""
     stall: tuple[int, float] | None = None
     cut: int | None = None
+    reasoning: str = ""
+    """Reasoning the model streams before its answer (OpenAI-compatible servers: ``delta.reasoning_content``)."""
     cached_tokens: int = 0
     """Of the prompt tokens, how many the server says it read from its prompt cache (OpenAI
     ``prompt_tokens_details.cached_tokens``; Anthropic ``cache_read_input_tokens``, outside ``input_tokens``)."""
 
     @classmethod
     def text(cls, text: str, *, chunk_size: int = 4, delay: float = 0.0,
-             usage: tuple[int, int] | None = None, cached_tokens: int = 0) -> Reply:
-        """Plain text, streamed in ``chunk_size``-character deltas (0: one delta)."""
+             usage: tuple[int, int] | None = None, cached_tokens: int = 0, reasoning: str = "") -> Reply:
+        """Plain text, streamed in ``chunk_size``-character deltas (0: one delta); ``reasoning`` first (openai)."""
         return cls("text", content=text, chunk_size=chunk_size, delay=delay, usage=usage,
-                   cached_tokens=cached_tokens)
+                   cached_tokens=cached_tokens, reasoning=reasoning)
 
     @classmethod
     def tool_calls(cls, calls: Sequence[ToolCallSpec], *, text: str = "", split: int = 0, chunk_size: int = 4,
@@ -268,6 +270,8 @@ def openai_stream(turn: Turn, include_usage: bool, opens: list[int] | None = Non
         return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
 
     events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"reasoning_content": piece}) for piece in pieces(reply.reasoning, reply.chunk_size)]
+    before_text = len(events)
     events += [chunk({"content": piece}) for piece in pieces(reply.content, reply.chunk_size)]
     groups: list[list[JSON]] = []
     for index, (call, cid) in enumerate(zip(reply.calls, turn.ids, strict=True)):
@@ -302,7 +306,7 @@ def openai_stream(turn: Turn, include_usage: bool, opens: list[int] | None = Non
         events.append({**base, "choices": [], "usage": openai_usage(turn)})
     frames = [f"data: {json.dumps(e)}\n\n".encode() for e in events]
     frames.append(b"data: [DONE]\n\n")
-    return frames, 1
+    return frames, before_text
 
 
 def openai_completion(turn: Turn) -> JSON:

@@ -454,3 +454,18 @@ def test_a_provider_error_is_a_json_rpc_error_and_the_session_goes_on(
     (error, response), _ = drive(cli_env, workspace, editor, script)
     assert error.code == -32603 and "the model refuses this request" in str(error.data)
     assert response.stop_reason == "end_turn" and editor.answer().endswith("fine now")
+
+
+def test_reasoning_is_a_thought_in_the_editor_and_not_on_stdout_of_c(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                                      workspace: Path, run_cli: Any) -> None:
+    llm_env.enqueue(Reply.text("Four.", reasoning="two and two"), Reply.text("Four.", reasoning="two and two"))
+    editor = Editor()
+
+    async def script(conn: Any, init: Any) -> Any:
+        return await conn.prompt(session_id=await new(conn, workspace), prompt=[text_block("2+2?")])
+
+    drive(cli_env, workspace, editor, script)
+    assert "".join(u.content.text for u in editor.of("agent_thought_chunk")) == "two and two"
+    assert editor.answer() == "Four."
+    res = run_cli("-c", "2+2?")
+    assert res.returncode == 0 and res.stdout == "Four.\n"

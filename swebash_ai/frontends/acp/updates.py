@@ -103,6 +103,10 @@ class TurnUpdates:
         if isinstance(event, ev.TextDelta):
             if event.text:
                 await self.send(message_chunk(event.text))
+        elif isinstance(event, ev.ReasoningDelta):
+            if event.text:
+                await self.send(schema.AgentThoughtChunk(session_update="agent_thought_chunk",
+                                                         content=schema.TextContentBlock(type="text", text=event.text)))
         elif isinstance(event, ev.ToolCallStarted):
             await self._started(event)
         elif isinstance(event, ev.ToolCallRunning):
