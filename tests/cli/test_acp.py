@@ -351,22 +351,33 @@ def test_requests_for_unknown_sessions_and_bad_modes_are_errors(cli_env: dict[st
     assert errors == [-32602, -32602, -32602, -32602]
 
 
-def test_without_a_provider_it_asks_for_setup(cli_env: dict[str, str], workspace: Path) -> None:
+def test_without_a_provider_it_asks_for_setup_then_authenticates(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                                  workspace: Path) -> None:
     from acp import RequestError
 
     env = {k: v for k, v in cli_env.items() if not k.startswith("SWEBASH_AI_") or k == "SWEBASH_AI_HOME"}
+    config = Path(env["SWEBASH_AI_HOME"]) / "config.toml"
 
     async def script(conn: Any, init: Any) -> Any:
-        try:
-            await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        except RequestError as exc:
-            return init, exc
-        return init, None
+        errors = []
+        for call in (lambda: conn.new_session(cwd=str(workspace), mcp_servers=[]),
+                     lambda: conn.authenticate(method_id=init.auth_methods[0].id)):
+            try:
+                await call()
+            except RequestError as exc:
+                errors.append(exc)
+        # what `swebash-ai setup` does meanwhile, in a terminal
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(f'model = "openai/fake-model"\napi_base = "{llm_env.base_url}"\napi_key = "sk-test-0"\n')
+        await conn.authenticate(method_id=init.auth_methods[0].id)
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        return init, errors, session
 
-    (init, error), _ = drive(env, workspace, Editor(), script)
+    (init, errors, session), _ = drive(env, workspace, Editor(), script)
     (method,) = init.auth_methods
     assert "swebash-ai setup" in method.description
-    assert error is not None and error.code == -32000
+    assert [e.code for e in errors] == [-32000, -32000] and "swebash-ai setup" in str(errors[0].data)
+    assert session.session_id
 
 
 def test_stdout_carries_only_protocol_messages(llm_env: FakeLLMServer, cli_env: dict[str, str],
@@ -469,3 +480,15 @@ def test_reasoning_is_a_thought_in_the_editor_and_not_on_stdout_of_c(llm_env: Fa
     assert editor.answer() == "Four."
     res = run_cli("-c", "2+2?")
     assert res.returncode == 0 and res.stdout == "Four.\n"
+
+
+def test_the_loops_limit_is_max_turn_requests(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                              workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    llm_env.enqueue(Reply.tool_calls([("read_file", {"path": "a.txt"})]), Reply.text("Stopped at the limit."))
+
+    async def script(conn: Any, init: Any) -> Any:
+        return await conn.prompt(session_id=await new(conn, workspace), prompt=[text_block("go")])
+
+    response, _ = drive({**cli_env, "SWEBASH_AI_TOOLS_MAX_ITER": "1"}, workspace, Editor(), script)
+    assert response.stop_reason == "max_turn_requests"
