@@ -188,3 +188,36 @@ def test_stray_writes_to_stdout_go_to_stderr_and_children_read_nothing(tmp_path:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == b'{"jsonrpc": "2.0"}\n'  # the protocol's bytes only; `cat` read /dev/null, not them
     assert b"stray print" in proc.stderr and b"stray fd write" in proc.stderr
+
+
+def test_closing_stdin_mid_command_stops_it_and_saves_the_session(llm_env: FakeLLMServer, wire: Wire,
+                                                                  workspace: Path, cli_env: dict[str, str]) -> None:
+    import time
+
+    import psutil
+
+    marker = workspace / "started"
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": f"touch {marker} && sleep 37.5"})]),
+                    Reply.text("never"))
+    wire.send(request(1, "initialize", {"protocolVersion": 1}))
+    wire.until(1)
+    wire.send(request(2, "session/new", {"cwd": str(workspace), "mcpServers": []}))
+    sid = wire.until(2)[0]["result"]["sessionId"]
+    wire.send(request(3, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "run it"}]}))
+    while (message := wire.next()).get("method") != "session/request_permission":
+        pass
+    wire.send({"jsonrpc": "2.0", "id": message["id"],
+               "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}})
+    deadline = time.monotonic() + 30
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists()
+    started = time.monotonic()
+    code, stderr = wire.close()
+    assert code == 0 and time.monotonic() - started < 15, stderr
+    left = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "37.5"]]
+    assert left == []
+    saved = (Path(cli_env["SWEBASH_AI_HOME"]) / "sessions" / f"{sid}.jsonl").read_text()
+    assert "run it" in saved and "sleep 37.5" in saved
+    assert "Cancelled" in saved, stderr  # the call has its result in the saved conversation
+    assert "Traceback" not in stderr, stderr

@@ -23,6 +23,7 @@ async def serve(load: Callable[[], LoadedSettings], in_fd: int, out_fd: int,
                 loaded: LoadedSettings | None = None) -> None:
     """Serve one client until it closes its end; then stop every turn and process and save every session."""
     import asyncio
+    import logging
     import signal
 
     from acp.agent.connection import AgentSideConnection
@@ -47,7 +48,10 @@ async def serve(load: Callable[[], LoadedSettings], in_fd: int, out_fd: int,
         try:
             await asyncio.shield(agent.aclose())
         finally:
-            await conn.close()
+            try:
+                await conn.close()  # what still runs is cancelled; its answers have nobody to go to
+            except Exception as exc:
+                logging.getLogger(__name__).info("swebash-ai acp: %s while closing", exc)
 
 
 def run_acp(load: Callable[[], LoadedSettings], loaded: LoadedSettings | None = None) -> int:

@@ -59,12 +59,18 @@ class LineTransport:
         self._closed = False
 
     async def send(self, message: dict[str, Any]) -> None:
+        """Write one message; once the client is gone (closed here, or the pipe broke) it is dropped: what is
+        still finishing (a cancelled turn's last updates and its response) has nobody to tell."""
         data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
         async with self._lock:
             if self._closed:
-                raise ConnectionError("the client closed the connection")
-            self._writer.write(data)
-            await self._writer.drain()
+                return
+            try:
+                self._writer.write(data)
+                await self._writer.drain()
+            except (ConnectionError, OSError, RuntimeError) as exc:
+                log.info("swebash-ai acp: the client stopped reading (%s)", exc)
+                self._closed = True
 
     async def receive(self) -> dict[str, Any] | None:
         while True:
@@ -87,8 +93,7 @@ class LineTransport:
 
     async def _answer(self, error: dict[str, Any]) -> None:
         log.warning("swebash-ai acp: answered a bad message: %s", error["error"]["data"]["details"])
-        with contextlib.suppress(ConnectionError, OSError):
-            await self.send(error)
+        await self.send(error)
 
     async def _read_line(self) -> bytes:
         chunks: list[bytes] = []
