@@ -139,8 +139,9 @@ def test_a_write_asks_with_its_diff_and_the_answer_decides(llm_env: FakeLLMServe
     (start,) = editor.of("tool_call")
     assert start.kind == "edit" and start.content[0].type == "diff"
     assert editor.of("tool_call")[0].tool_call_id == call.tool_call_id  # announced before it was asked about
+    statuses = [u.status for u in editor.of("tool_call_update")]
+    assert statuses == (["in_progress", "completed"] if made else ["failed"])
     final = editor.of("tool_call_update")[-1]
-    assert final.status == ("completed" if made else "failed")
     if not made:
         assert "denied" in final.content[0].content.text.lower()
 

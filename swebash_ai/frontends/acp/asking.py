@@ -82,7 +82,8 @@ class EditorApprover:
     """Asks through ``session/request_permission`` on one ACP session."""
 
     def __init__(self, conn: Any, session_id: str, cwd: Path, *, shown: Callable[[str, str], Awaitable[None]],
-                 save_rule: Callable[[str, dict[str, Any]], Awaitable[None]]) -> None:
+                 save_rule: Callable[[str, dict[str, Any]], Awaitable[None]],
+                 allowed: Callable[[str, str], Awaitable[None]] | None = None) -> None:
         """
         Args:
             conn: The SDK's connection to the client (``request_permission``).
@@ -92,12 +93,14 @@ class EditorApprover:
                 update was sent.
             save_rule: Awaited with (session id, rule): saves an "always allow here" rule (and tells the person
                 where it went).
+            allowed: Awaited with (session id, call id) once the person allowed a call (it runs now).
         """
         self.conn = conn
         self.session_id = session_id
         self.cwd = cwd
         self.shown = shown
         self.save_rule = save_rule
+        self.allowed = allowed
         self.answers = True
         """False once the client failed to answer: from then on nobody can."""
         self.reason = "the editor did not answer the permission request, so no one could approve it"
@@ -141,6 +144,8 @@ class EditorApprover:
             if request.always is not None:
                 await self.save_rule(self.session_id, request.always)
             decision = Decision.ALLOW_ONCE
+        if decision is not Decision.DENY and self.allowed is not None:
+            await self.allowed(self.session_id, request.call_id)
         return decision
 
     async def ask(self, question: Question) -> Answer:

@@ -135,7 +135,8 @@ class SwebashAgent:
         if not where.is_absolute() or not where.is_dir():
             raise RequestError.invalid_params({"details": f"cwd must be an absolute path to a directory: {cwd!r}"})
         loaded = self._with_servers(servers)
-        approver = EditorApprover(self.conn, "", where.resolve(), shown=self._shown, save_rule=self._save_rule)
+        approver = EditorApprover(self.conn, "", where.resolve(), shown=self._shown, save_rule=self._save_rule,
+                                  allowed=self._allowed)
         session = Session(loaded, approver=approver, cwd=where)
         if not session.has_provider:
             raise RequestError.auth_required({"details": SETUP_HELP})
@@ -255,6 +256,11 @@ class SwebashAgent:
         conv = self.sessions.get(session_id)
         if conv is not None:
             await conv.event(call_id).wait()
+
+    async def _allowed(self, session_id: str, call_id: str) -> None:
+        conv = self.sessions.get(session_id)
+        if conv is not None and conv.updates is not None:
+            await conv.updates.progress(call_id, status="in_progress")
 
     async def _save_rule(self, session_id: str, rule: dict[str, Any]) -> None:
         conv = self.sessions.get(session_id)
