@@ -142,7 +142,9 @@ def test_a_write_asks_with_its_diff_and_the_answer_decides(llm_env: FakeLLMServe
     statuses = [u.status for u in editor.of("tool_call_update")]
     assert statuses == (["in_progress", "completed"] if made else ["failed"])
     final = editor.of("tool_call_update")[-1]
-    if not made:
+    if made:  # the diff stays with the finished call, beside the result
+        assert final.content[0].type == "diff" and "out.txt" in final.content[1].content.text
+    else:
         assert "denied" in final.content[0].content.text.lower()
 
 

@@ -93,11 +93,10 @@ class TurnUpdates:
     def __init__(self, send: Send, cwd: Path) -> None:
         self.send = send
         self.cwd = cwd
-        self.open: dict[str, str] = {}
-        """Calls announced and not finished: id -> tool name."""
+        self.open: dict[str, list[Any]] = {}
+        """Calls announced and not finished: id -> their diffs (kept in the final content: an update replaces it)."""
         self._output: dict[str, list[str]] = {}
         self._output_at: dict[str, float] = {}
-        self.announced: set[str] = set()
 
     async def handle(self, event: ev.AgentEvent) -> None:
         if isinstance(event, ev.TextDelta):
@@ -126,14 +125,13 @@ class TurnUpdates:
         await self.send(message_chunk(f"\n\n> {mark}{text.replace(chr(10), chr(10) + '> ')}\n\n"))
 
     async def _started(self, event: ev.ToolCallStarted) -> None:
-        self.open[event.call_id] = event.name
         arguments = event.arguments if isinstance(event.arguments, dict) else {}
         content: list[Any] = list(diff_content(event.name, arguments, self.cwd))
+        self.open[event.call_id] = content
         await self.send(schema.ToolCallStart(
             session_update="tool_call", tool_call_id=event.call_id, title=event.summary or event.name,
             kind=tool_kind(event.name), status="pending", locations=locations(arguments, self.cwd),
             content=content or None, raw_input=event.arguments))
-        self.announced.add(event.call_id)
 
     async def progress(self, call_id: str, **fields: Any) -> None:
         if call_id in self.open:
@@ -153,10 +151,10 @@ class TurnUpdates:
     async def _finished(self, call_id: str, name: str, result: ToolResult, decided_by: str) -> None:
         if call_id not in self.open:
             return
-        del self.open[call_id]
+        diffs = self.open.pop(call_id)
         self._output.pop(call_id, None)
         body = result.text if result.ok else result.for_model()
-        content: list[Any] = [text_content(_cap(body))] if body else []
+        content: list[Any] = [*(diffs if result.ok else []), *([text_content(_cap(body))] if body else [])]
         await self.send(schema.ToolCallProgress(
             session_update="tool_call_update", tool_call_id=call_id, status="completed" if result.ok else "failed",
             content=content or None,
