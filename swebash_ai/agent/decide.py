@@ -45,8 +45,10 @@ if TYPE_CHECKING:
     from swebash_ai.config.hooks import Hook
     from swebash_ai.safety.shell_parse import ParsedCommand, SimpleCommand
 
-Mode = Literal["ask", "accept-edits", "plan"]
-MODES: tuple[Mode, ...] = ("ask", "accept-edits", "plan")
+Mode = Literal["ask", "accept-edits", "auto", "plan"]
+MODES: tuple[Mode, ...] = ("ask", "accept-edits", "auto", "plan")
+#: Modes that run what asks without a question: the session allows them only where the sandbox bounds them.
+UNASKED_MODES: frozenset[str] = frozenset({"auto"})
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 # The path policy's verdicts for a write inside the workspace to a path it does not protect: the only writes
 # accept-edits applies unasked (outside the workspace, ``.git`` and protected files keep their own verdict).
@@ -87,7 +89,7 @@ class Gate:
     """Runs one hook, returning an :class:`~swebash_ai.agent.hooks.Opinion` (the session's runner)."""
 
     def next_mode(self) -> Mode:
-        """Cycle ask -> accept-edits -> plan -> ask (the TUI's Shift+Tab)."""
+        """Cycle ask -> accept-edits -> auto -> plan -> ask (the TUI's Shift+Tab)."""
         self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
         return self.mode
 
@@ -149,11 +151,17 @@ class Gate:
         if self.mode == "plan" and _refused_in_plan(tool, category, own):
             return Step(Verdict.deny("plan mode is read-only", rule="mode:plan"), "mode:plan",
                         PLAN_REFUSAL.format(what=_what(tool))), pinned
-        if (self.mode == "accept-edits" and tool in WRITE_TOOLS and own.rule in _EDIT_RULES
+        if (self.mode == "auto" and tool == COMMAND_TOOL and verdict.decision == "ask" and not pinned
+                and not verdict.severe):
+            # The command runs unasked inside the sandbox (the runner confines everything no person approved);
+            # catastrophes, persistence points and what a rule pins still ask.
+            verdict = Verdict.allow("auto mode runs it inside the sandbox", rule="mode:auto")
+            decided_by = "mode:auto"
+        if (self.mode in ("accept-edits", "auto") and tool in WRITE_TOOLS and own.rule in _EDIT_RULES
                 and verdict.decision == "ask" and not pinned and not verdict.severe
                 and not self._runs_unasked(arguments.get("path"))):
-            verdict = Verdict.allow("accept-edits mode applies edits inside the workspace", rule="mode:accept-edits")
-            decided_by = "mode:accept-edits"
+            verdict = Verdict.allow(f"{self.mode} mode applies edits inside the workspace", rule=f"mode:{self.mode}")
+            decided_by = f"mode:{self.mode}"
         return Step(verdict, decided_by), pinned
 
     async def before(

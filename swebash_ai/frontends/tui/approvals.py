@@ -48,6 +48,7 @@ def cycle_mode(app: Any) -> None:
     app.status.set_mode(mode)
     hint = {"ask": "asks before what the policy flags",
             "accept-edits": "edits inside the workspace apply without asking",
+            "auto": "commands run unasked inside the sandbox; edits apply; catastrophes still ask",
             "plan": "read-only: writes and commands not proven read-only are refused"}[mode]
     app.notify(f"{mode} mode: {hint}", timeout=3)
 
