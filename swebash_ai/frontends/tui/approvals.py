@@ -15,16 +15,10 @@ if TYPE_CHECKING:
     from swebash_ai.session import Session
 
 
-def describe_always(rule: dict[str, Any]) -> str:
-    """What "always allow" saves, as the dialog shows it before saving."""
-    where = ", ".join(rule.get("workspaces", [])) or "everywhere"
-    if "prefix" in rule:
-        return f"allow `{' '.join(rule['prefix'])}` (and what follows) in {where}"
-    return f"allow {rule.get('tool')} in {where}"
-
-
 def save_always(app: Any, session: Session, request: ApprovalRequest) -> None:
     """The user chose "always allow this in this workspace": save the rule the dialog showed."""
+    from swebash_ai.frontends.tui.screens.confirm import describe_always  # the dialog is loaded: it just answered
+
     if request.always is None:
         return
     try:
