@@ -38,6 +38,7 @@ SETUP_HELP = ("No model provider is configured for swebash-ai. Run `swebash-ai s
               "provider and model, tests them and saves them), or set SWEBASH_AI_MODEL and a key; then try again.")
 MODE_TEXT = {"ask": "Asks before what the policy flags",
              "accept-edits": "Edits inside the workspace apply without asking",
+             "auto": "Commands run unasked inside the sandbox; edits apply; catastrophes still ask",
              "plan": "Read-only: writes and commands not proven read-only are refused"}
 """Descriptions of the approval modes; a mode defined in agent/decide.py and not here is offered by its name."""
 STOP_REASONS: dict[str, schema.StopReason] = {"answered": "end_turn", "max_iterations": "max_turn_requests",
@@ -193,7 +194,10 @@ class SwebashAgent:
         conv = self._conversation(session_id)
         if mode_id not in MODES:
             raise RequestError.invalid_params({"details": f"unknown mode {mode_id!r}; modes: {', '.join(MODES)}"})
-        mode = conv.session.set_mode(mode_id)
+        try:
+            mode = conv.session.set_mode(mode_id)
+        except SwebashError as exc:  # a mode the session refuses here
+            raise RequestError.invalid_params({"details": exc.message}) from exc
         await self._sender(session_id)(schema.CurrentModeUpdate(session_update="current_mode_update",
                                                                 current_mode_id=mode))
         return schema.SetSessionModeResponse()
