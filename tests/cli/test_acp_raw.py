@@ -128,12 +128,16 @@ def test_images_are_refused_and_resource_links_attach_through_the_guard(
     llm_env.enqueue(Reply.text("ok"))
     wire.send(request(1, "initialize", {"protocolVersion": 1}))
     wire.until(1)
-    wire.send(request(2, "session/new", {"cwd": str(workspace), "mcpServers": []}))
-    sid = wire.until(2)[0]["result"]["sessionId"]
+    http = {"type": "http", "name": "remote", "url": "http://127.0.0.1:9/mcp", "headers": []}
+    wire.send(request(2, "session/new", {"cwd": str(workspace), "mcpServers": [http]}))
+    sid = wire.until(2)[0]["result"]["sessionId"]  # an HTTP server is left out, not a failed session
     image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
     wire.send(request(3, "session/prompt", {"sessionId": sid, "prompt": [image]}))
-    error = wire.until(3)[0]["error"]
+    answer, greeting = wire.until(3)
+    error = answer["error"]
     assert error["code"] == -32602 and "image content is not supported" in error["data"]["details"]
+    told = [m["params"]["update"] for m in greeting if m.get("method") == "session/update"]
+    assert any("MCP server 'remote' is not used" in u.get("content", {}).get("text", "") for u in told)
     prompt = [{"type": "text", "text": "read these"},
               {"type": "resource_link", "uri": f"file://{workspace}/spec.md", "name": "spec.md"},
               {"type": "resource", "resource": {"uri": f"file://{secret}", "text": "PRIVATE KEY"}}]

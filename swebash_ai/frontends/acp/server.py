@@ -71,6 +71,8 @@ class SwebashAgent:
         self.conn: Any = None
         self.sessions: dict[str, EditorSession] = {}
         self._later: set[asyncio.Task[None]] = set()
+        self._skipped: list[str] = []
+        """The editor's MCP servers left out of the session being opened (told once it is open)."""
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -119,8 +121,10 @@ class SwebashAgent:
 
         merged = dict(self.loaded.mcp_servers)
         for server in servers:
-            if not isinstance(server, schema.McpServerStdio):
-                raise RequestError.invalid_params({"details": "only stdio MCP servers are supported"})
+            if not isinstance(server, schema.McpServerStdio):  # not advertised: left out, and the person told
+                self._skipped.append(f"MCP server {server.name!r} is not used: swebash-ai takes stdio servers "
+                                     "from the editor (configure others in [mcp_servers], see docs/mcp.md).")
+                continue
             name = _SERVER_NAME.sub("-", server.name)[:24] or "editor"
             while name in merged:
                 name = f"{name[:28]}-ed"
@@ -128,6 +132,10 @@ class SwebashAgent:
                                                            "args": list(server.args),
                                                            "env": {e.name: e.value for e in server.env}})
         return dataclasses.replace(self.loaded, mcp_servers=merged)
+
+    def _take_skipped(self) -> list[str]:
+        skipped, self._skipped = self._skipped, []
+        return skipped
 
     def _open(self, cwd: str, servers: list[Any] | None) -> tuple[Session, EditorApprover]:
         from swebash_ai.session import Session
@@ -151,7 +159,7 @@ class SwebashAgent:
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> schema.NewSessionResponse:
         session, approver = self._open(cwd, mcp_servers)
         conv = self._register(session.conversation.id, session, approver)
-        problems = await session.start_mcp()
+        problems = [*self._take_skipped(), *await session.start_mcp()]
         self._after_response(self._greet(conv, problems))
         return schema.NewSessionResponse(session_id=conv.id, modes=self._modes(session))
 
@@ -167,7 +175,7 @@ class SwebashAgent:
         if old is not None:
             await self._end(old)
         conv = self._register(session_id, session, approver)
-        problems = await session.start_mcp()
+        problems = [*self._take_skipped(), *await session.start_mcp()]
         await replay(session.conversation.messages, self._sender(conv.id), session.cwd)
         plan = session.conversation.meta.get("plan")
         if plan is not None:
