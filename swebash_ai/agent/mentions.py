@@ -36,7 +36,7 @@ from swebash_ai.tools.registry import ToolContext
 if TYPE_CHECKING:
     from swebash_ai.agent.images import ImageAttachment
 
-__all__ = ["ATTACHED", "Attachment", "Expansion", "Mention", "expand_mentions", "find_mentions",
+__all__ = ["ATTACHED", "Attachment", "Expansion", "Mention", "attach_image", "expand_mentions", "find_mentions",
            "split_attachments"]
 
 MAX_ATTACHMENTS = 20
@@ -134,7 +134,7 @@ def expand_mentions(
             notices.append(f"@{mention.path} is not attached: at most {MAX_ATTACHMENTS} attachments per message.")
             continue
         if _is_image(mention.path):
-            image = _image(mention.path, absolute, policy, within, model)
+            image = attach_image(mention.path, ctx, within=within, model=model)
             if isinstance(image, str):
                 notices.append(image)
             else:
@@ -165,13 +165,17 @@ def _is_image(path: str) -> bool:
     return is_image_name(path)
 
 
-def _image(typed: str, absolute: Path, policy: PathPolicy, within: Sequence[Path],
-           model: str) -> ImageAttachment | str:
-    """An image mention read through the guard (bytes, whole) and made ready to send; else the notice."""
+def attach_image(
+    typed: str, ctx: ToolContext, *, within: Sequence[Path] = (), model: str = ""
+) -> ImageAttachment | str:
+    """An image file (``typed`` as the user wrote it: relative to the session's folder, ``~/``, absolute) read
+    through the guard of every mention, whole, and made ready to send for ``model``; else the notice saying why
+    not. Mentions use it, and so does the TUI for a path pasted or dropped on the prompt."""
     from swebash_ai.agent.images import MAX_IMAGE_FILE, ImageRefusal, image_attachment, limits_for
     from swebash_ai.safety.unasked import read_unasked_bytes
 
-    got = read_unasked_bytes(absolute, policy, within=within, max_bytes=MAX_IMAGE_FILE)
+    absolute = _absolute(typed, ctx.cwd, ctx.path_policy)
+    got = read_unasked_bytes(absolute, ctx.path_policy, within=within, max_bytes=MAX_IMAGE_FILE)
     if isinstance(got, UnaskedRefusal):
         return f"@{typed} is not attached: {got.reason}."
     image = image_attachment(got.data, name=typed, limits=limits_for(model))
