@@ -5,6 +5,8 @@ server."""
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -67,3 +69,21 @@ def test_a_model_without_image_input_is_told_before_any_request(llm_env: FakeLLM
     assert res.returncode == 1
     assert "openai/gpt-3.5-turbo takes no images" in res.stderr.decode()
     assert llm_env.requests == []
+
+
+def test_export_sends_the_image_in_the_record_and_names_it_in_the_transcript(
+    llm_env: FakeLLMServer, run_cli: Any, workspace: Path
+) -> None:
+    data = picture("PNG", (64, 32))
+    (workspace / "shot.png").write_bytes(data)
+    llm_env.enqueue(Reply.text("A red bar."))
+    assert run_cli("-c", "describe @shot.png").returncode == 0
+    record = json.loads(run_cli("export").stdout)
+    user = record["messages"][1]
+    assert user["role"] == "user" and user["content"][0]["type"] == "text"
+    assert user["content"][1] == {"type": "image_url",
+                                  "image_url": {"url": "data:image/png;base64," + base64.b64encode(data).decode()}}
+    transcript = run_cli("export", "--format", "markdown").stdout
+    digest = hashlib.sha256(data).hexdigest()
+    assert f"*Image* shot.png: 64×32, kept as `attachments/{digest}.png` beside the session file." in transcript
+    assert base64.b64encode(data).decode()[:40] not in transcript
