@@ -165,3 +165,18 @@ async def test_a_providers_refusal_of_the_image_is_said_once_without_a_retry(
     assert isinstance(failed.error, ImageInputError)
     assert "refused the image" in failed.error.message and "takes images" in (failed.error.hint or "")
     assert len(llm_env.requests) == 1
+
+
+@pytest.mark.parametrize(("dialect", "lane", "model"), [
+    ("openai", HttpProvider, "openai/fake-model"),
+    ("openai", LiteLLMProvider, "openai/fake-model"),
+    ("anthropic", LiteLLMProvider, "anthropic/claude-sonnet-4-5"),
+], ids=["httpx", "litellm-openai", "litellm-anthropic"])
+async def test_every_lane_reports_a_refused_image_once(dialect: str, lane: type[RetryingProvider], model: str) -> None:
+    with FakeLLMServer(dialect) as server:  # type: ignore[arg-type]
+        server.enqueue(Reply.error(400, "This model does not support image input."))
+        provider = lane(model, api_base=server.base_url, api_key="sk-x", retries=3, base_delay=0, timeout=10)
+        with pytest.raises(ImageInputError) as raised:
+            await _drain(provider, _messages(_image()))
+        assert len(server.requests) == 1  # not retried: it would be refused again
+    assert "does not support image input" in raised.value.message
