@@ -272,7 +272,7 @@ def _encode(picture: Any, mime: str, quality: int = 85) -> bytes:
     elif mime == "image/webp":
         picture.save(buffer, "WEBP", quality=quality)
     else:
-        picture.save(buffer, "PNG", optimize=True)
+        picture.save(buffer, "PNG")  # optimize=True: 4x the time (240 ms for a 4K screenshot) for 2% less
     return buffer.getvalue()
 
 
