@@ -18,7 +18,6 @@ Why:
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -109,6 +108,8 @@ class ImageStore:
                 data = fh.read(_READ_CAP)
         except OSError:
             return None
+        import hashlib  # a resumed session's images only
+
         if hashlib.sha256(data).hexdigest() != digest:
             return None
         self._data[digest] = data
