@@ -1,9 +1,9 @@
 """Regenerate the reference parts of the docs from the code, so they cannot drift.
 
 ``python -m swebash_ai.docgen`` rewrites the text between ``<!-- generated:NAME -->`` and
-``<!-- end:NAME -->`` markers in docs/configuration.md (the settings table) and docs/tools.md (every tool,
-its arguments and limits), and swebash_ai/tools/schemas.py (the built-in tools' argument schemas, as data, so a
-start builds no pydantic model). Tests fail when the committed files differ from what this would write.
+``<!-- end:NAME -->`` markers in docs/configuration.md (the settings table, the ambient inputs) and docs/tools.md
+(every tool, its arguments and limits), and swebash_ai/tools/schemas.py (the built-in tools' argument schemas, as
+data, so a start builds no pydantic model). Tests fail when the committed files differ from what this would write.
 """
 
 from __future__ import annotations
@@ -70,9 +70,11 @@ def schemas_module() -> str:
 
 
 def render(name: str) -> str:
+    from swebash_ai.config.ambient import ambient_inputs_markdown
     from swebash_ai.config.settings import settings_reference_markdown
 
-    return {"settings": settings_reference_markdown, "tools": tools_reference_markdown}[name]()
+    return {"settings": settings_reference_markdown, "tools": tools_reference_markdown,
+            "ambient": ambient_inputs_markdown}[name]()
 
 
 def refresh(text: str) -> str:

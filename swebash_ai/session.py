@@ -238,7 +238,7 @@ class Session:
         if mode is None:
             return self.gate.next_mode()
         if mode not in MODES:
-            raise ConfigError(f"Unknown approval mode {mode!r} (ask, accept-edits, plan).")
+            raise ConfigError(f"Unknown approval mode {mode!r} ({', '.join(MODES)}).")
         self.gate.mode = mode
         return mode
 

@@ -13,24 +13,44 @@ order, a stale approval runs nothing) are read and changed apart from the stream
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from swebash_ai.agent.approval import Decision
+from swebash_ai.agent.approval import Approver, Decision, SessionApprovals
+from swebash_ai.agent.audit import AuditLog
+from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, ApprovalRequested
 from swebash_ai.providers.base import ToolCall
 from swebash_ai.safety.verdict import Verdict
-from swebash_ai.tools.registry import ToolResult
+from swebash_ai.tools.registry import ToolContext, ToolResult
 
-if TYPE_CHECKING:
-    from swebash_ai.agent.loop import Agent
+__all__ = ["Approving", "audit_call", "settle_ask"]
 
-__all__ = ["audit_call", "settle_ask"]
+
+class Approving(Protocol):
+    """What settling a question and writing its audit line read of the agent (:class:`~swebash_ai.agent.loop.Agent`
+    is one): this module sits below the loop, which calls it."""
+
+    @property
+    def approver(self) -> Approver: ...
+    @property
+    def session_approvals(self) -> SessionApprovals: ...
+    @property
+    def confirm(self) -> bool: ...
+    @property
+    def context(self) -> ToolContext: ...
+    @property
+    def gate(self) -> Gate: ...
+    @property
+    def approval_lock(self) -> asyncio.Lock: ...
+    @property
+    def audit(self) -> AuditLog | None: ...
 
 
 async def settle_ask(
-    agent: Agent,
+    agent: Approving,
     emit: Callable[[AgentEvent], None],
     call: ToolCall,
     tool: str,
@@ -101,7 +121,7 @@ async def settle_ask(
     return None, "user-session" if answer is Decision.ALLOW_SESSION else "user"
 
 
-def audit_call(agent: Agent, call: ToolCall, arguments: Any, decision: str, decided_by: str,
+def audit_call(agent: Approving, call: ToolCall, arguments: Any, decision: str, decided_by: str,
                result: ToolResult) -> None:
     """The audit line of a finished call (nothing without an audit log)."""
     if agent.audit is None:

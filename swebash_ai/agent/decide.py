@@ -16,7 +16,17 @@ Why a command rule matches each simple command:
     (tree-sitter-bash, the classifier's parser) and an allow needs *every* simple command covered by an
     allow rule or proven read-only by the classifier on its own. Anything the words alone do not show
     (variable assignments, expansions, command substitutions, redirections to files, ``cd``) leaves the
-    command to the classifier, which asks. Deny and ask rules match any simple command, nested ones too.
+    command to the classifier, which asks. An allow rule covers only what follows its prefix when no word
+    there makes the program run other code or write elsewhere (``git log -p --ext-diff``,
+    :func:`~swebash_ai.safety.runs.effect_option`).
+
+Why deny and ask rules match every program the command runs:
+    A rule that matched first words only was walked around by ``env touch``, ``/usr/bin/touch``,
+    ``bash -c 'touch x'``, ``find . -exec touch {} +``. They match every program
+    :func:`~swebash_ai.safety.runs.programs_run` finds (through wrappers, paths and symlinks, nested shells,
+    ``eval`` of literals, here-strings), and where a program cannot be known (``eval "$x"``, ``sh`` reading a
+    pipe, ``xargs -I{} {}``, ``python -c``) a deny or ask rule in force makes the command a *severe* ask: a
+    person answers, ``--yes`` does not.
 """
 
 from __future__ import annotations
@@ -35,8 +45,10 @@ if TYPE_CHECKING:
     from swebash_ai.config.hooks import Hook
     from swebash_ai.safety.shell_parse import ParsedCommand, SimpleCommand
 
-Mode = Literal["ask", "accept-edits", "plan"]
-MODES: tuple[Mode, ...] = ("ask", "accept-edits", "plan")
+Mode = Literal["ask", "accept-edits", "auto", "plan"]
+MODES: tuple[Mode, ...] = ("ask", "accept-edits", "auto", "plan")
+#: Modes that run what asks without a question: the session allows them only where the sandbox bounds them.
+UNASKED_MODES: frozenset[str] = frozenset({"auto"})
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 # The path policy's verdicts for a write inside the workspace to a path it does not protect: the only writes
 # accept-edits applies unasked (outside the workspace, ``.git`` and protected files keep their own verdict).
@@ -77,7 +89,7 @@ class Gate:
     """Runs one hook, returning an :class:`~swebash_ai.agent.hooks.Opinion` (the session's runner)."""
 
     def next_mode(self) -> Mode:
-        """Cycle ask -> accept-edits -> plan -> ask (the TUI's Shift+Tab)."""
+        """Cycle ask -> accept-edits -> auto -> plan -> ask (the TUI's Shift+Tab)."""
         self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
         return self.mode
 
@@ -89,8 +101,21 @@ class Gate:
                  and not (r.decision == "allow" and tool == COMMAND_TOOL)]  # commands are allowed by prefix only
         command = arguments.get("command") if tool == COMMAND_TOOL else None
         if isinstance(command, str):
-            found += command_rules(command, [r for r in rules if r.prefix is not None], proven)
+            found += command_rules(command, [r for r in rules if r.prefix is not None], proven, str(self.workspace))
         return strictest(found)
+
+    def unknown_programs(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
+        """With a deny or ask command rule in force: why the programs this command runs cannot all be known."""
+        command = arguments.get("command") if tool == COMMAND_TOOL else None
+        if not isinstance(command, str) or not any(
+                r.prefix is not None and r.decision != "allow" and r.applies_in(self.workspace)
+                for r in self.rules.rules):
+            return None
+        if _unreadable(command):
+            return "it holds control or invisible characters, so it does not read as it runs"
+        from swebash_ai.safety.runs import programs_run
+
+        return "; ".join(programs_run(command).unknowable) or None
 
     def propose(self, tool: str, arguments: Mapping[str, Any], verdict: Verdict) -> dict[str, Any] | None:
         """The rule "always allow this in this workspace" would save, or ``None`` (see :func:`propose_rule`)."""
@@ -112,6 +137,11 @@ class Gate:
             return Step(Verdict.deny(f"denied by {yours} {rule.describe()}", rule=rule.label), rule.label,
                         f"Not run: {whose(rule.origin, user=THE_USERS)} {rule.describe()} denies it. Do not "
                         "retry it; find another way or ask the user."), pinned
+        unknown = self.unknown_programs(tool, arguments)
+        if unknown is not None:  # a rule cannot see what runs: a person answers (--yes does not)
+            verdict = Verdict("ask", [f"your deny or ask rules are in force and what this command runs cannot be "
+                                      f"known: {unknown}", *verdict.reasons], "rule.unknowable", True)
+            return Step(verdict, "rule.unknowable"), True
         if rule is not None and rule.decision == "ask":
             verdict = Verdict("ask", [f"{yours} {rule.describe()} asks", *verdict.reasons], rule.label,
                               verdict.severe)
@@ -121,11 +151,17 @@ class Gate:
         if self.mode == "plan" and _refused_in_plan(tool, category, own):
             return Step(Verdict.deny("plan mode is read-only", rule="mode:plan"), "mode:plan",
                         PLAN_REFUSAL.format(what=_what(tool))), pinned
-        if (self.mode == "accept-edits" and tool in WRITE_TOOLS and own.rule in _EDIT_RULES
+        if (self.mode == "auto" and tool == COMMAND_TOOL and verdict.decision == "ask" and not pinned
+                and not verdict.severe):
+            # The command runs unasked inside the sandbox (the runner confines everything no person approved);
+            # catastrophes, persistence points and what a rule pins still ask.
+            verdict = Verdict.allow("auto mode runs it inside the sandbox", rule="mode:auto")
+            decided_by = "mode:auto"
+        if (self.mode in ("accept-edits", "auto") and tool in WRITE_TOOLS and own.rule in _EDIT_RULES
                 and verdict.decision == "ask" and not pinned and not verdict.severe
                 and not self._runs_unasked(arguments.get("path"))):
-            verdict = Verdict.allow("accept-edits mode applies edits inside the workspace", rule="mode:accept-edits")
-            decided_by = "mode:accept-edits"
+            verdict = Verdict.allow(f"{self.mode} mode applies edits inside the workspace", rule=f"mode:{self.mode}")
+            decided_by = f"mode:{self.mode}"
         return Step(verdict, decided_by), pinned
 
     async def before(
@@ -211,16 +247,23 @@ class Gate:
         return opinion
 
 
-def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str], bool]) -> list[ToolRule]:
-    """The prefix rules that speak about ``command``: every deny/ask rule matching any of its simple commands,
-    and an allow rule only when every simple command is covered by an allow rule or proven read-only
-    (``proven`` judges one simple command's text, its words as written)."""
+def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str], bool],
+                  cwd: str | None = None) -> list[ToolRule]:
+    """The prefix rules that speak about ``command``: every deny/ask rule matching any program it runs
+    (:func:`~swebash_ai.safety.runs.programs_run`), and an allow rule only when every simple command is covered
+    by an allow rule (with no effect option after its prefix) or proven read-only (``proven`` judges one simple
+    command's text, its words as written)."""
     if not rules or _unreadable(command):
         return []
+    from swebash_ai.safety.runs import effect_option, programs_run, same_program
+
+    restrictive = [r for r in rules if r.decision != "allow" and r.prefix]
+    runs = programs_run(command).runs if restrictive else ()
+    found = [r for r in restrictive if r.prefix and any(
+        same_program(run.argv[0], r.prefix[0], cwd) and r.covers_argv((r.prefix[0], *run.argv[1:])) for run in runs)]
     parsed = parse(command)
     if parsed is None:
-        return []
-    found = [r for r in rules if r.decision != "allow" and any(r.covers_argv(c.argv) for c in parsed.commands)]
+        return found
     allows = [r for r in rules if r.decision == "allow"]
     if found or not allows or parsed.problems or parsed.file_targets:
         return found
@@ -228,7 +271,8 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str
         return found
     used: list[ToolRule] = []
     for cmd in parsed.commands:
-        covering = next((r for r in allows if r.covers_argv(cmd.argv)), None)
+        covering = next((r for r in allows if r.covers_argv(cmd.argv) and r.prefix
+                         and effect_option(cmd.argv, len(r.prefix)) is None), None)
         if covering is not None:
             used.append(covering)
         elif not proven(" ".join(w.raw for w in cmd.words)):  # as written: globs stay globs for the classifier

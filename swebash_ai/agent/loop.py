@@ -83,6 +83,10 @@ LIMIT_SETTINGS: dict[str, str] = {"max_tool_calls": "max_tool_calls_per_turn", "
 """The setting that raises each limit a turn can stop at (its variable: ``SWEBASH_AI_`` + the name, upper case)."""
 
 
+#: Who may settle a question with a person's yes to this exact call (a session approval covers later calls).
+_A_PERSON = frozenset({"user", "user-session"})
+
+
 @dataclass(frozen=True)
 class LoopLimits:
     max_iterations: int = 10
@@ -477,8 +481,13 @@ class _Turn:
                                                place)
             return None if refused is None else refused.text
 
+        # Unasked never means unconfined: only a person's yes to this very call, which asked to run outside the
+        # sandbox, runs a command with all of the user's rights (the runner confines everything else).
+        person = verdict.decision == "ask" and decided_by in _A_PERSON and agent.approver.interactive
         call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
                                        approved=verdict.decision == "ask", ask=ask_more,
+                                       unasked_change=own.decision == "ask" and verdict.decision == "allow",
+                                       unconfined=person and getattr(args, "sandbox", True) is False,
                                        call_id=call.id, ask_user=self._asker(place))
         place.settled()  # it runs now: later calls may ask
         result = await _without_secrets(await tool.invoke(call_ctx, args))
@@ -493,7 +502,8 @@ class _Turn:
         gate = self.agent.gate
         if gate.matching("before_tool", tool, arguments):
             return None
-        if own.decision == "allow" and gate.rule_for(tool, arguments, self._proven) is None:
+        if (own.decision == "allow" and gate.rule_for(tool, arguments, self._proven) is None
+                and gate.unknown_programs(tool, arguments) is None):
             return "policy"
         step, _pinned = gate.settle(tool, category, arguments, own, self._proven)
         return "decided" if step.verdict.decision == "allow" else None

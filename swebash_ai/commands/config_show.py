@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from swebash_ai.config.ambient import NetworkRoute
     from swebash_ai.config.settings import LoadedSettings
     from swebash_ai.providers import ProviderChoice
 
@@ -35,6 +36,8 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
         key = (f"key {mask_secret(choice.api_key)} from {_key_source(loaded, choice)}" if choice.api_key
                else "no key")
         print(f"provider:    {choice.model} via {client}{where}, {key} (because {choice.reason})", file=out)
+        for line in provider_route(loaded, choice).lines():
+            print(f"  {line}", file=out)
     print("", file=out)
     names = list(Settings.model_fields)
     width = max(len(n) for n in names)
@@ -43,6 +46,25 @@ def print_config(loaded: LoadedSettings, out: TextIO | None = None) -> None:
     print(f"{'setting'.ljust(width)}  {'value'.ljust(vwidth)}  source", file=out)
     for name, value, source in rows:
         print(f"{name.ljust(width)}  {value.ljust(vwidth)}  {source}", file=out)
+
+
+def provider_route(loaded: LoadedSettings, choice: ProviderChoice) -> NetworkRoute:
+    """Where the chosen provider's requests go, through which proxy, trusting which certificates, with sources."""
+    from swebash_ai.config.ambient import network_route
+
+    if not choice.api_base:
+        source = "-"
+    elif loaded.settings.api_base == choice.api_base:
+        source = loaded.source_of("api_base")
+    else:
+        source = choice.reason
+    try:
+        import certifi
+
+        store = certifi.where()
+    except ImportError:  # pragma: no cover - httpx brings certifi
+        store = "certifi"
+    return network_route(choice.model, choice.api_base, source, choice.via_litellm, certifi_path=store)
 
 
 def _key_source(loaded: LoadedSettings, choice: ProviderChoice) -> str:

@@ -208,6 +208,15 @@ def _provider_checks(loaded: LoadedSettings, timeout: float) -> list[Check]:
     via = "litellm" if choice.via_litellm else "the OpenAI-compatible client"
     found = [Check("provider", "ok", f"{choice.model} via {via}" + (f" at {choice.api_base}" if choice.api_base
                                                                      else "") + f" (because {choice.reason})")]
+    from swebash_ai.commands.config_show import provider_route
+
+    route = provider_route(loaded, choice)
+    off = route.ca_bundle.value.endswith("OFF")
+    found.append(Check("route", "warn" if off else "ok",
+                       "; ".join(f"{name} {o.value} ({o.source})" for name, o in
+                                 (("address", route.address), ("proxy", route.proxy), ("CA", route.ca_bundle))),
+                       "Certificate checks are off: anyone on the network path can read your prompts and key."
+                       if off else ""))
     key = _key_check(choice)
     found.append(key)
     if key.status == "fail":
@@ -270,8 +279,9 @@ def _reachability_check(choice: ProviderChoice, timeout: float) -> Check:
 def _tools_check(choice: ProviderChoice, loaded: LoadedSettings, timeout: float) -> Check:
     if choice.via_litellm:
         try:
-            import litellm
+            from swebash_ai.providers.litellm_provider import import_litellm
 
+            litellm = import_litellm()  # never a bare import: that one would load a .env file
             supported = bool(litellm.supports_function_calling(model=choice.model))
         except Exception as exc:
             return Check("tool calling", "warn", f"unknown for {choice.model} ({type(exc).__name__})",

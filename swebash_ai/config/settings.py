@@ -124,9 +124,11 @@ class Settings(BaseModel):
     """Ask before anything a policy flags. ``false`` runs flagged calls without asking, but never what the
     policy always denies."""
 
-    approval_mode: Literal["ask", "accept-edits", "plan"] = "ask"
+    approval_mode: Literal["ask", "accept-edits", "auto", "plan"] = "ask"
     """How much runs without a question. ``ask``: what the policy flags asks. ``accept-edits``: writes and
-    edits inside the workspace apply without asking (diff shown, undo works); commands unchanged.
+    edits inside the workspace apply without asking (diff shown, undo works); commands unchanged. ``auto``:
+    as accept-edits, and commands the policy would ask about run without a question inside the sandbox
+    (snapshotted first, so undo reverts them); needs a sandbox backend.
     ``plan``: read-only: writes and every command not proven read-only are refused, even with ``--yes``.
     What the policy always denies never runs in any mode. See docs/approvals.md."""
 

@@ -115,10 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "a fetch of a URL the model made up; what policy always denies, "
                         "and catastrophes such as deleting your home directory, still never run); without a "
                         "terminal and without --yes they are denied")
-    parser.add_argument("--approval-mode", choices=("ask", "accept-edits", "plan"), metavar="MODE",
+    parser.add_argument("--approval-mode", choices=("ask", "accept-edits", "auto", "plan"), metavar="MODE",
                         help="ask (default): ask before what the policy flags; accept-edits: writes and edits "
-                        "inside the workspace apply without asking; plan: read-only, writes and commands not "
-                        "proven read-only are refused (even with --yes). See docs/approvals.md")
+                        "inside the workspace apply without asking; auto: that, and commands run without a "
+                        "question inside the sandbox (the workspace writable, secrets hidden, no network; "
+                        "catastrophes still ask; needs a sandbox backend: `swebash-ai sandbox --show`); plan: "
+                        "read-only, writes and commands not proven read-only are refused (even with --yes). "
+                        "See docs/approvals.md")
     parser.add_argument("-s", "--shell", action="store_true",
                         help="with -c: print one command for your shell that does what the words ask, on one "
                         "line, without running it (the model may only use read-only tools); exit 1 when no "

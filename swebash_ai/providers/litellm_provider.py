@@ -1,7 +1,9 @@
 """Every provider that is not OpenAI-compatible (Anthropic, Gemini, Ollama native, Bedrock...) via litellm.
 
 The only module that imports litellm, and only when a request is made: the import costs seconds. Before it,
-``LITELLM_LOCAL_MODEL_COST_MAP`` keeps litellm from fetching a price list over the network, and after it
+``LITELLM_LOCAL_MODEL_COST_MAP`` keeps litellm from fetching a price list over the network and
+``LITELLM_MODE=PRODUCTION`` from loading a ``.env`` file into the environment (see
+:mod:`swebash_ai.config.ambient`), and after it
 ``suppress_debug_info`` keeps it from printing to stdout (which is the answer in one-shot mode). litellm's
 own retries are off; :class:`RetryingProvider` does them once.
 
@@ -14,12 +16,12 @@ as an empty stream; its first words are not kept by litellm, its content type is
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from swebash_ai import errors
+from swebash_ai.config.ambient import litellm_import_environment
 from swebash_ai.providers.base import (
     Chunk,
     EndpointProvider,
@@ -35,9 +37,7 @@ _lock = threading.Lock()
 
 def import_litellm() -> Any:
     """Import and quiet litellm (idempotent, thread-safe: the TUI preloads it in a background thread)."""
-    with _lock:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        os.environ.setdefault("LITELLM_TELEMETRY", "False")
+    with _lock, litellm_import_environment():
         import litellm
 
         litellm.suppress_debug_info = True

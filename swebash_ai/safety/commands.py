@@ -68,9 +68,34 @@ class CommandPolicy:
     def assess(self, command: str, cwd: str | None = None) -> Verdict:
         """Allow, ask or deny ``command`` run in ``cwd`` (default: the first workspace root)."""
         try:
-            return self._assess(command, cwd or str(self.paths.roots[0]), 0)
+            where = cwd or str(self.paths.roots[0])
+            verdict = self._assess(command, where, 0)
+            if verdict.decision == "ask" and not verdict.severe:
+                point = self._persistence(command, where)
+                if point:  # floor: a person answers, whatever a rule, mode, hook or --yes says
+                    return Verdict("ask", [point, *verdict.reasons], verdict.rule, severe=True)
+            return verdict
         except Exception as e:  # a policy never raises: an unexpected failure asks
             return Verdict.ask(f"could not check this command ({type(e).__name__}: {e})", rule="command.error")
+
+    def _persistence(self, command: str, cwd: str) -> str | None:
+        """A command not proven read-only that names a persistence point, or is a program that installs one."""
+        from swebash_ai.safety.persistence import persistence_program, persistence_words
+        from swebash_ai.safety.runs import programs_run
+
+        runs = programs_run(command)
+        targets = [w.text for text in runs.scripts for w, op in getattr(parse(text), "file_targets", [])
+                   if op == "write"]
+        home, workspace = str(self.paths.home), str(self.paths.roots[0])
+        for run in runs.runs:
+            name = os.path.basename(run.argv[0])
+            check = check_allowed(name, list(run.argv[1:])) if name == run.argv[0] else None
+            if check is not None and not check.problems:
+                continue  # proven to only read its operands (``cat ~/.bashrc``)
+            reason = persistence_program(run.argv) or persistence_words(run.argv[1:], cwd, home, workspace)
+            if reason:
+                return reason
+        return persistence_words(targets, cwd, home, workspace)
 
     def session_key(self, command: str) -> str | None:
         """JSON argv of one plain literal simple command, else ``None`` (never covers a compound)."""

@@ -423,6 +423,12 @@ class PathPolicy:
                 f"writing inside a .git directory is not allowed (it can install hooks that run code): {resolved}",
                 rule="path.git_write",
             )
+        if op == "write":
+            from swebash_ai.safety.persistence import persistence_reason
+
+            point = persistence_reason(str(lexical), "/", str(self.home), str(self.roots[0]))
+            if point:  # floor: a person answers, whatever a rule, mode, hook or --yes says
+                return Verdict("ask", [point], rule="path.persistence", severe=True)
         if self.in_workspace(resolved):
             if op == "write":
                 return Verdict.ask(f"writes inside the workspace: {resolved}", rule="path.write")

@@ -7,7 +7,7 @@ Contract:
     integer literal, an operator that neither assigns nor changes a variable, or the name of a loop variable
     bound to integer literals only (``is_integer_var``).  :data:`PLACEHOLDER` is the text a proven ``$((...))``
     stands for while the policy judges the command: bash puts an integer there, never a path or code.
-    :func:`join_touching` and :func:`unescape_double_quoted` give the text bash makes of a word.
+    :func:`unescape_double_quoted` gives the text bash makes of a double-quoted string.
 
 Why:
     Bash evaluates arithmetic recursively: a name's value is itself evaluated as an expression, and an array
@@ -27,15 +27,11 @@ Pure: standard library only.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from swebash_ai.safety.shell_parse import Word
-
-__all__ = ["PLACEHOLDER", "arith_problem", "heredoc_problem", "join_touching", "unescape_double_quoted"]
+__all__ = ["PLACEHOLDER", "arith_problem", "heredoc_problem", "unescape_double_quoted"]
 
 PLACEHOLDER = "7000000001"  # an integer no one writes by hand: where it lands in argv is checked
 _TOKEN = re.compile(
@@ -122,25 +118,3 @@ def unescape_double_quoted(s: str) -> str:
         out.append(s[i])
         i += 1
     return "".join(out)
-
-
-def join_touching(items: list[tuple[Any, Word]]) -> list[Word]:
-    """Nodes with no blank between them are one shell word, whatever the parser made of them.
-
-    tree-sitter-bash sometimes ends a word early and starts a sibling at the very next byte (``.[^\\a]\\n\\v``
-    comes out as ``.[^\\a]`` and ``\\n\\v``); bash reads one word, ``.[^a]nv``, which globs to ``.env``.
-    """
-    words: list[Word] = []
-    end = -1
-    for node, w in items:
-        if words and node.start_byte == end:
-            prev = words[-1]
-            words[-1] = dataclasses.replace(
-                prev, text=prev.text + w.text, raw=prev.raw + w.raw, literal=prev.literal and w.literal,
-                glob=prev.glob or w.glob, escaped=prev.escaped or w.escaped,
-                refs=prev.refs + w.refs, split=prev.split or w.split, arith=prev.arith or w.arith,
-            )
-        else:
-            words.append(w)
-        end = node.end_byte
-    return words

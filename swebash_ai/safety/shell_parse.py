@@ -9,7 +9,7 @@ Why:
     The policy must judge the words bash will run, so this walker reads tree-sitter-bash's tree the way bash
     reads the text, and says so wherever the two differ: ``[ a > b ]`` is a redirection for bash and a
     comparison for the parser, ``$"x"`` drops its ``$``, a word the parser ends early is one word for bash
-    (:func:`~swebash_ai.safety.shell_literals.join_touching`).  Kept apart from
+    (:func:`~swebash_ai.safety.shell_words.join_touching`).  Kept apart from
     :mod:`swebash_ai.safety.commands` (which judges what was parsed) so each stays readable.
 
     Compound commands are walked, not refused, in the forms the policy proves: ``if``/``while``/``case`` as
@@ -26,13 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from swebash_ai.safety.shell_literals import (
-    PLACEHOLDER,
-    arith_problem,
-    heredoc_problem,
-    join_touching,
-    unescape_double_quoted,
-)
+from swebash_ai.safety.shell_literals import PLACEHOLDER, arith_problem, heredoc_problem, unescape_double_quoted
+from swebash_ai.safety.shell_words import Word, join_touching
 
 __all__ = ["CONTROL_RE", "Binding", "ParsedCommand", "SimpleCommand", "Word", "parse", "ref_text"]
 
@@ -48,29 +43,6 @@ def _get_parser() -> Any:
 
         _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
     return _parser
-
-
-@dataclass(frozen=True)
-class Word:
-    """One shell word after quote removal.
-
-    ``literal``: no expansion of any kind; ``glob``: unquoted ``*?[``; ``tilde``: an unquoted leading
-    ``~`` the shell will expand; ``escaped``: written with a backslash.  ``refs``: the ``for`` variables it
-    expands (:class:`Binding` indexes; ``text`` holds :func:`ref_text` where each stands, and the word is not
-    ``literal`` until the policy substitutes each value); ``split``: one of them is unquoted (bash splits and
-    globs its value); ``arith``: it holds a proven ``$((...))``, whose integer ``text`` shows as
-    :data:`~swebash_ai.safety.shell_literals.PLACEHOLDER`.
-    """
-
-    text: str
-    raw: str
-    literal: bool = True
-    glob: bool = False
-    tilde: bool = False
-    escaped: bool = False
-    refs: tuple[int, ...] = ()
-    split: bool = False
-    arith: bool = False
 
 
 @dataclass(frozen=True)

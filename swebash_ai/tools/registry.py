@@ -149,6 +149,13 @@ class ToolContext:
     approved: bool = False
     """The policy asked and this call was approved (by the user, an allow-for-session, ``--yes`` or
     confirmations turned off), as opposed to allowed by a rule. Set per call by the loop."""
+    unasked_change: bool = False
+    """The policy asked and no question settled it: a rule, a hook or the mode allowed it (auto mode's
+    commands). A command run so is snapshotted first, as an approved one is. Set per call by the loop."""
+    unconfined: bool = False
+    """A person said yes to this exact call, and the call asked to run outside the sandbox (``run_command``
+    with ``sandbox=false``): the only way a command runs with all of the user's rights where a sandbox
+    backend exists. Set per call by the loop."""
     provenance: Provenance = field(default_factory=Provenance)
     """URLs of this session the model did not make up (the user's messages, search results, links on pages
     fetched by provenance or with approval); ``fetch_url`` runs unasked on these. Fed by the loop and the web

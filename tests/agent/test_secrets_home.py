@@ -217,12 +217,12 @@ async def test_a_web_result_is_masked_like_every_tool_result(llm_env: FakeLLMSer
 async def test_a_mask_written_back_is_refused_and_the_secret_kept(llm_env: FakeLLMServer, home: Path) -> None:
     """The model saw ``[masked:...]``; writing what it saw would replace the user's key with the placeholder."""
     key = "sk-ant-api03-" + rand(90)
-    rc = home / ".bashrc"
+    rc = home / "keys.sh"  # not ~/.bashrc: a write there asks a person first (persistence point)
     rc.write_text(f"export ANTHROPIC_API_KEY={key}\n")
     seen = "export ANTHROPIC_API_KEY=[masked:anthropic-key]\n"
     llm_env.enqueue(
-        Reply.tool_calls([("write_file", {"path": ".bashrc", "content": seen + "alias ll='ls -l'\n"}, "w"),
-                          ("edit_file", {"path": ".bashrc", "old": "export", "new": "# " + seen}, "e")]),
+        Reply.tool_calls([("write_file", {"path": "keys.sh", "content": seen + "alias ll='ls -l'\n"}, "w"),
+                          ("edit_file", {"path": "keys.sh", "old": "export", "new": "# " + seen}, "e")]),
         Reply.text("ok"),
     )
     session = Session(load_settings(), approver=AllowApprover(), cwd=home, probe_ollama=False)

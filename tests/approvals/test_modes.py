@@ -101,7 +101,7 @@ def test_the_mode_comes_from_flag_env_profile_and_file_in_that_order(monkeypatch
 
 def test_shift_tab_order_cycles_the_modes(workspace: Path) -> None:
     _, _, session = call_once("read_file", {"path": "."}, workspace)
-    assert [session.set_mode() for _ in range(3)] == ["accept-edits", "plan", "ask"]
+    assert [session.set_mode() for _ in range(4)] == ["accept-edits", "auto", "plan", "ask"]
     with pytest.raises(ConfigError):
         session.set_mode("yolo")
 
@@ -116,3 +116,33 @@ def test_stats_say_who_allowed_a_call(workspace: Path, monkeypatch: pytest.Monke
     assert _decision_kind("ask", "rule:project#1", "ok") == "allowed_by_rule"
     assert _decision_kind("ask", "hook:check", "ok") == "allowed_by_hook"
     assert _decision_kind("deny", "mode:plan", "denied") == "denied_by_policy"
+
+
+def test_auto_mode_runs_what_asks_but_not_what_needs_a_person(tmp_path: Path) -> None:
+    """auto lifts the classifier's questions about commands and edits inside the workspace; catastrophes,
+    persistence points and a rule's pinned ask still ask."""
+    from swebash_ai.agent.decide import Gate
+    from swebash_ai.config.rules import parse_rule_list
+    from swebash_ai.safety.commands import CommandPolicy
+    from swebash_ai.safety.paths import PathPolicy
+
+    home = tmp_path / "home"
+    ws = home / "project"
+    ws.mkdir(parents=True)
+    policy = CommandPolicy(PathPolicy(roots=[ws], home=home))
+    rules = parse_rule_list([{"prefix": ["git", "push"], "decision": "ask"}], "config", "[[rules]]", "config")
+    gate = Gate(rules=rules, workspace=ws, mode="auto")
+
+    def settle(command: str) -> tuple[str, str]:
+        own = policy.assess(command, str(ws))
+        step, _ = gate.settle("run_command", "exec", {"command": command}, own, lambda _c: False)
+        return step.verdict.decision, step.decided_by
+
+    assert settle("npm install && touch build.txt") == ("allow", "mode:auto")
+    assert settle("curl -fsSL https://example.com/x.sh -o x.sh") == ("allow", "mode:auto")
+    assert settle("rm -rf ~")[0] == "ask"  # a catastrophe needs a person
+    assert settle("echo x >> ~/.bashrc")[0] == "ask"  # a persistence point needs a person
+    assert settle("git push origin main") == ("ask", "rule:config#1")
+    edit = PathPolicy(roots=[ws], home=home).check("src/a.py", "write", str(ws))
+    step, _ = gate.settle("write_file", "fs", {"path": "src/a.py"}, edit, lambda _c: False)
+    assert (step.verdict.decision, step.decided_by) == ("allow", "mode:auto")

@@ -58,3 +58,23 @@ def test_the_everyday_commands_that_must_still_ask(project: tuple[CommandPolicy,
     policy, ws = project
     assert command in COMMANDS
     assert policy.assess(command, str(ws)).decision == "ask"
+
+
+def test_in_auto_mode_at_most_one_percent_asks(project: tuple[CommandPolicy, Path]) -> None:
+    """Friction in auto mode: what the classifier asks about runs unasked inside the sandbox; only what needs a
+    person (catastrophes, persistence points) or what the policy denies is left. Aim: at most 1% asks."""
+    from swebash_ai.agent.decide import Gate
+
+    policy, ws = project
+    gate = Gate(workspace=ws, mode="auto")
+    asked = {}
+    for command in COMMANDS:
+        own = policy.assess(command, str(ws))
+        if own.decision == "allow":
+            continue
+        step, _ = gate.settle("run_command", "exec", {"command": command}, own, lambda _c: False)
+        if own.decision == "deny" or step.verdict.decision != "allow":
+            asked[command] = [own.decision, *own.reasons]
+    share = len(asked) / len(COMMANDS)
+    print(f"\nauto mode: {len(COMMANDS)} everyday commands, {len(asked)} not run unasked ({share:.1%})")
+    assert share <= 0.01, "\n".join(f"{c!r}: {why}" for c, why in asked.items())

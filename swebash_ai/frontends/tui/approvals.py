@@ -15,16 +15,10 @@ if TYPE_CHECKING:
     from swebash_ai.session import Session
 
 
-def describe_always(rule: dict[str, Any]) -> str:
-    """What "always allow" saves, as the dialog shows it before saving."""
-    where = ", ".join(rule.get("workspaces", [])) or "everywhere"
-    if "prefix" in rule:
-        return f"allow `{' '.join(rule['prefix'])}` (and what follows) in {where}"
-    return f"allow {rule.get('tool')} in {where}"
-
-
 def save_always(app: Any, session: Session, request: ApprovalRequest) -> None:
     """The user chose "always allow this in this workspace": save the rule the dialog showed."""
+    from swebash_ai.frontends.tui.screens.confirm import describe_always  # the dialog is loaded: it just answered
+
     if request.always is None:
         return
     try:
@@ -48,6 +42,7 @@ def cycle_mode(app: Any) -> None:
     app.status.set_mode(mode)
     hint = {"ask": "asks before what the policy flags",
             "accept-edits": "edits inside the workspace apply without asking",
+            "auto": "commands run unasked inside the sandbox; edits apply; catastrophes still ask",
             "plan": "read-only: writes and commands not proven read-only are refused"}[mode]
     app.notify(f"{mode} mode: {hint}", timeout=3)
 

@@ -36,7 +36,7 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("PageUp / PageDown", "scroll the chat (earlier messages: Enter on the line at its top)"),
     ("Tab", "complete a slash command or an @path"),
     ("Ctrl+G", "after a turn stopped at its tool limit: go on with a fresh budget"),
-    ("Shift+Tab", "next approval mode: ask, accept-edits, plan (the status bar shows it)"),
+    ("Shift+Tab", "next approval mode: ask, accept-edits, auto, plan (the status bar shows it)"),
     ("Esc / Ctrl+C", "cancel the running turn"),
     ("Ctrl+C twice", "quit (on an idle prompt)"),
     ("Ctrl+L", "clear the screen"),

@@ -1,26 +1,41 @@
 """What the app does when no provider is configured: the setup screen (at start, ``/login``, or when a question
 comes without a provider), and the one-line notice, said once, that names ``/login``.
 
-Apart from ``controller.py`` so each stays small; the controller owns one :class:`ProviderSetup`.
+Apart from ``controller.py`` so each stays small; the controller owns one :class:`ProviderSetup` and meets
+:class:`SetupHost`, so this module sits below it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from swebash_ai.commands.setup_flow import Saved
-    from swebash_ai.frontends.tui.controller import Controller
+    from swebash_ai.frontends.tui.host import ControllerHost
+    from swebash_ai.frontends.tui.session_switch import SessionSwitch
     from swebash_ai.providers import OllamaOffer
     from swebash_ai.session import Session
 
 NO_PROVIDER_NOTICE = "No model provider is configured: /login sets one up (!command works without one)."
 
 
+class SetupHost(Protocol):
+    """What the setup uses of its owner (:class:`~swebash_ai.frontends.tui.controller.Controller`): the app, the
+    switch to the saved provider, and a turn for the question that waited for it."""
+
+    @property
+    def app(self) -> ControllerHost: ...
+
+    @property
+    def switch(self) -> SessionSwitch: ...
+
+    def start_turn(self, text: str, *, shell: bool, prepare: bool = True) -> None: ...
+
+
 class ProviderSetup:
     """Opens the setup screen and switches the session to what it saved."""
 
-    def __init__(self, controller: Controller) -> None:
+    def __init__(self, controller: SetupHost) -> None:
         self.controller = controller
         self.told = False
         self.is_open = False

@@ -3,27 +3,50 @@
 
 A switch builds a new :class:`~swebash_ai.session.Session` from new settings in a thread and keeps what the
 user chose for this conversation: the conversation itself, its background processes and the approval mode in
-force. Kept apart from the controller, which dispatches these commands here.
+force. Kept apart from the controller, which dispatches these commands here and meets :class:`SwitchHost`, so
+this module sits below it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from swebash_ai.frontends.tui.controller import Controller
     from swebash_ai.frontends.tui.host import ControllerHost
+    from swebash_ai.providers import OllamaOffer
     from swebash_ai.session import Session
 
 log = logging.getLogger(__name__)
 
 
+class SwitchHost(Protocol):
+    """What a switch uses of its owner (:class:`~swebash_ai.frontends.tui.controller.Controller`): the app, the
+    session once it is ready, and how the screen shows a session (its conversation, notices, provider, setup)."""
+
+    @property
+    def app(self) -> ControllerHost: ...
+
+    async def ready_session(self) -> Session | None: ...
+
+    async def clear_screen(self) -> None: ...
+
+    def render_conversation(self, session: Session) -> None: ...
+
+    def show_notices(self, session: Session | None) -> None: ...
+
+    def show_provider(self, session: Session, offer: OllamaOffer | None = None, *, starting: bool = False) -> None: ...
+
+    def open_setup(self, *, offer: OllamaOffer | None = None, reason: str = "", pending: str | None = None) -> None: ...
+
+    async def start_mcp(self, session: Session) -> None: ...
+
+
 class SessionSwitch:
     """The slash commands that replace the session or its conversation."""
 
-    def __init__(self, controller: Controller) -> None:
+    def __init__(self, controller: SwitchHost) -> None:
         self.controller = controller
 
     @property

@@ -30,6 +30,14 @@ from swebash_ai.safety.terminal_text import marked_note, safe
 Explainer = Callable[[ApprovalRequest], Awaitable[str]]
 
 
+def describe_always(rule: dict[str, Any]) -> str:
+    """What "always allow" saves, as the dialog shows it before saving."""
+    where = ", ".join(rule.get("workspaces", [])) or "everywhere"
+    if "prefix" in rule:
+        return f"allow `{' '.join(rule['prefix'])}` (and what follows) in {where}"
+    return f"allow {rule.get('tool')} in {where}"
+
+
 def looks_like_diff(text: str) -> bool:
     lines = text.splitlines()
     return any(line.startswith("@@") for line in lines) or (
@@ -123,8 +131,6 @@ class ConfirmScreen(ModalScreen[Decision]):
             yield Static(Content.assemble(("in ", "dim"), shown(req.cwd)), id="confirm-cwd")
             yield Static(styled("\n".join(f"• {r}" for r in reasons)), id="confirm-reasons")
             if req.always is not None:
-                from swebash_ai.frontends.tui.approvals import describe_always
-
                 yield Static(Content.assemble(("w saves a rule: ", "dim"), safe(describe_always(req.always),
                                                                                  visible=True)), id="confirm-always")
             yield self.explanation

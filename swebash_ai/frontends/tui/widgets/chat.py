@@ -18,7 +18,7 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
 from swebash_ai.frontends.tui.commands import help_text
-from swebash_ai.frontends.tui.widgets.earlier import MOUNTED_CHAPTERS, SHOW_MORE, Blueprint, EarlierMessages, blueprint
+from swebash_ai.frontends.tui.widgets.earlier import MOUNTED_CHAPTERS, SHOW_MORE, Blueprint, EarlierMessages
 from swebash_ai.frontends.tui.widgets.stream import ReplyStream
 from swebash_ai.safety.terminal_text import removed_note, safe
 
@@ -64,6 +64,25 @@ class HelpMessage(InfoMessage):
 
     def render(self) -> Content:
         return Content(help_text(self.content_region.width or 100, self.custom, self.notes))
+
+
+def blueprint(widget: Widget) -> Blueprint | None:
+    """How to build ``widget`` again, or ``None`` for a kind of message that cannot be stored."""
+    from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
+
+    classes = " ".join(sorted(widget.classes))
+    if isinstance(widget, HelpMessage):
+        custom, notes = widget.custom, widget.notes
+        return lambda: HelpMessage(custom, notes)
+    if isinstance(widget, AssistantMessage):
+        source = widget.source
+        return lambda: AssistantMessage(source, classes=classes)
+    kind = type(widget)
+    if kind in (UserMessage, NoticeMessage, ErrorMessage, InfoMessage):
+        assert isinstance(widget, Static)
+        content = widget.content
+        return lambda: kind(content, classes=classes)
+    return None
 
 
 class Chapter(Widget):

@@ -1,9 +1,10 @@
-"""The chat's oldest messages kept as blueprints, not widgets, behind an "earlier messages" line.
+"""The line that stands for the chat's oldest messages, kept as blueprints, not widgets.
 
 Folding and shelving (see :class:`~swebash_ai.frontends.tui.widgets.chat.Chapter`) keep a long conversation's layout
 passes short, but every message stays a widget: memory and the DOM grew with every turn of a long session
 (about one widget per message). Beyond :data:`MOUNTED_CHAPTERS` chapters, the oldest chapter's messages are
-turned into blueprints (how to build each one again: its class and text) and the chapter is removed; the
+turned into blueprints (how to build each one again: its class and text, see
+:func:`~swebash_ai.frontends.tui.widgets.chat.blueprint`) and the chapter is removed; the
 line at the top says how many messages wait there, and Enter on it (or a click) mounts the newest of them
 again, :data:`SHOW_MORE` chapters at a time. Chapters are only stored while the view follows the end of the
 conversation (nothing moves under the reader's eyes) or before anything is drawn (a resumed session).
@@ -24,26 +25,6 @@ SHOW_MORE = 5
 """Chapters mounted again per Enter (or click) on the "earlier messages" line."""
 
 Blueprint = Callable[[], Widget]
-
-
-def blueprint(widget: Widget) -> Blueprint | None:
-    """How to build ``widget`` again, or ``None`` for a kind of message that cannot be stored."""
-    from swebash_ai.frontends.tui.widgets.chat import ErrorMessage, HelpMessage, InfoMessage, NoticeMessage, UserMessage
-    from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
-
-    classes = " ".join(sorted(widget.classes))
-    if isinstance(widget, HelpMessage):
-        custom, notes = widget.custom, widget.notes
-        return lambda: HelpMessage(custom, notes)
-    if isinstance(widget, AssistantMessage):
-        source = widget.source
-        return lambda: AssistantMessage(source, classes=classes)
-    kind = type(widget)
-    if kind in (UserMessage, NoticeMessage, ErrorMessage, InfoMessage):
-        assert isinstance(widget, Static)
-        content = widget.content
-        return lambda: kind(content, classes=classes)
-    return None
 
 
 class EarlierLine(Static, can_focus=True):

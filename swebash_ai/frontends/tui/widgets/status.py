@@ -17,7 +17,8 @@ from swebash_ai.safety.terminal_text import safe
 from swebash_ai.storage.locations import short_path
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-_MODE_STYLE = {"ask": "$text-muted", "accept-edits": "$text-warning bold", "plan": "$text-accent bold"}
+_MODE_STYLE = {"ask": "$text-muted", "accept-edits": "$text-warning bold", "auto": "$text-error bold",
+               "plan": "$text-accent bold"}
 
 
 def format_tokens(count: int) -> str:
@@ -57,7 +58,7 @@ class StatusBar(Static):
         self.render_status()
 
     def set_mode(self, mode: str) -> None:
-        """The approval mode (ask, accept-edits, plan): always on show, since it decides what runs unasked."""
+        """The approval mode (ask, accept-edits, auto, plan): always on show, since it decides what runs unasked."""
         self.mode = safe(mode, visible=True)
         self.render_status()
 

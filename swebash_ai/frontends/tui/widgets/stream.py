@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
@@ -28,7 +28,10 @@ from swebash_ai.frontends.tui.input_first import yield_to_input
 from swebash_ai.safety.terminal_text import StreamSanitizer
 
 if TYPE_CHECKING:
-    from swebash_ai.frontends.tui.widgets.chat import ChatPane
+    from textual.app import App
+    from textual.timer import TimerCallback
+    from textual.widget import AwaitMount
+
     from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 
 FLUSH_INTERVAL = 0.2
@@ -126,6 +129,20 @@ def wrap_plain(text: str, width: int) -> list[str]:
     return lines
 
 
+class ReplyPane(Protocol):
+    """Where a reply is shown (:class:`~swebash_ai.frontends.tui.widgets.chat.ChatPane` is one): its segments are
+    appended as the pane's messages, the plain tail is mounted below them, and the flushes run on its timers."""
+
+    @property
+    def app(self) -> App[object]: ...
+
+    def set_timer(self, delay: float, callback: TimerCallback | None = None) -> Timer: ...
+
+    def append(self, widget: Widget) -> AwaitMount: ...
+
+    def mount(self, *widgets: Widget) -> AwaitMount: ...
+
+
 class ReplyStream:
     """One assistant reply being streamed.
 
@@ -134,7 +151,7 @@ class ReplyStream:
     block is shown as plain text in a :class:`ReplyTail` below them.
     """
 
-    def __init__(self, pane: ChatPane) -> None:
+    def __init__(self, pane: ReplyPane) -> None:
         self.pane = pane
         self.segments: list[AssistantMessage] = []
         self.sanitiser = StreamSanitizer()  # a sequence may be cut between two deltas
