@@ -268,8 +268,8 @@ class Controller:
                 return
             if not shell and not session.has_provider:
                 # The question waits for a provider: the setup screen, then it is asked.
-                self.open_setup(reason="Choose a provider, and your question is asked right after.",
-                                pending=text)
+                self.provider_setup.open(reason="Choose a provider, and your question is asked right after.",
+                                         pending=text, images=images)
                 return
             if prepare and not shell:  # /NAME expanded, @path attached: read through the path guard
                 from swebash_ai.frontends.tui.user_input import BUILTINS, show_prepared
