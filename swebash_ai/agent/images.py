@@ -234,13 +234,14 @@ def _downscaled(data: bytes, mime: str, name: str, size: tuple[int, int],
     over = (f"it is {size[0]}×{size[1]} pixels and {_human(len(data))}, over {limits.provider}'s "
             f"{limits.max_side} pixels a side or {_human(limits.max_bytes)}")
     try:
-        from PIL import Image  # a few MB of C extension: loaded for an image that needs downscaling, never before
+        from PIL import Image, ImageOps  # a few MB of C extension: loaded for an image to downscale, never before
     except ImportError:
         return ImageRefusal(name, f"{over}, and Pillow (which downscales it) is not installed: "
                                   "pip install pillow, or attach a smaller image")
     try:
         with Image.open(io.BytesIO(data)) as opened:
             picture = opened.convert("RGBA") if opened.mode in ("P", "PA", "LA", "I", "I;16", "F") else opened.copy()
+            picture = ImageOps.exif_transpose(picture)  # a phone photo upright: its EXIF turn is lost on re-encoding
         picture.thumbnail((limits.max_side, limits.max_side), Image.Resampling.LANCZOS)
         # GIF goes out as PNG: its palette would band a downscaled screenshot, and only the first frame is kept
         kept = "image/png" if mime == "image/gif" else mime

@@ -98,3 +98,13 @@ def test_a_pixel_bomb_is_refused_from_its_header_before_any_decoding(monkeypatch
 def test_a_broken_header_is_refused() -> None:
     got = image_attachment(b"\x89PNG\r\n\x1a\n" + b"\x00" * 10, name="cut.png")
     assert isinstance(got, ImageRefusal) and "header" in got.reason
+
+
+def test_a_rotated_photo_is_downscaled_upright() -> None:
+    exif = Image.Exif()
+    exif[0x0112] = 6  # orientation: the camera was turned; a viewer rotates the picture 90 degrees
+    buffer = io.BytesIO()
+    Image.new("RGB", (4000, 3000), (10, 200, 10)).save(buffer, "JPEG", exif=exif.tobytes())
+    got = image_attachment(buffer.getvalue(), name="photo.jpg", limits=limits_for("openai/gpt-4.1"))
+    assert isinstance(got, ImageAttachment)
+    assert (got.width, got.height) == (1536, 2048)  # portrait, as the viewer shows it
