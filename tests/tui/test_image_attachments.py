@@ -145,3 +145,20 @@ async def test_ctrl_v_without_a_clipboard_program_says_so(llm_env: FakeLLMServer
         await pilot.press("ctrl+v")
         await wait_for(pilot, lambda: bool(shown), what="the notice")
         assert "no clipboard program" in shown[0] and _chips(app) == []
+
+
+async def test_chips_refused_for_a_model_without_images_come_back_unsent(
+    llm_env: FakeLLMServer, make_app, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SWEBASH_AI_MODEL", "openai/gpt-3.5-turbo")  # litellm's data: no image input
+    (workspace / "shot.png").write_bytes(picture())
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await idle(pilot)
+        app.prompt.post_message(events.Paste("shot.png"))
+        await wait_for(pilot, lambda: _chips(app) == ["shot.png"], what="the chip")
+        await type_and_send(pilot, "what is this?")
+        await wait_for(pilot, lambda: not app.busy and _chips(app) == ["shot.png"], what="the chip back")
+        assert llm_env.requests == []
+        errors = [str(w.render()) for w in app.chat.messages() if "ErrorMessage" in type(w).__name__]
+        assert any("takes no images" in e for e in errors), errors

@@ -67,6 +67,7 @@ class Controller:
         self._deep_collect_due = False
         self.can_go_on = False
         """The last turn stopped at a tool limit: Ctrl+G runs another with a fresh budget."""
+        self._chips: Sequence[ImageAttachment] = ()  # the running turn's images from the prompt's chips
         self.provider_setup = ProviderSetup(self)
         self.switch = SessionSwitch(self)
         """/model, /ollama, /profile, /login, /sessions: a new session, or another conversation in it."""
@@ -271,6 +272,7 @@ class Controller:
                 self.provider_setup.open(reason="Choose a provider, and your question is asked right after.",
                                          pending=text, images=images)
                 return
+            self._chips = images
             if prepare and not shell:  # /NAME expanded, @path attached: read through the path guard
                 from swebash_ai.frontends.tui.user_input import BUILTINS, show_prepared
 
@@ -365,6 +367,12 @@ class Controller:
             case ev.TurnFailed(error=error):
                 await app.chat.end_reply()
                 app.chat.add_error(error.title, error.message, error.hint)
+                from swebash_ai.errors import ImageInputError
+
+                bar = app.prompt.attachments
+                if isinstance(error, ImageInputError) and error.status is None and bar is not None:
+                    for image in self._chips:  # refused before sending: the chips wait for another model
+                        bar.add(image)
 
     # --- slash commands -------------------------------------------------------------------------------
     async def command(self, text: str) -> None:
