@@ -8,6 +8,7 @@ SwebashError
  |    +-- ModelNotFoundError      unknown model name
  |    +-- ContextTooLongError     the conversation does not fit the model's context
  |    +-- BadRequestError         the provider refused the request for another reason
+ |    |    +-- ImageInputError        the model takes no images (known before the request, or refused)
  |    +-- RateLimitError          429 after all retries              (retryable)
  |    +-- ProviderUnavailableError  connection refused, 5xx, timeout (retryable)
  |    +-- IncompleteAnswerError   the stream ended without its end marker    (retryable)
@@ -76,6 +77,13 @@ class ContextTooLongError(ProviderError):
 
 class BadRequestError(ProviderError):
     title = "Request refused"
+
+
+class ImageInputError(BadRequestError):
+    """An image was attached for a model that takes none: said before the request when litellm's model data
+    knows it, else when the provider refuses the request (never retried: it would refuse again)."""
+
+    title = "The model takes no images"
 
 
 class RateLimitError(ProviderError):

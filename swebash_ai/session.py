@@ -25,7 +25,7 @@ from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.project import ProjectRules, load_project
 from swebash_ai.agent.prompt import build_system_prompt
 from swebash_ai.agent.provenance import rebuild as rebuild_provenance
-from swebash_ai.agent.user_prompt import PreparedPrompt, prepare_prompt
+from swebash_ai.agent.user_prompt import PreparedPrompt, images_refused, prepare_prompt
 from swebash_ai.config.settings import LoadedSettings, Settings
 from swebash_ai.errors import ConfigError, ProviderError, SwebashError
 from swebash_ai.observe import Observer
@@ -39,9 +39,10 @@ from swebash_ai.tools.background import ProcessService
 from swebash_ai.tools.checkpoints import Checkpoints, UndoResult, checkpoints_for, move_unsaved, undo_last_turn
 from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry
 
-if TYPE_CHECKING:  # custom commands and hooks load when used
+if TYPE_CHECKING:  # custom commands, hooks and images load when used
     from swebash_ai.agent.custom_commands import CommandSet
     from swebash_ai.agent.hooks import Opinion
+    from swebash_ai.agent.images import ImageAttachment
     from swebash_ai.config.hooks import Hook
 
 log = logging.getLogger(__name__)
@@ -298,9 +299,10 @@ class Session:
                              max_bytes=self.settings.fs_max_size)
 
     def prepare(self, text: str, builtins: Collection[str] | None = None) -> PreparedPrompt:
-        """The message to send for what the user typed: ``/NAME args`` expanded, ``@path`` attached."""
+        """The message to send for what the user typed: ``/NAME args`` expanded, ``@path`` attached (an image
+        downscaled for this model's provider: pass ``PreparedPrompt.images`` to :meth:`run`)."""
         commands = self.custom_commands(builtins) if text.lstrip().startswith("/") else None
-        return prepare_prompt(text, self.context, commands, builtins=builtins)
+        return prepare_prompt(text, self.context, commands, builtins=builtins, model=self.model)
 
     def _audit_log(self) -> AuditLog | None:
         if not self.settings.audit:
@@ -358,12 +360,16 @@ class Session:
         return self.loaded.locations.sessions_dir / f"{self.conversation.id}.jsonl"
 
     # --- turns ----------------------------------------------------------------------------------------
-    async def run(self, text: str) -> AsyncGenerator[AgentEvent, None]:
-        """Run one user turn; the conversation is saved when it ends, however it ends."""
+    async def run(self, text: str, images: Sequence[ImageAttachment] = ()) -> AsyncGenerator[AgentEvent, None]:
+        """Run one user turn (``images``: sent with ``text``, see agent/images.py); the conversation is saved
+        when it ends, however it ends. Images for a model known to take none fail the turn before any request."""
         if self.agent is None:
             from swebash_ai.providers import no_provider_error
 
             raise no_provider_error()
+        if images and (refused := images_refused(self.model, images)) is not None:
+            yield TurnFailed(refused)
+            return
         self._begin_turn()
         try:
             for notice in await self.compact(upcoming=text):
@@ -372,6 +378,7 @@ class Session:
             self._follow_the_session()
             for attempt in (1, 2):
                 tools_ran = False
+                self.conversation.images.attach_to_next(images)  # the typed message carries them, each attempt
                 async with contextlib.aclosing(self.agent.run_turn(self.conversation, text)) as events:
                     retry = False
                     async for event in events:

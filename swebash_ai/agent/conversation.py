@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from swebash_ai.agent.image_store import ATTACHMENTS, IMAGES, ImageStore, image_cost
 from swebash_ai.providers.base import Message, ToolCall
 from swebash_ai.storage import private_files
 
@@ -62,7 +63,7 @@ result. Kept so that resuming shows the message as it was live (the command, and
 the tool pane, see :func:`user_run`), and so that provenance trusts the typed command line alone, never the
 output (:mod:`swebash_ai.agent.provenance`). Kept in the saved session, left out of requests."""
 
-_OWN_KEYS = (INCOMPLETE, TYPED, NOTES, USER_RAN)
+_OWN_KEYS = (INCOMPLETE, TYPED, NOTES, USER_RAN, IMAGES)  # IMAGES: references, see agent/image_store.py
 
 TITLE_RULE = "title_rule"
 """Key of the session header saying how its ``title`` was made: ``"typed"`` (the first line the user typed). A
@@ -110,7 +111,7 @@ def as_sent(message: Message) -> Message:
 
 
 def estimate_tokens(message: Message) -> int:
-    return len(json.dumps(message, ensure_ascii=False)) // 4 + 4
+    return len(json.dumps(message, ensure_ascii=False)) // 4 + 4 + image_cost(message.get(IMAGES))
 
 
 @dataclass
@@ -127,6 +128,8 @@ class Conversation:
     """The save counter of this session's file as this instance last read or wrote it (``None``: not on disk)."""
     _pinned_title: str = field(default="", repr=False, compare=False)
     """The title saved before a compaction replaced the first messages (see :attr:`title`)."""
+    images: ImageStore = field(default_factory=ImageStore, repr=False, compare=False)
+    """The bytes of the images its messages refer to (the messages hold references, see :data:`IMAGES`)."""
 
     def _token_costs(self) -> list[int]:
         if len(self._costs) > len(self.messages):  # the list was replaced or cut: start over
@@ -138,6 +141,8 @@ class Conversation:
     def add_user(self, content: str, *, typed: bool = False) -> None:
         """``typed``: the user wrote ``content`` (see :data:`TYPED`); notes the app adds in the user's name are not."""
         msg: Message = {"role": "user", "content": content}
+        if typed and (refs := self.images.take_pending()):
+            msg[IMAGES] = refs
         if typed:
             msg[TYPED] = True
         self.messages.append(msg)
@@ -261,7 +266,8 @@ class Conversation:
                 break
             first = start
             budget -= cost
-        return head + [_for_wire(m) for m in self.messages[first:]]
+        return head + [self.images.wire(_for_wire(m), m[IMAGES]) if m.get(IMAGES) else _for_wire(m)
+                       for m in self.messages[first:]]
 
     @property
     def title(self) -> str:
@@ -305,6 +311,7 @@ class Conversation:
             generation = (self._generation or 0) + 1
             meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title,
                     **self.meta, TITLE_RULE: "typed", "generation": generation}
+            self.images.save(path.parent / ATTACHMENTS, self.messages)  # before the file that refers to them
             lines = [json.dumps({"meta": meta}, ensure_ascii=False)]
             lines += [json.dumps(msg, ensure_ascii=False) for msg in self.messages]
             private_files.write_file(path, ("\n".join(lines) + "\n").encode("utf-8"))  # what the model read: 0600
@@ -340,6 +347,7 @@ class Conversation:
         generation = meta.pop("generation", 0)  # a file of an older version has no counter: 0
         conv._generation = generation if isinstance(generation, int) else -1
         conv.meta = meta
+        conv.images.folder = path.parent / ATTACHMENTS
         conv._pinned_title = saved_title if isinstance(saved_title, str) else ""
         _notes_apart(messages)
         _runs_apart(messages)

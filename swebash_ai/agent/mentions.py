@@ -7,6 +7,9 @@ Contract:
     path) or a folder (its listing, as ``list_dir`` gives it); a mention the guard refuses or that names
     nothing stays as typed, and a notice says why. The typed text is sent unchanged, followed by the
     attachments; :func:`split_attachments` takes a saved message apart again for a compact display.
+    A mention of an image (``.png``, ``.jpg``, ``.gif``, ``.webp``) is read as bytes through the same guard
+    and becomes an :class:`~swebash_ai.agent.images.ImageAttachment` (an image content part, see
+    :mod:`swebash_ai.agent.images`); the text then carries one line naming it.
 
 Why:
     A mention is a file the app reads by itself: the read goes through
@@ -24,12 +27,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.unasked import UnaskedRefusal, read_unasked
 from swebash_ai.tools.registry import ToolContext
 
-__all__ = ["ATTACHED", "Attachment", "Expansion", "Mention", "expand_mentions", "find_mentions",
+if TYPE_CHECKING:
+    from swebash_ai.agent.images import ImageAttachment
+
+__all__ = ["ATTACHED", "Attachment", "Expansion", "Mention", "attach_image", "expand_mentions", "find_mentions",
            "split_attachments"]
 
 MAX_ATTACHMENTS = 20
@@ -74,6 +81,8 @@ class Expansion:
     attachments: tuple[Attachment, ...] = ()
     notices: tuple[str, ...] = ()
     """One line per mention left as text, saying why."""
+    images: tuple[ImageAttachment, ...] = ()
+    """Images mentioned, sent as image parts after the text (which names each)."""
 
 
 def find_mentions(text: str, cwd: Path | None = None) -> list[Mention]:
@@ -97,7 +106,8 @@ def find_mentions(text: str, cwd: Path | None = None) -> list[Mention]:
 
 
 def expand_mentions(
-    text: str, ctx: ToolContext, *, within: Sequence[Path] = (), max_bytes: int | None = None
+    text: str, ctx: ToolContext, *, within: Sequence[Path] = (), max_bytes: int | None = None,
+    model: str = "",
 ) -> Expansion:
     """Attach what the mentions in ``text`` name (see the module docstring).
 
@@ -107,19 +117,28 @@ def expand_mentions(
         within: Folders every mention must lead into (text a repository wrote); empty: anywhere the policy
             does not deny.
         max_bytes: Largest file attached whole (default: ``fs_max_size``); a larger one is refused.
+        model: The session's model, whose provider's limits an image is downscaled to.
     """
     policy: PathPolicy = ctx.path_policy
     limit = max_bytes if max_bytes is not None else ctx.settings.fs_max_size
     attachments: list[Attachment] = []
     notices: list[str] = []
+    images: list[ImageAttachment] = []
     seen: set[Path] = set()
     for mention in find_mentions(text, ctx.cwd):
         absolute = _absolute(mention.path, ctx.cwd, policy)
         if absolute in seen:
             continue
         seen.add(absolute)
-        if len(attachments) >= MAX_ATTACHMENTS:
+        if len(attachments) + len(images) >= MAX_ATTACHMENTS:
             notices.append(f"@{mention.path} is not attached: at most {MAX_ATTACHMENTS} attachments per message.")
+            continue
+        if _is_image(mention.path):
+            image = attach_image(mention.path, ctx, within=within, model=model)
+            if isinstance(image, str):
+                notices.append(image)
+            else:
+                images.append(image)
             continue
         got = read_unasked(absolute, policy, within=within, max_bytes=limit)
         if not isinstance(got, UnaskedRefusal):
@@ -134,10 +153,33 @@ def expand_mentions(
                 notices.append(f"@{mention.path} is not attached: {listed.text}")
         else:
             notices.append(f"@{mention.path} is not attached: {got.reason}.")
-    if not attachments:
+    if not attachments and not images:
         return Expansion(text, (), tuple(notices))
-    body = "\n\n".join([text.rstrip(), *(a.body for a in attachments)])
-    return Expansion(body, tuple(attachments), tuple(notices))
+    body = "\n\n".join([text.rstrip(), *(a.body for a in attachments), *(i.header for i in images)])
+    return Expansion(body, tuple(attachments), tuple(notices), tuple(images))
+
+
+def _is_image(path: str) -> bool:
+    from swebash_ai.agent.images import is_image_name  # loaded with the first mention
+
+    return is_image_name(path)
+
+
+def attach_image(
+    typed: str, ctx: ToolContext, *, within: Sequence[Path] = (), model: str = ""
+) -> ImageAttachment | str:
+    """An image file (``typed`` as the user wrote it: relative to the session's folder, ``~/``, absolute) read
+    through the guard of every mention, whole, and made ready to send for ``model``; else the notice saying why
+    not. Mentions use it, and so does the TUI for a path pasted or dropped on the prompt."""
+    from swebash_ai.agent.images import MAX_IMAGE_FILE, ImageRefusal, image_attachment, limits_for
+    from swebash_ai.safety.unasked import read_unasked_bytes
+
+    absolute = _absolute(typed, ctx.cwd, ctx.path_policy)
+    got = read_unasked_bytes(absolute, ctx.path_policy, within=within, max_bytes=MAX_IMAGE_FILE)
+    if isinstance(got, UnaskedRefusal):
+        return f"@{typed} is not attached: {got.reason}."
+    image = image_attachment(got.data, name=typed, limits=limits_for(model))
+    return f"@{image.notice}" if isinstance(image, ImageRefusal) else image
 
 
 def split_attachments(content: str) -> tuple[str, list[str]]:
@@ -146,7 +188,8 @@ def split_attachments(content: str) -> tuple[str, list[str]]:
     if cut < 0:
         return content, []
     heads = re.findall(r"^\[Attached by the user: (.+?) \((.+)\)\]$", content[cut:], re.MULTILINE)
-    return content[:cut], [f"📎 {path} ({summary})" for path, summary in heads]
+    return content[:cut], [f"{'🖼' if summary.startswith('image, ') else '📎'} {path} ({summary})"
+                           for path, summary in heads]
 
 
 def _absolute(path: str, cwd: Path, policy: PathPolicy) -> Path:

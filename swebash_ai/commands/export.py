@@ -5,10 +5,12 @@ Contract:
     ``{"messages": [...], "tools": [...]}``: the system prompt the session used (saved in its meta), then
     ``user`` messages, ``assistant`` messages (``content`` and/or ``tool_calls`` with ``id``, ``type``
     ``"function"``, ``function.name`` and JSON-string ``function.arguments``), and ``tool`` messages with
-    their ``tool_call_id``; ``tools`` is the schemas the model was offered. Keys the fine-tuning format does
-    not know (a tool message's ``name``) are dropped. :func:`markdown_transcript` is the same session for
-    people, who are told who said what: the app's notes to the model (``app_notes``) are labelled as
-    swebash-ai's, never shown as the user's words, and a ``!command`` as the command the user ran and its
+    their ``tool_call_id``; ``tools`` is the schemas the model was offered. A user message with images has
+    content parts, its images as ``image_url`` data URLs read back from the session's attachments (OpenAI's
+    vision fine-tuning takes them); the Markdown names where each image is kept, never inlines it. Keys the
+    fine-tuning format does not know (a tool message's ``name``) are dropped. :func:`markdown_transcript` is
+    the same session for people, who are told who said what: the app's notes to the model (``app_notes``) are
+    labelled as swebash-ai's, never shown as the user's words, and a ``!command`` as the command the user ran and its
     output (the record keeps the wire text the model read). Both redact secrets as the audit log does
     (:func:`swebash_ai.safety.redact.redact`): key-looking strings everywhere, and values of secret-named
     arguments.
@@ -37,6 +39,7 @@ from swebash_ai.agent.conversation import (
     user_run,
     why_incomplete,
 )
+from swebash_ai.agent.image_store import ATTACHMENTS, IMAGES
 from swebash_ai.errors import ExitCode, UsageError
 from swebash_ai.providers.base import Message
 from swebash_ai.safety.redact import redact, redact_text
@@ -67,10 +70,20 @@ def _text(content: Any) -> str:
     return redact_text(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False))
 
 
+def _part(part: Any) -> Any:
+    """One content part of a message with images: its text redacted, an image as it was sent."""
+    if isinstance(part, dict) and part.get("type") == "text":
+        return {"type": "text", "text": _text(part.get("text"))}
+    return part
+
+
 def _message(msg: Message) -> dict[str, Any] | None:
     role = msg.get("role")
     if role in ("user", "system"):
-        return {"role": role, "content": _text(msg.get("content"))}
+        content = msg.get("content")
+        if isinstance(content, list):  # text and images (OpenAI's vision fine-tuning takes image_url parts)
+            return {"role": role, "content": [_part(p) for p in content]}
+        return {"role": role, "content": _text(content)}
     if role == "assistant":
         out: dict[str, Any] = {"role": "assistant"}
         content = _text(msg.get("content"))
@@ -119,8 +132,27 @@ def openai_record(conv: Conversation) -> dict[str, Any]:
     system = conv.meta.get("system")
     if isinstance(system, str) and system:
         messages.append({"role": "system", "content": redact_text(system)})
-    messages += [m for m in (_message(as_sent(msg)) for msg in conv.messages) if m is not None]  # what the model read
+    messages += [m for m in (_message(_sent(conv, msg)) for msg in conv.messages) if m is not None]  # what it read
     return {"messages": messages, "tools": offered_tools(conv)}
+
+
+def _sent(conv: Conversation, msg: Message) -> Message:
+    """The message as sent: its images read back from the session's attachments (see agent/image_store.py)."""
+    wire = as_sent(msg)
+    return conv.images.wire(wire, msg[IMAGES]) if msg.get(IMAGES) else wire
+
+
+def _image_lines(own: Message) -> list[str]:
+    """Where a user message's images are kept, one line each (the transcript never inlines an image)."""
+    lines = []
+    for ref in own.get(IMAGES) or ():
+        if isinstance(ref, dict):
+            suffix = str(ref.get("mime", "image/")).split("/")[-1].replace("jpeg", "jpg")
+            lines.append(f"*Image* {ref.get('name')}: {ref.get('width')}×{ref.get('height')}, kept as "
+                         f"`{ATTACHMENTS}/{ref.get('sha256')}.{suffix}` beside the session file.")
+    return lines
+
+
 
 
 def openai_jsonl(conversations: Iterable[Conversation]) -> Iterable[str]:
@@ -163,6 +195,9 @@ def markdown_transcript(conv: Conversation) -> str:
         elif role == "user" and notes and not msg["content"]:  # a message the app made to carry its notes
             lines += ["", "## Note from swebash-ai", "", *notes]
             notes = []
+        elif role == "user" and isinstance(msg["content"], list):  # text, then images
+            typed = "\n\n".join(p["text"] for p in msg["content"] if p.get("type") == "text")
+            lines += ["", "## User", "", typed, "", *_image_lines(own)]
         elif role == "user":
             lines += ["", "## User", "", msg["content"]]
         elif role == "assistant":

@@ -28,18 +28,20 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from swebash_ai.errors import ExitCode
+from swebash_ai.errors import ExitCode, UsageError
 from swebash_ai.frontends.oneshot_render import Renderer, finished_code, make_renderer
 
 if TYPE_CHECKING:
     import asyncio
 
     from swebash_ai.agent.approval import Approver
+    from swebash_ai.agent.images import ImageAttachment
+    from swebash_ai.agent.user_prompt import PreparedPrompt
     from swebash_ai.config.settings import LoadedSettings
     from swebash_ai.session import Session
     from swebash_ai.tools.registry import Tool
@@ -109,6 +111,37 @@ def read_capped(stream: Any, cap: int = STDIN_CAP) -> tuple[bytes, int]:
     if total <= cap:
         return bytes(head + tail), total
     return bytes(head) + b"\n[...]\n" + bytes(tail), total
+
+
+def read_piped(stream: Any) -> tuple[bytes, int]:
+    """Piped stdin: an image (by its magic numbers) whole, up to the image limit (one byte more tells it is
+    over); anything else as :func:`read_capped` keeps it."""
+    first = stream.read(64)
+    if not first:
+        return b"", 0
+    from swebash_ai.agent.images import MAX_IMAGE_FILE, sniff  # only for piped input, never for a bare `-c`
+
+    if sniff(first) is not None:
+        data = first + (stream.read(MAX_IMAGE_FILE + 1 - len(first)) or b"")
+        total = len(data)
+        while block := stream.read(65536):  # the rest is counted, not kept (the writer must not get EPIPE)
+            total += len(block)
+        return data, total
+    return read_capped(_Prefixed(first, stream))
+
+
+class _Prefixed:
+    """A stream whose first bytes were already read."""
+
+    def __init__(self, first: bytes, stream: Any) -> None:
+        self.first, self.stream = first, stream
+
+    def read(self, size: int) -> bytes:
+        if self.first:
+            block, self.first = self.first, b""
+            return block
+        data: bytes = self.stream.read(size)
+        return data
 
 
 def with_piped_context(question: str, data: bytes, total: int) -> str:
@@ -197,7 +230,7 @@ def run_oneshot(
             err.write("swebash-ai: -c - reads the question from stdin, and stdin was empty.\n")
             return ExitCode.USAGE
     elif stdin_is_data():
-        data, total = read_capped(sys.stdin.buffer)
+        data, total = read_piped(sys.stdin.buffer)
         piped = (data, total) if total else None
     if not question.strip():
         err.write("swebash-ai: the question is empty.\n")
@@ -277,10 +310,17 @@ async def _answer(
 
             for message in await session.start_mcp():  # a server that did not start is a warning, not fatal
                 renderer.handle(Notice(message, "warning"), session)
-        question = _prepared(session, question, renderer)
-        if piped is not None:  # after the expansion: a mention inside piped input attaches nothing
+        prepared = _prepared(session, question, renderer)
+        question, images = prepared.text, list(prepared.images)
+        if piped is not None and (image := _piped_image(session, *piped)) is not None:
+            if isinstance(image, str):
+                renderer.error(UsageError(image), ExitCode.USAGE)
+                return ExitCode.USAGE
+            renderer.handle(_notice(image.line, "info"), session)
+            question, images = f"{question}\n\n{image.header}", [*images, image]
+        elif piped is not None:  # after the expansion: a mention inside piped input attaches nothing
             question = with_piped_context(question, *piped)
-        return await _run_turn(session, question, renderer, shown)
+        return await _run_turn(session, question, renderer, shown, images)
     except asyncio.CancelledError:
         session.save()
         _show_notices(session, renderer)
@@ -301,13 +341,25 @@ def _show_notices(session: Session, renderer: Renderer) -> None:
         renderer.handle(_notice(session.notices.pop(0)), session)
 
 
-def _notice(text: str) -> Any:
+def _notice(text: str, level: Literal["info", "warning"] = "warning") -> Any:
     from swebash_ai.agent.events import Notice
 
-    return Notice(text, "warning")
+    return Notice(text, level)
 
 
-def _prepared(session: Session, question: str, renderer: Renderer) -> str:
+def _piped_image(session: Session, data: bytes, total: int) -> ImageAttachment | str | None:
+    """Piped input that is an image, made ready to send (or why not, for the user); ``None``: not an image."""
+    from swebash_ai.agent.images import ImageRefusal, image_attachment, limits_for, sniff
+
+    if sniff(data) is None:
+        return None
+    if total > len(data):
+        data = data + b"\0"  # over the limit: image_attachment says so
+    got = image_attachment(data, name="stdin", limits=limits_for(session.model))
+    return f"the image piped to stdin is not attached: {got.reason}" if isinstance(got, ImageRefusal) else got
+
+
+def _prepared(session: Session, question: str, renderer: Renderer) -> PreparedPrompt:
     """``/NAME args`` expanded and ``@path`` attached (Session.prepare); what was used and refused on stderr."""
     from swebash_ai.agent.events import Notice
 
@@ -316,12 +368,13 @@ def _prepared(session: Session, question: str, renderer: Renderer) -> str:
         renderer.handle(Notice(line), session)
     for notice in prepared.notices:
         renderer.handle(Notice(notice, "warning"), session)
-    return prepared.text
+    return prepared
 
 
-async def _run_turn(session: Session, question: str, renderer: Renderer, shown: _Shown) -> int:
+async def _run_turn(session: Session, question: str, renderer: Renderer, shown: _Shown,
+                    images: Sequence[ImageAttachment] = ()) -> int:
     """Run the turn, render its events, and turn its outcome into an exit code."""
-    events = session.run(question)
+    events = session.run(question, images)
     try:
         return await _render_turn(session, events, renderer, shown)
     finally:

@@ -447,6 +447,12 @@ def classify_status(
                 hint="Start a new conversation (/new) or lower SWEBASH_AI_CONTEXT_TOKENS.",
                 status=status,
             )
+        if _IMAGE_REFUSAL.search(raw):
+            return errors.ImageInputError(
+                f"{model or 'The model'} refused the image ({status}): {detail}",
+                hint="Choose a model that takes images (SWEBASH_AI_MODEL), or ask without the image.",
+                status=status,
+            )
         return errors.BadRequestError(f"The provider answered {status}: {detail}", status=status)
     if status >= 500:
         return errors.ProviderUnavailableError(f"The provider failed ({status}): {detail}", status=status)
@@ -470,6 +476,11 @@ def _short(text: str, limit: int = 300) -> str:
 
 
 _HTML = re.compile(r"<(!doctype html|html|head|body|title)\b", re.I)
+#: How providers word a refused image: OpenAI "Invalid content type. image_url is only supported by certain
+#: models", vLLM/Ollama "does not support image input", "model is not multimodal", "vision is not supported".
+_IMAGE_REFUSAL = re.compile(r"image_url|image input|images? (?:are|is) not supported|not (?:a )?multimodal|"
+                            r"(?:vision|images?) (?:is |are )?not (?:supported|enabled)|"
+                            r"does(?: not|n't) support (?:images?|vision)", re.I)
 
 #: Proxy variables httpx and litellm's clients honour; named (never their values) when something that is not
 #: the API answered.

@@ -1,7 +1,9 @@
-"""Token prices for the fast lane, read from the price list litellm ships, without importing litellm.
+"""Token prices for the fast lane, and what a model takes, read from the model data litellm ships, without
+importing litellm.
 
 ``import litellm`` costs seconds; its bundled ``model_prices_and_context_window_backup.json`` is just data.
-Only the entry of the model priced is parsed (see :func:`_entry`), on the first priced turn, never at start-up.
+Only the entry of the model asked about is parsed (see :func:`_entry`), on the first priced turn (or the first
+image attached: :func:`supports_vision`), never at start-up.
 """
 
 from __future__ import annotations
@@ -92,3 +94,13 @@ def cost_of(
         )
     except (TypeError, ValueError):
         return None
+
+
+def supports_vision(model: str) -> bool | None:
+    """Does ``model`` take images? As ``litellm.supports_vision`` answers from the same data: a listed model
+    takes them when its entry says ``supports_vision: true``, and not otherwise. ``None``: the model is not
+    listed (a local or new model), so only the provider can tell."""
+    entry = _entry(model) or _entry(model.split("/", 1)[-1])
+    if not isinstance(entry, dict):
+        return None
+    return entry.get("supports_vision") is True

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
-from swebash_ai.errors import BadRequestError, ProviderError
+from swebash_ai.errors import BadRequestError, ImageInputError, ProviderError
 from swebash_ai.providers.base import Chunk, FinishChunk, Message, Provider, TextChunk, ToolCall
 
 __all__ = ["TextToolCallProvider", "describe_tools", "is_tools_unsupported", "parse_tool_calls"]
@@ -52,7 +52,7 @@ _MAX_HOLD = 20_000
 
 def is_tools_unsupported(error: BaseException) -> bool:
     """True when a provider error says the model or server cannot take native tool definitions."""
-    if not isinstance(error, BadRequestError):
+    if not isinstance(error, BadRequestError) or isinstance(error, ImageInputError):
         return False
     text = str(error)
     return bool(_TOOLS_WORD.search(text) and _REFUSAL_WORD.search(text))

@@ -2,7 +2,8 @@
 
 Contract:
     :func:`read_unasked` reads one text file through the same guard as the ``read_file`` tool and returns
-    either :class:`UnaskedText` or :class:`UnaskedRefusal` (with a reason written for a person). It never
+    either :class:`UnaskedText` or :class:`UnaskedRefusal` (with a reason written for a person);
+    :func:`read_unasked_bytes` does every check but the text ones for a binary file (an ``@shot.png``). It never
     raises for anything about the file. Every file the app puts in front of the model by itself goes
     through it: the personal, project and nested ``AGENTS.md`` today, and custom command files, project
     rules and hooks, and ``@file`` attachments as they come. Do not open such a file any other way.
@@ -39,7 +40,7 @@ from pathlib import Path
 
 from swebash_ai.safety.paths import PathPolicy, PathRefused, open_for_read
 
-__all__ = ["DEFAULT_MAX_BYTES", "UnaskedRefusal", "UnaskedText", "read_unasked"]
+__all__ = ["DEFAULT_MAX_BYTES", "UnaskedBytes", "UnaskedRefusal", "UnaskedText", "read_unasked", "read_unasked_bytes"]
 
 DEFAULT_MAX_BYTES = 1_048_576
 """The same default as the ``fs_max_size`` setting; callers pass the setting's value."""
@@ -52,6 +53,15 @@ class UnaskedText:
     path: Path
     resolved: Path
     text: str
+
+
+@dataclass(frozen=True)
+class UnaskedBytes:
+    """The file's whole content, for a binary file (an image). ``resolved`` is the file that was read."""
+
+    path: Path
+    resolved: Path
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,44 @@ def read_unasked(
             user's own files, such as the personal ``AGENTS.md``).
         max_bytes: Largest file read (``fs_max_size``); a larger one is refused whole.
     """
+    got = _guarded_bytes(path, policy, within, max_bytes)
+    if isinstance(got, UnaskedRefusal):
+        return got
+    resolved, data = got
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return UnaskedRefusal(path, "not UTF-8 text", guarded=False)
+    if "\x00" in decoded:
+        return UnaskedRefusal(path, "it is binary (NUL bytes), not text", guarded=False)
+    # What a tool returns is scanned for secrets; so is what the app puts in front of the model by itself.
+    from swebash_ai.safety.secrets import is_key_file, mask_secrets  # loaded with the first file found
+
+    if is_key_file(decoded):
+        return UnaskedRefusal(path, "it holds a private key")
+    return UnaskedText(path, resolved, mask_secrets(decoded).text)
+
+
+def read_unasked_bytes(
+    path: Path,
+    policy: PathPolicy,
+    *,
+    within: Sequence[Path] = (),
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> UnaskedBytes | UnaskedRefusal:
+    """Read a binary file the app reads by itself (an ``@shot.png`` image): every check of
+    :func:`read_unasked` about where the file is and what it is, the same whole-or-nothing size limit; no
+    text decoding and no secrets scan (the caller decides what the bytes are: an image by its magic numbers)."""
+    got = _guarded_bytes(path, policy, within, max_bytes, text_file=False)
+    if isinstance(got, UnaskedRefusal):
+        return got
+    return UnaskedBytes(path, got[0], got[1])
+
+
+def _guarded_bytes(
+    path: Path, policy: PathPolicy, within: Sequence[Path], max_bytes: int, *, text_file: bool = True
+) -> tuple[Path, bytes] | UnaskedRefusal:
+    """The checks shared by both reads (see the module docstring): (the file read, its whole content)."""
     text = str(path)
     verdict = policy.check(text, "read")
     if verdict.decision == "deny":
@@ -113,20 +161,10 @@ def read_unasked(
     except OSError as exc:
         return _os_refusal(path, resolved, exc)
     if truncated:
-        return UnaskedRefusal(path, f"it is larger than {_human(max_bytes)} (fs_max_size); such a file is "
+        setting = " (fs_max_size)" if text_file else ""
+        return UnaskedRefusal(path, f"it is larger than {_human(max_bytes)}{setting}; such a file is "
                                     "read whole or not at all")
-    try:
-        decoded = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return UnaskedRefusal(path, "not UTF-8 text", guarded=False)
-    if "\x00" in decoded:
-        return UnaskedRefusal(path, "it is binary (NUL bytes), not text", guarded=False)
-    # What a tool returns is scanned for secrets; so is what the app puts in front of the model by itself.
-    from swebash_ai.safety.secrets import is_key_file, mask_secrets  # loaded with the first file found
-
-    if is_key_file(decoded):
-        return UnaskedRefusal(path, "it holds a private key")
-    return UnaskedText(path, resolved, mask_secrets(decoded).text)
+    return resolved, data
 
 
 def _joined(reasons: Sequence[str]) -> str:

@@ -4,7 +4,8 @@ Contract:
     The only place in the package that starts processes (the exec tool, ``tools/exec.py``, calls
     :func:`run_process`; background commands and MCP stdio servers, ``tools/background.py`` and
     ``tools/mcp_stdio.py``, call :func:`start_contained`; the undo snapshots, ``tools/snapshots.py``, call
-    :func:`run_program` for git):
+    :func:`run_program` for git, and the TUI's clipboard reader, ``frontends/tui/clipboard.py``, for
+    ``wl-paste``/``xclip``/``pngpaste``):
     ``bash --noprofile --norc -c``, stdin from ``/dev/null``, its own session (no controlling tty:
     ``sudo``/``ssh`` cannot prompt), a scrubbed
     environment (no secret-looking variables, no ``BASH_ENV``/``ENV``/exported functions, pagers and

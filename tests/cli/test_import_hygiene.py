@@ -23,14 +23,15 @@ from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 # The process machinery (and its spare supervisor), the secret scanners, ask_user, plan, custom commands,
 # mentions, hooks and MCP settings load with their first use: an answer alone, in a folder without AGENTS.md,
 # needs none of them (issue 23, 25 ms of a `-c hi` with the supervisor a turn no longer starts).
+# Images (agent.images, Pillow as "PIL"): loaded for an image attached, never for a question alone (issue 42).
 LAZY = ("swebash_ai.tools.fs", "swebash_ai.tools.fs_write", "swebash_ai.tools.search", "swebash_ai.tools.find",
         "swebash_ai.tools.exec", "swebash_ai.tools.web", "swebash_ai.tools.snapshots", "swebash_ai.safety.shell_parse",
         "swebash_ai.tools.process", "swebash_ai.tools.containment", "swebash_ai.safety.secrets",
         "swebash_ai.safety.redact", "swebash_ai.tools.ask", "swebash_ai.tools.plan", "swebash_ai.agent.mentions",
         "swebash_ai.agent.custom_commands", "swebash_ai.agent.hooks", "swebash_ai.config.hooks",
-        "swebash_ai.config.mcp", "swebash_ai.agent.hook_files")
+        "swebash_ai.config.mcp", "swebash_ai.agent.hook_files", "swebash_ai.agent.images")
 HEAVY = ("litellm", "textual", "prompt_toolkit", "rich.markdown", "mcp", "jsonschema", "psutil", "pydantic_settings",
-         "swebash_ai.safety.commands", "acp", "swebash_ai.frontends.acp", *LAZY)
+         "PIL", "swebash_ai.safety.commands", "acp", "swebash_ai.frontends.acp", *LAZY)
 
 _PROBE = """
 import sys

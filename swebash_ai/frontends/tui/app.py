@@ -416,6 +416,16 @@ class SwebashApp(App[int]):
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         await self.controller.submit(message.text)
 
+    def on_prompt_input_image_path_pasted(self, message: PromptInput.ImagePathPasted) -> None:
+        from swebash_ai.frontends.tui.image_input import attach_path
+
+        self.run_worker(attach_path(self, message.path), group="images", exit_on_error=False)
+
+    def on_prompt_input_paste_requested(self, message: PromptInput.PasteRequested) -> None:
+        from swebash_ai.frontends.tui.image_input import paste_image
+
+        self.run_worker(paste_image(self), group="images", exit_on_error=False)
+
     # --- actions --------------------------------------------------------------------------------------
     def action_interrupt(self) -> None:
         """Ctrl+C: cancel the running turn; on an idle prompt, twice within two seconds quits."""

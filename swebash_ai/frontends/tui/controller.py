@@ -11,7 +11,7 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from swebash_ai.frontends.tui import commands
@@ -21,6 +21,7 @@ from swebash_ai.frontends.tui.widgets.activity import background_note
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import AgentEvent
+    from swebash_ai.agent.images import ImageAttachment
     from swebash_ai.errors import SwebashError
     from swebash_ai.frontends.tui.host import ControllerHost
     from swebash_ai.providers import OllamaOffer
@@ -66,6 +67,7 @@ class Controller:
         self._deep_collect_due = False
         self.can_go_on = False
         """The last turn stopped at a tool limit: Ctrl+G runs another with a fresh budget."""
+        self._chips: Sequence[ImageAttachment] = ()  # the running turn's images from the prompt's chips
         self.provider_setup = ProviderSetup(self)
         self.switch = SessionSwitch(self)
         """/model, /ollama, /profile, /login, /sessions: a new session, or another conversation in it."""
@@ -169,7 +171,8 @@ class Controller:
     async def submit(self, text: str) -> None:
         app = self.app
         stripped = text.strip()
-        if not stripped:
+        bar = app.prompt.attachments
+        if not stripped and not (bar is not None and bar.images):
             return
         from swebash_ai.frontends.tui.user_input import is_custom
 
@@ -187,8 +190,9 @@ class Controller:
             app.chat.add_user(stripped)
             self.start_turn(command, shell=True)  # noqa: S604 - runs through the exec tool's policy
         else:
+            images = bar.take() if bar is not None else []  # the chips go with this message
             app.chat.add_user(text)
-            self.start_turn(text, shell=False)
+            self.start_turn(text, shell=False, images=images)
 
     def go_on(self) -> None:
         """Ctrl+G after a turn stopped at a tool limit: another turn, with a fresh budget, to finish the task."""
@@ -200,20 +204,22 @@ class Controller:
         self.app.chat.add_user("↻ Go on (a fresh budget of tool calls)")
         self.start_turn(GO_ON, shell=False, prepare=False)
 
-    def start_turn(self, text: str, *, shell: bool, prepare: bool = True) -> None:
+    def start_turn(self, text: str, *, shell: bool, prepare: bool = True,
+                   images: Sequence[ImageAttachment] = ()) -> None:
         app = self.app
         if self.can_go_on:
             self.can_go_on = False
             app.refresh_bindings()
         app.busy = True
         app.status.set_busy("running" if shell else "thinking")
-        app.turn_worker = app.run_worker(self.run_turn(text, shell=shell, prepare=prepare), group="turn",
-                                         exclusive=True, exit_on_error=False)
+        app.turn_worker = app.run_worker(self.run_turn(text, shell=shell, prepare=prepare, images=images),
+                                         group="turn", exclusive=True, exit_on_error=False)
 
-    async def run_turn(self, text: str, *, shell: bool, prepare: bool = True) -> None:
+    async def run_turn(self, text: str, *, shell: bool, prepare: bool = True,
+                       images: Sequence[ImageAttachment] = ()) -> None:
         """Worker: run the turn on the engine thread and render its events as they arrive in batches."""
         try:
-            await self._run_turn(text, shell=shell, prepare=prepare)
+            await self._run_turn(text, shell=shell, prepare=prepare, images=images)
         finally:
             # The collection the app holds off, when the user is most likely reading the answer.
             self.app.set_timer(IDLE_COLLECT_AFTER, self.collect_when_idle)
@@ -248,7 +254,8 @@ class Controller:
         self._turns_since_deep_collect = 0
         collect_everything()
 
-    async def _run_turn(self, text: str, *, shell: bool, prepare: bool = True) -> None:
+    async def _run_turn(self, text: str, *, shell: bool, prepare: bool = True,
+                        images: Sequence[ImageAttachment] = ()) -> None:
         from swebash_ai.errors import SwebashError
         from swebash_ai.frontends.tui.engine import EventPipe, pump
 
@@ -262,17 +269,19 @@ class Controller:
                 return
             if not shell and not session.has_provider:
                 # The question waits for a provider: the setup screen, then it is asked.
-                self.open_setup(reason="Choose a provider, and your question is asked right after.",
-                                pending=text)
+                self.provider_setup.open(reason="Choose a provider, and your question is asked right after.",
+                                         pending=text, images=images)
                 return
+            self._chips = images
             if prepare and not shell:  # /NAME expanded, @path attached: read through the path guard
                 from swebash_ai.frontends.tui.user_input import BUILTINS, show_prepared
 
                 prepared = await asyncio.to_thread(session.prepare, text, BUILTINS)
-                show_prepared(app.chat, prepared)
-                text = prepared.text
+                show_prepared(app.chat, prepared, images)
+                text = "\n\n".join([prepared.text.rstrip(), *(i.header for i in images)]).lstrip()
+                images = [*prepared.images, *images]
             pipe = EventPipe(asyncio.get_running_loop())
-            events = session.run_shell(text) if shell else session.run(text)
+            events = session.run_shell(text) if shell else session.run(text, images)
             future = self._future = app.engine.submit(pump(events, pipe))
             async for batch in pipe.batches():
                 for event in coalesce(batch):
@@ -358,6 +367,12 @@ class Controller:
             case ev.TurnFailed(error=error):
                 await app.chat.end_reply()
                 app.chat.add_error(error.title, error.message, error.hint)
+                from swebash_ai.errors import ImageInputError
+
+                bar = app.prompt.attachments
+                if isinstance(error, ImageInputError) and error.status is None and bar is not None:
+                    for image in self._chips:  # refused before sending: the chips wait for another model
+                        bar.add(image)
 
     # --- slash commands -------------------------------------------------------------------------------
     async def command(self, text: str) -> None:

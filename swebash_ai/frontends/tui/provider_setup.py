@@ -7,9 +7,11 @@ Apart from ``controller.py`` so each stays small; the controller owns one :class
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from swebash_ai.agent.images import ImageAttachment
     from swebash_ai.commands.setup_flow import Saved
     from swebash_ai.frontends.tui.host import ControllerHost
     from swebash_ai.frontends.tui.session_switch import SessionSwitch
@@ -29,7 +31,8 @@ class SetupHost(Protocol):
     @property
     def switch(self) -> SessionSwitch: ...
 
-    def start_turn(self, text: str, *, shell: bool, prepare: bool = True) -> None: ...
+    def start_turn(self, text: str, *, shell: bool, prepare: bool = True,
+                   images: Sequence[ImageAttachment] = ()) -> None: ...
 
 
 class ProviderSetup:
@@ -64,8 +67,10 @@ class ProviderSetup:
             self.told = True
             self.controller.app.chat.add_notice(NO_PROVIDER_NOTICE, "warning")
 
-    def open(self, *, offer: OllamaOffer | None = None, reason: str = "", pending: str | None = None) -> None:
-        """Push the setup screen; when it saves a provider, switch to it (and ask ``pending`` then)."""
+    def open(self, *, offer: OllamaOffer | None = None, reason: str = "", pending: str | None = None,
+             images: Sequence[ImageAttachment] = ()) -> None:
+        """Push the setup screen; when it saves a provider, switch to it (and ask ``pending``, with the
+        ``images`` that went with it, then)."""
         from swebash_ai.frontends.tui.screens.setup import SetupScreen
 
         controller = self.controller
@@ -92,6 +97,6 @@ class ProviderSetup:
                 app.chat.add_error(exc.title, exc.message, exc.hint)
                 return
             if pending and app.session is not None and app.session.has_provider and not app.busy:
-                controller.start_turn(pending, shell=False)  # already shown in the chat when it was typed
+                controller.start_turn(pending, shell=False, images=images)  # shown in the chat when it was typed
 
         app.push_screen(SetupScreen(session.loaded.config_file, ollama=offer, reason=reason), callback=done)

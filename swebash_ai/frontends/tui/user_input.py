@@ -8,7 +8,7 @@ The work itself (reading command files and mentioned files through the path guar
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from swebash_ai.agent.conversation import BROKE_OFF, NOTES, STOPPED, UNSAID, is_note_only, user_run, why_incomplete
@@ -17,6 +17,7 @@ from swebash_ai.safety.terminal_text import safe
 
 if TYPE_CHECKING:
     from swebash_ai.agent.custom_commands import CommandSet
+    from swebash_ai.agent.images import ImageAttachment
     from swebash_ai.agent.user_prompt import PreparedPrompt
     from swebash_ai.frontends.tui.host import ControllerHost
     from swebash_ai.frontends.tui.widgets.chat import ChatPane
@@ -44,9 +45,10 @@ def help_rows(found: CommandSet) -> tuple[list[tuple[str, str]], list[str]]:
     return rows, [safe(n, visible=True) for n in found.notices]
 
 
-def show_prepared(chat: ChatPane, prepared: PreparedPrompt) -> None:
-    """The command used and each attachment as one line; each mention left as text with its reason."""
-    for line in prepared.lines:
+def show_prepared(chat: ChatPane, prepared: PreparedPrompt, images: Sequence[ImageAttachment] = ()) -> None:
+    """The command used and each attachment as one line (the chips' images after the mentioned ones); each
+    mention left as text with its reason."""
+    for line in [*prepared.lines, *(image.line for image in images)]:
         chat.add_notice(line, "attachment")
     for notice in prepared.notices:
         chat.add_notice(notice, "warning")

@@ -1,5 +1,6 @@
 """The prompt: multi-line input (Enter sends, Ctrl+J or Shift+Enter adds a line), history, completion of
-slash commands (built-in and custom) and of ``@path`` (see :mod:`swebash_ai.frontends.tui.path_index`).
+slash commands (built-in and custom) and of ``@path`` (see :mod:`swebash_ai.frontends.tui.path_index`), and
+images to send with the message (Ctrl+V, a pasted path: :mod:`swebash_ai.frontends.tui.widgets.attachments`).
 
 History is kept in ``Locations.prompt_history``, one JSON string per line (so multi-line prompts survive),
 newest last, capped at :data:`HISTORY_LIMIT` entries, readable by its owner alone. A history file that cannot
@@ -21,6 +22,7 @@ from textual.widgets import Static, TextArea
 
 from swebash_ai.frontends.tui import commands
 from swebash_ai.frontends.tui.early_frame import PROMPT_PLACEHOLDER
+from swebash_ai.frontends.tui.widgets.attachments import AttachmentBar
 from swebash_ai.safety.terminal_text import safe
 from swebash_ai.storage import private_files
 
@@ -94,6 +96,16 @@ class PromptInput(TextArea):
             super().__init__()
             self.up = up
 
+    class ImagePathPasted(Message):
+        """The paste was one path to an image file (a file dropped on the terminal): attach it, not its name."""
+
+        def __init__(self, path: str) -> None:
+            super().__init__()
+            self.path = path
+
+    class PasteRequested(Message):
+        """Ctrl+V: an image on the clipboard is attached; else the text is pasted (:meth:`paste_text`)."""
+
     def __init__(self, history: PromptHistory, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
                          compact=True, highlight_cursor_line=False,
@@ -108,9 +120,18 @@ class PromptInput(TextArea):
         self.custom: dict[str, tuple[str, str]] = {}
         """The command files in force: ``/name`` -> (argument hint, description), for completion."""
 
+    @property
+    def attachments(self) -> AttachmentBar | None:
+        """The images waiting to go with the next message (the bar above the prompt)."""
+        return self.parent.attachments if isinstance(self.parent, PromptBar) else None
+
     # --- keys -----------------------------------------------------------------------------------------
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
+        if key == "backspace" and not self.text and self.attachments is not None and self.attachments.remove_last():
+            event.stop()
+            event.prevent_default()
+            return
         if key == "enter":
             event.stop()
             event.prevent_default()
@@ -142,9 +163,27 @@ class PromptInput(TextArea):
             return
         await super()._on_key(event)
 
+    async def _on_paste(self, event: events.Paste) -> None:
+        from swebash_ai.frontends.tui.widgets.attachments import pasted_image_path
+
+        path = pasted_image_path(event.text, getattr(self.app, "cwd", "."))
+        if path is None:
+            await super()._on_paste(event)
+            return
+        event.stop()
+        event.prevent_default()
+        self.post_message(self.ImagePathPasted(path))
+
+    def action_paste(self) -> None:
+        self.post_message(self.PasteRequested())
+
+    def paste_text(self) -> None:
+        """What Ctrl+V does in a text area: the app's clipboard pasted at the cursor."""
+        super().action_paste()
+
     def submit(self) -> None:
         text = self.text
-        if not text.strip():
+        if not text.strip() and not (self.attachments is not None and self.attachments.images):
             return
         self.prompt_history.add(text)
         self._index = None
@@ -222,15 +261,17 @@ class PromptInput(TextArea):
 
 
 class PromptBar(Vertical):
-    """The prompt with a completion hint line above it."""
+    """The prompt with a completion hint line and the images to send (chips) above it."""
 
     def __init__(self, history: PromptHistory, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.hint = Static(id="completions")
+        self.attachments = AttachmentBar(id="attachments")
         self.input = PromptInput(history, id="prompt")
 
     def compose(self) -> Any:
         yield self.hint
+        yield self.attachments
         yield self.input
 
     def on_mount(self) -> None:
