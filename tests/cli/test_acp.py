@@ -78,7 +78,7 @@ def test_initialize_advertises_what_is_supported(cli_env: dict[str, str], worksp
     (init, session), _ = drive(cli_env, workspace, Editor(), script)
     caps = init.agent_capabilities
     assert init.protocol_version == 1 and init.auth_methods == []
-    assert caps.load_session and caps.prompt_capabilities.embedded_context and not caps.prompt_capabilities.image
+    assert caps.load_session and caps.prompt_capabilities.embedded_context and caps.prompt_capabilities.image
     assert init.agent_info.name == "swebash-ai"
     modes = session.modes
     assert modes.current_mode_id == "ask"

@@ -118,7 +118,46 @@ def test_bad_input_gets_errors_and_the_agent_keeps_serving(llm_env: FakeLLMServe
     assert code == 0 and "answered a bad message" in stderr
 
 
-def test_images_are_refused_and_resource_links_attach_through_the_guard(
+def _png(width: int = 2, height: int = 1) -> bytes:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"".join(b"\0" + b"\xff\x00\x00" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def test_image_blocks_are_attached_and_a_broken_one_is_said(llm_env: FakeLLMServer, wire: Wire,
+                                                            workspace: Path) -> None:
+    import base64
+
+    llm_env.enqueue(Reply.text("a red pixel"))
+    wire.send(request(1, "initialize", {"protocolVersion": 1}))
+    assert wire.until(1)[0]["result"]["agentCapabilities"]["promptCapabilities"]["image"] is True
+    wire.send(request(2, "session/new", {"cwd": str(workspace), "mcpServers": []}))
+    sid = wire.until(2)[0]["result"]["sessionId"]
+    good = {"type": "image", "data": base64.b64encode(_png()).decode(), "mimeType": "image/png"}
+    broken = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}  # a PNG signature, no header
+    prompt = [{"type": "text", "text": "what is this?"}, good, broken]
+    wire.send(request(3, "session/prompt", {"sessionId": sid, "prompt": prompt}))
+    done, before = wire.until(3)
+    assert done["result"]["stopReason"] == "end_turn"
+    content = llm_env.requests[-1]["body"]["messages"][-1]["content"]
+    urls = [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
+    assert urls == ["data:image/png;base64," + good["data"]]
+    said = "".join(m["params"]["update"]["content"]["text"] for m in before if m.get("method") == "session/update"
+                   and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+    assert "image 2 from the editor is not attached" in said
+    wire.send(request(4, "session/prompt", {"sessionId": sid, "prompt": [{"type": "image", "data": "%%%",
+                                                                           "mimeType": "image/png"}]}))
+    assert wire.until(4)[0]["error"]["code"] == -32602
+    wire.close()
+
+
+def test_resource_links_attach_through_the_guard(
     llm_env: FakeLLMServer, wire: Wire, workspace: Path, cli_env: dict[str, str]
 ) -> None:
     (workspace / "spec.md").write_text("the spec says 42\n")
@@ -131,11 +170,11 @@ def test_images_are_refused_and_resource_links_attach_through_the_guard(
     http = {"type": "http", "name": "remote", "url": "http://127.0.0.1:9/mcp", "headers": []}
     wire.send(request(2, "session/new", {"cwd": str(workspace), "mcpServers": [http]}))
     sid = wire.until(2)[0]["result"]["sessionId"]  # an HTTP server is left out, not a failed session
-    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
-    wire.send(request(3, "session/prompt", {"sessionId": sid, "prompt": [image]}))
+    audio = {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}
+    wire.send(request(3, "session/prompt", {"sessionId": sid, "prompt": [audio]}))
     answer, greeting = wire.until(3)
     error = answer["error"]
-    assert error["code"] == -32602 and "image content is not supported" in error["data"]["details"]
+    assert error["code"] == -32602 and "audio content is not supported" in error["data"]["details"]
     told = [m["params"]["update"] for m in greeting if m.get("method") == "session/update"]
     assert any("MCP server 'remote' is not used" in u.get("content", {}).get("text", "") for u in told)
     prompt = [{"type": "text", "text": "read these"},

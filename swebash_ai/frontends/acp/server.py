@@ -94,7 +94,7 @@ class SwebashAgent:
             protocol_version=1,
             agent_capabilities=schema.AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
+                prompt_capabilities=schema.PromptCapabilities(image=True, audio=False, embedded_context=True),
                 mcp_capabilities=schema.McpCapabilities(http=False, sse=False)),
             auth_methods=auth,
             agent_info=schema.Implementation(name="swebash-ai", title="swebash-ai", version=__version__))
@@ -220,11 +220,23 @@ class SwebashAgent:
         conv.running, conv.cancelled, conv.shown = True, False, {}
         reason: schema.StopReason = "end_turn"
         try:
-            text, notices = prompt_text(prompt, self._read_refusal(session))
+            blocks: list[tuple[bytes, str]] = []
+            text, notices = prompt_text(prompt, self._read_refusal(session), blocks)
             prepared = session.prepare(text, builtins=())
+            question, images = prepared.text, list(prepared.images)
+            if blocks:
+                from swebash_ai.agent.images import ImageRefusal, image_attachment, limits_for
+
+                for number, (data, mime) in enumerate(blocks, 1):
+                    got = image_attachment(data, mime, name=f"image {number} from the editor",
+                                           limits=limits_for(session.model))
+                    if isinstance(got, ImageRefusal):
+                        notices.append(got.notice)
+                    else:
+                        question, images = f"{question}\n\n{got.header}", [*images, got]
             for line in [*notices, *prepared.lines, *prepared.notices]:
                 await updates.notice(line)
-            events = session.run(prepared.text)
+            events = session.run(question, images)
             try:
                 async for event in events:
                     if conv.cancelled:  # a cancel that came before the loop had a turn to stop

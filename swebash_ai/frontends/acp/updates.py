@@ -8,6 +8,8 @@ editor saw start gets a final status, a turn cancelled midway included.
 
 from __future__ import annotations
 
+import base64
+
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -169,12 +171,14 @@ class TurnUpdates:
 
 
 # --- the prompt ---------------------------------------------------------------------------------------------
-def prompt_text(blocks: list[Any], check_read: Callable[[str], str | None]) -> tuple[str, list[str]]:
+def prompt_text(blocks: list[Any], check_read: Callable[[str], str | None],
+                images: list[tuple[bytes, str]] | None = None) -> tuple[str, list[str]]:
     """The user's text from a prompt's content blocks, and notices for what was left out.
 
     A link to a local file becomes an ``@"path"`` mention, attached through the path guard like a typed one. An
     embedded text resource is the editor's own copy of a file: included, unless it names a file the guard would
-    refuse to read (``check_read`` says why). Images and audio are refused: they are not advertised.
+    refuse to read (``check_read`` says why). An image block's bytes and claimed type go to ``images`` (the
+    caller makes them attachments, checking the bytes); without ``images``, and for audio, the block is refused.
     """
     parts: list[str] = []
     notices: list[str] = []
@@ -182,6 +186,11 @@ def prompt_text(blocks: list[Any], check_read: Callable[[str], str | None]) -> t
         kind = getattr(block, "type", "")
         if kind == "text":
             parts.append(block.text)
+        elif kind == "image" and images is not None:
+            try:
+                images.append((base64.b64decode(block.data, validate=True), str(block.mime_type)))
+            except (ValueError, TypeError) as exc:
+                raise RequestError.invalid_params({"details": f"an image block's data is not base64: {exc}"}) from exc
         elif kind == "resource_link":
             path = _file_path(block.uri)
             parts.append(f'@"{path}"' if path is not None else f"[{block.name}]({block.uri})")
@@ -202,7 +211,7 @@ def prompt_text(blocks: list[Any], check_read: Callable[[str], str | None]) -> t
                 parts.append(f"[Attached by the editor: {uri}]\n{fence}\n{text.rstrip()}\n{fence}")
         else:
             raise RequestError.invalid_params({"details": f"{kind or 'this'} content is not supported: swebash-ai "
-                                               "accepts text, resource links and embedded text resources"})
+                                               "accepts text, images, resource links and embedded text resources"})
     return "\n\n".join(p for p in parts if p), notices
 
 
