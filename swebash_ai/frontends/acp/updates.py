@@ -9,7 +9,6 @@ editor saw start gets a final status, a turn cancelled midway included.
 from __future__ import annotations
 
 import base64
-
 import json
 import time
 from collections.abc import Awaitable, Callable
