@@ -75,7 +75,7 @@ def coverage(settings: Settings, tools: Sequence[Tool], mcp_servers: Sequence[st
             else:
                 held.append((member, why))
         note = ""
-        if name == "shell" and offered and settings.exec_sandbox == "bwrap" and not settings.exec_sandbox_network:
+        if name == "shell" and offered and settings.exec_sandbox != "none" and not settings.exec_sandbox_network:
             note = "commands run without network (exec_sandbox_network = false)"
         if name == "process" and offered:
             starter = by_name.get("run_command")
