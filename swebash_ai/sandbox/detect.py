@@ -10,6 +10,7 @@ Contract:
 from __future__ import annotations
 
 import functools
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -42,8 +43,9 @@ def _probe_bwrap() -> Choice:
     path = bwrap.find()
     if path is None:
         return Choice(None, problem=f"bubblewrap (bwrap) is not installed: {bwrap.INSTALL_HINT}")
+    true = shutil.which("true") or "/bin/true"
     argv = [path, "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--ro-bind", "/", "/",
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "true"]  # noqa: S108 - bwrap's own tmpfs
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", true]  # noqa: S108 - bwrap's own tmpfs
     try:
         res = subprocess.run(argv, capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -51,6 +53,8 @@ def _probe_bwrap() -> Choice:
     if res.returncode != 0:
         said = res.stderr.decode("utf-8", "replace").strip().splitlines()
         why = said[-1] if said else f"exit {res.returncode}"
+        if not any(w in why for w in ("namespace", "not permitted", "Permission denied", "uid map")):
+            return Choice(None, problem=f"bubblewrap ({path}) does not run here: {why}")
         return Choice(None, problem=f"bubblewrap ({path}) cannot create its namespaces here ({why}): user "
                       "namespaces are off or restricted (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu "
                       "24.04+ an AppArmor profile for bwrap; in a container, run it with --privileged or a "
