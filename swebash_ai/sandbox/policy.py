@@ -23,6 +23,8 @@ The rules:
 from __future__ import annotations
 
 import os
+import stat
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,9 +95,16 @@ def _real(p: Path) -> Path:
 
 def _kind(p: Path) -> Literal["dir", "file"] | None:
     try:
-        return "dir" if p.is_dir() else "file" if p.exists() else None
-    except OSError:
+        return "dir" if stat.S_ISDIR(os.stat(p).st_mode) else "file"
+    except (OSError, ValueError):
         return None
+
+
+def _readable(p: Path, kind: str) -> bool:
+    """Whether this user can read ``p`` at all: what it cannot read (``/etc/shadow`` for anyone but root), a
+    confined command of the same user cannot read either, and need not be covered (each cover is a mount: a
+    fraction of a millisecond of every command)."""
+    return os.access(p, os.R_OK) or (kind == "dir" and os.access(p, os.X_OK))
 
 
 def git_dirs(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
@@ -141,30 +150,72 @@ def _inside(p: Path, roots: Iterable[Path]) -> bool:
     return any(p.is_relative_to(r) for r in roots)
 
 
+@dataclass(frozen=True)
+class _Listing:
+    """What one folder held when it was read: protected names, sub-folders, whether it has ``.git``."""
+
+    mtime_ns: int
+    protected: tuple[str, ...]
+    folders: tuple[str, ...]
+    has_git: bool
+    entries: int
+
+
+_listings: dict[tuple[str, tuple[str, ...]], _Listing] = {}
+_RACY_NS = 2_000_000_000  # a folder changed this recently may change again within its clock tick: read it anew
+
+
+def _listing(paths: PathPolicy, folder: str) -> _Listing | None:
+    """``folder``'s listing, from the cache while its mtime (any name added, removed or renamed) is unchanged."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    key = (folder, tuple(paths.deny_globs))
+    cached = _listings.get(key)
+    if cached is not None and cached.mtime_ns == st.st_mtime_ns:
+        return cached
+    protected, folders, has_git, entries = [], [], False, 0
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                entries += 1
+                has_git = has_git or entry.name == ".git"
+                if paths.name_reason(entry.name) is not None:  # a protected folder is hidden whole
+                    protected.append(entry.name)
+                elif entry.name not in _SKIP_DIRS and entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.name)
+    except OSError:
+        return None
+    found = _Listing(st.st_mtime_ns, tuple(protected), tuple(folders), has_git, entries)
+    if time.time_ns() - st.st_mtime_ns > _RACY_NS:
+        if len(_listings) > 4 * WALK_LIMIT:
+            _listings.clear()
+        _listings[key] = found
+    return found
+
+
 def _walk_workspace(paths: PathPolicy, roots: Sequence[Path], limit: int) -> tuple[list[Path], list[Path], bool]:
     """Files in the workspace the guard denies by name, and nested repositories (folders holding ``.git``);
-    ``True`` when the walk stopped at ``limit`` entries."""
+    ``True`` when the walk stopped at ``limit`` entries. A folder unchanged since the last walk is not read
+    again (its mtime says so): a command's policy costs a stat per folder, not a look at every name."""
     secret: list[Path] = []
     repos: list[Path] = []
     seen = 0
     stack = [str(r) for r in roots]
+    tops = set(stack)
     while stack:
         top = stack.pop()
-        try:
-            with os.scandir(top) as it:
-                for entry in it:
-                    seen += 1
-                    if seen > limit:
-                        return secret, repos, True
-                    if entry.name == ".git" and top not in map(str, roots):
-                        repos.append(Path(top))
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in _SKIP_DIRS:
-                            stack.append(entry.path)
-                    elif paths.denied_reason(Path(entry.path)) is not None:
-                        secret.append(Path(entry.path))
-        except OSError:
+        listing = _listing(paths, top)
+        if listing is None:
             continue
+        seen += listing.entries
+        if seen > limit:
+            return secret, repos, True
+        if listing.has_git and top not in tops:
+            repos.append(Path(top))
+        secret += [Path(top, n) for n in listing.protected]
+        stack += [os.path.join(top, n) for n in listing.folders]
     return secret, repos, False
 
 
@@ -205,7 +256,7 @@ def build_policy(
     hidden: dict[Path, Hidden] = {}
     for cand in candidates:
         kind = _kind(cand)
-        if kind is None:
+        if kind is None or not _readable(cand, kind):
             continue
         real = _real(cand)
         if any(r.is_relative_to(real) for r in roots):

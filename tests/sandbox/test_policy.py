@@ -175,3 +175,30 @@ def test_the_policy_is_frozen_and_describes_itself(tree: tuple[Path, Path]) -> N
     assert f"writable:\n  {ws.resolve()}\n  /tmp (private" in text
     assert f"  {(home / '.ssh').resolve()}/" in text and "network: none; allow_hosts" in text
     assert Hidden((home / ".aws").resolve(), "dir") in policy.hidden
+
+
+def test_a_secret_added_after_a_walk_is_hidden_at_the_next(tree: tuple[Path, Path]) -> None:
+    import os
+
+    home, ws = tree
+    sub = ws / "sub"
+    sub.mkdir()
+    (sub / "a.py").write_text("x")
+    os.utime(sub, ns=(1_000_000_000, 1_000_000_000))  # an old folder: its listing is kept between walks
+    paths = PathPolicy(roots=[ws], home=home)
+    assert (sub / ".env").resolve() not in _hidden(build_policy(paths))
+    (sub / ".env").write_text("K=1")  # the folder's mtime moves: it is read again
+    assert (sub / ".env").resolve() in _hidden(build_policy(paths))
+    (ws / "id_rsa").write_text("k")  # a folder that just changed is never kept: a second change in its tick
+    assert (ws / "id_rsa").resolve() in _hidden(build_policy(paths))
+
+
+def test_what_this_user_cannot_read_needs_no_cover(tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    home, ws = tree
+    unreadable = {str(home / ".aws")}
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: str(p) not in unreadable and real_access(p, mode))
+    hidden = _hidden(build_policy(PathPolicy(roots=[ws], home=home)))
+    assert (home / ".aws").resolve() not in hidden and (home / ".ssh").resolve() in hidden
