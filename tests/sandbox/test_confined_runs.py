@@ -6,6 +6,7 @@ with a fake home; nothing touches the real home.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
@@ -164,3 +165,25 @@ async def test_landlock_holds_the_same_lines_outside_the_workspace(box: tuple[Pa
     assert (home / ".bashrc").read_text() == "# rc\n"
     assert "PRIVATE-KEY" not in res.stdout and "CONNECTED" not in res.stdout
     assert "Permission denied" in res.stderr and res.sandbox_note is not None
+
+
+async def test_a_background_command_is_confined_too(box: tuple[Path, Path]) -> None:
+    from swebash_ai.tools.background import ProcessService, stop_process
+
+    ws, home = box
+    s = load_settings({}).settings
+    ctx = ToolContext(settings=s, cwd=ws, path_policy=PathPolicy(roots=[ws], home=home),
+                      processes=ProcessService(s.background_max_running, s.background_buffer_bytes))
+    ctx.sandboxed = True
+    args = run_command.parse_arguments({"command": f"echo x > bg; touch {home}/bg-escaped; echo started; sleep 30",
+                                        "background": True})
+    res = await run_command.invoke(ctx, args)
+    assert isinstance(res, ToolResult) and res.ok, res
+    try:
+        deadline = time.monotonic() + 20
+        while not (ws / "bg").exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert (ws / "bg").exists() and not (home / "bg-escaped").exists()
+    finally:
+        stopped = await stop_process.invoke(ctx, stop_process.parse_arguments({"id": res.metadata["process_id"]}))
+        assert isinstance(stopped, ToolResult) and stopped.ok
