@@ -246,7 +246,8 @@ def _sandbox_parser(sub: Any) -> None:
         description="The OS sandbox that confines commands nobody approved one by one (docs/safety.md): the "
         "workspace and a private /tmp are writable, .git/config, .git/hooks and .swebash-ai/ stay read-only, "
         "credentials (~/.ssh, ~/.aws, .env files...: the path guard's list) are hidden, everything else is "
-        "read-only, and there is no network. Backends: bubblewrap or Landlock on Linux, Seatbelt on macOS; "
+        "read-only, and there is no network (but HTTP(S) to the hosts of sandbox_allow_hosts, through swebash-ai's "
+        "proxy). Backends: bubblewrap or Landlock on Linux, Seatbelt on macOS; "
         "when none works, such commands are refused, never run unconfined.",
         epilog="examples:\n"
         "  swebash-ai sandbox --show                   the policy as it applies here, and the backend\n"

@@ -20,10 +20,12 @@ Why each option:
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from swebash_ai.sandbox.policy import SandboxPolicy
+from swebash_ai.sandbox.proxy import RELAY_PORT
 
 __all__ = ["INSTALL_HINT", "find", "render"]
 
@@ -66,4 +68,9 @@ def render(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, bwrap: str)
             out += ["--tmpfs", str(h.path), "--remount-ro", str(h.path)]
         else:
             out += ["--ro-bind", "/dev/null", str(h.path)]
+    if policy.proxy is not None and policy.network == "none":  # the one way out: the relay to the proxy
+        sockets = str(policy.proxy.parent)
+        out += ["--ro-bind", sockets, sockets]
+        relay = str(Path(__file__).with_name("relay.py"))
+        argv = [sys.executable, "-I", "-S", relay, str(policy.proxy), str(RELAY_PORT), "--", *argv]
     return [*out, "--chdir", str(cwd), "--", *argv]

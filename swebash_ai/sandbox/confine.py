@@ -10,6 +10,7 @@ Contract:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from swebash_ai.config.settings import Settings
     from swebash_ai.safety.paths import PathPolicy
 
-__all__ = ["UNAVAILABLE_TITLE", "backend_setting", "blocked_note", "policy_for", "wrap"]
+__all__ = ["UNAVAILABLE_TITLE", "backend_setting", "blocked_note", "policy_for", "with_proxy", "wrap"]
 
 UNAVAILABLE_TITLE = "Sandbox unavailable"
 
@@ -46,6 +47,15 @@ def policy_for(paths: PathPolicy, settings: Settings, read_only_files: Sequence[
                         network=settings.exec_sandbox_network)
 
 
+def with_proxy(policy: SandboxPolicy) -> SandboxPolicy:
+    """``policy`` with the shared proxy's socket when it lists hosts and the network is otherwise closed."""
+    if not policy.allow_hosts or policy.network != "none" or policy.proxy is not None:
+        return policy
+    from swebash_ai.sandbox import proxy
+
+    return dataclasses.replace(policy, proxy=proxy.shared(policy.allow_hosts).path)
+
+
 def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, backend: str = "auto") -> list[str]:
     """``argv`` confined by ``policy`` with the backend that works here.
 
@@ -60,7 +70,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, backend: str 
     if choice.backend == "bwrap":
         from swebash_ai.sandbox import bwrap
 
-        return bwrap.render(policy, argv, cwd=cwd, bwrap=choice.binary)
+        return bwrap.render(with_proxy(policy), argv, cwd=cwd, bwrap=choice.binary)
     if choice.backend == "landlock":
         from swebash_ai.sandbox import landlock
 

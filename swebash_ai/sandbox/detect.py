@@ -77,7 +77,8 @@ def _probe_seatbelt() -> Choice:
 
     if sys.platform != "darwin" or not os.access(seatbelt.SANDBOX_EXEC, os.X_OK):
         return Choice(None, problem=f"Seatbelt ({seatbelt.SANDBOX_EXEC}) is only on macOS")
-    return Choice("seatbelt", seatbelt.SANDBOX_EXEC)
+    return Choice("seatbelt", seatbelt.SANDBOX_EXEC,
+                  limits=("seatbelt: no proxy: sandbox_allow_hosts is reachable under bubblewrap only",))
 
 
 @functools.cache

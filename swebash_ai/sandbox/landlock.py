@@ -40,6 +40,7 @@ LIMITS = (
     "(Landlock grants by folder tree)",
     "landlock: hidden folders outside the workspace keep their names visible (their contents cannot be read)",
     "landlock: no private /tmp (a fresh folder in TMPDIR instead); UDP is not blocked, only TCP",
+    "landlock: no proxy: sandbox_allow_hosts is reachable under bubblewrap only",
 )
 MIN_ABI = 4  # TCP connect rules: below it the network cannot be closed
 _SYS_CREATE, _SYS_ADD, _SYS_RESTRICT = 444, 445, 446  # the same number on every architecture

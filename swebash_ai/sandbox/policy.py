@@ -63,7 +63,10 @@ class SandboxPolicy:
     private_tmp: bool = True
     network: Literal["none", "full"] = "none"
     allow_hosts: tuple[str, ...] = ()
-    """Hosts the proxy may let a command reach (a later step); without it, none."""
+    """Hosts the proxy (``proxy.py``) lets a command reach; empty: none, and no proxy."""
+    proxy: Path | None = None
+    """The running proxy's unix socket, set by the runner when ``allow_hosts`` is not empty (bubblewrap binds it
+    into the sandbox, with ``relay.py`` in front of the command)."""
     home: Path = field(default_factory=Path.home)
     notes: tuple[str, ...] = ()
     """What the policy could not do as asked (a protected folder that holds the workspace, a walk cut short)."""
@@ -83,7 +86,7 @@ class SandboxPolicy:
             out.append("network: all of it (exec_sandbox_network = true)")
         else:
             listed = ", ".join(self.allow_hosts)
-            hosts = f"; allow_hosts (for the proxy, not yet used): {listed}" if listed else ""
+            hosts = f", but HTTP(S) through swebash-ai's proxy to: {listed}" if listed else ""
             out.append(f"network: none{hosts}")
         out += [f"note: {n}" for n in self.notes]
         return out

@@ -173,7 +173,8 @@ def test_the_policy_is_frozen_and_describes_itself(tree: tuple[Path, Path]) -> N
         policy.network = "full"  # type: ignore[misc]
     text = "\n".join(policy.describe())
     assert f"writable:\n  {ws.resolve()}\n  /tmp (private" in text
-    assert f"  {(home / '.ssh').resolve()}/" in text and "network: none; allow_hosts" in text
+    assert f"  {(home / '.ssh').resolve()}/" in text
+    assert "network: none, but HTTP(S) through swebash-ai's proxy to: pypi.org" in text
     assert Hidden((home / ".aws").resolve(), "dir") in policy.hidden
 
 
