@@ -57,7 +57,10 @@ def test_usage_errors_and_help(run_cli: Any) -> None:
 
 @needs_bwrap
 def test_doctor_runs_the_self_test(run_cli: Any) -> None:
-    res = run_cli("doctor", env={"SWEBASH_AI_API_BASE": "http://127.0.0.1:9/v1", "SWEBASH_AI_SANDBOX_BACKEND": "bwrap"})
+    res = run_cli("doctor", env={"SWEBASH_AI_API_BASE": "http://127.0.0.1:9/v1", "SWEBASH_AI_SANDBOX_BACKEND": "bwrap",
+                                 "SWEBASH_AI_EXEC_SANDBOX": "all", "SWEBASH_AI_SANDBOX_ALLOW_HOSTS": "pypi.org"})
     line = next(x for x in res.stdout.splitlines() if "sandbox:" in x)
-    assert line.startswith("✓ sandbox: bwrap, self-test passed (a write outside the workspace refused, a hidden "
-                           "file unreadable, no network)"), line
+    assert line == ("✓ sandbox: bwrap, self-test passed (a write outside the workspace refused, a hidden file "
+                    "unreadable, no network); confines every command"), line
+    assert "✓ tools: shell: run_command; commands reach only pypi.org (sandbox_allow_hosts, through the proxy)" \
+        in res.stdout.splitlines()
