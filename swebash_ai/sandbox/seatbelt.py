@@ -50,4 +50,5 @@ def profile(policy: SandboxPolicy) -> str:
 
 def render(policy: SandboxPolicy, argv: Sequence[str], *, tmpdir: Path) -> list[str]:
     """The argv that runs ``argv`` under ``policy``; ``tmpdir`` is the run's own writable temporary folder."""
-    return [SANDBOX_EXEC, "-p", profile(policy), "-D", f"TMPDIR={tmpdir}", *argv]
+    # env: the command's TMPDIR is the folder the profile lets it write (macOS's own is per user, not writable)
+    return [SANDBOX_EXEC, "-p", profile(policy), "-D", f"TMPDIR={tmpdir}", "/usr/bin/env", f"TMPDIR={tmpdir}", *argv]

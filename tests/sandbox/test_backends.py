@@ -73,7 +73,8 @@ def test_seatbelt_quotes_paths() -> None:
 
 def test_seatbelt_argv(tmp_path: Path) -> None:
     argv = seatbelt.render(POLICY, ["bash", "-c", "x"], tmpdir=tmp_path)
-    assert argv[:2] == ["/usr/bin/sandbox-exec", "-p"] and argv[3:] == ["-D", f"TMPDIR={tmp_path}", "bash", "-c", "x"]
+    assert argv[:2] == ["/usr/bin/sandbox-exec", "-p"] and argv[2] == seatbelt.profile(POLICY)
+    assert argv[3:] == ["-D", f"TMPDIR={tmp_path}", "/usr/bin/env", f"TMPDIR={tmp_path}", "bash", "-c", "x"]
 
 
 def test_landlock_read_grants_leave_hidden_paths_out() -> None:
