@@ -15,7 +15,8 @@ What Landlock can and cannot do here (``LIMITS``, printed by ``swebash-ai sandbo
 tree and cannot take a path back out of a granted tree, so hidden paths outside the workspace are left out of the
 read grants (their names can still be listed, their contents not read), but inside the writable workspace
 ``.git/config``, ``.git/hooks``, ``.swebash-ai/`` and ``.env`` files are NOT protected; there is no private
-``/tmp`` (a fresh folder in TMPDIR instead); network: TCP connect and bind are refused (ABI 4+), UDP is not.
+``/tmp`` (a fresh folder in TMPDIR instead); network: TCP connect and bind are refused (ABI 4+), and a seccomp
+filter refuses every other internet socket (UDP: DNS to any server would carry data out as names).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ LIMITS = (
     "landlock: inside the workspace .git/config, .git/hooks, .swebash-ai/ and .env files are not protected "
     "(Landlock grants by folder tree)",
     "landlock: hidden folders outside the workspace keep their names visible (their contents cannot be read)",
-    "landlock: no private /tmp (a fresh folder in TMPDIR instead); UDP is not blocked, only TCP",
+    "landlock: no private /tmp (a fresh folder in TMPDIR instead); TCP is closed by Landlock, UDP by seccomp "
+    "(x86_64 and aarch64 only), 32-bit programs cannot run",
     "landlock: no proxy: sandbox_allow_hosts is reachable under bubblewrap only",
 )
 MIN_ABI = 4  # TCP connect rules: below it the network cannot be closed
@@ -142,6 +144,46 @@ def _add(libc: Any, ruleset: int, path: str, rights: int, version: int) -> None:
         os.close(fd)
 
 
+# seccomp: a socket other than TCP (UDP: DNS to any server, so data out as names) is refused. Per architecture:
+# (audit arch, socket syscall number, x32 bit or 0).
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, 41, 0x40000000), "aarch64": (0xC00000B7, 198, 0)}
+_AF_INET, _AF_INET6, _SOCK_STREAM, _EACCES = 2, 10, 1, 13
+
+
+def udp_filter(machine: str) -> list[tuple[int, int, int, int]] | None:
+    """The classic-BPF seccomp program, as ``(code, jt, jf, k)``, that refuses ``socket(AF_INET[6], not
+    SOCK_STREAM)`` with EACCES (Landlock covers TCP), and every system call of another ABI (x32, i386 on
+    x86_64: another socket number); ``None`` on an architecture it does not know."""
+    if machine not in _SECCOMP_ARCH:
+        return None
+    arch, nr_socket, x32 = _SECCOMP_ARCH[machine]
+    ld, jeq, jge, and_, ret = 0x20, 0x15, 0x35, 0x54, 0x06
+    allow, deny = 0x7FFF0000, 0x00050000 | _EACCES
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, deny), (ld, 0, 0, 0)]
+    if x32:
+        prog += [(jge, 0, 1, x32), (ret, 0, 0, deny)]
+    prog += [(jeq, 0, 7, nr_socket), (ld, 0, 0, 16), (jeq, 1, 0, _AF_INET), (jeq, 0, 4, _AF_INET6),
+             (ld, 0, 0, 24), (and_, 0, 0, 0xF), (jeq, 1, 0, _SOCK_STREAM), (ret, 0, 0, deny), (ret, 0, 0, allow)]
+    return prog
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = (("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32))
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def _refuse_udp(libc: Any) -> None:
+    prog = udp_filter(os.uname().machine)
+    if prog is None:
+        raise OSError(f"no seccomp filter for {os.uname().machine}: UDP could not be closed")
+    filters = (_SockFilter * len(prog))(*[_SockFilter(*i) for i in prog])
+    fprog = _SockFprog(len(prog), filters)
+    _check(libc.prctl(22, 2, ctypes.byref(fprog), 0, 0), "seccomp")  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
 def apply(spec: dict[str, Any], tmp: str | None) -> None:
     """Restrict this process (and what it starts) to ``spec``. Raises OSError when the kernel refuses."""
     version = abi()
@@ -163,6 +205,8 @@ def apply(spec: dict[str, Any], tmp: str | None) -> None:
             _add(libc, ruleset, dev, _READ | _WRITE_FILE, version)
         _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         _check(libc.syscall(_SYS_RESTRICT, ruleset, 0), "restrict_self")
+        if closed_net:
+            _refuse_udp(libc)
     finally:
         os.close(ruleset)
 

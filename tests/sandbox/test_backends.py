@@ -152,3 +152,50 @@ def test_a_blocked_command_says_so(stderr: str, code: int, says: str | None) -> 
         assert note is None
     else:
         assert note is not None and says in note and "sandbox (bwrap)" in note
+
+
+def _run_bpf(prog: list[tuple[int, int, int, int]], data: bytes) -> int:
+    """A classic-BPF interpreter for the few instructions the filter uses (load word, and, jeq, jge, ret)."""
+    import struct
+
+    acc, pc = 0, 0
+    while True:
+        code, jt, jf, k = prog[pc]
+        if code == 0x20:
+            acc = struct.unpack_from("<I", data, k)[0]
+        elif code == 0x54:
+            acc &= k
+        elif code in (0x15, 0x35):
+            hit = acc == k if code == 0x15 else acc >= k
+            pc += jt if hit else jf
+        elif code == 0x06:
+            return k
+        pc += 1
+
+
+def _seccomp_data(nr: int, arch: int, *args: int) -> bytes:
+    import struct
+
+    return struct.pack("<iIQ6Q", nr, arch, 0, *(list(args) + [0] * (6 - len(args))))
+
+
+@pytest.mark.parametrize(("nr", "arch", "args", "allowed"), [
+    (41, 0xC000003E, (2, 2), False),          # socket(AF_INET, SOCK_DGRAM): UDP, DNS to anywhere
+    (41, 0xC000003E, (10, 2 | 0o2000000), False),  # AF_INET6, SOCK_DGRAM|SOCK_CLOEXEC
+    (41, 0xC000003E, (2, 3), False),          # SOCK_RAW
+    (41, 0xC000003E, (2, 1 | 0o4000), True),  # TCP (SOCK_NONBLOCK): Landlock's part
+    (41, 0xC000003E, (1, 2), True),           # AF_UNIX datagrams: local
+    (0, 0xC000003E, (), True),                # read
+    (41 | 0x40000000, 0xC000003E, (2, 2), False),  # the x32 ABI's socket
+    (102, 0x40000003, (1,), False),           # i386 socketcall: another ABI entirely
+])
+def test_the_seccomp_filter_refuses_udp_and_other_abis(nr: int, arch: int, args: tuple[int, ...],
+                                                        allowed: bool) -> None:
+    prog = landlock.udp_filter("x86_64")
+    assert prog is not None
+    verdict = _run_bpf(prog, _seccomp_data(nr, arch, *args))
+    assert verdict == (0x7FFF0000 if allowed else 0x0005000D)
+    arm = landlock.udp_filter("aarch64")
+    assert arm is not None and _run_bpf(arm, _seccomp_data(198, 0xC00000B7, 2, 2)) == 0x0005000D
+    assert _run_bpf(arm, _seccomp_data(198, 0xC00000B7, 2, 1)) == 0x7FFF0000
+    assert landlock.udp_filter("riscv64") is None

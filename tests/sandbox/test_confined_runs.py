@@ -160,10 +160,11 @@ async def test_landlock_holds_the_same_lines_outside_the_workspace(box: tuple[Pa
         server.listen(1)
         port = server.getsockname()[1]
         res = await _run(ws, home, f'echo in > inside; echo x >> "$HOME/.bashrc"; cat "$HOME/.ssh/id_rsa"; '
-                         f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED", backend="landlock")
+                         f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED; python3 -c 'import socket; "
+                         "socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' || echo NO-UDP; exit 3", backend="landlock")
     assert (ws / "inside").read_text() == "in\n"
     assert (home / ".bashrc").read_text() == "# rc\n"
-    assert "PRIVATE-KEY" not in res.stdout and "CONNECTED" not in res.stdout
+    assert "PRIVATE-KEY" not in res.stdout and "CONNECTED" not in res.stdout and "NO-UDP" in res.stdout
     assert "Permission denied" in res.stderr and res.sandbox_note is not None
 
 
