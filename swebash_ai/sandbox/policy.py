@@ -15,7 +15,8 @@ The rules:
     * hidden (an empty folder, or an empty file): every protected path of the path guard that exists (the home
       table: ~/.ssh, ~/.aws, ~/.gnupg, keyrings, other assistants' auth files...; shell histories; the system's
       shadow and sudoers files; swebash-ai's own config, sessions and logs; ``path_deny`` paths) and every
-      file in the workspace the guard denies by name (``.env``, ``id_rsa``, ``*.pem``, ``path_deny`` globs);
+      file in the workspace the guard denies by name (``.env``, ``id_rsa``, ``*.pem``, ``path_deny`` globs); and
+      the service sockets of :data:`RUNTIME_SOCKETS` and ``$XDG_RUNTIME_DIR`` (the service acts outside);
     * everything else: read-only;
     * network: none (``allow_hosts`` is kept for the proxy), or all of it when ``exec_sandbox_network`` says so.
 """
@@ -33,12 +34,34 @@ from typing import Literal
 from swebash_ai.safety.paths import PSEUDO_REASON, PathPolicy
 from swebash_ai.safety.protected_names import HISTORY_NAMES
 
-__all__ = ["WALK_LIMIT", "Hidden", "SandboxPolicy", "build_policy", "git_dirs"]
+__all__ = ["RUNTIME_SOCKETS", "WALK_LIMIT", "Hidden", "SandboxPolicy", "build_policy", "git_dirs"]
 
 WALK_LIMIT = 20_000
 """Entries of the workspace looked at for files the guard denies by name; past it the rest is not looked at
 (and :attr:`SandboxPolicy.notes` says so)."""
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules"})  # what the guard's own workspace walk skips
+
+
+# Service sockets a confined command must not reach: a socket is writable on a read-only mount, and the service
+# behind it acts outside the sandbox. (path, whose it is and why). Incomplete by nature, like every list of names:
+# the user's runtime folder (XDG_RUNTIME_DIR) is hidden whatever it holds.
+RUNTIME_SOCKETS: tuple[tuple[str, str], ...] = (
+    ("/run/user", "per-user runtime folders: the systemd user manager and session bus (`systemd-run --user` runs "
+     "a command outside), ssh and gpg agents, rootless Docker and Podman, PipeWire"),
+    ("/run/dbus", "the system bus: polkit-gated actions, the system manager"),
+    ("/run/systemd/private", "systemd's private socket: the system manager itself (root)"),
+    ("/run/docker.sock", "Docker: a container with the host's / mounted"),
+    ("/run/docker", "Docker's other sockets"),
+    ("/run/containerd", "containerd"),
+    ("/run/podman", "Podman (root)"),
+    ("/run/crio", "CRI-O"),
+    ("/run/libvirt", "libvirt: virtual machines"),
+    ("/run/snapd.socket", "snapd: installs"),
+    ("/run/snapd-snap.socket", "snapd"),
+    ("/run/postgresql", "PostgreSQL: peer authentication lets the same user in"),
+    ("/run/mysqld", "MySQL / MariaDB: socket authentication"),
+    ("/run/redis", "Redis"),
+)
 
 
 @dataclass(frozen=True)
@@ -230,6 +253,7 @@ def build_policy(
     allow_hosts: Sequence[str] = (),
     network: bool = False,
     walk_limit: int = WALK_LIMIT,
+    runtime: Sequence[Path] | None = None,
 ) -> SandboxPolicy:
     """The policy for commands run in ``paths``' workspace roots.
 
@@ -240,12 +264,18 @@ def build_policy(
         allow_hosts: The ``sandbox_allow_hosts`` setting.
         network: ``exec_sandbox_network``: leave the network open.
         walk_limit: How many workspace entries to look at for protected names.
+        runtime: Service sockets and their folders to hide (default: :data:`RUNTIME_SOCKETS` and
+            ``$XDG_RUNTIME_DIR``).
     """
     roots = tuple(dict.fromkeys(_real(r) for r in paths.roots))
     notes: list[str] = []
     candidates: list[Path] = [p for p, reason in paths.deny_paths if reason != PSEUDO_REASON]
     candidates += [paths.home / n for n in sorted(HISTORY_NAMES)]
     candidates += list(own_dirs)
+    if runtime is None:
+        xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+        runtime = [Path(p) for p, _why in RUNTIME_SOCKETS] + ([Path(xdg)] if os.path.isabs(xdg) else [])
+    candidates += list(runtime)
     try:  # files straight in the home folder with a protected name (~/.env, ~/id_work)
         with os.scandir(paths.home) as it:
             candidates += [Path(e.path) for e in it if not e.is_dir() and paths.denied_reason(Path(e.path))]

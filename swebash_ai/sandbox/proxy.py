@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import shutil
 import socket
 import socketserver
@@ -72,7 +73,10 @@ class Proxy:
         self.allow = tuple(h.strip().lower() for h in allow_hosts if h.strip())
         self.ask = ask
         self.seen: list[tuple[str, int, bool]] = []
-        self._dir = Path(tempfile.mkdtemp(prefix="swebash-ai-proxy-"))  # 0700: ours alone
+        # 0700: ours alone. In /tmp, the sandbox's own writable tmpfs, where bwrap can make the bind's mount
+        # point (TMPDIR may be in a folder the sandbox hides, where it could not).
+        tmp = "/tmp" if os.access("/tmp", os.W_OK) else None  # noqa: S108
+        self._dir = Path(tempfile.mkdtemp(prefix="swebash-ai-proxy-", dir=tmp))
         self.path = self._dir / "proxy.sock"
         self._server: socketserver.ThreadingUnixStreamServer | None = None
 

@@ -188,3 +188,18 @@ async def test_a_background_command_is_confined_too(box: tuple[Path, Path]) -> N
     finally:
         stopped = await stop_process.invoke(ctx, stop_process.parse_arguments({"id": res.metadata["process_id"]}))
         assert isinstance(stopped, ToolResult) and stopped.ok
+
+
+async def test_a_service_socket_of_the_runtime_folder_cannot_be_reached(box: tuple[Path, Path],
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    ws, home = box
+    runtime = home.parent / "runtime"
+    runtime.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    with socket.socket(socket.AF_UNIX) as server:  # a user manager's or agent's socket, on the host
+        server.bind(str(runtime / "bus"))
+        server.listen(1)
+        res = await _run(ws, home, f"python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
+                         f"s.connect(\"{runtime}/bus\"); print(\"REACHED\")'")
+    assert "REACHED" not in res.stdout and res.exit_code != 0
+    assert "No such file" in res.stderr  # the folder is there, and empty

@@ -203,3 +203,21 @@ def test_what_this_user_cannot_read_needs_no_cover(tree: tuple[Path, Path], monk
     monkeypatch.setattr(os, "access", lambda p, mode: str(p) not in unreadable and real_access(p, mode))
     hidden = _hidden(build_policy(PathPolicy(roots=[ws], home=home)))
     assert (home / ".aws").resolve() not in hidden and (home / ".ssh").resolve() in hidden
+
+
+def test_service_sockets_and_the_runtime_folder_are_hidden(tree: tuple[Path, Path], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from swebash_ai.sandbox.policy import RUNTIME_SOCKETS
+
+    home, ws = tree
+    bus = tmp_path / "run" / "dbus"
+    bus.mkdir(parents=True)
+    docker = tmp_path / "run" / "docker.sock"
+    docker.write_text("")
+    hidden = _hidden(build_policy(PathPolicy(roots=[ws], home=home), runtime=[bus, docker, tmp_path / "run/nope"]))
+    assert hidden[bus.resolve()] == "dir" and hidden[docker.resolve()] == "file"
+    xdg = tmp_path / "xdg"
+    xdg.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(xdg))
+    assert xdg.resolve() in _hidden(build_policy(PathPolicy(roots=[ws], home=home)))
+    assert {"/run/user", "/run/dbus", "/run/systemd/private", "/run/docker.sock"} <= {p for p, _ in RUNTIME_SOCKETS}
