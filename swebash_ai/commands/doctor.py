@@ -7,7 +7,8 @@ Checks, in order (later ones are skipped when an earlier one makes them meaningl
 3. the server answers (``GET {api_base}/models`` for OpenAI-compatible endpoints, short timeout);
 4. the model can call tools (a tiny request offering one tool, or litellm's ``supports_function_calling``
    for litellm models, which never sends a request);
-5. the sandbox (``bwrap`` on PATH when ``exec_sandbox = "bwrap"``), and how commands are contained
+5. the sandbox: which backend works here (``sandbox_backend``), proved by a self-test (a write outside the
+   workspace refused, a hidden file unreadable, no network), and how commands are contained
    (a subreaper on Linux; process groups and a marker elsewhere: docs/safety.md "Processes");
 6. the bash grammar (tree-sitter-bash) loads: the command policy needs it;
 7. undo snapshots of approved commands: git on PATH, and the folder they cover here;
@@ -337,15 +338,25 @@ def _containment_check() -> Check:
 
 
 def _sandbox_check(loaded: LoadedSettings) -> Check:
-    sandbox = loaded.settings.exec_sandbox
-    if sandbox == "bwrap":
-        path = shutil.which("bwrap")
-        if path is None:
-            return Check("sandbox", "fail", "exec_sandbox is bwrap, but bwrap is not on PATH",
-                         "Install bubblewrap (apt install bubblewrap) or set SWEBASH_AI_EXEC_SANDBOX=none.")
-        return Check("sandbox", "ok", f"bwrap ({path})")
-    hint = "" if shutil.which("bwrap") is None else "bwrap is installed: SWEBASH_AI_EXEC_SANDBOX=bwrap isolates them."
-    return Check("sandbox", "ok", "none (commands run without a sandbox, after the policy and your approval)", hint)
+    """Which backend confines sandboxed commands here, proved by a probe (``sandbox/selftest.py``)."""
+    from swebash_ai.sandbox.confine import backend_setting
+    from swebash_ai.sandbox.selftest import self_test
+
+    s = loaded.settings
+    wanted = backend_setting(s)
+    result = self_test(wanted)
+    every = s.exec_sandbox != "none"
+    scope = "every command" if every else "commands sent to the sandbox"
+    if result.ok:
+        return Check("sandbox", "ok", f"{result.backend}, self-test passed ({result.detail}); confines {scope}")
+    fix = ("Install what is named above, or set SWEBASH_AI_SANDBOX_BACKEND to a backend that works here; "
+           "`swebash-ai sandbox --show` prints the policy.")
+    if result.backend == "none":
+        # Without a backend a command sent to the sandbox is refused: a failure when every command must go there.
+        status: Status = "fail" if every else "warn"
+        return Check("sandbox", status, f"no sandbox works here ({wanted}): {result.detail}; commands that must "
+                     "run in it are refused", fix)
+    return Check("sandbox", "fail", f"{result.backend} self-test failed: {result.detail}", fix)
 
 
 def _parser_check() -> Check:

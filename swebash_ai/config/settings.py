@@ -176,11 +176,22 @@ class Settings(BaseModel):
     """Bytes of output kept per background process between two reads (the latest); older output is dropped
     and the next read says how much."""
 
-    exec_sandbox: Literal["none", "bwrap"] = "none"
-    """``bwrap`` runs commands under bubblewrap: read-only root, writable workspace, no network."""
+    exec_sandbox: Literal["none", "all", "bwrap"] = "none"
+    """``all`` runs every command in the sandbox (writable workspace and /tmp, read-only elsewhere, secrets
+    hidden, no network; docs/safety.md), the ones you approve too. ``none``: only the commands the decision
+    sends there. ``bwrap`` is the old spelling of ``all`` with ``sandbox_backend = "bwrap"``."""
 
     exec_sandbox_network: bool = False
-    """Let sandboxed commands use the network."""
+    """Let sandboxed commands use the whole network (default: none, and ``sandbox_allow_hosts`` for the proxy)."""
+
+    sandbox_backend: Literal["auto", "bwrap", "landlock", "seatbelt"] = "auto"
+    """What confines sandboxed commands: ``auto`` (bubblewrap, else Landlock, on Linux; Seatbelt on macOS), or
+    one of them. When it cannot work here, such commands are refused, never run unconfined. ``[sandbox]
+    backend`` in the config file."""
+
+    sandbox_allow_hosts: CommaList = Field(default_factory=list)
+    """Hosts sandboxed commands may reach through swebash-ai's proxy (``pypi.org,github.com``); empty: none.
+    ``[sandbox] allow_hosts`` in the config file."""
 
     command_snapshots: bool = True
     """Before an approved command runs, snapshot the workspace into a git repository of swebash-ai's own in the
@@ -218,7 +229,7 @@ class Settings(BaseModel):
     telemetry_log_commands: bool = False
     """With telemetry on, add the command line (redacted like the audit log) to each ``run_command`` span."""
 
-    @field_validator("tools_allow", "tools_deny", "workspace_roots", "path_deny", mode="before")
+    @field_validator("tools_allow", "tools_deny", "workspace_roots", "path_deny", "sandbox_allow_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -325,6 +336,15 @@ def _check_keys(table: Mapping[str, Any], where: str) -> None:
         )
 
 
+def _sandbox_table(table: Any, where: str) -> dict[str, Any]:
+    """``[sandbox]`` keys as the ``sandbox_*`` settings they are (``allow_hosts`` -> ``sandbox_allow_hosts``)."""
+    if table is None:
+        return {}
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}: [sandbox] must be a table (allow_hosts = [...], backend = \"auto\").")
+    return {f"sandbox_{key}": value for key, value in table.items()}
+
+
 def load_settings(
     flags: Mapping[str, Any] | None = None,
     *,
@@ -362,6 +382,8 @@ def load_settings(
         hooks = parse_hooks(raw.pop("hooks", None), where, "[[hooks]]", "config") + parse_hooks(
             profile_table.pop("hooks", None), where, f"[[profiles.{chosen}.hooks]]", f"profile.{chosen}")
         trusted = parse_trusted(raw.pop("trusted_projects", None), where)
+    raw.update(_sandbox_table(raw.pop("sandbox", None), where))
+    profile_table.update(_sandbox_table(profile_table.pop("sandbox", None), f"[profiles.{chosen}] in {where}"))
     _check_keys(raw, str(locs.config_file))
     if chosen:
         _check_keys(profile_table, f"[profiles.{chosen}] in {locs.config_file}")

@@ -47,6 +47,7 @@ examples:
   swebash-ai --resume -c "and the second one?" continue the latest saved session
   swebash-ai config                            every setting, its value and where it came from
   swebash-ai doctor                            check the provider, the model's tool support, the sandbox
+  swebash-ai sandbox -- make test              run one command in the sandbox (swebash-ai sandbox --show)
   swebash-ai export --all > sessions.jsonl     every saved session as OpenAI fine-tuning records
   swebash-ai export --format markdown          the latest session as a readable transcript
   swebash-ai -s -c "find files bigger than 1 MB"
@@ -95,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s stats [--since AGE]      what the tools did, how well, at what cost\n"
         "       %(prog)s undo [--session ID]      put back what the last turn changed\n"
         "       %(prog)s rules [list|remove N]    the approval rules and where each came from\n"
-        "       %(prog)s trust                    trust this project's .swebash-ai/rules.toml",
+        "       %(prog)s trust                    trust this project's .swebash-ai/rules.toml\n"
+        "       %(prog)s sandbox [--show | -- CMD]  the sandbox policy here; run one command in it",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
         "question on stdout (tool activity and warnings go to stderr) and exits.",
@@ -170,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     _export_parser(sub)
     _stats_parser(sub)
     _shell_init_parser(sub)
+    _sandbox_parser(sub)
     undo = sub.add_parser("undo", help="revert the file changes of the latest turn of a saved session",
                           description="Put back the files that the assistant's write and edit tools, and the "
                           "commands you approved, changed in the newest turn of the latest session that is not "
@@ -244,6 +247,32 @@ def _stats_parser(sub: Any) -> None:
     which.add_argument("--since", metavar="AGE", help="only the last AGE: 30m, 24h, 7d, 2w")
     which.add_argument("--all", action="store_true", help="everything recorded (the default)")
     stats.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+
+
+def _sandbox_parser(sub: Any) -> None:
+    sandbox = sub.add_parser(
+        "sandbox", prog="swebash-ai sandbox", help="show the sandbox policy here, or run one command under it",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="The OS sandbox that confines commands nobody approved one by one (docs/safety.md): the "
+        "workspace and a private /tmp are writable, .git/config, .git/hooks and .swebash-ai/ stay read-only, "
+        "credentials (~/.ssh, ~/.aws, .env files...: the path guard's list) are hidden, everything else is "
+        "read-only, and there is no network (but HTTP(S) to the hosts of sandbox_allow_hosts, through swebash-ai's "
+        "proxy). Backends: bubblewrap or Landlock on Linux, Seatbelt on macOS; "
+        "when none works, such commands are refused, never run unconfined.",
+        epilog="examples:\n"
+        "  swebash-ai sandbox --show                   the policy as it applies here, and the backend\n"
+        "  swebash-ai sandbox -- make test             run one command under it (its exit code)\n"
+        "  swebash-ai sandbox -- 'cat ~/.ssh/id_rsa'   one argument is a bash command line\n"
+        "  SWEBASH_AI_SANDBOX_BACKEND=landlock swebash-ai sandbox --show\n"
+        "                                              try another backend\n\n"
+        "exit codes: the command's own; with --show 0, or 1 when no backend works; 2 when the command\n"
+        "could not be confined (it was not run)")
+    sandbox.add_argument("--show", action="store_true", help="print the policy and the backend, run nothing")
+    sandbox.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
+                         help="the workspace (default: the current folder, or workspace_roots)")
+    sandbox.add_argument("command_words", nargs=argparse.REMAINDER, metavar="-- COMMAND",
+                         help="the command: one argument is a bash command line, several a program and its arguments")
+    _common_options(sandbox, suppress=True)
 
 
 def _shell_init_parser(sub: Any) -> None:
@@ -397,6 +426,16 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from swebash_ai.commands.undo import run_undo
 
         return run_undo(args.session, force=args.force)
+    if args.command == "sandbox":
+        from swebash_ai.commands.sandbox import run_sandbox
+        from swebash_ai.config.settings import load_settings
+
+        words = args.command_words[1:] if args.command_words[:1] == ["--"] else args.command_words
+        if bool(words) == bool(args.show):
+            raise UsageError("swebash-ai sandbox takes --show, or -- COMMAND to run (not both).")
+        loaded = load_settings(settings_flags(args), profile=getattr(args, "profile", None))
+        where = _checked_cwd(getattr(args, "cwd", None)) or Path.cwd().resolve()
+        return run_sandbox(loaded, where, words, show=args.show)
     if args.command in ("rules", "trust"):
         from swebash_ai.commands.rules import run_rules, run_trust
         from swebash_ai.config.settings import load_settings

@@ -315,6 +315,17 @@ class PathPolicy:
                     return CONFIG_REASON
         return None
 
+    def name_reason(self, name: str) -> str | None:
+        """The protection reason of one file or folder name alone (``.env``, ``id_rsa``, a ``path_deny`` glob): what
+        :meth:`denied_reason` finds on a path's components, for a walk below a folder already judged (the sandbox
+        policy's walk of the workspace: about a microsecond a name instead of tens)."""
+        if _name_denied(name):
+            return SECRET_REASON
+        low = name.lower()
+        if self.deny_globs and any(fnmatch.fnmatchcase(low, g) for g in self.deny_globs):
+            return CONFIG_REASON
+        return None
+
     def _protected_inodes(self) -> set[tuple[int, int]]:
         # Cached for a second: a walk over a pnpm-style tree sees thousands of multiply-linked files.
         now = time.monotonic()

@@ -51,6 +51,7 @@ from swebash_ai.errors import ToolError
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
 
 if TYPE_CHECKING:  # the process machinery loads with the first background command (the loop imports this module)
+    from swebash_ai.sandbox.policy import SandboxPolicy
     from swebash_ai.tools.containment import Containment
     from swebash_ai.tools.process import Contained
 
@@ -443,15 +444,14 @@ def _ending_lines(proc: BackgroundProcess) -> list[str]:
 
 
 async def start_background(ctx: ToolContext, command: str, workdir: Path, *, keep_env: Sequence[str],
-                           writable_roots: Sequence[Path], on_end: Callable[[], None] | None) -> ToolResult:
+                           sandbox: SandboxPolicy | None = None, backend: str = "auto",
+                           on_end: Callable[[], None] | None) -> ToolResult:
     """The background half of ``run_command``: the command was judged and approved already."""
     from swebash_ai.tools.command_env import build_argv, child_environment
 
-    s = ctx.settings
     try:
         svc = service_of(ctx)
-        argv = build_argv(command, cwd=workdir, sandbox=s.exec_sandbox, network=s.exec_sandbox_network,
-                          writable_roots=list(writable_roots))
+        argv = build_argv(command, cwd=workdir, sandbox=sandbox, backend=backend)
         env = child_environment(os.environ, keep_env)
         proc = await svc.start(command, argv, cwd=workdir, env=env, approved=ctx.approved, on_end=on_end)
     except ToolError as exc:

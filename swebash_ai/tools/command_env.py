@@ -1,8 +1,8 @@
-"""What a command is run with: its argv (bash, optionally under bubblewrap) and its scrubbed environment.
+"""What a command is run with: its argv (bash, optionally in the sandbox) and its scrubbed environment.
 
 Contract:
-    :func:`build_argv` gives ``bash --noprofile --norc -c COMMAND``, under bubblewrap when asked (never a
-    silent fallback: a missing ``bwrap`` is an error); :func:`child_environment` drops secret-looking
+    :func:`build_argv` gives ``bash --noprofile --norc -c COMMAND``, in the sandbox when asked (never a
+    silent fallback: no working backend is an error); :func:`child_environment` drops secret-looking
     variables and shell start-up hooks, and turns pagers, colours and prompts off. Pure: nothing is started
     here (``tools/process.py`` starts it).
 """
@@ -13,12 +13,15 @@ import os
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING
 
 from swebash_ai.errors import ToolError
 from swebash_ai.safety.redact import looks_secret_env
 
-__all__ = ["BWRAP_MISSING", "GIT_HARDENING", "build_argv", "child_environment"]
+if TYPE_CHECKING:
+    from swebash_ai.sandbox.policy import SandboxPolicy
+
+__all__ = ["GIT_HARDENING", "build_argv", "child_environment"]
 
 # git settings that make reading commands safe in a hostile repository. Deliberately absent:
 # ``diff.external=`` (an empty value makes git try to run "" and every ``git diff`` fails) and
@@ -78,25 +81,12 @@ def child_environment(base: Mapping[str, str], keep: Iterable[str] = ()) -> dict
     return env
 
 
-BWRAP_MISSING = (
-    "The command was not run: SWEBASH_AI_EXEC_SANDBOX=bwrap but bubblewrap (`bwrap`) is not on PATH. "
-    "Install it (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`; "
-    "Arch: `pacman -S bubblewrap`) or set SWEBASH_AI_EXEC_SANDBOX=none to run commands unsandboxed."
-)
-
-
-def build_argv(
-    command: str,
-    *,
-    cwd: Path,
-    sandbox: Literal["none", "bwrap"] = "none",
-    network: bool = False,
-    writable_roots: Iterable[Path] = (),
-) -> list[str]:
-    """The argv that runs ``command``.
+def build_argv(command: str, *, cwd: Path, sandbox: SandboxPolicy | None = None, backend: str = "auto") -> list[str]:
+    """The argv that runs ``command``: bash, confined by ``sandbox`` when one is given (``sandbox/confine.py``
+    renders it with ``backend``, or refuses: never a silent unconfined run).
 
     Raises:
-        ToolError: ``cwd`` is not a directory; bash, or bwrap when the sandbox is requested, is not on PATH.
+        ToolError: ``cwd`` is not a directory; bash is not on PATH; a sandbox was asked and none works here.
     """
     if not os.path.isdir(cwd):
         raise ToolError(f"The working directory does not exist or is not a directory: {cwd}")
@@ -104,14 +94,8 @@ def build_argv(
     if bash is None:
         raise ToolError("Cannot run commands: `bash` is not on PATH.")
     shell = [bash, "--noprofile", "--norc", "-c", command]
-    if sandbox == "none":
+    if sandbox is None:
         return shell
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise ToolError(BWRAP_MISSING, title="Sandbox unavailable")
-    private_tmp = ["--tmpfs", "/tmp"]  # noqa: S108 - a fresh tmpfs, not a shared temporary file
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *private_tmp]
-    for root in dict.fromkeys(os.path.realpath(r) for r in writable_roots):  # after /tmp: binds win
-        argv += ["--bind", root, root]
-    argv += ["--unshare-all", *(["--share-net"] if network else [])]
-    return [*argv, "--die-with-parent", "--new-session", "--chdir", str(cwd), *shell]
+    from swebash_ai.sandbox.confine import wrap
+
+    return wrap(sandbox, shell, cwd=cwd, backend=backend)

@@ -75,8 +75,10 @@ def coverage(settings: Settings, tools: Sequence[Tool], mcp_servers: Sequence[st
             else:
                 held.append((member, why))
         note = ""
-        if name == "shell" and offered and settings.exec_sandbox == "bwrap" and not settings.exec_sandbox_network:
-            note = "commands run without network (exec_sandbox_network = false)"
+        if name == "shell" and offered and settings.exec_sandbox != "none" and not settings.exec_sandbox_network:
+            hosts = ", ".join(settings.sandbox_allow_hosts)
+            note = ("commands run without network (exec_sandbox_network = false)" if not hosts else
+                    f"commands reach only {hosts} (sandbox_allow_hosts, through the proxy)")
         if name == "process" and offered:
             starter = by_name.get("run_command")
             note = (f"started by run_command(background=true), up to {settings.background_max_running} at once, "

@@ -18,7 +18,7 @@ import dataclasses
 import logging
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
@@ -28,6 +28,9 @@ from swebash_ai.tools.guard import path_policy_of
 from swebash_ai.tools.process import ProcessResult, build_argv, child_environment, clean_output, run_process
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
 from swebash_ai.tools.snapshots import Limits
+
+if TYPE_CHECKING:
+    from swebash_ai.sandbox.policy import SandboxPolicy
 
 __all__ = [
     "APPROVED_ENV",
@@ -89,9 +92,21 @@ def _session_key(ctx: ToolContext, args: Any) -> str | None:
     return key
 
 
-def _writable_roots(ctx: ToolContext) -> list[Path]:
-    roots = getattr(ctx.path_policy, "roots", None) or ctx.settings.workspace_roots
-    return [Path(r) for r in roots] or [Path(ctx.cwd)]
+def sandbox_of(ctx: ToolContext) -> tuple[SandboxPolicy | None, str]:
+    """The policy this call's command is confined by (``None``: not confined) and the backend setting: the call
+    was sent to the sandbox (``ctx.sandboxed``), or ``exec_sandbox`` confines every command."""
+    s = ctx.settings
+    if not (ctx.sandboxed or s.exec_sandbox != "none"):
+        return None, "auto"
+    from swebash_ai.sandbox.confine import backend_setting, policy_for
+
+    return policy_for(path_policy_of(ctx), s), backend_setting(s)
+
+
+def _backend_used(setting: str) -> str:
+    from swebash_ai.sandbox.detect import choose
+
+    return choose(setting).backend or "none"
 
 
 def _preview(ctx: ToolContext, args: Any) -> str:
@@ -146,6 +161,12 @@ async def run_command(
         return ToolResult.error(f"Bad working directory {cwd!r}: {exc}")
     settings, seconds = ctx.settings, timeout or ctx.settings.exec_timeout
     snapshot = await _snapshot_before(ctx, command, workdir)
+    try:
+        sandbox, backend = await asyncio.to_thread(sandbox_of, ctx)  # it looks for protected files: a walk
+    except BaseException:
+        if snapshot is not None:
+            await asyncio.to_thread(_snapshot_after, ctx, snapshot, ctx.services.get("checkpoints"))
+        raise
     if background:
         from swebash_ai.tools.background import start_background
 
@@ -156,7 +177,7 @@ async def run_command(
                 _snapshot_after(ctx, snapshot, store)
 
         result = await start_background(ctx, command, workdir, keep_env=APPROVED_ENV if ctx.approved else (),
-                                        writable_roots=_writable_roots(ctx), on_end=on_end)
+                                        sandbox=sandbox, backend=backend, on_end=on_end)
         return _with_snapshot_note(result, snapshot)
     try:
         res = await run_process(
@@ -165,9 +186,8 @@ async def run_command(
             timeout=seconds,
             max_output=settings.exec_max_output,
             on_output=ctx.on_output,
-            sandbox=settings.exec_sandbox,
-            sandbox_network=settings.exec_sandbox_network,
-            writable_roots=_writable_roots(ctx),
+            sandbox=sandbox,
+            sandbox_backend=backend,
             keep_env=APPROVED_ENV if ctx.approved else (),
         )
     except ToolError as exc:
@@ -185,7 +205,7 @@ async def run_command(
         "stopped_background": res.stopped,
         "containment": res.containment.mechanism if res.containment is not None else None,
         "survivors": [{"pid": p.pid, "cmdline": p.cmdline} for p in res.survivors],
-        "sandbox": settings.exec_sandbox,
+        "sandbox": "none" if sandbox is None else _backend_used(backend),
     }
     text = res.render()
     if snapshot is not None:

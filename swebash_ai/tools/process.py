@@ -45,16 +45,18 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from swebash_ai.errors import ToolError
 from swebash_ai.tools import containment
-from swebash_ai.tools.command_env import BWRAP_MISSING, GIT_HARDENING, build_argv, child_environment
+from swebash_ai.tools.command_env import GIT_HARDENING, build_argv, child_environment
 from swebash_ai.tools.containment import KILL_GRACE, MARKER_VAR, Containment, ProcessInfo, become_subreaper
 from swebash_ai.tools.output import Capture, Live, budget, clean_output
 
+if TYPE_CHECKING:
+    from swebash_ai.sandbox.policy import SandboxPolicy
+
 __all__ = [
-    "BWRAP_MISSING",
     "GIT_HARDENING",
     "KILL_GRACE",
     "MARKER_VAR",
@@ -101,6 +103,8 @@ class ProcessResult:
     duration: float
     stopped: int = 0
     containment: Containment | None = None
+    sandbox_note: str | None = None
+    """Set when the command ran in the sandbox, failed, and its output shows what the sandbox refuses."""
 
     @property
     def status(self) -> Literal["ok", "error", "timeout"]:
@@ -130,6 +134,8 @@ class ProcessResult:
                 lines += [f"{name}:", text[:-1] if text.endswith("\n") else text]
         if not (self.stdout or self.stderr):
             lines.append("(no output)")
+        if self.sandbox_note:
+            lines.append(f"note: {self.sandbox_note}")
         return "\n".join(lines)
 
 
@@ -477,9 +483,8 @@ async def run_process(
     timeout: float,  # noqa: ASYNC109 - the deadline covers the kill, not just a wait
     max_output: int = 100_000,
     on_output: Callable[[str], None] | None = None,
-    sandbox: Literal["none", "bwrap"] = "none",
-    sandbox_network: bool = False,
-    writable_roots: Sequence[Path | str] = (),
+    sandbox: SandboxPolicy | None = None,
+    sandbox_backend: str = "auto",
     environ: Mapping[str, str] | None = None,
     keep_env: Iterable[str] = (),
 ) -> ProcessResult:
@@ -491,19 +496,18 @@ async def run_process(
         timeout: Seconds before the whole process tree is killed.
         max_output: Bytes of output kept in the result (stdout and stderr together; head and tail).
         on_output: Receives live output (cleaned text), at most ~20 calls a second.
-        sandbox: ``"bwrap"`` runs it under bubblewrap (network only with ``sandbox_network``), where only
-            ``writable_roots`` are writable.
+        sandbox: Run it confined by this policy (``swebash_ai/sandbox``), with ``sandbox_backend``; the
+            supervisor, the timeout and the scrubbed environment apply as without. A failed command whose
+            stderr shows a refusal gets a note naming the sandbox (``sandbox_note``).
         environ: The environment to scrub and pass on (default: ``os.environ``).
         keep_env: Secret-looking variables of ``environ`` to pass on all the same.
 
     Raises:
-        ToolError: it cannot be started (no such directory, bash or bwrap missing).
+        ToolError: it cannot be started (no such directory, bash missing, no sandbox works here).
         CommandCancelled: (an ``asyncio.CancelledError``) re-raised once the whole tree is stopped.
     """
     workdir = Path(cwd)
-    argv = build_argv(
-        command, cwd=workdir, sandbox=sandbox, network=sandbox_network, writable_roots=[Path(r) for r in writable_roots]
-    )
+    argv = build_argv(command, cwd=workdir, sandbox=sandbox, backend=sandbox_backend)
     env = child_environment(os.environ if environ is None else environ, keep_env)
     env[MARKER_VAR] = uuid.uuid4().hex
     start = time.monotonic()
@@ -540,6 +544,12 @@ async def run_process(
     out_limit, err_limit = budget(out.seen, err.seen, max_output)
     out_text, out_cut = out.text(out_limit)
     err_text, err_cut = err.text(err_limit)
+    note = None
+    if sandbox is not None and not timed_out:
+        from swebash_ai.sandbox.confine import blocked_note
+        from swebash_ai.sandbox.detect import choose
+
+        note = blocked_note(err_text + out_text[-2000:], choose(sandbox_backend).backend or "?", rc)
     return ProcessResult(
         exit_code=rc,
         signal=sig_name,
@@ -553,6 +563,7 @@ async def run_process(
         duration=time.monotonic() - start,
         stopped=report.stopped_count if not timed_out else 0,
         containment=report,
+        sandbox_note=note,
     )
 
 

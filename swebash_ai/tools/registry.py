@@ -168,6 +168,9 @@ class ToolContext:
     Returns ``None`` when allowed, else why not (for the model). ``None`` here: nobody can approve."""
     call_id: str = ""
     """The id of the call being run (set per call by the loop)."""
+    sandboxed: bool = False
+    """Run this call's command in the OS sandbox (``swebash_ai/sandbox``; set per call by whoever decided it:
+    every allow but a person's yes to this exact call). ``exec_sandbox = "all"`` confines every command anyway."""
     ask_user: Callable[[Any], Awaitable[Any]] | None = None
     """Puts a question to the user (see ``tools.ask``): the front end's asker, set per call by the loop from
     the approver; ``None`` when nobody can be asked."""

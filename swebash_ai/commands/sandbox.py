@@ -1,0 +1,77 @@
+"""``swebash-ai sandbox``: show the sandbox policy as it applies here, or run one command under it.
+
+Contract:
+    :func:`run_sandbox` with ``show``: prints the policy (writable, read-only, hidden, network) and the backend
+    that enforces it here, or what is missing; exit 0, or 1 when no backend works. With a command: runs it in
+    the workspace under the policy, the way the assistant's sandboxed commands run (scrubbed environment,
+    same backend), with the terminal's input and output, and exits with its exit code (2 when no sandbox
+    works here: it is not run).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from swebash_ai.errors import ExitCode, ToolError
+
+if TYPE_CHECKING:
+    from swebash_ai.config.settings import LoadedSettings
+    from swebash_ai.sandbox.policy import SandboxPolicy
+
+__all__ = ["run_sandbox"]
+
+
+def _policy(loaded: LoadedSettings, cwd: Path) -> SandboxPolicy:
+    from swebash_ai.sandbox.confine import policy_for
+    from swebash_ai.session import session_path_policy
+
+    return policy_for(session_path_policy(loaded, cwd), loaded.settings)
+
+
+def _show(loaded: LoadedSettings, cwd: Path, out: TextIO) -> int:
+    from swebash_ai.sandbox import detect
+    from swebash_ai.sandbox.confine import backend_setting
+
+    wanted = backend_setting(loaded.settings)
+    choice = detect.choose(wanted)
+    policy = _policy(loaded, cwd)
+    every = loaded.settings.exec_sandbox != "none"
+    print(f"sandbox policy for {cwd}", file=out)
+    if choice.backend is not None:
+        print(f"backend: {choice.backend} ({choice.binary})" + ("" if wanted == "auto" else " (sandbox_backend)"),
+              file=out)
+    else:
+        print(f"backend: none works here ({wanted}): {choice.problem}", file=out)
+    print(f"applies to: {'every command (exec_sandbox = all)' if every else 'commands sent to the sandbox'}",
+          file=out)
+    for line in policy.describe():
+        print(line, file=out)
+    for limit in choice.limits:
+        print(f"limit: {limit}", file=out)
+    return ExitCode.OK if choice.backend is not None else ExitCode.ERROR
+
+
+def run_sandbox(loaded: LoadedSettings, cwd: Path, command: list[str], *, show: bool,
+                out: TextIO = sys.stdout) -> int:
+    """``swebash-ai sandbox`` (see the module docstring)."""
+    if show:
+        return _show(loaded, cwd, out)
+    from swebash_ai.sandbox.confine import backend_setting
+    from swebash_ai.tools.command_env import build_argv, child_environment
+
+    line = command[0] if len(command) == 1 else shlex.join(command)
+    try:
+        argv = build_argv(line, cwd=cwd, sandbox=_policy(loaded, cwd), backend=backend_setting(loaded.settings))
+    except ToolError as exc:
+        print(f"swebash-ai sandbox: {exc.message}", file=sys.stderr)
+        return ExitCode.USAGE
+    try:
+        proc = subprocess.run(argv, cwd=cwd, env=child_environment(os.environ), check=False)
+    except KeyboardInterrupt:
+        return 130
+    return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode

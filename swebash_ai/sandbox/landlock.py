@@ -1,0 +1,239 @@
+"""The Landlock backend, for Linux without user namespaces: the policy as Landlock rules, applied by a launcher.
+
+Contract:
+    :func:`render` (pure) gives ``python -I -S landlock.py SPEC -- ARGV``: this file, run as a script, builds a
+    ruleset from SPEC (JSON), forks, and in the child restricts itself (``no_new_privs`` + ``landlock_restrict_self``)
+    and executes ARGV; the parent waits, removes the run's private temporary folder and exits with the
+    command's status. :func:`abi` says which Landlock version the kernel has (0: none). Standard library only:
+    it runs as a script with ``-I -S``.
+
+Why our own ctypes layer and not PyPI's ``landlock`` (1.0.0.dev5, alpha): that binding covers filesystem rules
+only (no ``handled_access_net``, no ``scoped``), asks for every right whatever the kernel's ABI, and this file
+must run as a stand-alone script without site-packages; the three system calls take sixty lines.
+
+What Landlock can and cannot do here (``LIMITS``, printed by ``swebash-ai sandbox --show``): it grants by folder
+tree and cannot take a path back out of a granted tree, so hidden paths outside the workspace are left out of the
+read grants (their names can still be listed, their contents not read), but inside the writable workspace
+``.git/config``, ``.git/hooks``, ``.swebash-ai/`` and ``.env`` files are NOT protected; there is no private
+``/tmp`` (a fresh folder in TMPDIR instead); network: TCP connect and bind are refused (ABI 4+), and a seccomp
+filter refuses every other internet socket (UDP: DNS to any server would carry data out as names).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from swebash_ai.sandbox.policy import SandboxPolicy
+
+__all__ = ["LIMITS", "MIN_ABI", "abi", "read_grants", "render"]
+
+LIMITS = (
+    "landlock: inside the workspace .git/config, .git/hooks, .swebash-ai/ and .env files are not protected "
+    "(Landlock grants by folder tree)",
+    "landlock: hidden folders outside the workspace keep their names visible (their contents cannot be read)",
+    "landlock: no private /tmp (a fresh folder in TMPDIR instead); TCP is closed by Landlock, UDP by seccomp "
+    "(x86_64 and aarch64 only), 32-bit programs cannot run",
+    "landlock: no proxy: sandbox_allow_hosts is reachable under bubblewrap only",
+)
+MIN_ABI = 4  # TCP connect rules: below it the network cannot be closed
+_SYS_CREATE, _SYS_ADD, _SYS_RESTRICT = 444, 445, 446  # the same number on every architecture
+_PR_SET_NO_NEW_PRIVS = 38
+_EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1, 2, 4, 8
+_READ = _EXECUTE | _READ_FILE | _READ_DIR
+
+
+def _all_fs(version: int) -> int:
+    return (1 << 13) - 1 | (1 << 13 if version >= 2 else 0) | (1 << 14 if version >= 3 else 0) | (
+        1 << 15 if version >= 5 else 0)
+
+
+def _file_rights(version: int) -> int:
+    """The rights a rule on a file (not a folder) may hold."""
+    rights = _EXECUTE | _WRITE_FILE | _READ_FILE
+    return rights | (1 << 14 if version >= 3 else 0) | (1 << 15 if version >= 5 else 0)
+
+
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def abi() -> int:
+    """The kernel's Landlock ABI version, 0 when Landlock is absent or off."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        version = int(_libc().syscall(_SYS_CREATE, None, 0, 1))
+    except (OSError, AttributeError):
+        return 0
+    return max(version, 0)
+
+
+def read_grants(hidden: Sequence[str], listdir: Any = os.listdir) -> list[tuple[str, bool]]:
+    """Where reading is granted so that ``hidden`` is left out: ``(path, whole)`` pairs, ``whole`` False for a
+    folder on the way to a hidden path (only listing it is granted). Pure but for ``listdir``."""
+    hide = {os.path.normpath(h) for h in hidden}
+    if not hide:
+        return [("/", True)]
+    on_way = {str(p) for h in hide for p in Path(h).parents}
+    out: list[tuple[str, bool]] = []
+
+    def visit(folder: str) -> None:
+        out.append((folder, False))
+        try:
+            names = sorted(listdir(folder))
+        except OSError:
+            return
+        for name in names:
+            path = os.path.join(folder, name)
+            if path in hide:
+                continue
+            if path in on_way and not os.path.islink(path):
+                visit(path)
+            else:
+                out.append((path, True))
+
+    visit("/")
+    return out
+
+
+def render(policy: SandboxPolicy, argv: Sequence[str]) -> list[str]:
+    """The argv that runs ``argv`` under ``policy`` through this file as a launcher."""
+    ws = tuple(str(w) for w in policy.writable)
+    hidden = [str(h.path) for h in policy.hidden if not any(h.path.is_relative_to(w) for w in policy.writable)]
+    spec = {"writable": ws, "hidden": hidden, "network": policy.network, "private_tmp": policy.private_tmp}
+    return [sys.executable, "-I", "-S", str(Path(__file__)), json.dumps(spec), "--", *argv]
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = (("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64))
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed", ctypes.c_uint64), ("fd", ctypes.c_int32))
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"landlock {what}: {os.strerror(err)}")
+    return result
+
+
+def _add(libc: Any, ruleset: int, path: str, rights: int, version: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # gone meanwhile, or unreadable to us too
+    try:
+        if not os.path.isdir(path):
+            rights &= _file_rights(version)
+        if rights:
+            rule = _PathBeneath(rights, fd)
+            _check(libc.syscall(_SYS_ADD, ruleset, 1, ctypes.byref(rule), 0), f"rule on {path}")
+    finally:
+        os.close(fd)
+
+
+# seccomp: a socket other than TCP (UDP: DNS to any server, so data out as names) is refused. Per architecture:
+# (audit arch, socket syscall number, x32 bit or 0).
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, 41, 0x40000000), "aarch64": (0xC00000B7, 198, 0)}
+_AF_INET, _AF_INET6, _SOCK_STREAM, _EACCES = 2, 10, 1, 13
+
+
+def udp_filter(machine: str) -> list[tuple[int, int, int, int]] | None:
+    """The classic-BPF seccomp program, as ``(code, jt, jf, k)``, that refuses ``socket(AF_INET[6], not
+    SOCK_STREAM)`` with EACCES (Landlock covers TCP), and every system call of another ABI (x32, i386 on
+    x86_64: another socket number); ``None`` on an architecture it does not know."""
+    if machine not in _SECCOMP_ARCH:
+        return None
+    arch, nr_socket, x32 = _SECCOMP_ARCH[machine]
+    ld, jeq, jge, and_, ret = 0x20, 0x15, 0x35, 0x54, 0x06
+    allow, deny = 0x7FFF0000, 0x00050000 | _EACCES
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, deny), (ld, 0, 0, 0)]
+    if x32:
+        prog += [(jge, 0, 1, x32), (ret, 0, 0, deny)]
+    prog += [(jeq, 0, 7, nr_socket), (ld, 0, 0, 16), (jeq, 1, 0, _AF_INET), (jeq, 0, 4, _AF_INET6),
+             (ld, 0, 0, 24), (and_, 0, 0, 0xF), (jeq, 1, 0, _SOCK_STREAM), (ret, 0, 0, deny), (ret, 0, 0, allow)]
+    return prog
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = (("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32))
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def _refuse_udp(libc: Any) -> None:
+    prog = udp_filter(os.uname().machine)
+    if prog is None:
+        raise OSError(f"no seccomp filter for {os.uname().machine}: UDP could not be closed")
+    filters = (_SockFilter * len(prog))(*[_SockFilter(*i) for i in prog])
+    fprog = _SockFprog(len(prog), filters)
+    _check(libc.prctl(22, 2, ctypes.byref(fprog), 0, 0), "seccomp")  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+def apply(spec: dict[str, Any], tmp: str | None) -> None:
+    """Restrict this process (and what it starts) to ``spec``. Raises OSError when the kernel refuses."""
+    version = abi()
+    if version < 1:
+        raise OSError("Landlock is not available in this kernel")
+    libc = _libc()
+    closed_net = spec["network"] != "full"
+    if closed_net and version < MIN_ABI:
+        raise OSError(f"Landlock ABI {version} cannot close the network (needs {MIN_ABI})")
+    attr = _RulesetAttr(_all_fs(version), 3 if closed_net else 0, 3 if version >= 6 else 0)
+    size = 24 if version >= 6 else 16 if closed_net else 8
+    ruleset = _check(libc.syscall(_SYS_CREATE, ctypes.byref(attr), size, 0), "ruleset")
+    try:
+        for path, whole in read_grants(spec["hidden"]):
+            _add(libc, ruleset, path, _READ if whole else _READ_DIR, version)
+        for path in [*spec["writable"], *([tmp] if tmp else [])]:
+            _add(libc, ruleset, path, _all_fs(version), version)
+        for dev in ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty"):
+            _add(libc, ruleset, dev, _READ | _WRITE_FILE, version)
+        _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        _check(libc.syscall(_SYS_RESTRICT, ruleset, 0), "restrict_self")
+        if closed_net:
+            _refuse_udp(libc)
+    finally:
+        os.close(ruleset)
+
+
+def _main(args: list[str]) -> int:
+    spec, argv = json.loads(args[0]), args[2:]
+    tmp = tempfile.mkdtemp(prefix="swebash-ai-sandbox-") if spec.get("private_tmp") else None
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if tmp:
+                os.environ["TMPDIR"] = tmp
+            apply(spec, tmp)
+            os.execvp(argv[0], argv)  # noqa: S606 - the command this launcher exists to run
+        except OSError as exc:
+            os.write(2, f"swebash-ai sandbox (landlock): {exc}; the command was not run\n".encode())
+        os._exit(126)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
