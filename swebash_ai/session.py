@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.conversation import NOTES, Conversation, damaged_session, find_session, is_note_only
-from swebash_ai.agent.decide import MODES, Gate
+from swebash_ai.agent.decide import MODES, UNASKED_MODES, Gate
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
 from swebash_ai.agent.instructions import Instructions, load_instructions
 from swebash_ai.agent.loop import Agent, LoopLimits
@@ -82,6 +82,8 @@ class Session:
         self.conversation = conversation or Conversation()
         self._environ = environ
         self._services = dict(services or {})
+        # The sandbox keeps the files trusted hooks run read-only: they run later, outside it.
+        self._services.setdefault("read_only_files", self._hook_files)
         self._tools = list(tools) if tools is not None else builtin_tools()
         self.session_approvals = SessionApprovals()
         self._unsaved_mark = uuid.uuid4().hex  # the checkpoints recorded since the last save (move_unsaved)
@@ -100,7 +102,8 @@ class Session:
             mode = self.settings.tool_calling
             self.provider = TextToolCallProvider(self.provider, text_mode=mode == "text", recover=mode != "native")
         self.registry = ToolRegistry.from_settings(self.settings, self._tools)
-        self.gate = Gate(mode=self.settings.approval_mode, workspace=self.cwd, run_hook=self._run_hook)
+        self.gate = Gate(workspace=self.cwd, run_hook=self._run_hook)
+        self.set_mode(self.settings.approval_mode)
         self.project = ProjectRules()
         self.context = self._make_context()
         self.load_project()
@@ -235,12 +238,21 @@ class Session:
 
     def set_mode(self, mode: str | None = None) -> str:
         """Set the approval mode (``None``: the next one, as Shift+Tab does); returns it."""
-        if mode is None:
-            return self.gate.next_mode()
+        if mode is None:  # Shift+Tab passes over a mode that cannot work here
+            following = self.gate.next_mode()
+            while following in UNASKED_MODES and _unasked_problem(self.settings):
+                following = self.gate.next_mode()
+            return following
         if mode not in MODES:
             raise ConfigError(f"Unknown approval mode {mode!r} ({', '.join(MODES)}).")
+        if mode in UNASKED_MODES and (problem := _unasked_problem(self.settings)):
+            raise ConfigError(problem, title="Approval mode unavailable", hint="See `swebash-ai sandbox --show`; "
+                              "accept-edits applies edits unasked and asks about commands.")
         self.gate.mode = mode
         return mode
+
+    def _hook_files(self) -> list[Path]:
+        return [self.cwd / word for hook in self.gate.hooks for word in hook.file_words()]
 
     def _call_starting(self, name: str) -> None:
         """The model began a tool call (its arguments still stream): a command's supervisor starts now, so the
@@ -596,3 +608,10 @@ def build_session(
 
     loaded = load_settings(flags, profile=profile)
     return Session(loaded, approver=approver, cwd=Path(cwd) if cwd else None, **kw)
+
+
+def _unasked_problem(settings: Settings) -> str | None:
+    """Why auto mode cannot run here (it needs the sandbox), or ``None``; the sandbox loads only for it."""
+    from swebash_ai.sandbox.confine import unasked_mode_problem
+
+    return unasked_mode_problem(settings)

@@ -134,5 +134,7 @@ def audit_call(agent: Approving, call: ToolCall, arguments: Any, decision: str, 
         decided_by=decided_by,
         outcome=result.status,
         exit_code=result.exit_code,
+        **({"sandbox": result.metadata["sandbox"]} if "sandbox" in result.metadata else {}),
+        **({"sandbox_blocked": result.metadata["sandbox_blocked"]} if "sandbox_blocked" in result.metadata else {}),
         duration=round(result.duration, 3),
     )

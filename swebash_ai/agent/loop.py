@@ -484,13 +484,13 @@ class _Turn:
                                                place)
             return None if refused is None else refused.text
 
-        # Unasked never means unconfined: only a person's yes to this very call, which asked to run outside the
-        # sandbox, runs a command with all of the user's rights (the runner confines everything else).
-        person = verdict.decision == "ask" and decided_by in _A_PERSON and agent.approver.interactive
+        # Unasked never means unconfined: only a person's yes to this very call runs a command with all of the
+        # user's rights (the runner confines everything else a rule, a hook, --yes or a mode let through).
+        unconfined = verdict.decision == "ask" and decided_by in _A_PERSON and agent.approver.interactive
         call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
                                        approved=verdict.decision == "ask", ask=ask_more,
                                        unasked_change=own.decision == "ask" and verdict.decision == "allow",
-                                       unconfined=person and getattr(args, "sandbox", True) is False,
+                                       unconfined=unconfined, sandboxed=own.decision != "allow" and not unconfined,
                                        call_id=call.id, ask_user=self._asker(place))
         place.settled()  # it runs now: later calls may ask
         result = await _without_secrets(await tool.invoke(call_ctx, args))

@@ -40,15 +40,17 @@ def _show(loaded: LoadedSettings, cwd: Path, out: TextIO) -> int:
     wanted = backend_setting(loaded.settings)
     choice = detect.choose(wanted)
     policy = _policy(loaded, cwd)
-    every = loaded.settings.exec_sandbox != "none"
+    applies = {"all": "every command (exec_sandbox = all)", "bwrap": "every command (exec_sandbox = bwrap)",
+               "none": "no command (exec_sandbox = none; auto mode is refused)",
+               "auto": "every command not proven read-only that runs without your yes to it: allowed by a rule, "
+                       "a hook, --yes, auto mode or a session approval"}[loaded.settings.exec_sandbox]
     print(f"sandbox policy for {cwd}", file=out)
     if choice.backend is not None:
         print(f"backend: {choice.backend} ({choice.binary})" + ("" if wanted == "auto" else " (sandbox_backend)"),
               file=out)
     else:
         print(f"backend: none works here ({wanted}): {choice.problem}", file=out)
-    print(f"applies to: {'every command (exec_sandbox = all)' if every else 'commands sent to the sandbox'}",
-          file=out)
+    print(f"applies to: {applies}", file=out)
     for line in policy.describe():
         print(line, file=out)
     for limit in choice.limits:

@@ -176,10 +176,13 @@ class Settings(BaseModel):
     """Bytes of output kept per background process between two reads (the latest); older output is dropped
     and the next read says how much."""
 
-    exec_sandbox: Literal["none", "all", "bwrap"] = "none"
-    """``all`` runs every command in the sandbox (writable workspace and /tmp, read-only elsewhere, secrets
-    hidden, no network; docs/safety.md), the ones you approve too. ``none``: only the commands the decision
-    sends there. ``bwrap`` is the old spelling of ``all`` with ``sandbox_backend = "bwrap"``."""
+    exec_sandbox: Literal["auto", "all", "none", "bwrap"] = "auto"
+    """Which commands run in the OS sandbox (writable workspace and /tmp, read-only elsewhere, secrets hidden, no
+    network; docs/safety.md). ``auto``: every command the policy could not prove read-only that runs without
+    your yes to that very call (allowed by a rule, a hook, ``--yes``, auto mode, a session approval); where no
+    sandbox works here they run unconfined, and each result says so. ``all``:
+    every command, and none runs where no sandbox works. ``none``: no command (auto mode is refused).
+    ``bwrap`` is the old spelling of ``all`` with ``sandbox_backend = "bwrap"``."""
 
     exec_sandbox_network: bool = False
     """Let sandboxed commands use the whole network (default: none, and ``sandbox_allow_hosts`` for the proxy)."""

@@ -305,6 +305,8 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
             "duration": round(res.duration, 3),
             "truncated": res.truncated,
             "decided_by": event.decided_by,
+            **({"sandbox": res.metadata["sandbox"]} if "sandbox" in res.metadata else {}),
+            **({"sandbox_blocked": res.metadata["sandbox_blocked"]} if "sandbox_blocked" in res.metadata else {}),
             "content": res.text,
         }
     if isinstance(event, ev.PlanUpdated):

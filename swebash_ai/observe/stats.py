@@ -176,6 +176,11 @@ def _tool_stats(audit: Iterable[dict[str, Any]], window: Window) -> tuple[dict[s
         if entry.get("decision") == "ask" and entry.get("decided_by") in ("user", "user-session"):
             decisions["asked"] += 1  # a person answered (yes, yes for the session, or no)
         decisions[_decision_kind(str(entry.get("decision", "")), str(entry.get("decided_by", "")), outcome)] += 1
+        where = entry.get("sandbox")
+        if isinstance(where, str):  # commands only (absent in lines written before the sandbox)
+            decisions["sandboxed" if where not in ("none", "unavailable") and not where.startswith("outside")
+                      else "outside_approved" if where.startswith("outside") else "unconfined"] += 1
+            decisions["sandbox_blocked"] += 1 if entry.get("sandbox_blocked") else 0
         sessions.add(session)
     tools: dict[str, Any] = {}
     for name in sorted(per_tool, key=lambda n: (-per_tool[n]["calls"], n)):
@@ -357,6 +362,13 @@ def render(stats: dict[str, Any]) -> str:
         out.append("no decisions recorded")
     for label, n in shown:
         out.append(f"{label:<40}{n:>6}  {_bar(n, top)}")
+    where = [("sandboxed", "ran in the sandbox"), ("outside_approved", "ran outside it: you approved that call"),
+             ("unconfined", "ran unconfined (read-only, or no sandbox)"),
+             ("sandbox_blocked", "the sandbox blocked something")]
+    if any(decisions.get(k) for k, _ in where):
+        out.append(_title("Commands and the sandbox"))
+        top = max(decisions.get(k, 0) for k, _ in where)
+        out += [f"{label:<40}{decisions.get(k, 0):>6}  {_bar(decisions.get(k, 0), top)}" for k, label in where]
     turns = stats["turns"]
     out.append(_title("Turns"))
     older = turns["from_saved_sessions"]

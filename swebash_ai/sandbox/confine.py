@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from swebash_ai.config.settings import Settings
     from swebash_ai.safety.paths import PathPolicy
 
-__all__ = ["UNAVAILABLE_TITLE", "backend_setting", "blocked_note", "policy_for", "with_proxy", "wrap"]
+__all__ = ["UNAVAILABLE_TITLE", "backend_setting", "blocked_note", "policy_for", "unasked_mode_problem", "with_proxy",
+           "wrap"]
 
 UNAVAILABLE_TITLE = "Sandbox unavailable"
 
@@ -35,6 +36,17 @@ def backend_setting(settings: Settings) -> str:
     if settings.sandbox_backend == "auto" and settings.exec_sandbox == "bwrap":
         return "bwrap"
     return settings.sandbox_backend
+
+
+def unasked_mode_problem(settings: Settings) -> str | None:
+    """Why a mode that runs commands unasked (auto) cannot be used here, or ``None``: it needs the sandbox."""
+    if settings.exec_sandbox == "none":
+        return "auto mode runs commands unasked only inside the sandbox, and exec_sandbox is none"
+    choice = detect.choose(backend_setting(settings))
+    if choice.backend is None:
+        return (f"auto mode runs commands unasked only inside the sandbox, and no sandbox works here: "
+                f"{choice.problem}")
+    return None
 
 
 def policy_for(paths: PathPolicy, settings: Settings, read_only_files: Sequence[Path] = ()) -> SandboxPolicy:

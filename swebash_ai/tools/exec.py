@@ -77,13 +77,22 @@ def _policy(ctx: ToolContext, args: Any) -> Verdict:
         cwd = str(_resolve_cwd(ctx, args.cwd))
     except ValueError:  # refused path syntax: the path verdict already denies
         return where
-    return ctx.command_policy.assess(args.command, cwd).combine(where)  # type: ignore[no-any-return]
+    verdict: Verdict = ctx.command_policy.assess(args.command, cwd).combine(where)
+    if getattr(args, "sandbox", True) is False and verdict.decision != "deny":
+        # Outside the sandbox means with all of the user's rights: only a person's yes to this call does that.
+        verdict = verdict.combine(Verdict("ask", [OUTSIDE_REASON], "exec.outside_sandbox", severe=True))
+    return verdict
+
+
+OUTSIDE_REASON = ("asks to run OUTSIDE the sandbox, with all of your rights (your files, your keys, the network): "
+                  "say yes only if the sandbox blocked something this task really needs")
 
 
 def _describe(args: Any) -> str:
     text = " ".join(str(args.command).split())
     line = "$ " + (text if len(text) <= 120 else text[:119] + "…")
     line += f"  (in {args.cwd})" if args.cwd else ""
+    line += "  (OUTSIDE the sandbox)" if getattr(args, "sandbox", True) is False else ""
     return line + ("  (background)" if getattr(args, "background", False) else "")
 
 
@@ -92,15 +101,26 @@ def _session_key(ctx: ToolContext, args: Any) -> str | None:
     return key
 
 
-def sandbox_of(ctx: ToolContext) -> tuple[SandboxPolicy | None, str]:
-    """The policy this call's command is confined by (``None``: not confined) and the backend setting: the call
-    was sent to the sandbox (``ctx.sandboxed``), or ``exec_sandbox`` confines every command."""
-    s = ctx.settings
-    if not (ctx.sandboxed or s.exec_sandbox != "none"):
-        return None, "auto"
-    from swebash_ai.sandbox.confine import backend_setting, policy_for
+def sandbox_of(ctx: ToolContext) -> tuple[SandboxPolicy | None, str, str | None]:
+    """The policy this call's command is confined by (``None``: not confined), the backend setting, and why a
+    command sent to the sandbox runs unconfined (no sandbox works here, with ``exec_sandbox = "auto"``).
 
-    return policy_for(path_policy_of(ctx), s), backend_setting(s)
+    Confined: every command with ``exec_sandbox = "all"``; with ``auto``, a call the loop sent there
+    (``ctx.sandboxed``: not proven read-only, and no person approved this very call). Where no
+    backend works, only ``auto`` with ``sandbox_backend = "auto"`` runs it unconfined (and says so)."""
+    s = ctx.settings
+    strict = s.exec_sandbox in ("all", "bwrap") or s.sandbox_backend != "auto"  # a named backend is wanted
+    wanted = strict or (s.exec_sandbox == "auto" and ctx.sandboxed and not ctx.unconfined)
+    if not wanted:
+        return None, "auto", None
+    from swebash_ai.sandbox.confine import backend_setting, policy_for
+    from swebash_ai.sandbox.detect import choose
+
+    backend = backend_setting(s)
+    if not strict and choose(backend).backend is None:
+        return None, backend, choose(backend).problem  # said in the result: never a silent unconfined run
+    files = ctx.services.get("read_only_files")
+    return policy_for(path_policy_of(ctx), s, files() if callable(files) else ()), backend, None
 
 
 def _backend_used(setting: str) -> str:
@@ -128,6 +148,7 @@ async def run_command(
     timeout: Annotated[int | None, Field(ge=1, le=300)] = None,  # noqa: ASYNC109 - a tool argument
     cwd: str | None = None,
     background: bool = False,
+    sandbox: bool = True,
 ) -> ToolResult:
     """Run a bash command and return its exit code, stdout and stderr.
 
@@ -144,6 +165,10 @@ async def run_command(
         cwd: Directory to run in, relative to the current directory (default: the current directory).
         background: Start it in the background (a dev server, a watcher) and return at once; it runs until
             stop_process or the end of the session.
+        sandbox: Leave true. Commands that run without the user's approval run in an OS sandbox (the workspace
+            writable, secrets hidden, no network but allowed hosts). Only when a result says the sandbox blocked
+            something the task really needs, call again with false: the user is asked, shown why, and may
+            refuse; without a user it is refused.
     """
     if not command.strip():
         return ToolResult.error("The command is empty.")
@@ -162,7 +187,7 @@ async def run_command(
     settings, seconds = ctx.settings, timeout or ctx.settings.exec_timeout
     snapshot = await _snapshot_before(ctx, command, workdir)
     try:
-        sandbox, backend = await asyncio.to_thread(sandbox_of, ctx)  # it looks for protected files: a walk
+        confinement, backend, unconfined_why = await asyncio.to_thread(sandbox_of, ctx)  # it looks for protected files
     except BaseException:
         if snapshot is not None:
             await asyncio.to_thread(_snapshot_after, ctx, snapshot, ctx.services.get("checkpoints"))
@@ -177,7 +202,10 @@ async def run_command(
                 _snapshot_after(ctx, snapshot, store)
 
         result = await start_background(ctx, command, workdir, keep_env=APPROVED_ENV if ctx.approved else (),
-                                        sandbox=sandbox, backend=backend, on_end=on_end)
+                                        sandbox=confinement, backend=backend, on_end=on_end)
+        if unconfined_why is not None and result.ok:
+            result = dataclasses.replace(result, content=result.text + "\n(not sandboxed: no sandbox works here: "
+                                         f"{unconfined_why}; see `swebash-ai sandbox --show`)")
         return _with_snapshot_note(result, snapshot)
     try:
         res = await run_process(
@@ -186,7 +214,7 @@ async def run_command(
             timeout=seconds,
             max_output=settings.exec_max_output,
             on_output=ctx.on_output,
-            sandbox=sandbox,
+            sandbox=confinement,
             sandbox_backend=backend,
             keep_env=APPROVED_ENV if ctx.approved else (),
         )
@@ -205,9 +233,16 @@ async def run_command(
         "stopped_background": res.stopped,
         "containment": res.containment.mechanism if res.containment is not None else None,
         "survivors": [{"pid": p.pid, "cmdline": p.cmdline} for p in res.survivors],
-        "sandbox": "none" if sandbox is None else _backend_used(backend),
+        "sandbox": "none" if confinement is None else _backend_used(backend),
     }
+    if res.sandbox_note:
+        metadata["sandbox_blocked"] = res.sandbox_note
     text = res.render()
+    if unconfined_why is not None:
+        text += f"\n(not sandboxed: no sandbox works here: {unconfined_why}; see `swebash-ai sandbox --show`)"
+        metadata["sandbox"] = "unavailable"
+    elif ctx.unconfined:
+        metadata["sandbox"] = "outside (approved)"
     if snapshot is not None:
         metadata["snapshot"] = snapshot["before"] or f"skipped: {snapshot['skipped']}"
         if snapshot["before"] is None:
@@ -237,7 +272,7 @@ async def _snapshot_before(ctx: ToolContext, command: str, workdir: Path) -> dic
     """An approved command changes things: let the session's checkpoints snapshot the workspace first, so undo
     can revert it (docs/undo.md). Commands allowed by rule only read, and get none."""
     store = ctx.services.get("checkpoints")
-    if not ctx.approved or store is None or not ctx.settings.command_snapshots:
+    if not (ctx.approved or ctx.unasked_change) or store is None or not ctx.settings.command_snapshots:
         return None
     entry: dict[str, Any] = await asyncio.to_thread(store.before_command, command, workdir, _limits(ctx),
                                                     path_policy_of(ctx))

@@ -153,9 +153,9 @@ class ToolContext:
     """The policy asked and no question settled it: a rule, a hook or the mode allowed it (auto mode's
     commands). A command run so is snapshotted first, as an approved one is. Set per call by the loop."""
     unconfined: bool = False
-    """A person said yes to this exact call, and the call asked to run outside the sandbox (``run_command``
-    with ``sandbox=false``): the only way a command runs with all of the user's rights where a sandbox
-    backend exists. Set per call by the loop."""
+    """A person said yes to this exact call (in the dialog, at the terminal, in the editor): the only way a
+    command the policy could not prove read-only runs with all of the user's rights where a sandbox works.
+    Set per call by the loop."""
     provenance: Provenance = field(default_factory=Provenance)
     """URLs of this session the model did not make up (the user's messages, search results, links on pages
     fetched by provenance or with approval); ``fetch_url`` runs unasked on these. Fed by the loop and the web
@@ -169,8 +169,10 @@ class ToolContext:
     call_id: str = ""
     """The id of the call being run (set per call by the loop)."""
     sandboxed: bool = False
-    """Run this call's command in the OS sandbox (``swebash_ai/sandbox``; set per call by whoever decided it:
-    every allow but a person's yes to this exact call). ``exec_sandbox = "all"`` confines every command anyway."""
+    """Run this call's command in the OS sandbox (``swebash_ai/sandbox``): set per call by the loop for every
+    command the policy did not prove read-only, however it was allowed, unless ``unconfined``. ``exec_sandbox``
+    decides what happens where no sandbox works (``auto``: runs unconfined and says so; ``all``: refused);
+    ``exec_sandbox = "all"`` confines every command anyway."""
     ask_user: Callable[[Any], Awaitable[Any]] | None = None
     """Puts a question to the user (see ``tools.ask``): the front end's asker, set per call by the loop from
     the approver; ``None`` when nobody can be asked."""

@@ -13,7 +13,7 @@ SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '18000231b913d83d',
  'swebash_ai.tools.fs_write': 'b495559a43169e78',
  'swebash_ai.tools.search': '609aeb4779ab9336',
  'swebash_ai.tools.find': 'cd557f2a430f5a40',
- 'swebash_ai.tools.exec': 'bd68c2e088758b4f',
+ 'swebash_ai.tools.exec': '3b23a9d5cf8ca84a',
  'swebash_ai.tools.background': '4398269f6a827659',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
  'swebash_ai.tools.plan': '0bc8aad0ee2e4e3d',
@@ -262,7 +262,7 @@ SCHEMAS['run_command'] = {'module': 'swebash_ai.tools.exec',
                 'call returns\n'
                 'at once with `process id: <ID>` and the first output; then use read_process and '
                 'stop_process.',
- 'fingerprint': 'f4c6d583b3247864',
+ 'fingerprint': '6306f3fdde2bb90a',
  'parameters': {'additionalProperties': False,
                 'properties': {'command': {'description': 'The bash command line, e.g. `ls -la src` or '
                                                           '`python -m pytest -q tests/test_x.py`.',
@@ -281,7 +281,16 @@ SCHEMAS['run_command'] = {'module': 'swebash_ai.tools.exec',
                                               'description': 'Start it in the background (a dev server, a '
                                                              'watcher) and return at once; it runs until '
                                                              'stop_process or the end of the session.',
-                                              'type': 'boolean'}},
+                                              'type': 'boolean'},
+                               'sandbox': {'default': True,
+                                           'description': "Leave true. Commands that run without the user's "
+                                                          'approval run in an OS sandbox (the workspace '
+                                                          'writable, secrets hidden, no network but allowed '
+                                                          'hosts). Only when a result says the sandbox '
+                                                          'blocked something the task really needs, call '
+                                                          'again with false: the user is asked, shown why, '
+                                                          'and may refuse; without a user it is refused.',
+                                           'type': 'boolean'}},
                 'required': ['command'],
                 'type': 'object'}}
 

@@ -26,6 +26,14 @@ from swebash_ai.providers.scripted import ScriptedProvider
 from swebash_ai.session import Session
 from swebash_ai.tools.command_env import build_argv, child_environment
 
+
+@pytest.fixture(autouse=True)
+def _unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands here run unconfined (``--yes`` would send them to the sandbox):
+    these tests are about the life of background processes, reached from the host's loopback.
+    What the sandbox does to background processes is tests/sandbox's subject."""
+    monkeypatch.setenv("SWEBASH_AI_EXEC_SANDBOX", "none")
+
 SLOW = 30.0
 
 

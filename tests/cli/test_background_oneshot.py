@@ -16,10 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
 from ._helpers import command
+
+
+@pytest.fixture(autouse=True)
+def _unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands here run unconfined (``--yes`` would send them to the sandbox):
+    these tests are about the life of background processes, reached from the host's loopback.
+    What the sandbox does to background processes is tests/sandbox's subject."""
+    monkeypatch.setenv("SWEBASH_AI_EXEC_SANDBOX", "none")
 
 SLOW = 30.0
 MORE = {"SWEBASH_AI_TOOLS_MAX_ITER": "40", "SWEBASH_AI_MAX_TOOL_CALLS_PER_TURN": "40"}

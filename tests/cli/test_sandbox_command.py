@@ -24,7 +24,7 @@ def test_show_prints_the_policy_and_the_backend(run_cli: Any, workspace: Path) -
     assert f"writable:\n  {workspace.resolve()}\n  /tmp (private" in out
     assert f"  {(workspace / '.env').resolve()}" in out and "everything else: read-only" in out
     assert "network: none, but HTTP(S) through swebash-ai's proxy to: pypi.org" in out
-    assert "applies to: commands sent to the sandbox" in out
+    assert "applies to: every command not proven read-only that runs without your yes to it" in out
 
 
 @needs_bwrap

@@ -18,6 +18,14 @@ from swebash_ai.storage.locations import locations
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.tools.checkpoints import UndoRefused
 
+
+@pytest.fixture(autouse=True)
+def _unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands here run unconfined (``--yes`` would send them to the sandbox):
+    these tests are about undo snapshots of commands a person or --yes let write .env.
+    What the sandbox does to background processes is tests/sandbox's subject."""
+    monkeypatch.setenv("SWEBASH_AI_EXEC_SANDBOX", "none")
+
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed: no snapshots")
 
 PROTECTED = (".env", "id_rsa", "config/secrets.yaml", "creds")

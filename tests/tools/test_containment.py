@@ -26,6 +26,14 @@ from swebash_ai.tools.exec import run_command
 from swebash_ai.tools.process import CommandCancelled, ProcessResult, run_process, start_contained
 from tests.tools.test_exec import call, make_ctx
 
+
+@pytest.fixture(autouse=True)
+def _unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands here run unconfined (``--yes`` would send them to the sandbox):
+    these tests are about containment: their commands leave pid files outside the workspace.
+    What the sandbox does to background processes is tests/sandbox's subject."""
+    monkeypatch.setenv("SWEBASH_AI_EXEC_SANDBOX", "none")
+
 pytestmark = pytest.mark.skipif(not process_mod.supervised(), reason="the subreaper supervisor is Linux-only")
 
 SH, SLEEP = shutil.which("sh") or "/bin/sh", shutil.which("sleep") or "/bin/sleep"

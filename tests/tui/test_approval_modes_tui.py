@@ -11,7 +11,11 @@ from swebash_ai.config.settings import load_settings
 from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen
 from swebash_ai.frontends.tui.screens.trust import TrustScreen
 from swebash_ai.frontends.tui.widgets.activity import ToolEntry
+from swebash_ai.sandbox import detect
 from swebash_ai.testing.fake_server import Reply
+
+#: Shift+Tab's order here: auto mode is offered only where a sandbox works.
+CYCLE = ["accept-edits", *(["auto"] if detect.choose("auto").ok else []), "plan", "ask"]
 
 
 def status(app: object) -> str:
@@ -24,11 +28,11 @@ async def test_shift_tab_cycles_the_mode_and_the_status_bar_shows_it(llm_env, ma
         await idle(pilot)
         assert "ask mode" in status(app)
         seen = []
-        for _ in range(3):
+        for _ in range(len(CYCLE)):
             await pilot.press("shift+tab")
             await pilot.pause()
             seen.append((app.session.gate.mode, status(app)))
-        assert [m for m, _ in seen] == ["accept-edits", "plan", "ask"]
+        assert [m for m, _ in seen] == CYCLE
         assert all(f"{m} mode" in text for m, text in seen)
 
 
@@ -94,7 +98,7 @@ async def test_plan_mode_refuses_in_the_app_and_the_tool_pane_says_why(llm_env, 
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await idle(pilot)
-        await pilot.press("shift+tab", "shift+tab")
+        await pilot.press(*["shift+tab"] * (CYCLE.index("plan") + 1))
         await type_and_send(pilot, "do it")
         await wait_for(pilot, lambda: bool(app.query(ToolEntry)), what="tool entry")
         await idle(pilot)
@@ -168,7 +172,7 @@ async def test_switching_the_model_keeps_the_mode_chosen_with_shift_tab(llm_env,
     app = make_app()
     async with app.run_test(size=(120, 30)) as pilot:
         await idle(pilot)
-        await pilot.press("shift+tab", "shift+tab")
+        await pilot.press(*["shift+tab"] * (CYCLE.index("plan") + 1))
         await pilot.pause()
         assert app.session.gate.mode == "plan"
         old = app.session

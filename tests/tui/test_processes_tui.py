@@ -14,6 +14,14 @@ from swebash_ai.testing.fake_server import Reply
 from swebash_ai.tools.background import read_process, stop_process
 from swebash_ai.tools.exec import run_command
 
+
+@pytest.fixture(autouse=True)
+def _unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands here run unconfined (``--yes`` would send them to the sandbox):
+    these tests are about the life of background processes, reached from the host's loopback.
+    What the sandbox does to background processes is tests/sandbox's subject."""
+    monkeypatch.setenv("SWEBASH_AI_EXEC_SANDBOX", "none")
+
 pytestmark = pytest.mark.timeout(120)
 
 TOOLS = [run_command, read_process, stop_process]

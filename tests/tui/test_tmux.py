@@ -97,7 +97,10 @@ def test_shift_tab_changes_the_mode_shown_in_tmux(server_url: str, tmp_path: Pat
     try:
         wait_for_text(socket, "ask mode")
         wait_for_text(socket, "^p palette")  # Textual's footer: the app has the terminal, not the early frame
-        for expected in ("accept-edits mode", "plan mode", "ask mode"):
+        from swebash_ai.sandbox import detect
+
+        cycle = ["accept-edits", *(["auto"] if detect.choose("auto").ok else []), "plan", "ask"]
+        for expected in (f"{mode} mode" for mode in cycle):
             subprocess.run(["tmux", "-L", socket, "send-keys", "-t", "app", "BTab"], check=True)
             wait_for_text(socket, expected, timeout=10)
     finally:

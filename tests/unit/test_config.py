@@ -77,7 +77,7 @@ def test_provider_reason_names_where_the_model_came_from(monkeypatch: pytest.Mon
         ("SWEBASH_AI_EXEC_TIMEOUT", "abc", "SWEBASH_AI_EXEC_TIMEOUT='abc': Input should be a valid integer"),
         ("SWEBASH_AI_EXEC_TIMEOUT", "900", "less than or equal to 300"),
         ("SWEBASH_AI_TOOLS_FS", "maybe", "SWEBASH_AI_TOOLS_FS='maybe': Input should be a valid boolean"),
-        ("SWEBASH_AI_EXEC_SANDBOX", "docker", "'none', 'all' or 'bwrap'"),
+        ("SWEBASH_AI_EXEC_SANDBOX", "docker", "'auto', 'all', 'none' or 'bwrap'"),
     ],
 )
 def test_bad_env_values_name_the_variable(monkeypatch: pytest.MonkeyPatch, var: str, value: str, expected: str) -> None:

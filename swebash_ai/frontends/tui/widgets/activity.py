@@ -82,6 +82,18 @@ def background_note(result: Any) -> str:
     return f"started {meta['process_id']} in the background"
 
 
+def sandbox_tag(result: Any) -> str:
+    """Where a command ran, for its status line: in the sandbox, outside it by your yes, or unconfined."""
+    where = result.metadata.get("sandbox")
+    if not isinstance(where, str) or where == "none":
+        return ""
+    if where == "unavailable":
+        return "unsandboxed: no sandbox here"
+    if where.startswith("outside"):
+        return "OUTSIDE the sandbox"
+    return "sandbox: blocked something" if result.metadata.get("sandbox_blocked") else "sandboxed"
+
+
 def state_for_status(status: str) -> str:
     """Entry state for a ``ToolResult.status``."""
     return _STATUS_TO_STATE.get(status, "failed")
@@ -152,6 +164,7 @@ class ToolEntry(Vertical, can_focus=True):
         self.duration: float | None = None
         self.exit_code: int | None = None
         self.note = ""  # said instead of the state's label (see background_note)
+        self.where = ""  # where a command ran (see sandbox_tag)
         self.has_output = False
         self._user_toggled = False
         self._pending: list[str] = []  # output not in the log yet (no log until the entry is expanded)
@@ -248,10 +261,12 @@ class ToolEntry(Vertical, can_focus=True):
         if self.state == "queued":
             self.set_state("running")
 
-    def finish(self, status: str, content: str, exit_code: int | None, duration: float, note: str = "") -> None:
+    def finish(self, status: str, content: str, exit_code: int | None, duration: float, note: str = "",
+               where: str = "") -> None:
         self.exit_code = exit_code
         self.duration = duration
         self.note = note
+        self.where = where
         if held := self._clean.finish():
             self._write(held)
         if not self.has_output and content:
@@ -288,6 +303,8 @@ class ToolEntry(Vertical, can_focus=True):
             parts.append(format_seconds(self.duration))
         if self.exit_code is not None:
             parts.append(f"exit {self.exit_code}")
+        if self.where:
+            parts.append(self.where)
         return " · ".join(parts)
 
     def refresh_status(self) -> None:
@@ -411,11 +428,12 @@ class ActivityPane(FollowingScroll):
 
     def finish(
         self, call_id: str, name: str, status: str, content: str, exit_code: int | None, duration: float,
-        *, note: str = "",
+        *, note: str = "", where: str = "",
     ) -> None:
-        """``note``: said instead of the state's label (a background process started: not "done")."""
+        """``note``: said instead of the state's label (a background process started: not "done"); ``where``:
+        where a command ran (:func:`sandbox_tag`)."""
         entry = self.entries.get(call_id) or self.start(call_id, name, name, {})
-        entry.finish(status, content, exit_code, duration, note)
+        entry.finish(status, content, exit_code, duration, note, where)
 
     # --- the calls kept as records ----------------------------------------------------------------------
     def load_history(self, records: Iterable[ToolRecord]) -> None:
