@@ -1,0 +1,281 @@
+"""The credential formats the content scan masks: one :class:`Rule` per format, each naming its source.
+
+Contract:
+    :data:`RULES` is the table :func:`swebash_ai.safety.secrets.mask_secrets` runs, in order (an earlier
+    rule's span wins over a later overlapping one): service formats first (:mod:`secret_formats`, prefixed
+    tokens a service issues), then the generic shapes here (JWTs, ``Bearer``/``Basic`` credentials, URL
+    credentials, secret-named ``NAME=value`` lines, JSON fields and named values).
+
+Why:
+    A table of data, not code: every rule says where its format comes from (a gitleaks rule id, a
+    noseyparker or kingfisher rule id, a detect-secrets plugin, a vendor's documentation) so a reviewer
+    can check it, and ``tests/safety/test_secret_samples.py`` measures the whole table on the scanners'
+    published samples.
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+MARKER_PREFIX = "[masked:"
+
+@dataclass(frozen=True)
+class Rule:
+    """One credential format.
+
+    Attributes:
+        kind: Short name shown in the mask (``[masked:github-token]``).
+        how: ``token``: a prefixed format (``ghp_...``); the pattern is tried where a word of the text starts
+            with one of the ``hints`` (one pass over the text finds the words for every such rule).
+            ``scan``: the pattern is searched in the whole text when one of the ``hints`` is in it.
+        pattern: The regex; the group named ``v`` is what is masked (the whole match if there is none). Written
+            to start with a literal where it can: ``re`` then skips ahead with a fast prefix search.
+        source: Where the format comes from (a gitleaks rule id, a detect-secrets plugin, a vendor's docs).
+        hints: Literal substrings one of which every match contains: the regex only runs when one is in the
+            text (a ``str`` find).
+        lower: The pattern and hints are lower-case and run on the lower-cased text (case-insensitive, without
+            ``re.IGNORECASE``, which disables the prefix search).
+        word_start: The match must not continue a word (``\b`` written in the pattern would, again, disable
+            the prefix search).
+        credible: Extra check on the value (``None``: every match is a secret).
+        context: Extra check of the match in its text (the key's full name, where it stands), or ``None``.
+        keywords: When given, ``{k}`` in the pattern stands for each of them in turn (group ``k``).
+    """
+
+    kind: str
+    how: Literal["token", "scan"]
+    pattern: str
+    source: str
+    hints: tuple[str, ...]
+    lower: bool = False
+    word_start: bool = True
+    credible: Callable[[str], bool] | None = None
+    context: Callable[[str, re.Match[str]], bool] | None = None
+    keywords: tuple[str, ...] = ()
+
+    # Compiled at the first scan, not at import: every start imports this module, and most one-shot answers
+    # scan nothing (compiling every rule cost about 5 ms of CPU).
+    @functools.cached_property
+    def parts(self) -> tuple[re.Pattern[str], ...]:
+        # A pattern that starts with one of several keywords is compiled once per keyword: each then starts
+        # with a literal and ``re`` skips ahead to it, two to three times faster than one alternation.
+        alternatives = [self.pattern.replace("{k}", f"(?P<k>{w})") for w in self.keywords] or [self.pattern]
+        return tuple(re.compile(a, re.MULTILINE) for a in alternatives)
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        return self.parts[0]
+
+
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "password", "passwd", "secret", "token", "changeme", "changeit", "example", "redacted", "none", "null",
+        "undefined", "placeholder", "xxxxxxxx", "your-token", "your_token", "mytoken", "mypassword", "pass", "pwd",
+        "pw", "hunter2",
+    }
+)  # fmt: skip
+_PLACEHOLDER_PARTS = ("example", "changeme", "your_", "your-", "xxxx", "****", "...", "<", ">", "${", "{{", "%(",
+                      "environ", "getenv")  # fmt: skip
+_NAME_WORDS = ("secret", "token", "credential", "password")
+_CODE_CHARS = frozenset("()[]{}$%`\\")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_WORD = re.compile(r"\w")
+
+
+def _not_placeholder(value: str) -> bool:
+    """A token that is not a template or a documented example (gitleaks allowlists ``...EXAMPLE``)."""
+    low = value.lower()
+    if low in _PLACEHOLDER_WORDS or any(p in low for p in _PLACEHOLDER_PARTS):
+        return False
+    if value.startswith(("$", "%", ":")) or set(value) <= {"*", "x", "X", "0", "."}:
+        return False
+    return not value.endswith("EXAMPLE") and MARKER_PREFIX not in value
+
+
+def _assigned_secret(value: str) -> bool:
+    """A value assigned to a secret-named key that looks like a literal credential, not code or a template.
+
+    Letters and digits both (``hunter2hunter2``, not ``correcthorse``), no code characters
+    (``os.environ["X"]``, ``get_token()``), not a dotted or snake-case identifier (``settings.SECRET_KEY``,
+    ``token_value``), not a name (``m2m-client-credentials``) and not a placeholder.
+    """
+    if len(value) < 8 or not _not_placeholder(value) or _CODE_CHARS.intersection(value):
+        return False
+    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+        return False
+    if any(w in value.lower() for w in _NAME_WORDS):
+        return False
+    return not (_IDENTIFIER.fullmatch(value) and ("_" in value or "." in value))
+
+
+def _not_template(value: str) -> bool:
+    """A password in a URL: anything but a template (``${DB_PASSWORD}``, ``<password>``, ``%(pw)s``) or the
+    placeholder words of documentation (``user:pass@host``, ``user:password@host``)."""
+    if value.startswith(("$", "%", "<", "{")) or "{{" in value or set(value) <= {"*", "x", "X", "."}:
+        return False
+    return value.lower() not in _PLACEHOLDER_WORDS and MARKER_PREFIX not in value
+
+
+def _basic_credentials(value: str) -> bool:
+    """``Basic <base64>`` that decodes to ``user:password`` (not the word after "basic" in prose)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except ValueError:
+        return False
+    return b":" in decoded and decoded.isascii() and decoded.decode("ascii").isprintable()
+
+
+# What may stand before a secret-named key on its line: a read_file or search line number, a diff marker,
+# ``export``, a quote, and the rest of the key's name (``db_`` of ``db_password``, ``spring.datasource.``).
+_KEY_LINE_PREFIX = re.compile(r"(?:\s*\d+[|:\-] )?[ \t+\-]*(?:export\s+)?[\"']?([\w.\-]*)")
+_JSON_KEY_PREFIX = re.compile(r"[\w.\-]*")
+
+
+# Names that end in a secret's word but name something else: request and pagination tokens of cloud APIs.
+_NOT_SECRET_NAMES = ("requesttoken", "changetoken", "clienttoken", "nexttoken", "pagetoken", "paginationtoken",
+                     "continuationtoken", "idempotencytoken", "synctoken", "resumetoken", "starttoken", "csrftoken",
+                     "tokenizer")  # fmt: skip
+
+
+def _secret_name(name: str) -> bool:
+    return not "".join(c for c in name if c.isalnum()).endswith(_NOT_SECRET_NAMES)
+
+
+def _starts_key_line(hay: str, m: re.Match[str]) -> bool:
+    """The key that ends at the match is the first thing on its line (``db_password = ...``, not
+    ``call(password=...)`` in the middle of code, whose value is rarely a literal)."""
+    start = hay.rfind("\n", 0, m.start()) + 1
+    prefix = _KEY_LINE_PREFIX.fullmatch(hay, start, m.start())
+    return prefix is not None and _secret_name(hay[prefix.start(1) : m.end("k")])
+
+
+def _in_json_key(hay: str, m: re.Match[str]) -> bool:
+    """The keyword ends a quoted JSON key (``"db_password": "..."``)."""
+    quote = hay.rfind('"', max(0, m.start() - 80), m.start())
+    if quote < 0 or _JSON_KEY_PREFIX.fullmatch(hay, quote + 1, m.start()) is None:
+        return False
+    return _secret_name(hay[quote + 1 : m.end("k")])
+
+
+# Key names (lower-cased) whose values are secrets: the same words the redaction of logs uses.
+_SECRET_WORDS: tuple[str, ...] = (
+    "password", "passwd", "passphrase", "secret", r"secret[_\-]?key", "token", r"api[_\-]?key",
+    r"access[_\-]?key", r"private[_\-]?key", r"signing[_\-]?key", "auth", "credentials?", "dsn", "_pwd",
+)  # fmt: skip
+TOKEN: Literal["token"] = "token"  # noqa: S105 - a kind of rule
+SCAN: Literal["scan"] = "scan"
+_KV_HINTS = ("pass", "secret", "token", "key", "auth", "credential", "dsn", "pwd")
+
+RULES: tuple[Rule, ...] = (
+    # --- private keys are removed before these run (see remove_private_keys) ---
+    # --- cloud providers ---
+    Rule("aws-access-key", TOKEN, r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b", "gitleaks aws-access-token",
+         ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), credible=_not_placeholder),
+    Rule("aws-secret-key", SCAN,
+         r"aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])",
+         "detect-secrets AWSKeyDetector", ("aws",), lower=True, word_start=False, credible=_not_placeholder),
+    Rule("gcp-api-key", TOKEN, r"AIza[0-9A-Za-z_\-]{35}", "gitleaks gcp-api-key", ("AIza",)),
+    Rule("google-oauth-secret", TOKEN, r"GOCSPX-[A-Za-z0-9_\-]{28}", "gitleaks gcp-client-secret (OAuth client secret)",
+         ("GOCSPX-",)),
+    Rule("google-oauth-token", TOKEN, r"ya29\.[0-9A-Za-z_\-]{20,}", "Google OAuth 2.0 access token format "
+         "(developers.google.com/identity)", ("ya29.",)),
+    Rule("google-refresh-token", SCAN, r"1//0[0-9A-Za-z_\-]{40,}", "Google OAuth 2.0 refresh token format", ("1//0",)),
+    Rule("azure-storage-key", SCAN, r"accountkey=(?P<v>[a-z0-9+/]{86}==)", "detect-secrets AzureStorageKeyDetector",
+         ("accountkey=",), lower=True, word_start=False),
+    Rule("azure-sas-signature", SCAN, r"[?&]sig=(?P<v>[A-Za-z0-9%+/=]{30,})", "Azure shared access signature (sig=)",
+         ("sig=",), word_start=False),
+    Rule("azure-ad-secret", SCAN, r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+         "gitleaks azure-ad-client-secret", ("Q~",)),
+    Rule("digitalocean-token", TOKEN, r"do[por]_v1_[a-f0-9]{64}\b", "gitleaks digitalocean-pat",
+         ("dop_v1_", "doo_v1_", "dor_v1_")),
+    # --- code hosts and CI ---
+    Rule("github-token", TOKEN, r"gh[pousr]_[A-Za-z0-9]{36,}\b|github_pat_[A-Za-z0-9_]{22,}",
+         "gitleaks github-pat, github-oauth, github-app-token, github-fine-grained-pat",
+         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    Rule("gitlab-token", TOKEN, r"gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent|wt|cf)-[A-Za-z0-9_\-]{20,}"
+         r"|GR1348941[A-Za-z0-9_\-]{20,}", "gitleaks gitlab-pat, gitlab-deploy-token, gitlab-runner-*, gitlab-cicd-*",
+         ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-", "glsoat-", "glft-", "glimt-", "glagent-",
+          "glwt-", "glcf-", "GR1348941")),
+    Rule("bitbucket-token", TOKEN, r"ATBB[A-Za-z0-9_=.\-]{32,}", "Bitbucket app password format", ("ATBB",)),
+    Rule("atlassian-token", TOKEN, r"ATATT3[A-Za-z0-9_\-=]{100,}", "gitleaks atlassian-api-token", ("ATATT3",)),
+    Rule("buildkite-token", TOKEN, r"bkua_[a-f0-9]{40}\b", "Buildkite API access token format", ("bkua_",)),
+    Rule("circleci-token", TOKEN, r"CCIPAT_[A-Za-z0-9]{20,}_[a-f0-9]{40}\b", "CircleCI personal API token format",
+         ("CCIPAT_",)),
+    Rule("terraform-token", SCAN, r"[a-z0-9]{14}\.atlasv1\.[a-z0-9\-_=]{60,70}", "gitleaks hashicorp-tf-api-token",
+         ("atlasv1",)),
+    Rule("vault-token", TOKEN, r"hv[sb]\.[A-Za-z0-9_\-]{24,}", "gitleaks vault-service-token, vault-batch-token",
+         ("hvs.", "hvb.")),
+    Rule("doppler-token", TOKEN, r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", "gitleaks doppler-api-token",
+         ("dp.",)),
+    # --- package registries ---
+    Rule("npm-token", TOKEN, r"npm_[A-Za-z0-9]{36}\b", "gitleaks npm-access-token", ("npm_",)),
+    Rule("pypi-token", TOKEN, r"pypi-AgE[A-Za-z0-9_\-]{50,}", "gitleaks pypi-upload-token", ("pypi-AgE",)),
+    Rule("rubygems-token", TOKEN, r"rubygems_[a-f0-9]{48}\b", "gitleaks rubygems-api-token", ("rubygems_",)),
+    Rule("docker-hub-token", TOKEN, r"dckr_pat_[A-Za-z0-9_\-]{20,}", "Docker Hub personal access token format",
+         ("dckr_pat_",)),
+    # --- chat, payments, mail ---
+    Rule("slack-token", TOKEN, r"xox[abeprs]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{20,}",
+         "gitleaks slack-bot-token, slack-user-token, slack-app-token...", ("xox", "xapp-")),
+    Rule("slack-webhook", SCAN, r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/+\-]{20,})",
+         "gitleaks slack-webhook-url", ("hooks.slack.com",), word_start=False),
+    Rule("discord-webhook", SCAN, r"/api/webhooks/(?P<v>\d+/[A-Za-z0-9_\-]{40,})", "Discord webhook URL format",
+         ("/api/webhooks/",), word_start=False),
+    Rule("telegram-bot-token", SCAN, r"\d{8,10}:AA[0-9A-Za-z_\-]{33}\b", "gitleaks telegram-bot-api-token", (":AA",)),
+    Rule("stripe-key", TOKEN, r"(?:sk|rk|whsec)_(?:live_|test_)?[0-9a-zA-Z]{24,}\b", "gitleaks stripe-access-token",
+         ("sk_", "rk_", "whsec_")),
+    Rule("sendgrid-key", TOKEN, r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", "gitleaks sendgrid-api-token",
+         ("SG.",)),
+    Rule("twilio-key", TOKEN, r"SK[0-9a-fA-F]{32}\b", "gitleaks twilio-api-key", ("SK",)),
+    Rule("mailgun-key", TOKEN, r"key-[0-9a-z]{32}\b", "gitleaks mailgun-private-api-token", ("key-",)),
+    Rule("shopify-token", TOKEN, r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", "gitleaks shopify-access-token...", ("shp",)),
+    # --- AI providers ---
+    Rule("anthropic-key", TOKEN, r"sk-ant-[A-Za-z0-9_\-]{20,}", "gitleaks anthropic-api-key", ("sk-ant-",)),
+    Rule("openai-key", TOKEN, r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", "gitleaks openai-api-key",
+         ("sk-",), credible=_not_placeholder),
+    Rule("huggingface-token", TOKEN, r"hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z0-9]{30,}",
+         "gitleaks huggingface-access-token, huggingface-organization-api-token", ("hf_", "api_org_")),
+    Rule("ai-provider-key", TOKEN,
+         r"gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{60,}|r8_[A-Za-z0-9]{37}|pplx-[A-Za-z0-9]{40,}",
+         "Groq, xAI, Replicate and Perplexity key formats", ("gsk_", "xai-", "r8_", "pplx-")),
+    # --- observability and productivity SaaS ---
+    Rule("grafana-token", TOKEN, r"glc_[A-Za-z0-9+/]{32,}=*|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
+         "gitleaks grafana-cloud-api-token, grafana-service-account-token", ("glc_", "glsa_")),
+    Rule("newrelic-key", TOKEN, r"NRAK-[A-Z0-9]{27}\b", "gitleaks new-relic-user-api-key", ("NRAK-",)),
+    Rule("sentry-token", TOKEN, r"sntry[su]_[A-Za-z0-9+/=_\-]{40,}", "gitleaks sentry-org-token, sentry-user-token",
+         ("sntr",)),
+    Rule("linear-key", TOKEN, r"lin_api_[A-Za-z0-9]{40}\b", "gitleaks linear-api-key", ("lin_api_",)),
+    Rule("postman-key", TOKEN, r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", "gitleaks postman-api-token", ("PMAK-",)),
+    Rule("databricks-token", TOKEN, r"dapi[a-f0-9]{32}(?:-\d)?\b", "gitleaks databricks-api-token", ("dapi",)),
+    # --- generic shapes ---
+    Rule("jwt", TOKEN, r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "gitleaks jwt", ("eyJ",)),
+    Rule("bearer-token", SCAN, r"(?:bearer|token)[ \t]+(?P<v>[a-z0-9._~+/\-]{20,}=*)",
+         "detect-secrets KeywordDetector (Authorization headers)", ("bearer", "token"), lower=True,
+         credible=_assigned_secret),
+    Rule("basic-auth", SCAN, r"basic[ \t]+(?P<v>[a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])",
+         "detect-secrets BasicAuthDetector (Authorization: Basic)", ("basic",), lower=True,
+         credible=_basic_credentials),
+    Rule("url-password", SCAN, r"://[^\s/:@\"'<>]+:(?P<v>[^\s/@\"'<>]+)@[^\s/@\"'<>]",
+         "detect-secrets BasicAuthDetector (user:password@ in a URL)", ("://",), word_start=False,
+         credible=_not_template),
+    Rule("url-token", SCAN, r"://(?P<v>[A-Za-z0-9_\-]{20,})@",
+         "a token as the user name of a URL (GitHub, Sentry DSNs)",
+         ("://",), word_start=False, credible=_not_placeholder),
+    Rule("secret-env", SCAN, r"(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_DSN|_PWD|_KEY|_AUTH)"
+         r"[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"'`;&|]{8,})", "detect-secrets KeywordDetector (NAME=value)",
+         ("PASS", "SECRET", "TOKEN", "KEY", "DSN", "PWD", "AUTH"), word_start=False, credible=_assigned_secret),
+    Rule("secret-field", SCAN, r"{k}[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"'#,;]{8,})"
+         r"(?=[\"']?[ \t]*(?:[#,;]|$))", "detect-secrets KeywordDetector (key = value lines of config and code)",
+         _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_starts_key_line,
+         keywords=_SECRET_WORDS),
+    Rule("secret-json", SCAN, r"{k}\"\s*:\s*\"(?P<v>[^\"\s]{8,})\"",
+         "detect-secrets KeywordDetector (JSON)",
+         _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_in_json_key,
+         keywords=_SECRET_WORDS),
+)  # fmt: skip
