@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ class Rule:
         credible: Extra check on the value (``None``: every match is a secret).
         context: Extra check of the match in its text (the key's full name, where it stands), or ``None``.
         keywords: When given, ``{k}`` in the pattern stands for each of them in turn (group ``k``).
+        at_end: For a ``token`` rule: the ``hints`` are found in the last 6 characters of the word, not at its
+            start (Mailchimp's keys end in ``-us`` and a data centre number).
     """
 
     kind: str
@@ -59,6 +62,7 @@ class Rule:
     credible: Callable[[str], bool] | None = None
     context: Callable[[str, re.Match[str]], bool] | None = None
     keywords: tuple[str, ...] = ()
+    at_end: bool = False
 
     # Compiled at the first scan, not at import: every start imports this module, and most one-shot answers
     # scan nothing (compiling every rule cost about 5 ms of CPU).
@@ -87,9 +91,11 @@ _NAME_WORDS = ("secret", "token", "credential", "password")
 _CODE_CHARS = frozenset("()[]{}$%`\\")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WORD = re.compile(r"\w")
+# A part of a name that is random, not a word: 10 or more characters mixing upper and lower case and digits.
+_RANDOM_PART = re.compile(r"(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{10,}")
 
 
-def _not_placeholder(value: str) -> bool:
+def not_placeholder(value: str) -> bool:
     """A token that is not a template or a documented example (gitleaks allowlists ``...EXAMPLE``)."""
     low = value.lower()
     if low in _PLACEHOLDER_WORDS or any(p in low for p in _PLACEHOLDER_PARTS):
@@ -106,13 +112,15 @@ def _assigned_secret(value: str) -> bool:
     (``os.environ["X"]``, ``get_token()``), not a dotted or snake-case identifier (``settings.SECRET_KEY``,
     ``token_value``), not a name (``m2m-client-credentials``) and not a placeholder.
     """
-    if len(value) < 8 or not _not_placeholder(value) or _CODE_CHARS.intersection(value):
+    if len(value) < 8 or not not_placeholder(value) or _CODE_CHARS.intersection(value):
         return False
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
         return False
     if any(w in value.lower() for w in _NAME_WORDS):
         return False
-    return not (_IDENTIFIER.fullmatch(value) and ("_" in value or "." in value))
+    if _IDENTIFIER.fullmatch(value) and ("_" in value or "." in value):
+        return any(_RANDOM_PART.fullmatch(p) for p in re.split(r"[_.]", value))  # ``HedmnK9h6KD_eh9KK8FlI9ah``
+    return True
 
 
 def _not_template(value: str) -> bool:
@@ -145,7 +153,10 @@ _NOT_SECRET_NAMES = ("requesttoken", "changetoken", "clienttoken", "nexttoken", 
 
 
 def _secret_name(name: str) -> bool:
-    return not "".join(c for c in name if c.isalnum()).endswith(_NOT_SECRET_NAMES)
+    """Not a request or pagination token of a cloud API, not a public key or token (``public_key``,
+    ``publicToken``: public by name)."""
+    joined = "".join(c for c in name if c.isalnum()).lower()
+    return not joined.endswith(_NOT_SECRET_NAMES) and "public" not in joined
 
 
 def _starts_key_line(hay: str, m: re.Match[str]) -> bool:
@@ -169,18 +180,89 @@ _SECRET_WORDS: tuple[str, ...] = (
     "password", "passwd", "passphrase", "secret", r"secret[_\-]?key", "token", r"api[_\-]?key",
     r"access[_\-]?key", r"private[_\-]?key", r"signing[_\-]?key", "auth", "credentials?", "dsn", "_pwd",
 )  # fmt: skip
+# Words that name a secret anywhere in a name (``fbApiKey``, ``SONAR_LOGIN``, ``nuget key``), for the named-value
+# rule; what the name ends with after them decides whether it names the secret or something about it.
+_NAMED_WORDS: tuple[str, ...] = ("key", "secret", "token", "pat", "passw", "pwd", "credential", "login", "auth")
+_NAMED_HINTS = ("key", "secret", "token", "pat", "passw", "pwd", "credential", "login", "auth")
+# Names of things about a secret, not the secret: ``key_id``, ``token_url``, ``secret_name``, ``auth_type``...
+_ABOUT_SUFFIXES = ("id", "ids", "name", "names", "url", "uri", "path", "file", "type", "size", "length", "len", "count",
+                   "format", "prefix", "ttl", "expires", "expiry", "header", "field", "param", "env", "var", "dir",
+                   "hash", "sha", "digest", "version", "index", "pattern", "regex", "alg", "algorithm", "method",
+                   "mode", "class", "ref", "template", "store", "provider", "endpoint", "host", "user", "username",
+                   "kind", "label", "ring", "board", "word", "words", "stroke", "frame", "frames", "note", "notes",
+                   "pair", "space", "spaces", "map", "set", "list", "fn", "func", "str", "hint", "policy", "scope",
+                   "scopes", "server", "service", "info", "data", "text", "bytes", "bits", "char", "chars")  # fmt: skip
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _named_here(hay: str, m: re.Match[str]) -> bool:
+    """The name around the keyword names the secret itself: not ``key_id``, ``token_url``, ``auth_type``, not a
+    cloud API's request token, and the keyword starts a word part (``apikey``, ``api_key``, ``fbApiKey`` lowered,
+    not ``monkey``)."""
+    start = m.start("k")
+    begin = start
+    while begin > 0 and hay[begin - 1] in _NAME_CHARS:
+        begin -= 1
+    stop = m.end("k")
+    end = stop
+    while end < len(hay) and hay[end].isalnum():
+        end += 1
+    name = hay[begin:end]
+    rest = hay[stop:end]
+    plural = rest in ("s", "es") or rest.startswith(("s_", "word", "phrase"))
+    if rest and not plural and not rest.endswith(("key", "secret", "token", "password")):
+        return False  # ``keyboard``, ``tokenizer``, ``authority``: another word that starts with the keyword
+    parts = [p for p in re.split(r"[_.\-]+", name) if p]
+    return bool(parts) and parts[-1] not in _ABOUT_SUFFIXES and _secret_name(name)
+
+
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+){2,}")
+_HEX = re.compile(r"[a-f0-9]+")
+_VERSION = re.compile(r"\d\.\d+(?:\.\d+)*$|-\d+\.\d+")
+
+
+def _random(value: str) -> bool:
+    """A random token, not a camel-case name (``hf_requiredCharacteristicTypes``): a digit, or the case changes
+    often (random letters change case every other character or so, words every few)."""
+    if any(c.isdigit() for c in value):
+        return True
+    changes = sum(1 for a, b in itertools.pairwise(value) if a.isalpha() and b.isalpha() and a.isupper() != b.isupper())
+    return changes * 3 >= len(value)
+
+
+def named_value(value: str) -> bool:
+    """A value named as a secret that looks like one: 16 characters or more, letters and digits, not an identifier,
+    a path, a URL, a version or a placeholder."""
+    value = value.rstrip("=:.")
+    if len(value) < 16 or not _assigned_secret(value):
+        return False
+    if value.startswith(("/", "./", "../", "~/")) or value.count("/") > 2 or value.count(".") > 2:
+        return False
+    if _VERSION.search(value):
+        return False  # ``jjwt-jackson-0.11.2``, ``SalesResults-1.2``: a name with a version
+    if _SLUG.fullmatch(value) and not all(_HEX.fullmatch(p) for p in value.split("-")):
+        return False  # ``cmp2-qat-1208358310``: words joined by hyphens (a UUID-shaped token is all hex)
+    return sum(c.isdigit() for c in value) >= 2 and len(set(value)) >= 8
+
+
+def mixed_parts(value: str) -> bool:
+    """Every dot-separated part of a token mixes letters and digits (a Discord bot token, not ``a.b.c`` code)."""
+    parts = value.split(".")
+    return all(any(c.isdigit() for c in p) and any(c.isalpha() for c in p) for p in (parts[0], parts[-1]))
+
+
 TOKEN: Literal["token"] = "token"  # noqa: S105 - a kind of rule
 SCAN: Literal["scan"] = "scan"
 _KV_HINTS = ("pass", "secret", "token", "key", "auth", "credential", "dsn", "pwd")
 
-RULES: tuple[Rule, ...] = (
+SERVICES: tuple[Rule, ...] = (
     # --- private keys are removed before these run (see remove_private_keys) ---
     # --- cloud providers ---
     Rule("aws-access-key", TOKEN, r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b", "gitleaks aws-access-token",
-         ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), credible=_not_placeholder),
+         ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), credible=not_placeholder),
     Rule("aws-secret-key", SCAN,
          r"aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])",
-         "detect-secrets AWSKeyDetector", ("aws",), lower=True, word_start=False, credible=_not_placeholder),
+         "detect-secrets AWSKeyDetector", ("aws",), lower=True, word_start=False, credible=not_placeholder),
     Rule("gcp-api-key", TOKEN, r"AIza[0-9A-Za-z_\-]{35}", "gitleaks gcp-api-key", ("AIza",)),
     Rule("google-oauth-secret", TOKEN, r"GOCSPX-[A-Za-z0-9_\-]{28}", "gitleaks gcp-client-secret (OAuth client secret)",
          ("GOCSPX-",)),
@@ -238,9 +320,10 @@ RULES: tuple[Rule, ...] = (
     # --- AI providers ---
     Rule("anthropic-key", TOKEN, r"sk-ant-[A-Za-z0-9_\-]{20,}", "gitleaks anthropic-api-key", ("sk-ant-",)),
     Rule("openai-key", TOKEN, r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", "gitleaks openai-api-key",
-         ("sk-",), credible=_not_placeholder),
+         ("sk-",), credible=not_placeholder),
     Rule("huggingface-token", TOKEN, r"hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z0-9]{30,}",
-         "gitleaks huggingface-access-token, huggingface-organization-api-token", ("hf_", "api_org_")),
+         "gitleaks huggingface-access-token, huggingface-organization-api-token", ("hf_", "api_org_"),
+         credible=_random),
     Rule("ai-provider-key", TOKEN,
          r"gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{60,}|r8_[A-Za-z0-9]{37}|pplx-[A-Za-z0-9]{40,}",
          "Groq, xAI, Replicate and Perplexity key formats", ("gsk_", "xai-", "r8_", "pplx-")),
@@ -253,11 +336,14 @@ RULES: tuple[Rule, ...] = (
     Rule("linear-key", TOKEN, r"lin_api_[A-Za-z0-9]{40}\b", "gitleaks linear-api-key", ("lin_api_",)),
     Rule("postman-key", TOKEN, r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", "gitleaks postman-api-token", ("PMAK-",)),
     Rule("databricks-token", TOKEN, r"dapi[a-f0-9]{32}(?:-\d)?\b", "gitleaks databricks-api-token", ("dapi",)),
-    # --- generic shapes ---
-    Rule("jwt", TOKEN, r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "gitleaks jwt", ("eyJ",)),
-    Rule("bearer-token", SCAN, r"(?:bearer|token)[ \t]+(?P<v>[a-z0-9._~+/\-]{20,}=*)",
+)  # fmt: skip
+
+GENERIC: tuple[Rule, ...] = (
+    Rule("jwt", TOKEN, r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*)?", "gitleaks jwt, "
+         "detect-secrets JwtTokenDetector (unsigned too)", ("eyJ",)),
+    Rule("bearer-token", SCAN, r"{k}[ \t]+(?P<v>[a-z0-9._~+/\-]{20,}=*)",
          "detect-secrets KeywordDetector (Authorization headers)", ("bearer", "token"), lower=True,
-         credible=_assigned_secret),
+         credible=_assigned_secret, keywords=("bearer", "token")),
     Rule("basic-auth", SCAN, r"basic[ \t]+(?P<v>[a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])",
          "detect-secrets BasicAuthDetector (Authorization: Basic)", ("basic",), lower=True,
          credible=_basic_credentials),
@@ -266,10 +352,12 @@ RULES: tuple[Rule, ...] = (
          credible=_not_template),
     Rule("url-token", SCAN, r"://(?P<v>[A-Za-z0-9_\-]{20,})@",
          "a token as the user name of a URL (GitHub, Sentry DSNs)",
-         ("://",), word_start=False, credible=_not_placeholder),
-    Rule("secret-env", SCAN, r"(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_DSN|_PWD|_KEY|_AUTH)"
-         r"[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"'`;&|]{8,})", "detect-secrets KeywordDetector (NAME=value)",
-         ("PASS", "SECRET", "TOKEN", "KEY", "DSN", "PWD", "AUTH"), word_start=False, credible=_assigned_secret),
+         ("://",), word_start=False, credible=not_placeholder),
+    Rule("secret-env", SCAN, r"{k}[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"'`;&|]{8,})",
+         "detect-secrets KeywordDetector (NAME=value)",
+         ("PASS", "SECRET", "TOKEN", "KEY", "DSN", "PWD", "AUTH"), word_start=False, credible=_assigned_secret,
+         keywords=("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_?KEY", "ACCESS_KEY", "PRIVATE_KEY", "_DSN", "_PWD",
+                   "_KEY", "_AUTH")),
     Rule("secret-field", SCAN, r"{k}[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"'#,;]{8,})"
          r"(?=[\"']?[ \t]*(?:[#,;]|$))", "detect-secrets KeywordDetector (key = value lines of config and code)",
          _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_starts_key_line,
@@ -278,4 +366,9 @@ RULES: tuple[Rule, ...] = (
          "detect-secrets KeywordDetector (JSON)",
          _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_in_json_key,
          keywords=_SECRET_WORDS),
+    Rule("named-secret", SCAN, r"{k}[a-z0-9]*(?:[\"'\]]|\\\")*(?:[ \t]*(?:=>|:{1,3}=|\?=|=|:|\|)[ \t]*|[ \t]+|-)"
+         r"(?:[\"'`]|\\\")?"
+         r"(?P<v>[a-z0-9_+/=.~\-]{16,})(?=[\"'`\s,;)}\]&#<|\\]|$)",
+         "gitleaks generic-api-key, noseyparker np.generic.1-2 (a key, secret or token value named anywhere on a line)",
+         _NAMED_HINTS, lower=True, word_start=False, credible=named_value, context=_named_here, keywords=_NAMED_WORDS),
 )  # fmt: skip

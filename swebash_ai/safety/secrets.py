@@ -29,11 +29,16 @@ Pure: standard library only.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from swebash_ai.safety.key_body import bytes_may_hold_key_body, key_body_spans
-from swebash_ai.safety.secret_rules import MARKER_PREFIX, RULES, Rule
+from swebash_ai.safety.secret_formats import FORMATS
+from swebash_ai.safety.secret_rules import GENERIC, MARKER_PREFIX, SERVICES, Rule
+
+RULES: tuple[Rule, ...] = SERVICES + FORMATS + GENERIC
 
 _WORD = re.compile(r"\w")
 
@@ -229,9 +234,16 @@ def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
 
 # Words of the text where a prefixed token may start: no ``=``, ``:``, ``@``, ``/``, quotes or ``+`` (what stands
 # before a token: ``KEY=``, ``https://user:``, a diff's ``+``); a leading ``-`` (a diff's) is skipped below.
-_TOKEN_WORD = re.compile(r"(?<![A-Za-z0-9_.~\-])[A-Za-z0-9_.~\-]{15,}")
-_BY_PREFIX: tuple[tuple[str, Rule], ...] = tuple((h, r) for r in RULES if r.how == "token" for h in r.hints)
+_TOKEN_WORD = re.compile(r"[A-Za-z0-9_.~\-]{15,}")  # leftmost first: a match starts where its run starts
+_BY_PREFIX: tuple[tuple[str, Rule], ...] = tuple(
+    (h, r) for r in RULES if r.how == "token" and not r.at_end for h in r.hints
+)
+_AT_END: tuple[tuple[str, Rule], ...] = tuple((h, r) for r in RULES if r.at_end for h in r.hints)
 _PREFIXES: tuple[str, ...] = tuple(p for p, _r in _BY_PREFIX)
+# The prefixes by their first character: a word is compared with the few that can start it, in table order.
+_BY_FIRST: dict[str, tuple[tuple[str, Rule], ...]] = {
+    c: tuple((p, r) for p, r in _BY_PREFIX if p[0] == c) for c in {p[0] for p in _PREFIXES}
+}
 
 
 def blank_private_keys(data: bytes) -> bytes:
@@ -246,21 +258,31 @@ def blank_private_keys(data: bytes) -> bytes:
 def mask_secrets(text: str) -> Scan:
     """Remove private key blocks and mask values in known credential formats (see the module docstring).
 
-    Every rule finds its spans on the same text; a span overlapping one found by an earlier rule is dropped;
-    the text is rebuilt once.
+    Every rule finds its candidate spans on the same text; where spans overlap, the prefixed formats win, then
+    the rule that comes first in :data:`RULES`; the text is rebuilt once.
     """
     text, keys = remove_private_keys(text)
     lowered = text.lower()
     if len(lowered) != len(text):  # a few characters grow when lower-cased (U+0130): keep offsets aligned
         lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    spans: list[tuple[int, int, str]] = []
-    _find_tokens(text, spans)
-    for rule in RULES:
+    found: list[tuple[int, int, int, str]] = []  # (priority, start, stop, kind)
+    _find_tokens(text, found)
+    plan = _plan()
+    for hay, table in ((text, plan.cased), (lowered, plan.lowered)):
+        for literal, parts in table.items():
+            if literal in hay:
+                _find_at_keyword(literal, parts, text, hay, found)
+    for order, rule in plan.plain:
         hay = lowered if rule.lower else text
-        if rule.how == "scan" and any(hint in hay for hint in rule.hints):
-            _find(rule, text, hay, spans)
-    if not spans:
+        if any(hint in hay for hint in rule.hints):
+            for part in rule.parts:
+                _find_part(order, rule, part.finditer(hay), text, hay, found)
+    if not found:
         return Scan(text, {}, keys)
+    spans: list[tuple[int, int, str]] = []
+    for _order, start, stop, kind in sorted(found):
+        if not any(start < b and a < stop for a, b, _k in spans):
+            spans.append((start, stop, kind))
     spans.sort()
     out: list[str] = []
     kinds: dict[str, int] = {}
@@ -274,36 +296,100 @@ def mask_secrets(text: str) -> Scan:
     return Scan("".join(out), kinds, keys)
 
 
-def _find_tokens(text: str, spans: list[tuple[int, int, str]]) -> None:
+@dataclass(frozen=True)
+class _Plan:
+    """How the scan rules run: those with keywords are tried where the literal start of a keyword stands
+    (``cased`` on the text, ``lowered`` on its lower-cased copy; one ``re`` search per distinct literal for all
+    rules), the others (``plain``) searched whole when one of their hints is in the text."""
+
+    cased: dict[str, list[tuple[int, Rule, re.Pattern[str]]]]
+    lowered: dict[str, list[tuple[int, Rule, re.Pattern[str]]]]
+    plain: list[tuple[int, Rule]]
+    literals: dict[str, re.Pattern[str]]
+
+
+_META = re.compile(r"[\\\[(.*+?{|^$]")
+
+
+@functools.cache
+def _plan() -> _Plan:
+    cased: dict[str, list[tuple[int, Rule, re.Pattern[str]]]] = {}
+    lowered: dict[str, list[tuple[int, Rule, re.Pattern[str]]]] = {}
+    plain: list[tuple[int, Rule]] = []
+    for order, rule in enumerate(RULES, start=1):
+        if rule.how != "scan":
+            continue
+        if not rule.keywords:
+            plain.append((order, rule))
+            continue
+        table = lowered if rule.lower else cased
+        for word, part in zip(rule.keywords, rule.parts, strict=True):
+            meta = _META.search(word)
+            literal = word[: meta.start()] if meta else word
+            if meta and word[meta.start()] in "?*{":
+                literal = literal[:-1]  # ``API_?KEY``: the ``_`` is optional
+            table.setdefault(literal, []).append((order, rule, part))
+    literals = {w: re.compile(re.escape(w)) for w in (*cased, *lowered)}
+    return _Plan(cased, lowered, plain, literals)
+
+
+def _find_at_keyword(literal: str, parts: list[tuple[int, Rule, re.Pattern[str]]], text: str, hay: str,
+                     found: list[tuple[int, int, int, str]]) -> None:
+    """The keyword rules whose keyword starts with ``literal``, tried where it stands in ``hay``."""
+    for at in _plan().literals[literal].finditer(hay):
+        pos = at.start()
+        for order, rule, part in parts:
+            m = part.match(hay, pos)
+            if m is not None:
+                _find_part(order, rule, (m,), text, hay, found)
+
+
+def _find_tokens(text: str, found: list[tuple[int, int, int, str]]) -> None:
     """The prefixed formats, tried only at the words that start with one of their prefixes."""
-    for word in _TOKEN_WORD.finditer(text):
-        start = word.start()
-        token = word.group()
+    pos = 0
+    for token in _TOKEN_WORD.findall(text):
+        start = text.find(token, pos)
+        pos = start + len(token)
         if token.startswith("-"):
             stripped = token.lstrip("-")
             start += len(token) - len(stripped)
             token = stripped
-        if not token.startswith(_PREFIXES):
+        if _AT_END and _ends_format(text, start, token, found):
             continue
-        for prefix, rule in _BY_PREFIX:
+        if not token.startswith(_PREFIXES):
+            dot = token.rfind(".")  # ``secrets.pypi-AgE...``: a token at the end of a dotted name
+            if dot < 0 or not token.startswith(_PREFIXES, dot + 1):
+                continue
+            start += dot + 1
+            token = token[dot + 1 :]
+        for prefix, rule in _BY_FIRST[token[0]]:
             if not token.startswith(prefix):
                 continue
             m = rule.compiled.match(text, start)
             if m is None or (rule.credible is not None and not rule.credible(m.group())):
                 continue
-            if not any(m.start() < b and a < m.end() for a, b, _k in spans):
-                spans.append((m.start(), m.end(), rule.kind))
+            if rule.context is not None and not rule.context(text, m):
+                continue
+            found.append((0, m.start(), m.end(), rule.kind))
             break
 
 
-def _find(rule: Rule, text: str, hay: str, spans: list[tuple[int, int, str]]) -> None:
-    for part in rule.parts:
-        _find_part(rule, part, text, hay, spans)
+def _ends_format(text: str, start: int, token: str, found: list[tuple[int, int, int, str]]) -> bool:
+    """A format recognised by the end of its word (:attr:`Rule.at_end`); True when one was found."""
+    tail = token[-6:]
+    for marker, rule in _AT_END:
+        if marker in tail:
+            m = rule.compiled.match(text, start)
+            if m is not None and (rule.credible is None or rule.credible(m.group())):
+                found.append((0, m.start(), m.end(), rule.kind))
+                return True
+    return False
 
 
-def _find_part(rule: Rule, part: re.Pattern[str], text: str, hay: str, spans: list[tuple[int, int, str]]) -> None:
-    named = "v" in part.groupindex
-    for m in part.finditer(hay):
+def _find_part(order: int, rule: Rule, matches: Iterable[re.Match[str]], text: str, hay: str,
+               found: list[tuple[int, int, int, str]]) -> None:
+    named = "v" in rule.parts[0].groupindex
+    for m in matches:
         if rule.word_start and m.start() and _WORD.match(hay, m.start() - 1):
             continue
         start, stop = m.span("v" if named else 0)
@@ -313,6 +399,4 @@ def _find_part(rule: Rule, part: re.Pattern[str], text: str, hay: str, spans: li
             continue
         if rule.context is not None and not rule.context(hay, m):
             continue
-        if any(start < b and a < stop for a, b, _k in spans):
-            continue
-        spans.append((start, stop, rule.kind))
+        found.append((order, start, stop, rule.kind))
