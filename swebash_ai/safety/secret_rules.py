@@ -48,6 +48,10 @@ class Rule:
         credible: Extra check on the value (``None``: every match is a secret).
         context: Extra check of the match in its text (the key's full name, where it stands), or ``None``.
         keywords: When given, ``{k}`` in the pattern stands for each of them in turn (group ``k``).
+        word_check: For a ``token`` rule: a cheap test of the word before the pattern is tried (a Discord token
+            has its first dot 24 to 28 characters in), for formats whose hints start many ordinary words.
+        upper: The rule runs on the lower-cased text like ``lower``, but its keyword must be upper case in the
+            text (``DB_PASSWORD=``, not ``db_password=``).
         at_end: For a ``token`` rule: the ``hints`` are found in the last 6 characters of the word, not at its
             start (Mailchimp's keys end in ``-us`` and a data centre number).
     """
@@ -63,6 +67,8 @@ class Rule:
     context: Callable[[str, re.Match[str]], bool] | None = None
     keywords: tuple[str, ...] = ()
     at_end: bool = False
+    upper: bool = False
+    word_check: Callable[[str], bool] | None = None
 
     # Compiled at the first scan, not at import: every start imports this module, and most one-shot answers
     # scan nothing (compiling every rule cost about 5 ms of CPU).
@@ -176,13 +182,17 @@ def _in_json_key(hay: str, m: re.Match[str]) -> bool:
 
 
 # Key names (lower-cased) whose values are secrets: the same words the redaction of logs uses.
+# Written to start with one of a few literals (``pass``, ``secret``, ``token``, ``key``...), the words before ``key``
+# as lookbehinds: the scan finds each literal once for every rule (see ``secrets._plan``).
+_KEY_AFTER = "(?:" + "|".join(f"(?<={w}{sep})" for w in ("api", "access", "private", "signing") for sep in ("", "_", "-"))
+_KEY_AFTER += ")"
 _SECRET_WORDS: tuple[str, ...] = (
-    "password", "passwd", "passphrase", "secret", r"secret[_\-]?key", "token", r"api[_\-]?key",
-    r"access[_\-]?key", r"private[_\-]?key", r"signing[_\-]?key", "auth", "credentials?", "dsn", "_pwd",
+    "pass(?:word|wd|phrase)", r"secret(?:[_\-]?key)?", "token", _KEY_AFTER + "key", "auth", "credentials?", "dsn",
+    "(?<=_)pwd",
 )  # fmt: skip
 # Words that name a secret anywhere in a name (``fbApiKey``, ``SONAR_LOGIN``, ``nuget key``), for the named-value
 # rule; what the name ends with after them decides whether it names the secret or something about it.
-_NAMED_WORDS: tuple[str, ...] = ("key", "secret", "token", "pat", "passw", "pwd", "credential", "login", "auth")
+_NAMED_WORDS: tuple[str, ...] = ("key", "secret", "token", "pat", "pass(?:w)", "pwd", "credential", "login", "auth")
 _NAMED_HINTS = ("key", "secret", "token", "pat", "passw", "pwd", "credential", "login", "auth")
 # Names of things about a secret, not the secret: ``key_id``, ``token_url``, ``secret_name``, ``auth_type``...
 _ABOUT_SUFFIXES = ("id", "ids", "name", "names", "url", "uri", "path", "file", "type", "size", "length", "len", "count",
@@ -261,16 +271,17 @@ SERVICES: tuple[Rule, ...] = (
     Rule("aws-access-key", TOKEN, r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b", "gitleaks aws-access-token",
          ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), credible=not_placeholder),
     Rule("aws-secret-key", SCAN,
-         r"aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])",
-         "detect-secrets AWSKeyDetector", ("aws",), lower=True, word_start=False, credible=not_placeholder),
+         r"{k}_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])",
+         "detect-secrets AWSKeyDetector", ("aws",), lower=True, word_start=False, credible=not_placeholder,
+         keywords=("(?:(?<=aws)|(?<=aws_))secret",)),
     Rule("gcp-api-key", TOKEN, r"AIza[0-9A-Za-z_\-]{35}", "gitleaks gcp-api-key", ("AIza",)),
     Rule("google-oauth-secret", TOKEN, r"GOCSPX-[A-Za-z0-9_\-]{28}", "gitleaks gcp-client-secret (OAuth client secret)",
          ("GOCSPX-",)),
     Rule("google-oauth-token", TOKEN, r"ya29\.[0-9A-Za-z_\-]{20,}", "Google OAuth 2.0 access token format "
          "(developers.google.com/identity)", ("ya29.",)),
     Rule("google-refresh-token", SCAN, r"1//0[0-9A-Za-z_\-]{40,}", "Google OAuth 2.0 refresh token format", ("1//0",)),
-    Rule("azure-storage-key", SCAN, r"accountkey=(?P<v>[a-z0-9+/]{86}==)", "detect-secrets AzureStorageKeyDetector",
-         ("accountkey=",), lower=True, word_start=False),
+    Rule("azure-storage-key", SCAN, r"{k}=(?P<v>[a-z0-9+/]{86}==)", "detect-secrets AzureStorageKeyDetector",
+         ("accountkey=",), lower=True, word_start=False, keywords=("(?<=account)key",)),
     Rule("azure-sas-signature", SCAN, r"[?&]sig=(?P<v>[A-Za-z0-9%+/=]{30,})", "Azure shared access signature (sig=)",
          ("sig=",), word_start=False),
     Rule("azure-ad-secret", SCAN, r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
@@ -290,8 +301,6 @@ SERVICES: tuple[Rule, ...] = (
     Rule("buildkite-token", TOKEN, r"bkua_[a-f0-9]{40}\b", "Buildkite API access token format", ("bkua_",)),
     Rule("circleci-token", TOKEN, r"CCIPAT_[A-Za-z0-9]{20,}_[a-f0-9]{40}\b", "CircleCI personal API token format",
          ("CCIPAT_",)),
-    Rule("terraform-token", SCAN, r"[a-z0-9]{14}\.atlasv1\.[a-z0-9\-_=]{60,70}", "gitleaks hashicorp-tf-api-token",
-         ("atlasv1",)),
     Rule("vault-token", TOKEN, r"hv[sb]\.[A-Za-z0-9_\-]{24,}", "gitleaks vault-service-token, vault-batch-token",
          ("hvs.", "hvb.")),
     Rule("doppler-token", TOKEN, r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", "gitleaks doppler-api-token",
@@ -309,7 +318,6 @@ SERVICES: tuple[Rule, ...] = (
          "gitleaks slack-webhook-url", ("hooks.slack.com",), word_start=False),
     Rule("discord-webhook", SCAN, r"/api/webhooks/(?P<v>\d+/[A-Za-z0-9_\-]{40,})", "Discord webhook URL format",
          ("/api/webhooks/",), word_start=False),
-    Rule("telegram-bot-token", SCAN, r"\d{8,10}:AA[0-9A-Za-z_\-]{33}\b", "gitleaks telegram-bot-api-token", (":AA",)),
     Rule("stripe-key", TOKEN, r"(?:sk|rk|whsec)_(?:live_|test_)?[0-9a-zA-Z]{24,}\b", "gitleaks stripe-access-token",
          ("sk_", "rk_", "whsec_")),
     Rule("sendgrid-key", TOKEN, r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", "gitleaks sendgrid-api-token",
@@ -355,9 +363,9 @@ GENERIC: tuple[Rule, ...] = (
          ("://",), word_start=False, credible=not_placeholder),
     Rule("secret-env", SCAN, r"{k}[ \t]*=[ \t]*[\"']?(?P<v>[^\s\"'`;&|]{8,})",
          "detect-secrets KeywordDetector (NAME=value)",
-         ("PASS", "SECRET", "TOKEN", "KEY", "DSN", "PWD", "AUTH"), word_start=False, credible=_assigned_secret,
-         keywords=("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_?KEY", "ACCESS_KEY", "PRIVATE_KEY", "_DSN", "_PWD",
-                   "_KEY", "_AUTH")),
+         ("pass", "secret", "token", "key", "dsn", "pwd", "auth"), word_start=False, credible=_assigned_secret,
+         upper=True, keywords=("pass(?:word|wd)", "secret", "token", "(?:(?<=api)|(?<=api_)|(?<=access_)|(?<=private_)"
+                               "|(?<=_))key", "(?<=_)dsn", "(?<=_)pwd", "(?<=_)auth")),
     Rule("secret-field", SCAN, r"{k}[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[^\s\"'#,;]{8,})"
          r"(?=[\"']?[ \t]*(?:[#,;]|$))", "detect-secrets KeywordDetector (key = value lines of config and code)",
          _KV_HINTS, lower=True, word_start=False, credible=_assigned_secret, context=_starts_key_line,

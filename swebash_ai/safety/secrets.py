@@ -208,20 +208,27 @@ def private_key_lines(text: str) -> KeyLines:
     return KeyLines(shown, blocks)
 
 
-def _remove_keys(text: str) -> tuple[str, list[tuple[int, int]]]:
+def _remove_keys(text: str, data: bytes | None = None) -> tuple[str, list[tuple[int, int]]]:
     """:func:`remove_private_keys`, with the (first, last) line indexes of each block (blocks keep the line
-    count, so the indexes hold in the text before and after each step)."""
+    count, so the indexes hold in the text before and after each step). ``data``: the text as ASCII bytes, when
+    the caller has it (the markers are ASCII)."""
     blocks: list[tuple[int, int]] = []
 
     def lines_of(spans: list[tuple[int, int]]) -> None:
         blocks.extend((text.count("\n", 0, a), text.count("\n", 0, max(a, b - 1))) for a, b in spans)
 
-    if "PRIVATE KEY" in text or "Private-Lines:" in text:
+    if data is None:
+        headed = "PRIVATE KEY" in text or "Private-Lines:" in text
+    else:
+        headed = b"PRIVATE KEY" in data or b"Private-Lines:" in data
+    if headed:
         for found in (_key_blocks, lambda t: [m.span() for m in _PUTTY.finditer(t)]):
             spans = found(text)
             lines_of(spans)
             text = _replace_spans(text, spans)
-    bodies = key_body_spans(text)
+        if data is not None and blocks:
+            data = text.encode("ascii", "replace")
+    bodies = key_body_spans(text, data)
     lines_of(bodies)
     return _replace_spans(text, bodies), sorted(blocks)
 
@@ -234,7 +241,11 @@ def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
 
 # Words of the text where a prefixed token may start: no ``=``, ``:``, ``@``, ``/``, quotes or ``+`` (what stands
 # before a token: ``KEY=``, ``https://user:``, a diff's ``+``); a leading ``-`` (a diff's) is skipped below.
-_TOKEN_WORD = re.compile(r"[A-Za-z0-9_.~\-]{15,}")  # leftmost first: a match starts where its run starts
+# Found in a copy of the text where every character of a word is ``a`` and every other a space: a run of 15 ``a``
+# is a ``bytes.find`` (which skips ahead), far faster than a regex trying every position of 1 MB.
+_WORD_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~-")
+_WORD_CLASS = bytes(0x61 if i in _WORD_CHARS else 0x20 for i in range(256))
+_LONG_WORD = b"a" * 15
 _BY_PREFIX: tuple[tuple[str, Rule], ...] = tuple(
     (h, r) for r in RULES if r.how == "token" and not r.at_end for h in r.hints
 )
@@ -244,6 +255,7 @@ _PREFIXES: tuple[str, ...] = tuple(p for p, _r in _BY_PREFIX)
 _BY_FIRST: dict[str, tuple[tuple[str, Rule], ...]] = {
     c: tuple((p, r) for p, r in _BY_PREFIX if p[0] == c) for c in {p[0] for p in _PREFIXES}
 }
+_FIRST_PREFIXES: dict[str, tuple[str, ...]] = {c: tuple(p for p, _r in rules) for c, rules in _BY_FIRST.items()}
 
 
 def blank_private_keys(data: bytes) -> bytes:
@@ -261,20 +273,27 @@ def mask_secrets(text: str) -> Scan:
     Every rule finds its candidate spans on the same text; where spans overlap, the prefixed formats win, then
     the rule that comes first in :data:`RULES`; the text is rebuilt once.
     """
-    text, keys = remove_private_keys(text)
+    data = text.encode("ascii", "replace")  # one byte a character (others become ``?``): see below
+    text, blocks = _remove_keys(text, data)
+    keys = len(blocks)
+    if keys:
+        data = text.encode("ascii", "replace")
     lowered = text.lower()
     if len(lowered) != len(text):  # a few characters grow when lower-cased (U+0130): keep offsets aligned
         lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    # ``data`` has one byte a character, so offsets agree with the text: literals are found with ``bytes.find``,
+    # twice as fast as on a ``str`` and far faster than a regex search.
+    low = data.lower()
     found: list[tuple[int, int, int, str]] = []  # (priority, start, stop, kind)
-    _find_tokens(text, found)
+    _find_tokens(text, data, found)
     plan = _plan()
-    for hay, table in ((text, plan.cased), (lowered, plan.lowered)):
+    for hay, raw, table in ((text, data, plan.cased), (lowered, low, plan.lowered)):
         for literal, parts in table.items():
-            if literal in hay:
-                _find_at_keyword(literal, parts, text, hay, found)
-    for order, rule in plan.plain:
-        hay = lowered if rule.lower else text
-        if any(hint in hay for hint in rule.hints):
+            _find_at_keyword(literal, parts, text, hay, raw, found)
+    present: dict[bytes, bool] = {}
+    for order, rule, hints in plan.plain:
+        hay, raw = (lowered, low) if rule.lower else (text, data)
+        if any(present[h] if h in present else present.setdefault(h, h in raw) for h in hints):
             for part in rule.parts:
                 _find_part(order, rule, part.finditer(hay), text, hay, found)
     if not found:
@@ -302,76 +321,97 @@ class _Plan:
     (``cased`` on the text, ``lowered`` on its lower-cased copy; one ``re`` search per distinct literal for all
     rules), the others (``plain``) searched whole when one of their hints is in the text."""
 
-    cased: dict[str, list[tuple[int, Rule, re.Pattern[str]]]]
-    lowered: dict[str, list[tuple[int, Rule, re.Pattern[str]]]]
-    plain: list[tuple[int, Rule]]
-    literals: dict[str, re.Pattern[str]]
+    cased: dict[bytes, list[tuple[int, Rule, re.Pattern[str]]]]
+    lowered: dict[bytes, list[tuple[int, Rule, re.Pattern[str]]]]
+    plain: list[tuple[int, Rule, tuple[bytes, ...]]]
 
 
 _META = re.compile(r"[\\\[(.*+?{|^$]")
+_LOOKBEHINDS = re.compile(r"\(\?:(?:\(\?<[=!][^()]*\)\|?)+\)|(?:\(\?<[=!][^()]*\))+")
+
+
+def _literal(word: str) -> str:
+    """The literal a keyword starts with once its lookbehinds are set aside (``(?<=_)pwd``: ``pwd``;
+    ``pass(?:word|wd)``: ``pass``; ``credentials?``: ``credential``)."""
+    word = _LOOKBEHINDS.sub("", word, count=1) if word.startswith("(?") else word
+    meta = _META.search(word)
+    literal = word[: meta.start()] if meta else word
+    if meta and word[meta.start()] in "?*{":
+        literal = literal[:-1]  # the character before an optional part is not certain
+    if not literal:
+        raise ValueError(f"keyword without a literal start: {word!r}")
+    return literal
 
 
 @functools.cache
 def _plan() -> _Plan:
-    cased: dict[str, list[tuple[int, Rule, re.Pattern[str]]]] = {}
-    lowered: dict[str, list[tuple[int, Rule, re.Pattern[str]]]] = {}
-    plain: list[tuple[int, Rule]] = []
+    cased: dict[bytes, list[tuple[int, Rule, re.Pattern[str]]]] = {}
+    lowered: dict[bytes, list[tuple[int, Rule, re.Pattern[str]]]] = {}
+    plain: list[tuple[int, Rule, tuple[bytes, ...]]] = []
     for order, rule in enumerate(RULES, start=1):
         if rule.how != "scan":
             continue
         if not rule.keywords:
-            plain.append((order, rule))
+            plain.append((order, rule, tuple(h.encode("ascii") for h in rule.hints)))
             continue
-        table = lowered if rule.lower else cased
+        table = lowered if rule.lower or rule.upper else cased
         for word, part in zip(rule.keywords, rule.parts, strict=True):
-            meta = _META.search(word)
-            literal = word[: meta.start()] if meta else word
-            if meta and word[meta.start()] in "?*{":
-                literal = literal[:-1]  # ``API_?KEY``: the ``_`` is optional
-            table.setdefault(literal, []).append((order, rule, part))
-    literals = {w: re.compile(re.escape(w)) for w in (*cased, *lowered)}
-    return _Plan(cased, lowered, plain, literals)
+            table.setdefault(_literal(word).encode("ascii"), []).append((order, rule, part))
+    return _Plan(cased, lowered, plain)
 
 
-def _find_at_keyword(literal: str, parts: list[tuple[int, Rule, re.Pattern[str]]], text: str, hay: str,
-                     found: list[tuple[int, int, int, str]]) -> None:
-    """The keyword rules whose keyword starts with ``literal``, tried where it stands in ``hay``."""
-    for at in _plan().literals[literal].finditer(hay):
-        pos = at.start()
+def _find_at_keyword(literal: bytes, parts: list[tuple[int, Rule, re.Pattern[str]]], text: str, hay: str,
+                     raw: bytes, found: list[tuple[int, int, int, str]]) -> None:
+    """The keyword rules whose keyword starts with ``literal``, tried where it stands in ``raw`` (``hay`` as bytes)."""
+    pos = raw.find(literal)
+    while pos >= 0:
         for order, rule, part in parts:
             m = part.match(hay, pos)
             if m is not None:
                 _find_part(order, rule, (m,), text, hay, found)
+        pos = raw.find(literal, pos + 1)
 
 
-def _find_tokens(text: str, found: list[tuple[int, int, int, str]]) -> None:
-    """The prefixed formats, tried only at the words that start with one of their prefixes."""
-    pos = 0
-    for token in _TOKEN_WORD.findall(text):
-        start = text.find(token, pos)
-        pos = start + len(token)
-        if token.startswith("-"):
-            stripped = token.lstrip("-")
-            start += len(token) - len(stripped)
-            token = stripped
-        if _AT_END and _ends_format(text, start, token, found):
+def _find_tokens(text: str, data: bytes, found: list[tuple[int, int, int, str]]) -> None:
+    """The prefixed formats, tried only at the words of 15 characters or more that start with one of their
+    prefixes (``data`` is the text one byte a character)."""
+    words = data.translate(_WORD_CLASS)
+    size = len(words)
+    start = words.find(_LONG_WORD)
+    while start >= 0:
+        stop = words.find(b" ", start + 15)
+        if stop < 0:
+            stop = size
+        _try_word(text, start, text[start:stop], found)
+        start = words.find(_LONG_WORD, stop)
+
+
+def _try_word(text: str, start: int, token: str, found: list[tuple[int, int, int, str]]) -> None:
+    if token.startswith("-"):
+        stripped = token.lstrip("-")
+        start += len(token) - len(stripped)
+        token = stripped
+        if not token:
+            return
+    if _AT_END and _ends_format(text, start, token, found):
+        return
+    prefixes = _FIRST_PREFIXES.get(token[0])
+    if prefixes is None or not token.startswith(prefixes):
+        dot = token.rfind(".")  # ``secrets.pypi-AgE...``: a token at the end of a dotted name
+        if dot < 0 or not token.startswith(_PREFIXES, dot + 1):
+            return
+        start += dot + 1
+        token = token[dot + 1 :]
+    for prefix, rule in _BY_FIRST[token[0]]:
+        if not token.startswith(prefix) or (rule.word_check is not None and not rule.word_check(token)):
             continue
-        if not token.startswith(_PREFIXES):
-            dot = token.rfind(".")  # ``secrets.pypi-AgE...``: a token at the end of a dotted name
-            if dot < 0 or not token.startswith(_PREFIXES, dot + 1):
-                continue
-            start += dot + 1
-            token = token[dot + 1 :]
-        for prefix, rule in _BY_FIRST[token[0]]:
-            if not token.startswith(prefix):
-                continue
-            m = rule.compiled.match(text, start)
-            if m is None or (rule.credible is not None and not rule.credible(m.group())):
-                continue
-            if rule.context is not None and not rule.context(text, m):
-                continue
-            found.append((0, m.start(), m.end(), rule.kind))
-            break
+        m = rule.compiled.match(text, start)
+        if m is None or (rule.credible is not None and not rule.credible(m.group())):
+            continue
+        if rule.context is not None and not rule.context(text, m):
+            continue
+        found.append((0, m.start(), m.end(), rule.kind))
+        return
 
 
 def _ends_format(text: str, start: int, token: str, found: list[tuple[int, int, int, str]]) -> bool:
@@ -391,6 +431,8 @@ def _find_part(order: int, rule: Rule, matches: Iterable[re.Match[str]], text: s
     named = "v" in rule.parts[0].groupindex
     for m in matches:
         if rule.word_start and m.start() and _WORD.match(hay, m.start() - 1):
+            continue
+        if rule.upper and not text[m.start("k") : m.end("k")].isupper():
             continue
         start, stop = m.span("v" if named else 0)
         if start < 0:
