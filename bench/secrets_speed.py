@@ -1,10 +1,10 @@
 """Speed of the content scan on ordinary source: ms to scan 1 MB of the standard library's Python source.
 
 Every tool result passes :func:`swebash_ai.safety.secrets.mask_secrets` before the model sees it, so its cost on
-text without secrets is the cost of every read. Prints the best of ``--runs`` scans (wall-clock and CPU time: on a machine shared with other work the CPU time is
-the cost of the scan itself) of the first 1,000,000
-characters of the standard library's top-level modules (the same text on every machine with this Python), the
-first scan (rules compile then), and the time to import the scanner.
+text without secrets is the cost of every read. Prints the best of ``--runs`` scans (wall-clock and CPU time: on
+a machine shared with other work the CPU time is the cost of the scan itself) of the first 1,000,000 characters
+of the standard library's top-level modules (the same text on every machine with this Python), the first scan
+(rules compile then), and the time to import the scanner.
 
     python bench/secrets_speed.py [--runs 7]
 """

@@ -184,8 +184,8 @@ def _in_json_key(hay: str, m: re.Match[str]) -> bool:
 # Key names (lower-cased) whose values are secrets: the same words the redaction of logs uses.
 # Written to start with one of a few literals (``pass``, ``secret``, ``token``, ``key``...), the words before ``key``
 # as lookbehinds: the scan finds each literal once for every rule (see ``secrets._plan``).
-_KEY_AFTER = "(?:" + "|".join(f"(?<={w}{sep})" for w in ("api", "access", "private", "signing") for sep in ("", "_", "-"))
-_KEY_AFTER += ")"
+_KEY_AFTER = "(?:" + "|".join(f"(?<={w}{sep})" for w in ("api", "access", "private", "signing") for sep in "_-")
+_KEY_AFTER += "|(?<=api)|(?<=access)|(?<=private)|(?<=signing))"
 _SECRET_WORDS: tuple[str, ...] = (
     "pass(?:word|wd|phrase)", r"secret(?:[_\-]?key)?", "token", _KEY_AFTER + "key", "auth", "credentials?", "dsn",
     "(?<=_)pwd",
