@@ -155,7 +155,9 @@ _JSON_KEY_PREFIX = re.compile(r"[\w.\-]*")
 # Names that end in a secret's word but name something else: request and pagination tokens of cloud APIs.
 _NOT_SECRET_NAMES = ("requesttoken", "changetoken", "clienttoken", "nexttoken", "pagetoken", "paginationtoken",
                      "continuationtoken", "idempotencytoken", "synctoken", "resumetoken", "starttoken", "csrftoken",
-                     "tokenizer")  # fmt: skip
+                     "tokenizer", "granttoken", "lifecycleactiontoken", "s3key", "objectkey", "cachekey", "sortkey",
+                     "partitionkey", "primarykey", "foreignkey", "hashkey", "rangekey", "routingkey",
+                     "idempotencykey")  # fmt: skip
 
 
 def _secret_name(name: str) -> bool:
@@ -223,9 +225,12 @@ def _named_here(hay: str, m: re.Match[str]) -> bool:
     if rest and not plural and not rest.endswith(("key", "secret", "token", "password")):
         return False  # ``keyboard``, ``tokenizer``, ``authority``: another word that starts with the keyword
     parts = [p for p in re.split(r"[_.\-]+", name) if p]
+    if hay[m.start("v") - 1] == "-" and "-" in m.group("v") and not _UUID.fullmatch(m.group("v")):
+        return False  # ``custom-key-store-1628627769469``: a kebab-case name goes on, no value follows
     return bool(parts) and parts[-1] not in _ABOUT_SUFFIXES and _secret_name(name)
 
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+){2,}")
 _HEX = re.compile(r"[a-f0-9]+")
 _VERSION = re.compile(r"\d\.\d+(?:\.\d+)*$|-\d+\.\d+")
