@@ -23,6 +23,12 @@ import string
 from swebash_ai.safety.secret_rules import SCAN, TOKEN, Rule, mixed_parts, not_placeholder
 
 
+def random_token(value: str) -> bool:
+    """Random characters, not a name: a digit and an upper-case letter (``s.Z4bTMtngfLeQ18AqVoBBkUAOD1``, not
+    ``s.total_cache_read_input_tokens`` in minified code)."""
+    return any(c.isdigit() for c in value) and any(c.isupper() for c in value)
+
+
 def mixed_case(value: str) -> bool:
     return any(c.isupper() for c in value) and any(c.islower() for c in value)
 
@@ -49,7 +55,7 @@ FORMATS: tuple[Rule, ...] = (
     Rule("vault-token", TOKEN, r"hvr\.[A-Za-z0-9_\-]{24,}", "noseyparker np.hashicorp.6 (recovery tokens)", ("hvr.",)),
     Rule("vault-token", SCAN, r"{k}[\w\-]*[\"']?[ \t]*[:= ][ \t]*[\"'`]?(?P<v>[sbr]\.[A-Za-z0-9_\-]{24,})",
          "noseyparker np.hashicorp.1-3, gitleaks vault-service-token (tokens before Vault 1.10)", ("vault", "token"),
-         lower=True, word_start=False, keywords=("vault", "token")),
+         lower=True, word_start=False, keywords=("vault", "token"), credible=random_token),
     Rule("doppler-token", TOKEN, r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.\-]{40,}",
          "noseyparker np.doppler.*, gitleaks doppler-api-token (with the environment part)", ("dp.",)),
     Rule("onepassword-token", TOKEN, r"ops_eyJ[A-Za-z0-9+/=_\-]{100,}", "gitleaks 1password-service-account-token",
