@@ -250,6 +250,7 @@ _BY_PREFIX: tuple[tuple[str, Rule], ...] = tuple(
     (h, r) for r in RULES if r.how == "token" and not r.at_end for h in r.hints
 )
 _AT_END: tuple[tuple[str, Rule], ...] = tuple((h, r) for r in RULES if r.at_end for h in r.hints)
+_AT_END_FIRST = frozenset(h[0] for h, _r in _AT_END)
 _PREFIXES: tuple[str, ...] = tuple(p for p, _r in _BY_PREFIX)
 # The prefixes by their first character: a word is compared with the few that can start it, in table order.
 _BY_FIRST: dict[str, tuple[tuple[str, Rule], ...]] = {
@@ -382,7 +383,16 @@ def _find_tokens(text: str, data: bytes, found: list[tuple[int, int, int, str]])
         stop = words.find(b" ", start + 15)
         if stop < 0:
             stop = size
-        _try_word(text, start, text[start:stop], found)
+        token = text[start:stop]
+        prefixes = _FIRST_PREFIXES.get(token[0])
+        # Most long words are names: no prefix of a format, no dot before one, no ``-`` near their end.
+        if (
+            (prefixes is not None and token.startswith(prefixes))
+            or "." in token
+            or token[0] == "-"
+            or not _AT_END_FIRST.isdisjoint(token[-6:])
+        ):
+            _try_word(text, start, token, found)
         start = words.find(_LONG_WORD, stop)
 
 
