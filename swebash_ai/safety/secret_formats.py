@@ -76,7 +76,7 @@ FORMATS: tuple[Rule, ...] = (
          "noseyparker np.dynatrace.1", ("dt0",)),
     Rule("vault-unseal-key", SCAN, r"unseal(?: key \d+)?:?[ \t]+(?P<v>[a-z0-9+/]{40,}={0,2})(?![a-z0-9+/=])",
          "noseyparker np.hashicorp.7", ("unseal",), lower=True),
-    Rule("curl-password", SCAN, r"(?:-u|--user)[ \t]+[\"']?[^\s:\"']*[\"']?:[\"']?(?P<v>[^\s\"']{6,})",
+    Rule("curl-password", SCAN, r"(?:-u|--user)[ \t]+[\"']?[^\s:\"']*[\"']?:[\"']?(?P<v>[^\s\"'`,;)]{6,})",
          "gitleaks curl-auth-user", ("curl",), lower=True, word_start=False, credible=curl_password),
     Rule("authorization-value", SCAN, r"{k}orization:[ \t]*(?P<v>[a-z0-9._~+/\-]{20,}=*)(?=[\"'\s]|$)",
          "gitleaks curl-auth-header (an Authorization header without a scheme)", ("authorization:",), lower=True,
