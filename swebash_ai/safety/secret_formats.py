@@ -63,7 +63,7 @@ FORMATS: tuple[Rule, ...] = (
     Rule("onepassword-secret-key", TOKEN, r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}",
          "gitleaks 1password-secret-key", ("A3-",)),
     Rule("terraform-token", SCAN, r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}", "gitleaks hashicorp-tf-api-token "
-         "(mixed case)", (".atlasv1.",)),
+         "(mixed case)", (".atlasv1.",), in_word=True),
     Rule("pulumi-token", TOKEN, r"pul-[a-f0-9]{40}", "gitleaks pulumi-api-token, trufflehog pulumi", ("pul-",)),
     Rule("prefect-token", TOKEN, r"pnu_[A-Za-z0-9]{36}", "gitleaks prefect-api-token, kingfisher.prefect.1", ("pnu_",)),
     Rule("fly-token", SCAN, r"FlyV1 (?P<v>fm\d[a-z]?_[A-Za-z0-9+/=_,\-]{50,})", "gitleaks flyio-access-token",
@@ -111,7 +111,7 @@ FORMATS: tuple[Rule, ...] = (
          ("accountkey=", "sharedaccesskey=", "secret="), lower=True, word_start=False, credible=not_placeholder,
          keywords=("(?:(?<=account)|(?<=sharedaccess))key", "secret")),
     Rule("azure-devops-pat", SCAN, r"[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}(?![A-Za-z0-9])", "noseyparker np.azure.4",
-         ("AZDO",)),
+         ("AZDO",), in_word=True),
     Rule("cloudflare-origin-ca-key", TOKEN, r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", "kingfisher.cloudflare.2, gitleaks "
          "cloudflare-origin-ca-key", ("v1.0-",)),
     Rule("supabase-token", TOKEN, r"sbp_(?:oauth_)?[a-z0-9]{40}|sb_secret_[A-Za-z0-9_\-]{30,}",
@@ -166,11 +166,11 @@ FORMATS: tuple[Rule, ...] = (
          ("NRAA-", "NRII-", "NRIQ-", "NRRA-", "NRJS-")),
     Rule("newrelic-key", SCAN, r"(?:eu\d\d)?[a-z0-9]{36}NRAL(?![A-Za-z0-9])",
          "noseyparker np.newrelic.1 (license keys)",
-         ("NRAL",)),
+         ("NRAL",), in_word=True),
     Rule("okta-token", SCAN, r"ssws[ \t]+(?P<v>00[a-z0-9_\-]{40})", "noseyparker np.okta.1", ("ssws",), lower=True),
     Rule("kubernetes-bootstrap-token", SCAN,
-         r"bootstrap[\w\-]*[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[a-z0-9]{6}\.[a-z0-9]{16})",
-         "noseyparker np.kubernetes.1", ("bootstrap",), lower=True, word_start=False),
+         r"{k}[\w\-]*[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[a-z0-9]{6}\.[a-z0-9]{16})",
+         "noseyparker np.kubernetes.1", ("bootstrap",), lower=True, word_start=False, keywords=("bootstrap",)),
     Rule("sidekiq-secret", SCAN, r"bundle_(?:enterprise|gems)__contribsys__com[\"']?[ \t]*[:=][ \t]*[\"']?"
          r"(?P<v>[a-f0-9]{8}:[a-f0-9]{8})", "gitleaks sidekiq-secret", ("contribsys",), lower=True, word_start=False),
     Rule("heroku-key", TOKEN, r"HRKU-[A-Za-z0-9_\-]{60,}", "gitleaks heroku-api-key-v2", ("HRKU-",)),

@@ -50,6 +50,8 @@ class Rule:
         keywords: When given, ``{k}`` in the pattern stands for each of them in turn (group ``k``).
         word_check: For a ``token`` rule: a cheap test of the word before the pattern is tried (a Discord token
             has its first dot 24 to 28 characters in), for formats whose hints start many ordinary words.
+        in_word: For a ``scan`` rule: its hints can only stand inside a word of 15 characters or more (letters,
+            digits, ``_.~-``), so they are looked for among those words, not in the whole text.
         upper: The rule runs on the lower-cased text like ``lower``, but its keyword must be upper case in the
             text (``DB_PASSWORD=``, not ``db_password=``).
         at_end: For a ``token`` rule: the ``hints`` are found in the last 6 characters of the word, not at its
@@ -69,6 +71,7 @@ class Rule:
     at_end: bool = False
     upper: bool = False
     word_check: Callable[[str], bool] | None = None
+    in_word: bool = False
 
     # Compiled at the first scan, not at import: every start imports this module, and most one-shot answers
     # scan nothing (compiling every rule cost about 5 ms of CPU).
@@ -290,7 +293,7 @@ SERVICES: tuple[Rule, ...] = (
     Rule("azure-sas-signature", SCAN, r"[?&]sig=(?P<v>[A-Za-z0-9%+/=]{30,})", "Azure shared access signature (sig=)",
          ("sig=",), word_start=False),
     Rule("azure-ad-secret", SCAN, r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
-         "gitleaks azure-ad-client-secret", ("Q~",)),
+         "gitleaks azure-ad-client-secret", ("Q~",), in_word=True),
     Rule("digitalocean-token", TOKEN, r"do[por]_v1_[a-f0-9]{64}\b", "gitleaks digitalocean-pat",
          ("dop_v1_", "doo_v1_", "dor_v1_")),
     # --- code hosts and CI ---
@@ -357,9 +360,9 @@ GENERIC: tuple[Rule, ...] = (
     Rule("bearer-token", SCAN, r"{k}[ \t]+(?P<v>[a-z0-9._~+/\-]{20,}=*)",
          "detect-secrets KeywordDetector (Authorization headers)", ("bearer", "token"), lower=True,
          credible=_assigned_secret, keywords=("bearer", "token")),
-    Rule("basic-auth", SCAN, r"basic[ \t]+(?P<v>[a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])",
+    Rule("basic-auth", SCAN, r"{k}[ \t]+(?P<v>[a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])",
          "detect-secrets BasicAuthDetector (Authorization: Basic)", ("basic",), lower=True,
-         credible=_basic_credentials),
+         credible=_basic_credentials, keywords=("basic",)),
     Rule("url-password", SCAN, r"://[^\s/:@\"'<>]+:(?P<v>[^\s/@\"'<>]+)@[^\s/@\"'<>]",
          "detect-secrets BasicAuthDetector (user:password@ in a URL)", ("://",), word_start=False,
          credible=_not_template),

@@ -279,14 +279,13 @@ def mask_secrets(text: str) -> Scan:
     keys = len(blocks)
     if keys:
         data = text.encode("ascii", "replace")
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a few characters grow when lower-cased (U+0130): keep offsets aligned
-        lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     # ``data`` has one byte a character, so offsets agree with the text: literals are found with ``bytes.find``,
-    # twice as fast as on a ``str`` and far faster than a regex search.
+    # twice as fast as on a ``str`` and far faster than a regex search. The lower-cased text the keyword rules
+    # match is decoded from it (ASCII: a copy), other characters being ``?`` there as in ``data``.
     low = data.lower()
+    lowered = low.decode("ascii")
     found: list[tuple[int, int, int, str]] = []  # (priority, start, stop, kind)
-    _find_tokens(text, data, found)
+    long_words = _find_tokens(text, data, found)
     plan = _plan()
     for hay, raw, table in ((text, data, plan.cased), (lowered, low, plan.lowered)):
         for literal, parts in table.items():
@@ -294,6 +293,8 @@ def mask_secrets(text: str) -> Scan:
     present: dict[bytes, bool] = {}
     for order, rule, hints in plan.plain:
         hay, raw = (lowered, low) if rule.lower else (text, data)
+        if rule.in_word:
+            raw = long_words
         if any(present[h] if h in present else present.setdefault(h, h in raw) for h in hints):
             for part in rule.parts:
                 _find_part(order, rule, part.finditer(hay), text, hay, found)
@@ -373,16 +374,18 @@ def _find_at_keyword(literal: bytes, parts: list[tuple[int, Rule, re.Pattern[str
         pos = raw.find(literal, pos + 1)
 
 
-def _find_tokens(text: str, data: bytes, found: list[tuple[int, int, int, str]]) -> None:
+def _find_tokens(text: str, data: bytes, found: list[tuple[int, int, int, str]]) -> bytes:
     """The prefixed formats, tried only at the words of 15 characters or more that start with one of their
-    prefixes (``data`` is the text one byte a character)."""
+    prefixes (``data`` is the text one byte a character). Returns those words, for :attr:`Rule.in_word` hints."""
     words = data.translate(_WORD_CLASS)
     size = len(words)
+    seen: list[bytes] = []
     start = words.find(_LONG_WORD)
     while start >= 0:
         stop = words.find(b" ", start + 15)
         if stop < 0:
             stop = size
+        seen.append(data[start:stop])
         token = text[start:stop]
         prefixes = _FIRST_PREFIXES.get(token[0])
         # Most long words are names: no prefix of a format, no dot before one, no ``-`` near their end.
@@ -394,6 +397,7 @@ def _find_tokens(text: str, data: bytes, found: list[tuple[int, int, int, str]])
         ):
             _try_word(text, start, token, found)
         start = words.find(_LONG_WORD, stop)
+    return b" ".join(seen)
 
 
 def _try_word(text: str, start: int, token: str, found: list[tuple[int, int, int, str]]) -> None:
