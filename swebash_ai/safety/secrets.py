@@ -250,13 +250,16 @@ _BY_PREFIX: tuple[tuple[str, Rule], ...] = tuple(
     (h, r) for r in RULES if r.how == "token" and not r.at_end for h in r.hints
 )
 _AT_END: tuple[tuple[str, Rule], ...] = tuple((h, r) for r in RULES if r.at_end for h in r.hints)
-_AT_END_FIRST = frozenset(h[0] for h, _r in _AT_END)
+_AT_END_FIRST = tuple({h[0].encode("ascii") for h, _r in _AT_END})
 _PREFIXES: tuple[str, ...] = tuple(p for p, _r in _BY_PREFIX)
 # The prefixes by their first character: a word is compared with the few that can start it, in table order.
 _BY_FIRST: dict[str, tuple[tuple[str, Rule], ...]] = {
     c: tuple((p, r) for p, r in _BY_PREFIX if p[0] == c) for c in {p[0] for p in _PREFIXES}
 }
 _FIRST_PREFIXES: dict[str, tuple[str, ...]] = {c: tuple(p for p, _r in rules) for c, rules in _BY_FIRST.items()}
+_FIRST_BYTES: dict[int, tuple[bytes, ...]] = {
+    ord(c): tuple(p.encode("ascii") for p in prefixes) for c, prefixes in _FIRST_PREFIXES.items()
+}
 
 
 def blank_private_keys(data: bytes) -> bytes:
@@ -290,12 +293,12 @@ def mask_secrets(text: str) -> Scan:
     for hay, raw, table in ((text, data, plan.cased), (lowered, low, plan.lowered)):
         for literal, parts in table.items():
             _find_at_keyword(literal, parts, text, hay, raw, found)
-    present: dict[bytes, bool] = {}
+    present: dict[tuple[re.Pattern[bytes], int], bool] = {}
     for order, rule, hints in plan.plain:
         hay, raw = (lowered, low) if rule.lower else (text, data)
         if rule.in_word:
             raw = long_words
-        if any(present[h] if h in present else present.setdefault(h, h in raw) for h in hints):
+        if any(_present(h, raw, present) for h in hints):
             for part in rule.parts:
                 _find_part(order, rule, part.finditer(hay), text, hay, found)
     if not found:
@@ -325,7 +328,7 @@ class _Plan:
 
     cased: dict[bytes, list[tuple[int, Rule, re.Pattern[str]]]]
     lowered: dict[bytes, list[tuple[int, Rule, re.Pattern[str]]]]
-    plain: list[tuple[int, Rule, tuple[bytes, ...]]]
+    plain: list[tuple[int, Rule, tuple[re.Pattern[bytes], ...]]]
 
 
 _META = re.compile(r"[\\\[(.*+?{|^$]")
@@ -349,12 +352,12 @@ def _literal(word: str) -> str:
 def _plan() -> _Plan:
     cased: dict[bytes, list[tuple[int, Rule, re.Pattern[str]]]] = {}
     lowered: dict[bytes, list[tuple[int, Rule, re.Pattern[str]]]] = {}
-    plain: list[tuple[int, Rule, tuple[bytes, ...]]] = []
+    plain: list[tuple[int, Rule, tuple[re.Pattern[bytes], ...]]] = []
     for order, rule in enumerate(RULES, start=1):
         if rule.how != "scan":
             continue
         if not rule.keywords:
-            plain.append((order, rule, tuple(h.encode("ascii") for h in rule.hints)))
+            plain.append((order, rule, tuple(_literal_pattern(h.encode("ascii")) for h in rule.hints)))
             continue
         table = lowered if rule.lower or rule.upper else cased
         for word, part in zip(rule.keywords, rule.parts, strict=True):
@@ -362,16 +365,30 @@ def _plan() -> _Plan:
     return _Plan(cased, lowered, plain)
 
 
+@functools.cache
+def _literal_pattern(literal: bytes) -> re.Pattern[bytes]:
+    """A literal as a compiled ``re`` search: ``re`` looks for its first byte with ``memchr``, two to three times
+    faster than ``bytes.find`` on short literals (``key``, ``://``)."""
+    return re.compile(re.escape(literal))
+
+
+def _present(pattern: re.Pattern[bytes], raw: bytes, seen: dict[tuple[re.Pattern[bytes], int], bool]) -> bool:
+    """Whether a hint is in ``raw`` (``data``, ``low`` or the long words), each looked for once a scan."""
+    key = (pattern, id(raw))
+    if key not in seen:
+        seen[key] = pattern.search(raw) is not None
+    return seen[key]
+
+
 def _find_at_keyword(literal: bytes, parts: list[tuple[int, Rule, re.Pattern[str]]], text: str, hay: str,
                      raw: bytes, found: list[tuple[int, int, int, str]]) -> None:
     """The keyword rules whose keyword starts with ``literal``, tried where it stands in ``raw`` (``hay`` as bytes)."""
-    pos = raw.find(literal)
-    while pos >= 0:
+    for at in _literal_pattern(literal).finditer(raw):
+        pos = at.start()
         for order, rule, part in parts:
             m = part.match(hay, pos)
             if m is not None:
                 _find_part(order, rule, (m,), text, hay, found)
-        pos = raw.find(literal, pos + 1)
 
 
 def _find_tokens(text: str, data: bytes, found: list[tuple[int, int, int, str]]) -> bytes:
@@ -386,16 +403,16 @@ def _find_tokens(text: str, data: bytes, found: list[tuple[int, int, int, str]])
         if stop < 0:
             stop = size
         seen.append(data[start:stop])
-        token = text[start:stop]
-        prefixes = _FIRST_PREFIXES.get(token[0])
-        # Most long words are names: no prefix of a format, no dot before one, no ``-`` near their end.
+        prefixes = _FIRST_BYTES.get(data[start])
+        # Most long words are names: no prefix of a format, no dot before one, no ``-`` near their end. Tested
+        # on the bytes in place (no slice a word).
         if (
-            (prefixes is not None and token.startswith(prefixes))
-            or "." in token
-            or token[0] == "-"
-            or not _AT_END_FIRST.isdisjoint(token[-6:])
+            (prefixes is not None and data.startswith(prefixes, start))
+            or data.find(b".", start, stop) >= 0
+            or data[start] == 0x2D
+            or any(data.find(c, stop - 6, stop) >= 0 for c in _AT_END_FIRST)
         ):
-            _try_word(text, start, token, found)
+            _try_word(text, start, text[start:stop], found)
         start = words.find(_LONG_WORD, stop)
     return b" ".join(seen)
 
