@@ -100,9 +100,10 @@ def bytes_may_hold_key_body(data: bytes) -> bool:
     return _SIXTY_FOUR in data.translate(_ONLY_B64)
 
 
-def key_body_spans(text: str) -> list[tuple[int, int]]:
-    """Spans (start, stop) of headerless private key bodies in ``text``; see the module docstring."""
-    if not may_hold_key_body(text):
+def key_body_spans(text: str, data: bytes | None = None) -> list[tuple[int, int]]:
+    """Spans (start, stop) of headerless private key bodies in ``text``; see the module docstring. ``data``, when
+    given, is the text as bytes already (any ASCII-compatible encoding), for the cheap test."""
+    if not (may_hold_key_body(text) if data is None else bytes_may_hold_key_body(data)):
         return []
     spans: list[tuple[int, int]] = []
     starts = sorted({m.start() for m in _FULL.finditer(text)} | {m.start() for m in _MAGIC.finditer(text)})

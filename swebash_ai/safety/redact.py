@@ -195,11 +195,15 @@ def redact_output(text: str) -> Scan:
     def assignment(m: re.Match[str]) -> str:
         if not (looks_secret_env(m.group(2)) or looks_secret_key(m.group(2))) or _is_marker(m.string, m.start(3)):
             return m.group(0)
+        if _names_code(m.group(2), m.group(3), m.string[m.end(3) : m.end(3) + 1], m.group(1)[-1:]):
+            return m.group(0)
         return m.group(1) + masked("secret-env")
 
     def url(kind: str) -> Callable[[re.Match[str]], str]:
         def sub(m: re.Match[str]) -> str:
             if _is_marker(m.string, m.start(2)) or MARKER_PREFIX in m.group(1):  # user name masked already
+                return m.group(0)
+            if kind == "url-password" and not _url_password(m.group(2)):
                 return m.group(0)
             return m.group(1) + masked(kind) + m.group(3)
 
@@ -209,6 +213,41 @@ def redact_output(text: str) -> Scan:
     out = _URL_CREDENTIALS_RE.sub(url("url-password"), out)
     out = _URL_TOKEN_RE.sub(url("url-token"), out)
     return Scan(out, kinds, scan.private_keys)
+
+
+# Names of things about a secret, not the secret (``secret_name``, ``key_length``, ``token_url``, ``kms_key_arn``).
+_ABOUT = ("name", "length", "len", "url", "uri", "type", "id", "arn", "ref", "prefix", "var", "hash", "header", "path",
+          "file", "size", "username", "user", "email", "host", "port", "domain")  # fmt: skip
+_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z]+(?:_[a-z0-9]+)+|[A-Za-z]+(?:_[A-Za-z0-9]+){2,}")
+# What the last word of a secret's name ends with (``PGPASSWORD``, ``GITHUB_TOKEN``, ``SECRET_KEY_BASE``).
+_SECRET_TAILS = ("password", "passwd", "pass", "passphrase", "pwd", "pw", "secret", "secrets", "token", "tokens", "key",
+                 "keys", "auth", "credential", "credentials", "creds", "dsn", "cookie", "base", "salt", "private",
+                 "authorization", "sig", "signature")  # fmt: skip
+_URL_PLACEHOLDERS = frozenset({"secret", "password", "pass", "passwd", "pwd", "changeme"})
+
+
+def _names_code(name: str, value: str, after: str, quote: str) -> bool:
+    """An assignment whose value is code or a reference, not a secret: a call or subscript (``os.environ[...]``,
+    ``request.headers["apikey"]``, ``get_token(...)``), a template (``${X}``, ``<%= ENV["X"] %>``, ``{{ x }}``,
+    ``<ACCESS KEY>``), an identifier (``settings.SECRET_KEY``, ``api_key``, ``DOC_Vector_5_32``), a URL or an ARN,
+    the first word of a quoted phrase; or a name about a secret (``secret_name``, ``key_length``,
+    ``AUTH_USERNAME``) or a public one (``public_key``)."""
+    parts = _parts(name)
+    if parts and (parts[-1] in _ABOUT or "public" in parts or not parts[-1].endswith(_SECRET_TAILS)):
+        return True  # ``KeyManager``, ``token_url``: the last word says what the name is, and it is no secret
+    if after in "([" or "(" in value or "[" in value or value.startswith(("$", "<", "{{", "%(", "${", "arn:")):
+        return True
+    if "://" in value or (quote in "\"'" and quote and after == " "):
+        return True
+    return _REFERENCE.fullmatch(value) is not None
+
+
+def _url_password(value: str) -> bool:
+    """A password in a URL, not a template (``$password``), a placeholder word (``user:secret@``) or the port and
+    quote of a URL followed by something else (``"https://url:8000";@x``)."""
+    if value.startswith(("$", "<", "{", "%")) or any(c in value for c in "\"';"):
+        return False
+    return value.lower() not in _URL_PLACEHOLDERS
 
 
 def _is_marker(text: str, at: int) -> bool:

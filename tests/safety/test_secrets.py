@@ -110,6 +110,78 @@ case("DATABRICKS={}", "dapi" + rand(32, HEX), "databricks-token")
 case("AZURE_CLIENT_SECRET is {}", rand(3) + "8Q~" + rand(34, string.ascii_letters + string.digits + "_~.-"),
      "azure-ad-secret")
 
+# The formats added from the secret scanners' samples (issue 44; tests/safety/test_secret_samples.py measures them).
+_AN = string.ascii_letters + string.digits
+_B32 = string.ascii_uppercase + "234567"
+case("{}", "AGE-SECRET-KEY-1" + rand(58, string.ascii_uppercase + string.digits), "age-secret-key")  # why: age key
+case("recovery: {}", "hvr." + rand(40), "vault-token")  # why: Vault recovery token
+case('VAULT_CLIENT_TOKEN="{}"', "s." + rand(24), "vault-token")  # why: Vault token before 1.10, named
+case("OP_SERVICE_ACCOUNT={}", "ops_eyJ" + rand(200, B64), "onepassword-token")
+case("emergency kit: {}", "A3-" + rand(6, _B32) + "-" + rand(11, _B32) + "-" + "-".join(rand(5, _B32) for _ in "abc"),
+     "onepassword-secret-key")
+case("pulumi: {}", "pul-" + rand(40, HEX), "pulumi-token")
+case("prefect: {}", "pnu_" + rand(36), "prefect-token")
+case("fly: FlyV1 {}", "fm2_" + rand(120), "fly-token")
+case("harness: {}", "pat." + rand(22) + "." + rand(24, HEX) + "." + rand(20), "harness-token")
+case("sonar: {}", "squ_" + rand(40), "sonar-token")
+case("jfrog: {}", "AKCp" + rand(69), "artifactory-key")
+case("nuget push x.nupkg {}", "oy2" + rand(43, string.ascii_lowercase + string.digits), "nuget-key")
+case("octopus: {}", "API-" + rand(26, string.ascii_uppercase + string.digits), "octopus-key")
+case("oc login --server x {}", "sha256~" + rand(43), "openshift-token")
+case("sourcegraph: {}", "sgp_" + rand(16, HEX) + "_" + rand(40, HEX), "sourcegraph-token")
+case("dtrack: {}", "odt_" + rand(32), "dependency-track-key")
+case("readme: {}", "rdme_" + rand(70, string.ascii_lowercase + string.digits), "readme-key")
+case("contentful: {}", "CFPAT-" + rand(43), "contentful-token")
+case("pscale: {}", "pscale_tkn_" + rand(43), "planetscale-token")
+case("typeform: {}", "tfp_" + rand(44), "typeform-token")
+case("netlify: {}", "nfp_" + rand(36), "netlify-token")
+case("snyk: {}", "snyk_uat." + rand(8, string.ascii_lowercase + string.digits) + "." + rand(43), "snyk-token")
+case("bedrock: {}", "ABSK" + rand(120, B64), "aws-bedrock-key")
+case("HostName=x.azure-devices.net;SharedAccessKeyName=r;SharedAccessKey={}", rand(43, B64) + "=",
+     "azure-connection-key")
+case("ado: {}", rand(52) + "JQQJ99" + rand(18) + "AZDO" + rand(4), "azure-devops-pat")
+case("origin ca: {}", "v1.0-" + rand(24, HEX) + "-" + rand(146, HEX), "cloudflare-origin-ca-key")
+case("supabase: {}", "sbp_" + rand(40, HEX), "supabase-token")
+case("alibaba: {}", "LTAI" + rand(20), "alibaba-key")
+case("dropbox: {}", "sl." + rand(140), "dropbox-token")
+case("mapbox: {}", "sk.eyJ" + rand(40) + "." + rand(22), "mapbox-token")
+case("grafana: {}", "eyJrIjoi" + rand(60, B64), "grafana-key")
+case("client.run('{}')", "MTk4NjIyNDgzNDcxOTI1MjQ4." + rand(6) + "." + "Zn" + rand(25), "discord-bot-token")
+case("square: {}", "sq0atp-" + rand(22), "square-token")
+case("square: {}", "EAAA" + rand(60), "square-token")
+case("facebook: {}", "EAAC" + rand(120), "facebook-token")
+case("fb: {}", rand(15, string.digits) + "|" + rand(27), "facebook-token")
+case("stripe: {}", "rk_prod_" + rand(24), "stripe-key")
+case("shippo: {}", "shippo_live_" + rand(40, HEX), "shippo-token")
+case("easypost: {}", "EZAK" + rand(54), "easypost-token")
+case("lob: {}", "live_" + rand(35, HEX), "lob-key")
+case("obs: {}", "live_" + rand(9, string.digits) + "_" + rand(30), "twitch-stream-key")
+case("brevo: {}", "xkeysib-" + rand(64, HEX) + "-" + rand(16), "sendinblue-key")
+case("mailchimp: {}", rand(32, HEX) + "-us13", "mailchimp-key")
+case("hubspot: {}", "pat-na1-" + rand(8, HEX) + "-" + rand(4, HEX) + "-" + rand(4, HEX) + "-" + rand(4, HEX) + "-"
+     + rand(12, HEX), "hubspot-token")
+case("plaid: {}", "access-sandbox-" + rand(8, HEX) + "-" + rand(4, HEX) + "-" + rand(4, HEX) + "-" + rand(4, HEX) + "-"
+     + rand(12, HEX), "plaid-token")
+case("42: {}", "s-s4t2ud-" + rand(64, HEX), "intra42-secret")
+case("insights: {}", "NRII-" + rand(32), "newrelic-key")
+case("license: {}", rand(36, string.ascii_lowercase + string.digits) + "NRAL", "newrelic-key")
+case("Authorization: SSWS {}", "00" + rand(40), "okta-token")
+case("okta:\n  value: {}", "00" + rand(38) + "Ab", "okta-token")
+case("bootstrapToken: {}", rand(6, string.ascii_lowercase + string.digits) + "." + rand(16, string.ascii_lowercase
+     + string.digits), "kubernetes-bootstrap-token")
+case("BUNDLE_GEMS__CONTRIBSYS__COM: {}", rand(8, HEX) + ":" + rand(8, HEX), "sidekiq-secret")
+case("heroku: {}", "HRKU-AA" + rand(58), "heroku-key")
+case("notion: {}", "ntn_" + rand(11, string.digits) + rand(35), "notion-token")
+case("airtable: {}", "pat" + rand(14) + "." + rand(64, HEX), "airtable-token")
+case("dynatrace: {}", "dt0c01." + rand(24, string.ascii_uppercase + string.digits) + "." + rand(64,
+     string.ascii_uppercase + string.digits), "dynatrace-token")
+case("Unseal Key 1: {}", rand(44, B64), "vault-unseal-key")
+case("curl -u admin:{} https://x", rand(16), "curl-password")
+case("curl -H 'Authorization: {}'", rand(8, HEX) + "-" + rand(4, HEX) + "-" + rand(4, HEX) + "-" + rand(4, HEX) + "-"
+     + rand(12, HEX), "authorization-value")
+case("var fbApiKey = '{}';", rand(32, HEX), "named-secret")  # why: a key named inside an identifier
+case("nuget key {}", rand(46, string.ascii_lowercase + string.digits), "named-secret")  # why: named in prose
+
 
 @pytest.mark.parametrize(("text", "secret", "kind"), CASES, ids=[k for _t, _s, k in CASES])
 def test_credential_formats_are_masked(text: str, secret: str, kind: str) -> None:
@@ -192,9 +264,10 @@ def test_removing_keys_keeps_line_numbers() -> None:
 
 
 def test_every_rule_names_its_source_and_a_hint_and_has_a_case() -> None:
+    # A kind may have several rules (Vault's current and legacy tokens); the kinds without a case here have
+    # samples in tests/safety/data/secret_samples.jsonl (tests/safety/test_secret_samples.py checks them).
     kinds = [r.kind for r in RULES]
-    assert len(kinds) == len(set(kinds))
-    assert set(kinds) == {k for _t, _s, k in CASES}
+    assert {k for _t, _s, k in CASES} <= set(kinds)
     for rule in RULES:
         assert rule.source and rule.hints, rule.kind
         if rule.lower:
