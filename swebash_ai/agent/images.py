@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swebash_ai.errors import ImageInputError
+from swebash_ai.storage.sizes import human_size
 
 __all__ = ["IMAGE_SUFFIXES", "MAX_IMAGE_FILE", "MAX_PIXELS", "ImageAttachment", "ImageLimits", "ImageRefusal",
            "dimensions", "image_attachment", "image_tokens", "is_image_name", "limits_for", "refused_for", "sniff"]
@@ -93,7 +94,7 @@ class ImageAttachment:
     def summary(self) -> str:
         kind = MIME_SUFFIX[self.mime].upper().replace("JPG", "JPEG")
         shrunk = f", downscaled from {self.original[0]}×{self.original[1]}" if self.original else ""
-        return f"image, {kind}, {self.width}×{self.height}, {_human(len(self.data))}{shrunk}"
+        return f"image, {kind}, {self.width}×{self.height}, {human_size(len(self.data))}{shrunk}"
 
     @property
     def header(self) -> str:
@@ -212,7 +213,7 @@ def image_attachment(data: bytes, mime: str | None = None, *, name: str = "image
         limits: The provider's limits (:func:`limits_for` of the session's model).
     """
     if len(data) > MAX_IMAGE_FILE:
-        return ImageRefusal(name, f"it is larger than {_human(MAX_IMAGE_FILE)}")
+        return ImageRefusal(name, f"it is larger than {human_size(MAX_IMAGE_FILE)}")
     found = sniff(data)
     if found is None:
         claimed = f" (said to be {mime})" if mime else ""
@@ -231,8 +232,8 @@ def image_attachment(data: bytes, mime: str | None = None, *, name: str = "image
 
 def _downscaled(data: bytes, mime: str, name: str, size: tuple[int, int],
                 limits: ImageLimits) -> ImageAttachment | ImageRefusal:
-    over = (f"it is {size[0]}×{size[1]} pixels and {_human(len(data))}, over {limits.provider}'s "
-            f"{limits.max_side} pixels a side or {_human(limits.max_bytes)}")
+    over = (f"it is {size[0]}×{size[1]} pixels and {human_size(len(data))}, over {limits.provider}'s "
+            f"{limits.max_side} pixels a side or {human_size(limits.max_bytes)}")
     try:
         from PIL import Image, ImageOps  # a few MB of C extension: loaded for an image to downscale, never before
     except ImportError:
@@ -280,14 +281,6 @@ def _encode(picture: Any, mime: str, quality: int = 85) -> bytes:
 def image_tokens(width: int, height: int) -> int:
     """About what an image costs in prompt tokens (Anthropic's rule, pixels / 750; the others are close)."""
     return max(85, min(width * height // 750, 6000))
-
-
-def _human(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1 << 20:
-        return f"{size / 1024:.1f} KiB"
-    return f"{size / (1 << 20):.1f} MiB"
 
 
 def refused_for(model: str, images: Sequence[ImageAttachment]) -> ImageInputError | None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.unasked import UnaskedRefusal, read_unasked
+from swebash_ai.storage.sizes import human_size
 from swebash_ai.tools.registry import ToolContext
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ def _file(path: str, text: str) -> Attachment:
     if lines and lines[-1] == "":
         lines.pop()
     size = len(text.encode("utf-8"))
-    summary = f"{len(lines)} line{'s' if len(lines) != 1 else ''}, {_human(size)}"
+    summary = f"{len(lines)} line{'s' if len(lines) != 1 else ''}, {human_size(size)}"
     width = max(4, len(str(len(lines))))
     numbered = "\n".join(f"{n:>{width}}| {line.removesuffix(chr(13))}" for n, line in enumerate(lines, 1))
     fence = _fence(numbered)
@@ -224,9 +225,3 @@ def _folder(path: str, listing: str, entries: int) -> Attachment:
     return Attachment(path, "folder", summary, f"{ATTACHED}{path} ({summary})]\n{fence}\n{listing}\n{fence}")
 
 
-def _human(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1 << 20:
-        return f"{size / 1024:.1f} KiB"
-    return f"{size / (1 << 20):.1f} MiB"

@@ -37,6 +37,7 @@ from pydantic import Field
 from swebash_ai.safety.paths import SECRET_REASON, PathRefused, is_binary, open_for_read
 from swebash_ai.safety.secrets import is_key_file
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.storage.sizes import human_size
 from swebash_ai.tools.guard import PolicyGate, denial_message, path_check, path_policy_of, path_session_key
 from swebash_ai.tools.key_ranges import (
     RangeNotJudged,
@@ -79,16 +80,6 @@ def _write_policy(ctx: ToolContext, args: Any) -> Verdict:
 
 def _no_session_key(_ctx: ToolContext, _args: Any) -> str | None:
     return None  # every write is approved on its own diff
-
-
-def _human(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    value, unit = float(size) / 1024, "KiB"
-    for bigger in ("MiB", "GiB"):
-        if value >= 1024:
-            value, unit = value / 1024, bigger
-    return f"{value:.1f} {unit}"
 
 
 _KINDS = {
@@ -236,7 +227,7 @@ def _read_file(ctx: ToolContext, path: str, start: int, end: int | None) -> Tool
     limit = ctx.settings.fs_max_size
     ranged = start > 1 or end is not None
     too_big = (
-        f"'{path}' is {_human(st.st_size)} ({st.st_size} bytes), over the {limit}-byte limit "
+        f"'{path}' is {human_size(st.st_size)} ({st.st_size} bytes), over the {limit}-byte limit "
         "(fs_max_size). Read it in parts with start_line and end_line (e.g. 1-200), or search it."
     )
     if st.st_size > limit:
@@ -255,7 +246,7 @@ def _read_file(ctx: ToolContext, path: str, start: int, end: int | None) -> Tool
         return _read_range_streaming(path, resolved, start, end, limit, st.st_size)
     if _looks_binary(data):
         return ToolResult.error(
-            f"'{path}' is a binary file ({_human(len(data))}); read_file only shows text. "
+            f"'{path}' is a binary file ({human_size(len(data))}); read_file only shows text. "
             "Use metadata for its size and type."
         )
     text, bad = _decode(data)
@@ -294,7 +285,7 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
     cut_at: int | None = None
     with os.fdopen(fd, "rb") as f:
         if _looks_binary(f.read(8192)):
-            return ToolResult.error(f"'{path}' is a binary file ({_human(size)}); read_file only shows text.")
+            return ToolResult.error(f"'{path}' is a binary file ({human_size(size)}); read_file only shows text.")
         f.seek(0)
         skipped = skip_lines(f, start - 1)  # without holding them, however long they are
         lineno = skipped.lines
@@ -327,7 +318,7 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
         return ToolResult.error(f"start_line {start} is past the end: '{path}' has {lineno} lines.")
     last = start + len(lines) - 1
     parts = [
-        f"{path} (lines {start}-{last}; the file is {_human(size)}, over fs_max_size, so only this range was read)"
+        f"{path} (lines {start}-{last}; the file is {human_size(size)}, over fs_max_size, so only this range was read)"
     ]
     if bad:
         parts.append(f"[note: {bad} byte(s) are not valid UTF-8 and are shown as \ufffd]")
@@ -383,7 +374,7 @@ def _entry_line(entry: os.DirEntry[str], rel: str, pruned: bool) -> str:
     except OSError:
         return f"{rel}  [unreadable]"
     if stat.S_ISREG(st.st_mode):
-        return f"{rel}  ({_human(st.st_size)})"
+        return f"{rel}  ({human_size(st.st_size)})"
     return f"{rel}  [{_kind(st.st_mode)}]"
 
 
@@ -523,7 +514,7 @@ def _metadata(ctx: ToolContext, path: str) -> ToolResult | JSON:
         "resolved": str(resolved),
         "type": _kind(st.st_mode),
         "size": st.st_size,
-        "size_human": _human(st.st_size),
+        "size_human": human_size(st.st_size),
         "modified": datetime.fromtimestamp(st.st_mtime).astimezone().isoformat(timespec="seconds"),
         "permissions": stat.filemode(st.st_mode)[1:],
         "mode": f"{stat.S_IMODE(st.st_mode):04o}",

@@ -20,11 +20,11 @@ from pydantic import Field
 
 from swebash_ai.safety.paths import PathRefused, open_for_read
 from swebash_ai.safety.secrets import KEY_MARKER, MARKER_PREFIX
+from swebash_ai.storage.sizes import human_size
 from swebash_ai.tools.atomic import write_atomically
 from swebash_ai.tools.fs import (
     _MAX_DIFF_LINES,
     _guard,
-    _human,
     _kind,
     _looks_binary,
     _no_session_key,
@@ -102,14 +102,14 @@ def _plan_write(ctx: ToolContext, path: str, content: str, mode: str) -> _Change
         old, new = got, got + new
     elif st is not None:
         if st.st_size > limit:
-            old, note = b"", f"(the current file, {_human(st.st_size)}, is too large to show)"
+            old, note = b"", f"(the current file, {human_size(st.st_size)}, is too large to show)"
         else:
             got = _read_existing(path, resolved, limit)
             if isinstance(got, ToolResult):
                 return got
             old = got
             if _looks_binary(got):
-                old, note = b"", f"(the current file is binary, {_human(len(got))}; it will be replaced)"
+                old, note = b"", f"(the current file is binary, {human_size(len(got))}; it will be replaced)"
     if len(new) > limit:
         return ToolResult.error(
             f"The result would be {len(new)} bytes, over the {limit}-byte limit (fs_max_size). Write a smaller file."
