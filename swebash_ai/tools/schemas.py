@@ -9,8 +9,8 @@ signature gets its schema from its model (see tools/registry.py).
 
 from typing import Any
 
-SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '18000231b913d83d',
- 'swebash_ai.tools.fs_write': 'b495559a43169e78',
+SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '3caa284a5bcd5a36',
+ 'swebash_ai.tools.fs_write': '946da824f5b3f5a3',
  'swebash_ai.tools.search': '609aeb4779ab9336',
  'swebash_ai.tools.find': 'cd557f2a430f5a40',
  'swebash_ai.tools.exec': '3b23a9d5cf8ca84a',
