@@ -26,6 +26,8 @@ class Decision(enum.Enum):
     ALLOW_SESSION = "allow_session"
     ALLOW_ALWAYS = "allow_always"
     """Allow, and save the request's ``always`` rule (the front end saves it, then answers ALLOW_ONCE)."""
+    ALLOW_OUTSIDE = "allow_outside"
+    """Allow once, outside the sandbox, with all of the user's rights (offered when ``request.sandboxed``)."""
     DENY = "deny"
 
 

@@ -87,6 +87,7 @@ async def settle_ask(
         verdict=verdict,
         arguments=arguments,
         always=agent.gate.propose(tool, arguments, verdict),
+        sandboxed=_confined_by_default(agent, tool, arguments),
     )
     async with asking() if asking is not None else agent.approval_lock:  # one question at a time, in call order
         emit(ApprovalRequested(request))
@@ -113,12 +114,24 @@ async def settle_ask(
             "meanwhile), so what was approved is no longer what would happen. Nothing was done; "
             "read the target again and call the tool again if it is still needed."
         ), "stale-approval"
+    if answer is Decision.ALLOW_OUTSIDE:
+        return None, OUTSIDE if request.sandboxed and agent.approver.interactive else "user"
     if answer is Decision.ALLOW_SESSION:
         agent.session_approvals.remember(tool, key)
     if not agent.approver.interactive:
         return None, getattr(agent.approver, "reason", "approver")
     # "user-session": allowed for the rest of the session (later calls say "session")
     return None, "user-session" if answer is Decision.ALLOW_SESSION else "user"
+
+
+OUTSIDE = "user-outside"
+"""Who decided, when a person allowed a command once outside the sandbox."""
+
+
+def _confined_by_default(agent: Approving, tool: str, arguments: dict[str, Any]) -> bool:
+    """Whether a yes to this call keeps it in the sandbox (a command, with the sandbox on, not asking to leave)."""
+    return (tool == "run_command" and arguments.get("sandbox", True) is not False
+            and agent.context.settings.exec_sandbox == "auto")
 
 
 def audit_call(agent: Approving, call: ToolCall, arguments: Any, decision: str, decided_by: str,

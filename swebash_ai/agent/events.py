@@ -79,6 +79,9 @@ class ApprovalRequest:
     verdict: Verdict
     arguments: dict[str, Any] = field(default_factory=dict)
     always: dict[str, Any] | None = None
+    sandboxed: bool = False
+    """A yes runs this command in the sandbox; :attr:`~swebash_ai.agent.approval.Decision.ALLOW_OUTSIDE` (offered
+    only then) runs it outside, with all of the user's rights."""
     """The rule "always allow this in this workspace" would save (a ``[[rules]]`` table), shown before it is
     saved; ``None`` when no rule can be offered (a compound command, a write, a catastrophe...)."""
 

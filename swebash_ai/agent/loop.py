@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
 from swebash_ai.agent.batch import CallBatch, EarlyStart, allowed_outright
-from swebash_ai.agent.call_approval import audit_call, settle_ask
+from swebash_ai.agent.call_approval import OUTSIDE, audit_call, settle_ask
 from swebash_ai.agent.conversation import BROKE_OFF, CANCELLED_RESULT, STOPPED, Conversation, Incomplete
 from swebash_ai.agent.decide import Gate
 from swebash_ai.agent.events import (
@@ -484,9 +484,11 @@ class _Turn:
                                                place)
             return None if refused is None else refused.text
 
-        # Unasked never means unconfined: only a person's yes to this very call runs a command with all of the
-        # user's rights (the runner confines everything else a rule, a hook, --yes or a mode let through).
-        unconfined = verdict.decision == "ask" and decided_by in _A_PERSON and agent.approver.interactive
+        # Unasked never means unconfined: only a person's yes to this very call, given to run it outside (the
+        # dialog's choice, or a call that asked to leave the sandbox), runs a command with all of the user's
+        # rights; the runner confines everything else, a plain yes included.
+        unconfined = verdict.decision == "ask" and agent.approver.interactive and (
+            decided_by == OUTSIDE or (decided_by in _A_PERSON and getattr(args, "sandbox", True) is False))
         call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
                                        approved=verdict.decision == "ask", ask=ask_more,
                                        unasked_change=own.decision == "ask" and verdict.decision == "allow",

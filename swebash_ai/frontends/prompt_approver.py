@@ -32,6 +32,10 @@ BeforeAsk = Callable[[Any], Awaitable[None]]
 """Awaited with the request (or question) before it is shown; both carry the ``call_id``."""
 
 CHOICES = "[y] allow once  [a] allow for this session  [n] deny (default)  [d] describe"
+OUTSIDE_CHOICES = ("[y] allow once, in the sandbox  [o] once, outside it, with your rights  [a] allow for this "
+                   "session  [n] deny (default)  [d] describe")
+SANDBOX_NOTE = ("   in the sandbox: the workspace writable, your keys hidden, no network but allowed hosts; "
+                "answer o only if it needs more")
 
 _ANSWERS = {
     "y": Decision.ALLOW_ONCE, "yes": Decision.ALLOW_ONCE,
@@ -168,13 +172,17 @@ class PromptApprover:
         if self.before_ask is not None:
             await self.before_ask(request)
         self._say(_reverse_markers(format_request(request)))
-        self._say("   " + CHOICES)
+        choices = OUTSIDE_CHOICES if request.sandboxed else CHOICES
+        if request.sandboxed:
+            self._say(SANDBOX_NOTE)
+        self._say("   " + choices)
         session = self._prompt_session()
         while True:
             try:
                 # handle_sigint=False: prompt-toolkit would otherwise remove the front end's SIGINT handler
                 # when it finishes. In raw mode Ctrl-C is a key anyway (KeyboardInterrupt below).
-                answer = str(await session.prompt_async("Allow? [y/a/N/d] ", handle_sigint=False)).strip().lower()
+                keys = "[y/o/a/N/d]" if request.sandboxed else "[y/a/N/d]"
+                answer = str(await session.prompt_async(f"Allow? {keys} ", handle_sigint=False)).strip().lower()
             except (KeyboardInterrupt, EOFError):
                 answer = "n"
             if answer in ("d", "describe"):
@@ -187,11 +195,15 @@ class PromptApprover:
                 self._say("   " + safe(await self.explain(request)).replace("\n", "\n   "))
                 continue
             decision = _ANSWERS.get(answer)
+            if request.sandboxed and answer in ("o", "outside"):
+                decision = Decision.ALLOW_OUTSIDE
             if decision is not None:
-                self._say("   → " + {"allow_once": "allowed once", "allow_session": "allowed for this session",
-                                      "deny": "denied"}[decision.value])
+                self._say("   → " + {"allow_once": "allowed once" + (", in the sandbox" if request.sandboxed else ""),
+                                      "allow_session": "allowed for this session",
+                                      "allow_outside": "allowed once, outside the sandbox", "deny": "denied"}[
+                                          decision.value])
                 return decision
-            self._say(f"   Please answer y, a, n or d. {CHOICES}")
+            self._say(f"   Please answer {'y, o, a' if request.sandboxed else 'y, a'}, n or d. {choices}")
 
 
     async def ask(self, question: Question) -> Answer:

@@ -136,7 +136,7 @@ def _decision_kind(decision: str, decided_by: str, outcome: str) -> str:
         return "other"
     if outcome == "denied":
         return "denied_by_user" if decided_by == "user" else "denied_unattended"
-    if decided_by == "user":
+    if decided_by in ("user", "user-outside"):
         return "approved_once"
     if decided_by == "user-session":
         return "approved_for_session"
@@ -173,7 +173,7 @@ def _tool_stats(audit: Iterable[dict[str, Any]], window: Window) -> tuple[dict[s
         duration = entry.get("duration")
         if isinstance(duration, int | float):
             durations[tool].append(float(duration))
-        if entry.get("decision") == "ask" and entry.get("decided_by") in ("user", "user-session"):
+        if entry.get("decision") == "ask" and entry.get("decided_by") in ("user", "user-session", "user-outside"):
             decisions["asked"] += 1  # a person answered (yes, yes for the session, or no)
         decisions[_decision_kind(str(entry.get("decision", "")), str(entry.get("decided_by", "")), outcome)] += 1
         where = entry.get("sandbox")

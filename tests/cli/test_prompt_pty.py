@@ -17,7 +17,8 @@ pexpect = pytest.importorskip("pexpect")
 @needs_exec
 @pytest.mark.parametrize(("answer", "survives", "code"), [
     ("n", True, 3),  # the user says no: nothing runs, exit 3 (a needed action was denied)
-    ("y", False, 0),  # the user says yes: it runs
+    ("y", False, 0),  # the user says yes: it runs (in the sandbox, where the workspace is writable)
+    ("o", False, 0),  # yes, outside the sandbox: it runs with the user's rights
     ("ctrl-c", True, 3),  # Ctrl-C at the question denies (it does not crash, and it never allows)
 ])
 def test_prompt_answer_decides(answer: str, survives: bool, code: int, llm_env: FakeLLMServer,
@@ -32,7 +33,7 @@ def test_prompt_answer_decides(answer: str, survives: bool, code: int, llm_env: 
         child.expect("run_command needs your approval")
         child.expect("rm canary.txt")  # the full command is shown
         child.expect("why: ")  # with the policy's reasons
-        child.expect(r"Allow\? \[y/a/N/d\]")
+        child.expect(r"Allow\? \[y/o/a/N/d\]")  # a yes keeps the command in the sandbox; o runs it outside
         if answer == "ctrl-c":
             child.sendcontrol("c")
         else:

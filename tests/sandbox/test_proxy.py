@@ -141,7 +141,7 @@ async def test_from_inside_the_sandbox_only_the_listed_host_answers(server: int)
     finally:
         shutil.rmtree(ws, ignore_errors=True)
     lines = res.stdout.splitlines()
-    assert lines[0] == f"http://127.0.0.1:{RELAY_PORT}"
+    assert lines and lines[0] == f"http://127.0.0.1:{RELAY_PORT}", (res.exit_code, res.timed_out, res.stderr[-2000:])
     assert "hello from /in" in res.stdout  # through the proxy
     assert "is not in sandbox_allow_hosts" in res.stdout  # another port of the same host: refused
     assert "CONNECT tunnel failed, response 403" in res.stderr  # https to an unlisted host, named by the proxy

@@ -228,3 +228,35 @@ async def test_controls_in_the_lines_around_an_edit_are_counted_in_the_warning(w
             assert f"holds {controls} terminal control sequence(s)" in said
             app.pop_screen()
             await pilot.pause()
+
+
+async def test_a_sandboxed_command_offers_outside_as_its_own_answer() -> None:
+    """A yes keeps the command in the sandbox; "o" (or its button) runs it outside; a request that would not
+    be confined offers no such answer, and "o" does nothing there."""
+    from textual.app import App
+    from textual.widgets import Button
+
+    from swebash_ai.agent.approval import Decision
+    from swebash_ai.agent.events import ApprovalRequest
+    from swebash_ai.safety.verdict import Verdict
+
+    def request(sandboxed: bool) -> ApprovalRequest:
+        return ApprovalRequest(call_id="c1", tool="run_command", summary="$ npm install", detail="npm install",
+                               cwd="/ws", verdict=Verdict.ask("installs"), sandboxed=sandboxed)
+
+    answers: list[Decision | None] = []
+    app = App()
+    async with app.run_test(size=(80, 30)) as pilot:
+        await app.push_screen(ConfirmScreen(request(True)), answers.append)
+        await pilot.pause()
+        assert app.screen.query("#allow_outside") and "runs in the sandbox" in str(
+            app.screen.query_one("#confirm-sandbox").render())
+        await pilot.press("o")
+        await pilot.pause()
+        await app.push_screen(ConfirmScreen(request(False)), answers.append)
+        await pilot.pause()
+        assert not app.screen.query("#allow_outside") and app.screen.query_one("#deny", Button)
+        await pilot.press("o")  # not offered: nothing happens
+        await pilot.press("n")
+        await pilot.pause()
+    assert answers == [Decision.ALLOW_OUTSIDE, Decision.DENY]

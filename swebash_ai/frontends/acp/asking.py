@@ -39,7 +39,8 @@ SHOWN_WAIT = 5.0
 """Seconds a question waits for its call's ``tool_call`` update to go out first (it always does, promptly)."""
 
 _DECISIONS = {"allow_once": Decision.ALLOW_ONCE, "allow_session": Decision.ALLOW_SESSION,
-              "allow_always": Decision.ALLOW_ALWAYS, "reject": Decision.DENY}
+              "allow_always": Decision.ALLOW_ALWAYS, "allow_outside": Decision.ALLOW_OUTSIDE,
+              "reject": Decision.DENY}
 
 
 def describe_rule(rule: dict[str, Any]) -> str:
@@ -63,17 +64,24 @@ def request_text(request: ApprovalRequest) -> str:
         lines.append(f"⚠ {marked_note(invisible)}")
     lines.append(f"in {request.cwd}")
     lines.extend(f"why: {reason}" for reason in request.verdict.reasons)
+    if request.sandboxed:
+        lines.append("runs in the sandbox (the workspace writable, your keys hidden, no network but allowed hosts) "
+                     "unless allowed outside it")
     if request.always is not None:
         lines.append(f"always allow here saves a rule: {describe_rule(request.always)}")
     return safe("\n".join(lines), visible=True)
 
 
 def permission_options(request: ApprovalRequest) -> list[schema.PermissionOption]:
-    options = [schema.PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    once = "Allow once, in the sandbox" if request.sandboxed else "Allow once"
+    options = [schema.PermissionOption(option_id="allow_once", name=once, kind="allow_once"),
                schema.PermissionOption(option_id="allow_session", name="Allow for this session", kind="allow_always")]
     if request.always is not None:
         options.append(schema.PermissionOption(option_id="allow_always", name="Always allow here (saves a rule)",
                                                kind="allow_always"))
+    if request.sandboxed:
+        options.append(schema.PermissionOption(option_id="allow_outside", name="Allow once, outside the sandbox "
+                                               "(with all of your rights)", kind="allow_once"))
     options.append(schema.PermissionOption(option_id="reject", name="Deny", kind="reject_once"))
     return options
 

@@ -98,6 +98,7 @@ class ConfirmScreen(ModalScreen[Decision]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "decide('allow_once')", "Allow once"),
         Binding("a", "decide('allow_session')", "Allow for session"),
+        Binding("o", "outside", "Allow once, outside the sandbox", show=False),
         Binding("w", "always", "Always allow here", show=False),
         Binding("n,escape", "decide('deny')", "Deny"),
         Binding("d", "describe", "Describe"),
@@ -130,6 +131,10 @@ class ConfirmScreen(ModalScreen[Decision]):
                 yield Static(render_detail(req.detail), id="confirm-detail-text")
             yield Static(Content.assemble(("in ", "dim"), shown(req.cwd)), id="confirm-cwd")
             yield Static(styled("\n".join(f"• {r}" for r in reasons)), id="confirm-reasons")
+            if req.sandboxed:
+                yield Static(Content.styled(
+                    "runs in the sandbox: the workspace writable, your keys hidden, no network but allowed hosts; "
+                    "o runs it outside, with all of your rights", "dim"), id="confirm-sandbox")
             if req.always is not None:
                 yield Static(Content.assemble(("w saves a rule: ", "dim"), safe(describe_always(req.always),
                                                                                  visible=True)), id="confirm-always")
@@ -142,6 +147,8 @@ class ConfirmScreen(ModalScreen[Decision]):
                              id="allow_session", compact=True)
                 if req.always is not None:
                     yield Button("Always here (w)", id="allow_always", compact=True)
+                if req.sandboxed:
+                    yield Button("Outside sandbox (o)", id="allow_outside", compact=True)
                 yield Button("Deny (n)", id="deny", variant="primary", compact=True)
                 yield Button("Describe (d)", id="describe", compact=True)
 
@@ -159,6 +166,10 @@ class ConfirmScreen(ModalScreen[Decision]):
 
     def action_decide(self, choice: str) -> None:
         self.dismiss(Decision(choice))
+
+    def action_outside(self) -> None:
+        if self.request.sandboxed:  # only offered when a yes would keep the command in the sandbox
+            self.dismiss(Decision.ALLOW_OUTSIDE)
 
     def action_always(self) -> None:
         if self.request.always is not None:  # only offered when the dialog shows the rule it saves

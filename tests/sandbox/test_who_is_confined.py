@@ -1,0 +1,110 @@
+"""Who runs in the sandbox: everything not proven read-only, unless a person allowed that very call outside it.
+
+Through a real session (scripted provider, real tools, bubblewrap): a person's plain yes keeps the command in
+the sandbox; the dialog's "outside the sandbox" answer, or a yes to a call that asked to leave, runs it with the
+user's rights; ``--yes`` never does, and a call asking to leave is a question only a person answers.
+Fixtures live under /var/tmp: the sandbox's private /tmp would hide a target there and prove nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swebash_ai.agent.approval import AllowApprover, Decision
+from swebash_ai.agent.events import ApprovalRequest, ToolCallFinished
+from swebash_ai.config.settings import load_settings
+from swebash_ai.providers import scripted
+from swebash_ai.providers.scripted import ScriptedProvider
+from swebash_ai.sandbox import detect
+from swebash_ai.session import Session
+
+pytestmark = pytest.mark.skipif(not detect.choose("auto").ok, reason="no sandbox works here")
+
+
+class Person:
+    """An interactive approver that gives one answer and keeps the requests it saw."""
+
+    interactive = True
+
+    def __init__(self, answer: Decision) -> None:
+        self.answer = answer
+        self.asked: list[ApprovalRequest] = []
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.asked.append(request)
+        return self.answer
+
+
+@pytest.fixture
+def place(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path]]:
+    base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+    top = Path(tempfile.mkdtemp(prefix="who-", dir=base))
+    ws, outside = top / "ws", top / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    monkeypatch.chdir(ws)
+    try:
+        yield ws, outside
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def _run(ws: Path, approver: Any, args: dict[str, Any]) -> ToolCallFinished:
+    provider = ScriptedProvider([scripted.calls(("run_command", args)), scripted.text("done")])
+    session = Session(load_settings(), approver=approver, cwd=ws, provider=provider, probe_ollama=False)
+
+    async def go() -> list[Any]:
+        return [e async for e in session.run("go")]
+
+    events = asyncio.run(go())
+    (finished,) = [e for e in events if isinstance(e, ToolCallFinished)]
+    return finished
+
+
+def test_a_plain_yes_keeps_the_command_in_the_sandbox(place: tuple[Path, Path]) -> None:
+    ws, outside = place
+    person = Person(Decision.ALLOW_ONCE)
+    done = _run(ws, person, {"command": f"touch made.txt {outside}/escaped.txt"})
+    assert person.asked[0].sandboxed  # the question says a yes keeps it in the sandbox
+    assert (ws / "made.txt").exists() and not (outside / "escaped.txt").exists()
+    assert done.result.metadata["sandbox"] == detect.choose("auto").backend and done.decided_by == "user"
+
+
+def test_outside_the_sandbox_is_the_persons_choice(place: tuple[Path, Path]) -> None:
+    ws, outside = place
+    done = _run(ws, Person(Decision.ALLOW_OUTSIDE), {"command": f"touch {outside}/by-choice.txt"})
+    assert (outside / "by-choice.txt").exists()
+    assert done.decided_by == "user-outside" and done.result.metadata["sandbox"] == "outside (approved)"
+
+
+def test_yes_never_leaves_the_sandbox(place: tuple[Path, Path]) -> None:
+    ws, outside = place
+    done = _run(ws, AllowApprover(), {"command": f"touch {outside}/by-yes.txt"})
+    assert not (outside / "by-yes.txt").exists() and done.decided_by == "--yes"
+    asked_out = _run(ws, AllowApprover(), {"command": f"touch {outside}/asked.txt", "sandbox": False})
+    assert asked_out.result.status == "denied" and not (outside / "asked.txt").exists()
+    assert "--yes never covers that" in asked_out.result.text
+
+
+def test_a_call_asking_to_leave_asks_and_a_yes_runs_it_outside(place: tuple[Path, Path]) -> None:
+    ws, outside = place
+    person = Person(Decision.ALLOW_ONCE)
+    done = _run(ws, person, {"command": f"touch {outside}/asked.txt", "sandbox": False})
+    assert not person.asked[0].sandboxed and "OUTSIDE the sandbox" in person.asked[0].verdict.reasons[-1]
+    assert person.asked[0].verdict.severe and (outside / "asked.txt").exists()
+    assert done.result.metadata["sandbox"] == "outside (approved)"
+
+
+def test_a_command_proven_read_only_is_not_confined(place: tuple[Path, Path]) -> None:
+    ws, _outside = place
+    (ws / "a.txt").write_text("hello\n")
+    done = _run(ws, Person(Decision.DENY), {"command": "cat a.txt"})
+    assert done.result.ok and done.result.metadata["sandbox"] == "none" and "hello" in done.result.text
