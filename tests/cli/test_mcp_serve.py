@@ -123,7 +123,9 @@ def test_a_background_process_lives_across_calls_and_ends_with_the_server(cli_en
 
     tag = uuid.uuid4().hex[:8]
     start = ("run_command", {"command": f"echo {tag}-pid=$$; exec sleep 600", "background": True})
-    _, results, asked = run(cli_env, workspace, [start, ("read_process", {"id": "p1", "wait_seconds": 1})], "yes")
+    # Unconfined: in the sandbox $$ is the pid inside its own namespace, not one this test can look up.
+    env = {**cli_env, "SWEBASH_AI_EXEC_SANDBOX": "none"}
+    _, results, asked = run(env, workspace, [start, ("read_process", {"id": "p1", "wait_seconds": 1})], "yes")
     assert len(asked) == 1 and "(background)" in asked[0]  # asked like a foreground command, and said so
     started, read = (text(r) for r in results)
     assert started.startswith("process id: p1") and "process p1: running" in read  # the second call found it
