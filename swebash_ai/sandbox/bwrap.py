@@ -19,6 +19,8 @@ Why each option:
 
 from __future__ import annotations
 
+import functools
+import os
 import shutil
 import sys
 from collections.abc import Sequence
@@ -71,6 +73,14 @@ def render(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, bwrap: str)
     if policy.proxy is not None and policy.network == "none":  # the one way out: the relay to the proxy
         sockets = str(policy.proxy.parent)
         out += ["--ro-bind", sockets, sockets]
-        relay = str(Path(__file__).with_name("relay.py"))
-        argv = [sys.executable, "-I", "-S", relay, str(policy.proxy), str(RELAY_PORT), "--", *argv]
+        # Given as code, by the real interpreter: a virtual environment or a checkout under /tmp is not in the
+        # sandbox (its /tmp is its own), the interpreter it links to is.
+        argv = [os.path.realpath(sys.executable), "-I", "-S", "-c", _relay_code(), str(policy.proxy),
+                str(RELAY_PORT), "--", *argv]
     return [*out, "--chdir", str(cwd), "--", *argv]
+
+
+@functools.lru_cache(maxsize=1)
+def _relay_code() -> str:
+    """The relay's source (``relay.py``), run with ``-c`` inside the sandbox."""
+    return Path(__file__).with_name("relay.py").read_text(encoding="utf-8")

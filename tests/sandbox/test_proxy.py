@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -117,11 +118,12 @@ def test_bwrap_puts_the_relay_in_front_of_the_command(tmp_path: Path) -> None:
     argv = bwrap.render(policy, ["bash", "-c", "x"], cwd=Path("/w"), bwrap="bwrap")
     assert ["--ro-bind", str(tmp_path), str(tmp_path)] == argv[argv.index(str(tmp_path)) - 1:][:3]
     tail = argv[argv.index("--chdir"):]
-    assert tail[3:6] == [tail[3], "-I", "-S"] and tail[6].endswith("sandbox/relay.py")
-    assert tail[7:] == [str(sock), str(RELAY_PORT), "--", "bash", "-c", "x"]
+    # the real interpreter and the relay as code: a venv or a checkout under /tmp is not in the sandbox
+    assert tail[3:7] == [os.path.realpath(sys.executable), "-I", "-S", "-c"] and "def main" in tail[7]
+    assert tail[8:] == [str(sock), str(RELAY_PORT), "--", "bash", "-c", "x"]
     opened = bwrap.render(SandboxPolicy(writable=(Path("/w"),), network="full", proxy=sock), ["x"], cwd=Path("/w"),
                           bwrap="bwrap")
-    assert "relay.py" not in " ".join(opened)  # the network is open: no relay
+    assert "-c" not in opened[: opened.index("--chdir")] and "def main" not in " ".join(opened)  # no relay
 
 
 @pytest.mark.skipif(not detect.choose("bwrap").ok or shutil.which("curl") is None,
