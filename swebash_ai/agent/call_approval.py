@@ -115,7 +115,7 @@ async def settle_ask(
             "read the target again and call the tool again if it is still needed."
         ), "stale-approval"
     if answer is Decision.ALLOW_OUTSIDE:
-        return None, OUTSIDE if request.sandboxed and agent.approver.interactive else "user"
+        return None, OUTSIDE if request.sandboxed and agent.approver.interactive else "user"  # else: nothing to leave
     if answer is Decision.ALLOW_SESSION:
         agent.session_approvals.remember(tool, key)
     if not agent.approver.interactive:
@@ -129,9 +129,9 @@ OUTSIDE = "user-outside"
 
 
 def _confined_by_default(agent: Approving, tool: str, arguments: dict[str, Any]) -> bool:
-    """Whether a yes to this call keeps it in the sandbox (a command, with the sandbox on, not asking to leave)."""
-    return (tool == "run_command" and arguments.get("sandbox", True) is not False
-            and agent.context.settings.exec_sandbox == "auto")
+    """Whether a plain yes to this call keeps it in the sandbox (a command, with the sandbox on): leaving it is
+    the answer :attr:`~swebash_ai.agent.approval.Decision.ALLOW_OUTSIDE`, even for a call that asked to leave."""
+    return tool == "run_command" and agent.context.settings.exec_sandbox == "auto"
 
 
 def audit_call(agent: Approving, call: ToolCall, arguments: Any, decision: str, decided_by: str,

@@ -84,10 +84,6 @@ LIMIT_SETTINGS: dict[str, str] = {"max_tool_calls": "max_tool_calls_per_turn", "
 """The setting that raises each limit a turn can stop at (its variable: ``SWEBASH_AI_`` + the name, upper case)."""
 
 
-#: Who may settle a question with a person's yes to this exact call (a session approval covers later calls).
-_A_PERSON = frozenset({"user", "user-session"})
-
-
 @dataclass(frozen=True)
 class LoopLimits:
     max_iterations: int = 10
@@ -484,11 +480,10 @@ class _Turn:
                                                place)
             return None if refused is None else refused.text
 
-        # Unasked never means unconfined: only a person's yes to this very call, given to run it outside (the
-        # dialog's choice, or a call that asked to leave the sandbox), runs a command with all of the user's
-        # rights; the runner confines everything else, a plain yes included.
-        unconfined = verdict.decision == "ask" and agent.approver.interactive and (
-            decided_by == OUTSIDE or (decided_by in _A_PERSON and getattr(args, "sandbox", True) is False))
+        # Unasked never means unconfined: only a person's answer "outside the sandbox" to this very call runs a
+        # command with all of the user's rights; the runner confines everything else, a plain yes included (an
+        # editor that picks the first "allow" by itself never takes a command out).
+        unconfined = verdict.decision == "ask" and agent.approver.interactive and decided_by == OUTSIDE
         call_ctx = dataclasses.replace(ctx, on_output=lambda text: self.emit(ToolOutput(call.id, text)),
                                        approved=verdict.decision == "ask", ask=ask_more,
                                        unasked_change=own.decision == "ask" and verdict.decision == "allow",

@@ -109,7 +109,7 @@ def sandbox_of(ctx: ToolContext) -> tuple[SandboxPolicy | None, str, str | None]
     (``ctx.sandboxed``: not proven read-only, and no person approved this very call). Where no
     backend works, only ``auto`` with ``sandbox_backend = "auto"`` runs it unconfined (and says so)."""
     s = ctx.settings
-    strict = s.exec_sandbox in ("all", "bwrap") or s.sandbox_backend != "auto"  # a named backend is wanted
+    strict = s.exec_sandbox in ("all", "bwrap")
     wanted = strict or (s.exec_sandbox == "auto" and ctx.sandboxed and not ctx.unconfined)
     if not wanted:
         return None, "auto", None
@@ -117,7 +117,7 @@ def sandbox_of(ctx: ToolContext) -> tuple[SandboxPolicy | None, str, str | None]
     from swebash_ai.sandbox.detect import choose
 
     backend = backend_setting(s)
-    if not strict and choose(backend).backend is None:
+    if not strict and backend == "auto" and choose(backend).backend is None:  # a named backend is refused
         return None, backend, choose(backend).problem  # said in the result: never a silent unconfined run
     files = ctx.services.get("read_only_files")
     return policy_for(path_policy_of(ctx), s, files() if callable(files) else ()), backend, None
@@ -165,10 +165,10 @@ async def run_command(
         cwd: Directory to run in, relative to the current directory (default: the current directory).
         background: Start it in the background (a dev server, a watcher) and return at once; it runs until
             stop_process or the end of the session.
-        sandbox: Leave true. Commands that run without the user's approval run in an OS sandbox (the workspace
-            writable, secrets hidden, no network but allowed hosts). Only when a result says the sandbox blocked
-            something the task really needs, call again with false: the user is asked, shown why, and may
-            refuse; without a user it is refused.
+        sandbox: Leave true. Commands run in an OS sandbox (the workspace writable, secrets hidden, no network
+            but allowed hosts). Only when a result says the sandbox blocked something the task really needs,
+            call again with false: the user is asked, shown why, and may allow it outside or refuse; without
+            a user it is refused.
     """
     if not command.strip():
         return ToolResult.error("The command is empty.")
@@ -241,7 +241,7 @@ async def run_command(
     if unconfined_why is not None:
         text += f"\n(not sandboxed: no sandbox works here: {unconfined_why}; see `swebash-ai sandbox --show`)"
         metadata["sandbox"] = "unavailable"
-    elif ctx.unconfined:
+    elif ctx.unconfined and confinement is None:
         metadata["sandbox"] = "outside (approved)"
     if snapshot is not None:
         metadata["snapshot"] = snapshot["before"] or f"skipped: {snapshot['skipped']}"

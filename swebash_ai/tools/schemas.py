@@ -13,7 +13,7 @@ SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '3caa284a5bcd5a36',
  'swebash_ai.tools.fs_write': '946da824f5b3f5a3',
  'swebash_ai.tools.search': '609aeb4779ab9336',
  'swebash_ai.tools.find': 'cd557f2a430f5a40',
- 'swebash_ai.tools.exec': '3b23a9d5cf8ca84a',
+ 'swebash_ai.tools.exec': '2919788067d0a548',
  'swebash_ai.tools.background': '4398269f6a827659',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
  'swebash_ai.tools.plan': '0bc8aad0ee2e4e3d',
@@ -262,7 +262,7 @@ SCHEMAS['run_command'] = {'module': 'swebash_ai.tools.exec',
                 'call returns\n'
                 'at once with `process id: <ID>` and the first output; then use read_process and '
                 'stop_process.',
- 'fingerprint': '6306f3fdde2bb90a',
+ 'fingerprint': '815ed491443c0f30',
  'parameters': {'additionalProperties': False,
                 'properties': {'command': {'description': 'The bash command line, e.g. `ls -la src` or '
                                                           '`python -m pytest -q tests/test_x.py`.',
@@ -283,13 +283,13 @@ SCHEMAS['run_command'] = {'module': 'swebash_ai.tools.exec',
                                                              'stop_process or the end of the session.',
                                               'type': 'boolean'},
                                'sandbox': {'default': True,
-                                           'description': "Leave true. Commands that run without the user's "
-                                                          'approval run in an OS sandbox (the workspace '
-                                                          'writable, secrets hidden, no network but allowed '
-                                                          'hosts). Only when a result says the sandbox '
-                                                          'blocked something the task really needs, call '
-                                                          'again with false: the user is asked, shown why, '
-                                                          'and may refuse; without a user it is refused.',
+                                           'description': 'Leave true. Commands run in an OS sandbox (the '
+                                                          'workspace writable, secrets hidden, no network '
+                                                          'but allowed hosts). Only when a result says the '
+                                                          'sandbox blocked something the task really needs, '
+                                                          'call again with false: the user is asked, shown '
+                                                          'why, and may allow it outside or refuse; without '
+                                                          'a user it is refused.',
                                            'type': 'boolean'}},
                 'required': ['command'],
                 'type': 'object'}}

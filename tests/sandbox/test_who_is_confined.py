@@ -94,13 +94,16 @@ def test_yes_never_leaves_the_sandbox(place: tuple[Path, Path]) -> None:
     assert "--yes never covers that" in asked_out.result.text
 
 
-def test_a_call_asking_to_leave_asks_and_a_yes_runs_it_outside(place: tuple[Path, Path]) -> None:
+def test_a_call_asking_to_leave_asks_and_only_the_outside_answer_lets_it(place: tuple[Path, Path]) -> None:
+    """A plain yes (what an editor that approves by itself picks) keeps even such a call in the sandbox."""
     ws, outside = place
     person = Person(Decision.ALLOW_ONCE)
     done = _run(ws, person, {"command": f"touch {outside}/asked.txt", "sandbox": False})
-    assert not person.asked[0].sandboxed and "OUTSIDE the sandbox" in person.asked[0].verdict.reasons[-1]
-    assert person.asked[0].verdict.severe and (outside / "asked.txt").exists()
-    assert done.result.metadata["sandbox"] == "outside (approved)"
+    assert person.asked[0].sandboxed and "OUTSIDE the sandbox" in person.asked[0].verdict.reasons[-1]
+    assert person.asked[0].verdict.severe and not (outside / "asked.txt").exists()
+    assert done.result.metadata["sandbox"] == detect.choose("auto").backend
+    done = _run(ws, Person(Decision.ALLOW_OUTSIDE), {"command": f"touch {outside}/asked.txt", "sandbox": False})
+    assert (outside / "asked.txt").exists() and done.result.metadata["sandbox"] == "outside (approved)"
 
 
 def test_a_command_proven_read_only_is_not_confined(place: tuple[Path, Path]) -> None:
