@@ -400,11 +400,14 @@ def git_config_dangers(cwd: str) -> list[str]:
     if found is None:
         return []
     gitdir, common = found
+    reasons: list[str] = []
+    if gitdir.name == ".git" and gitdir.is_dir() and (gitdir / "commondir").is_file():
+        # only a linked worktree's git folder has one; in a repository's own .git it points git elsewhere
+        reasons.append(f"this repository's {gitdir / 'commondir'} points git at the config and hooks of {common}")
     # Submodules are git repositories of their own that `git status` and `git diff` enter; config.worktree is
     # read on top of config when extensions.worktreeConfig is set.
     configs = [common / "config", *dict.fromkeys([gitdir / "config.worktree", common / "config.worktree"]),
                *sorted(common.glob("modules/**/config"))[:50]]
-    reasons: list[str] = []
     for path in configs:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
@@ -482,28 +485,33 @@ def _git_dir(start: Path) -> tuple[Path, Path] | None:
     """The git directory git would use from ``start`` and its common directory (they differ in worktrees).
 
     Found the way git searches: at each folder from ``start`` up, a ``.git`` directory or ``gitdir:`` file
-    first, then the folder itself if it is a git directory (a bare repository).
+    first, then the folder itself if it is a git directory (a bare repository). A ``commondir`` file is
+    followed wherever it is, as git follows it: in a plain ``.git`` folder too, where a command could have
+    written one to point git at a config of its own (its ``diff.external``, its hooks).
     """
     for folder in (start, *start.parents):
         dot_git = folder / ".git"
         if dot_git.is_dir():
-            return dot_git, dot_git
+            return _with_common(dot_git)
         if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
             try:
                 target = dot_git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
             except OSError:
                 return None
-            gitdir = (folder / target).resolve()
-            common = gitdir / "commondir"
-            if common.is_file():
-                try:
-                    return gitdir, (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
-                except OSError:
-                    return None
-            return gitdir, gitdir
+            return _with_common((folder / target).resolve())
         if _is_git_directory(folder):
-            return folder, folder
+            return _with_common(folder)
     return None
+
+
+def _with_common(gitdir: Path) -> tuple[Path, Path] | None:
+    common = gitdir / "commondir"
+    if not common.is_file():
+        return gitdir, gitdir
+    try:
+        return gitdir, (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+    except OSError:
+        return None
 
 
 GIT_DANGERS: tuple[tuple[str, tuple[str, ...], str], ...] = (

@@ -125,3 +125,20 @@ def test_git_log_rule_does_not_run_the_repositorys_diff_program(tmp_path: Path) 
     own = policy.assess(command, str(ws))
     step, _ = _gate(ws, ["git", "log"]).settle("run_command", "exec", {"command": command}, own, lambda _c: False)
     assert step.verdict.decision == "ask"
+
+
+def test_a_commondir_written_into_dot_git_takes_git_commands_back_to_asking(tmp_path: Path) -> None:
+    """A sandboxed command can write .git/commondir (only .git/config is read-only): git then reads the config
+    of the folder it names, where diff.external runs a program on the next `git diff`, unconfined."""
+    import subprocess
+
+    ws = tmp_path / "ws"
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    policy = CommandPolicy(PathPolicy(roots=[ws]))
+    assert policy.assess("git diff", str(ws)).decision == "allow"
+    evil = ws / "evil"
+    evil.mkdir()
+    (evil / "config").write_text("[diff]\n\texternal = sh -c 'echo PWNED'\n")
+    (ws / ".git" / "commondir").write_text("../evil\n")
+    verdict = policy.assess("git diff", str(ws))
+    assert verdict.decision == "ask" and any("commondir" in r or "diff.external" in r for r in verdict.reasons)
