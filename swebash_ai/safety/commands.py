@@ -84,18 +84,21 @@ class CommandPolicy:
         from swebash_ai.safety.runs import programs_run
 
         runs = programs_run(command)
-        targets = [w.text for text in runs.scripts for w, op in getattr(parse(text), "file_targets", [])
-                   if op == "write"]
+        targets = [t for text in runs.scripts for w, op in getattr(parse(text), "file_targets", [])
+                   if op == "write" for t in (w.text, w.raw.strip("\"'"))]
         home, workspace = str(self.paths.home), str(self.paths.roots[0])
+        home_words = (f"${{HOME}}", "$HOME")
         for run in runs.runs:
             name = os.path.basename(run.argv[0])
+            if any(h in w for w in run.argv for h in home_words):  # `>> $HOME/.bashrc` names one too
+                run = type(run)(tuple(_with_home(w, home) for w in run.argv), run.via)
             check = check_allowed(name, list(run.argv[1:])) if name == run.argv[0] else None
             if check is not None and not check.problems:
                 continue  # proven to only read its operands (``cat ~/.bashrc``)
             reason = persistence_program(run.argv) or persistence_words(run.argv[1:], cwd, home, workspace)
             if reason:
                 return reason
-        return persistence_words(targets, cwd, home, workspace)
+        return persistence_words([_with_home(t, home) for t in targets], cwd, home, workspace)
 
     def session_key(self, command: str) -> str | None:
         """JSON argv of one plain literal simple command, else ``None`` (never covers a compound)."""
@@ -503,6 +506,10 @@ class CommandPolicy:
         for m in matches[:MAX_GLOB_MATCHES]:
             verdicts.append(self._path(m if m.startswith("/") else "./" + m, op, cwd, None, prog))
         return Verdict.strictest(verdicts)
+
+
+def _with_home(word: str, home: str) -> str:
+    return word.replace("${HOME}", home).replace("$HOME", home)
 
 
 def _markers(command: str) -> str:

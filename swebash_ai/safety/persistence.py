@@ -33,6 +33,8 @@ HOME_POINTS: tuple[tuple[str, str], ...] = (
     (".config/systemd", "a systemd user unit"),
     (".local/share/systemd", "a systemd user unit"),
     (".config/upstart", "an autostart entry"),
+    ("Library/LaunchAgents", "a launchd agent (macOS autostart)"),
+    (".local/lib", "Python's user site-packages (a .pth file there runs at every start of Python)"),
     (".gitconfig", "git's global config (it names programs git runs)"),
     (".config/git", "git's global config and hooks"),
     (".local/bin", "a folder on PATH"),

@@ -308,6 +308,11 @@ def build_policy(
         if (root / ".swebash-ai").exists():
             read_only.append(root / ".swebash-ai")
     read_only += [_real(f) for f in read_only_files if f.exists()]
+    # A workspace that holds the home folder holds its persistence points: what is written there runs later,
+    # outside the sandbox (the path guard's floor, safety/persistence.py), so they stay read-only.
+    from swebash_ai.safety.persistence import HOME_POINTS
+
+    read_only += [_real(paths.home / rel) for rel, _ in HOME_POINTS if (paths.home / rel).exists()]
     hidden_paths = [h.path for h in kept]
     in_ws = [p for p in dict.fromkeys(read_only) if _inside(p, roots) and not _inside(p, hidden_paths)]
     return SandboxPolicy(

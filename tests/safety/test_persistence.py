@@ -142,3 +142,21 @@ def test_a_commondir_written_into_dot_git_takes_git_commands_back_to_asking(tmp_
     (ws / ".git" / "commondir").write_text("../evil\n")
     verdict = policy.assess("git diff", str(ws))
     assert verdict.decision == "ask" and any("commondir" in r or "diff.external" in r for r in verdict.reasons)
+
+
+@pytest.mark.parametrize("command", ['echo x >> $HOME/.bashrc', 'echo x >> "${HOME}/.profile"',
+                                     "cp a.pth ~/.local/lib/python3.11/site-packages/",
+                                     "cp agent.plist ~/Library/LaunchAgents/"])
+def test_persistence_points_named_through_home_or_new_places(command: str, home: Path) -> None:
+    policy = CommandPolicy(PathPolicy(roots=[home / "project"], home=home))
+    verdict = policy.assess(command, str(home / "project"))
+    assert verdict.decision == "ask" and verdict.severe, verdict
+
+
+def test_the_sandbox_keeps_persistence_points_read_only_when_the_workspace_holds_home(home: Path) -> None:
+    from swebash_ai.sandbox.policy import build_policy
+
+    (home / ".bashrc").write_text("# rc\n")
+    (home / ".config" / "autostart").mkdir(parents=True)
+    policy = build_policy(PathPolicy(roots=[home], home=home))
+    assert {home / ".bashrc", home / ".config" / "autostart"} <= set(policy.read_only)
