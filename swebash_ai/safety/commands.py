@@ -87,7 +87,7 @@ class CommandPolicy:
         targets = [t for text in runs.scripts for w, op in getattr(parse(text), "file_targets", [])
                    if op == "write" for t in (w.text, w.raw.strip("\"'"))]
         home, workspace = str(self.paths.home), str(self.paths.roots[0])
-        home_words = (f"${{HOME}}", "$HOME")
+        home_words = ("${HOME}", "$HOME")
         for run in runs.runs:
             name = os.path.basename(run.argv[0])
             if any(h in w for w in run.argv for h in home_words):  # `>> $HOME/.bashrc` names one too
