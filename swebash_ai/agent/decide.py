@@ -113,9 +113,13 @@ class Gate:
             return None
         if _unreadable(command):
             return "it holds control or invisible characters, so it does not read as it runs"
-        from swebash_ai.safety.runs import programs_run
+        from swebash_ai.safety.runs import missing_program, programs_run
 
-        return "; ".join(programs_run(command).unknowable) or None
+        found = programs_run(command)
+        why = list(found.unknowable)
+        why += [f"{run.argv[0]} does not exist yet: what it will be cannot be known" for run in found.runs
+                if missing_program(run.argv[0], str(self.workspace))]
+        return "; ".join(dict.fromkeys(why)) or None
 
     def propose(self, tool: str, arguments: Mapping[str, Any], verdict: Verdict) -> dict[str, Any] | None:
         """The rule "always allow this in this workspace" would save, or ``None`` (see :func:`propose_rule`)."""
@@ -260,7 +264,7 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str
     restrictive = [r for r in rules if r.decision != "allow" and r.prefix]
     runs = programs_run(command).runs if restrictive else ()
     found = [r for r in restrictive if r.prefix and any(
-        same_program(run.argv[0], r.prefix[0], cwd) and r.covers_argv((r.prefix[0], *run.argv[1:])) for run in runs)]
+        same_program(run.argv[0], r.prefix[0], cwd) and _in_order(r.prefix[1:], run.argv[1:]) for run in runs)]
     parsed = parse(command)
     if parsed is None:
         return found
@@ -278,6 +282,14 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str
         elif not proven(" ".join(w.raw for w in cmd.words)):  # as written: globs stay globs for the classifier
             return found
     return used[:1]
+
+
+def _in_order(words: Sequence[str], argv: Sequence[str]) -> bool:
+    """Whether ``words`` stand in ``argv`` in this order, whatever stands between them: a deny rule for
+    ``git push`` holds for ``git -C . push`` and ``git --no-pager push`` (it may also hold for a path named
+    ``push``: a deny rule errs on the side of refusing)."""
+    rest = iter(argv)
+    return all(any(word == seen for seen in rest) for word in words)
 
 
 def propose_rule(tool: str, arguments: Mapping[str, Any], verdict: Verdict, workspace: Path) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ Why here, beside the classifier's parser:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -110,13 +111,22 @@ WRAPPERS: dict[str, _Wrapper] = {
     "ltrace": _w(values="-o -e -p -s -a -l -u -x -n -w -A -L", flags="-f -c -C -i -r -S -t -tt -ttt -T -b -h"),
     "valgrind": _w(),
     "env": _w(values="-u --unset -C --chdir", flags="-i --ignore-environment -0 --null -v --debug"),
+    "setarch": _w(flags="-R -L -B -X -3 -F -S -T -Z -v --addr-no-randomize --addr-compat-layout --32bit "
+                        "--fdpic-funcptrs --sticky-timeouts --whole-seconds --short-inode --verbose", positional=1),
+    "linux32": _w(flags="-R -L -B -X -3 -v"), "linux64": _w(flags="-R -L -B -X -3 -v"),
+    "prlimit": _w(), "systemd-run": _w(), "dbus-run-session": _w(), "rlwrap": _w(), "firejail": _w(),
+    "proot": _w(),
     "xargs": _w(values="-a --arg-file -d --delimiter -E -e --eof -L -l --max-lines -n --max-args -P --max-procs "
                        "-s --max-chars --process-slot-var",
                 flags="-0 --null -o --open-tty -p --interactive -r --no-run-if-empty -t --verbose -x --exit "
                       "--show-limits"),
 }
 
-SHELLS = frozenset(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish", "busybox-sh"])
+SHELLS = frozenset(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish", "hush", "msh",
+                    "busybox-sh"])
+#: Tools whose subcommand runs the command that follows it: ``uv run pytest``, ``bundle exec rake``.
+_RUNNERS: dict[str, str] = {"uv": "run", "poetry": "run", "pipenv": "run", "bundle": "exec", "pnpm": "exec",
+                            "conda": "run", "direnv": "exec", "pixi": "run", "hatch": "run", "pdm": "run"}
 #: Interpreters whose inline code can start any program, with the options that take that code.
 CODE_OPTIONS: dict[str, frozenset[str]] = {
     "python": frozenset({"-c"}), "perl": frozenset({"-e", "-E"}), "ruby": frozenset({"-e"}),
@@ -125,6 +135,7 @@ CODE_OPTIONS: dict[str, frozenset[str]] = {
     "lua": frozenset({"-e"}), "osascript": frozenset({"-e"}), "pwsh": frozenset({"-c", "-Command"}),
     "tclsh": frozenset(), "expect": frozenset({"-c"}),
 }
+_SETS_PATH = re.compile(r"(?:^|[\s;&|({`])(?:export\s+|declare\s+(?:-x\s+)?)?PATH\+?=")
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _SOURCES = frozenset({".", "source"})
 
@@ -155,6 +166,8 @@ def _read(text: str, via: tuple[str, ...], out: _Collect, depth: int) -> None:
         out.cannot("a syntax error: cannot read which programs it runs")
         return
     out.scripts.append(text)
+    if _SETS_PATH.search(text):
+        out.cannot("the command sets PATH, so the programs it runs are looked up elsewhere")
     feeds = _shell_inputs(text) if "<<" in text else []
     piped = {idx for pipeline in parsed.pipelines for idx in pipeline[1:]}
     for index, cmd in enumerate(parsed.commands):
@@ -195,8 +208,21 @@ def _unwrap(argv: tuple[str, ...], literal: tuple[bool, ...], via: tuple[str, ..
         _string_option(name, args, lits, ("-c", "--command"), here, out, depth, "runs a shell reading its input")
     elif name == "script":
         _string_option(name, args, lits, ("-c", "--command"), here, out, depth, "runs an interactive shell")
-    elif name == "sg":
-        _string_option(name, args[1:], lits[1:], ("-c",), here, out, depth, "runs a shell", bare_runs=True)
+    elif name == "sg":  # sg GROUP [-c] 'COMMAND': the command is a string for sh -c
+        rest = args[2:] if args[1:2] == ("-c",) else args[1:]
+        if rest and all(lits[len(args) - len(rest):]):
+            _read(" ".join(rest), here, out, depth + 1)
+        elif rest:
+            out.cannot("sg runs text that is not written out")
+    elif (name in ("alias", "coproc") or (name == "shopt" and "expand_aliases" in args)
+          or (name in _RUNNERS and args[:1] == (_RUNNERS[name],))):
+        if name in _RUNNERS:
+            _runner(name, args[1:], lits[1:], here, out, depth)
+        else:
+            out.cannot(f"{name} changes or hides which program a word runs")
+    elif name == "git" and any(a in ("-c", "--config-env") or a.startswith(("-c", "--config-env="))
+                               for a in args[:_first_operand(args)]):
+        out.cannot("git -c sets configuration that can name a program git runs (core.sshCommand, aliases...)")
     elif name == "flock":
         _flock(args, lits, here, out, depth)
     elif name == "find":
@@ -216,6 +242,28 @@ def _unwrap(argv: tuple[str, ...], literal: tuple[bool, ...], via: tuple[str, ..
         out.cannot(f"{name} code that runs commands (system() or a pipe)")
 
 
+def _first_operand(args: Sequence[str]) -> int:
+    """Where a git-like program's subcommand stands (its global options come before it)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in ("-c", "-C", "--config-env", "--git-dir", "--work-tree", "--namespace") else 1
+    return i
+
+
+def _runner(name: str, args: tuple[str, ...], lits: tuple[bool, ...], via: tuple[str, ...], out: _Collect,
+            depth: int) -> None:
+    """``uv run [options] CMD...``: the command after the options; an option not known ends the reading."""
+    i = 0
+    if i < len(args) and args[i] == "--":
+        i += 1
+    elif i < len(args) and args[i].startswith("-"):
+        out.cannot(f"{name} {_RUNNERS[name]} {args[i]}: an option not known here, so where its command starts "
+                   "is not known")
+        return
+    if i < len(args):
+        _unwrap(args[i:], lits[i:], via, out, depth, None)
+
+
 def _interpreter(name: str) -> str | None:
     base = name.rstrip("0123456789.")
     return base if base in CODE_OPTIONS else None
@@ -228,7 +276,9 @@ def _wrapped(name: str, args: tuple[str, ...], lits: tuple[bool, ...], via: tupl
     replace: str | None = None
     while i < len(args):
         word = args[i]
-        if name == "env" and "=" in word and not word.startswith("-"):
+        if name in ("env", "sudo", "doas") and "=" in word and not word.startswith("-"):
+            if word.startswith("PATH="):
+                out.cannot(f"{name} sets PATH, so the programs it runs are looked up elsewhere")
             i += 1  # NAME=VALUE
             continue
         if not word.startswith("-") or word == "-":
@@ -434,11 +484,30 @@ def _input_text(redirect: Any) -> str | None:
 
 def same_program(word: str, program: str, cwd: str | None = None, path: str | None = None) -> bool:
     """Whether ``word`` (a command's first word) starts ``program``: its name, a path ending in it, or any name
-    or path that resolves to the same file as ``program`` found on PATH (a symlink, ``./bin/../touch``)."""
+    or path that resolves to the same file as ``program`` found on PATH (a symlink, ``./bin/../touch``), or to
+    a copy of it (the same bytes)."""
     if os.path.basename(word) == os.path.basename(program):
         return True
     target = _resolve(program, cwd, path)
-    return target is not None and _resolve(word, cwd, path) == target
+    found = _resolve(word, cwd, path) if target is not None else None
+    return found is not None and (found == target or _same_bytes(found, str(target)))
+
+
+def missing_program(word: str, cwd: str | None = None) -> bool:
+    """A program named by a path that does not exist (yet): a link or a copy made earlier in the same command."""
+    if "/" not in word:
+        return False
+    return not os.path.exists(os.path.join(cwd or os.getcwd(), os.path.expanduser(word)))
+
+
+def _same_bytes(a: str, b: str) -> bool:
+    try:
+        if os.path.getsize(a) != os.path.getsize(b):
+            return False
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            return fa.read(4 << 20) == fb.read(4 << 20)
+    except OSError:
+        return False
 
 
 def _resolve(word: str, cwd: str | None, path: str | None) -> str | None:

@@ -77,6 +77,12 @@ CORPUS: tuple[str, ...] = (
     "x={P}; $x {A}", "$(command -v {P}) {A}", "`which {P}` {A}", "echo '{P} {A}' | sh",
     "printf '{P} {A}' | bash", "eval \"$(echo {P}) {A}\"", "python3 -c 'import os; os.system(\"{P} {A}\")'",
     "perl -e 'system(\"{P} {A}\")'", "awk 'BEGIN{{system(\"{P} {A}\")}}'", "bash -c \"$(echo {P}) {A}\"",
+    # found by review: assignments after sudo, sg's command string, coproc, other shells and wrappers, a link or
+    # a copy made in the same command, PATH changed, aliases, git's own -c
+    "sudo VAR=1 {P} {A}", "sg root '{P} {A}'", "coproc {P} {A}", "busybox hush -c '{P} {A}'",
+    "ln -s {PATH} t-link && ./t-link {A}", "cp {PATH} t-copy; ./t-copy {A}", "PATH=/usr/bin {P} {A}",
+    "export PATH=/usr/bin; {P} {A}", "shopt -s expand_aliases\nalias t={P}\nt {A}", "setarch x86_64 {P} {A}",
+    "prlimit {P} {A}", "systemd-run --user {P} {A}", "uv run {P} {A}", "git -c alias.x='!{P} {A}' x",
 )
 
 
@@ -201,3 +207,14 @@ def test_the_harness_sees_a_run_when_nothing_denies_it(tmp_path: Path) -> None:
     ws, _server, _commands = _run_corpus(tmp_path, "touch", "ask", yes=True)
     made = {p.name for p in ws.rglob("made-*.txt")}
     assert {"made-0.txt", "made-16.txt", "made-80.txt"} <= made  # plain, env, sh -c
+
+
+@pytest.mark.parametrize("command", [
+    "git push", "git -C . push", "git --no-pager push origin", "git -c a=b push", "env git push", "/usr/bin/git push",
+    "bash -c 'git push'",
+])
+def test_a_deny_rule_of_two_words_sees_through_global_options(command: str, workspace_with_link: Path) -> None:
+    ws = workspace_with_link
+    rules = parse_rule_list([{"prefix": ["git", "push"], "decision": "deny"}], "config", "[[rules]]", "config")
+    decision, severe = _settle(Gate(rules=rules, workspace=ws), CommandPolicy(PathPolicy(roots=[ws])), command, ws)
+    assert decision == "deny" or (decision == "ask" and severe), command
