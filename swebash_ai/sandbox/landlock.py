@@ -16,7 +16,9 @@ tree and cannot take a path back out of a granted tree, so hidden paths outside 
 read grants (their names can still be listed, their contents not read), but inside the writable workspace
 ``.git/config``, ``.git/hooks``, ``.swebash-ai/`` and ``.env`` files are NOT protected; there is no private
 ``/tmp`` (a fresh folder in TMPDIR instead); network: TCP connect and bind are refused (ABI 4+), and a seccomp
-filter refuses every other internet socket (UDP: DNS to any server would carry data out as names).
+filter refuses every other internet socket (UDP: DNS to any server would carry data out as names) and every unix
+socket (Landlock does not govern ``connect()`` to a named one: a session bus or a Docker socket would run things
+outside the sandbox; ``socketpair`` is left).
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ LIMITS = (
     "landlock: inside the workspace .git/config, .git/hooks, .swebash-ai/ and .env files are not protected "
     "(Landlock grants by folder tree)",
     "landlock: hidden folders outside the workspace keep their names visible (their contents cannot be read)",
-    "landlock: no private /tmp (a fresh folder in TMPDIR instead); TCP is closed by Landlock, UDP by seccomp "
-    "(x86_64 and aarch64 only), 32-bit programs cannot run",
+    "landlock: no private /tmp (a fresh folder in TMPDIR instead); TCP is closed by Landlock, UDP and unix "
+    "sockets by seccomp (x86_64 and aarch64 only; programs that talk to a local daemon fail), 32-bit programs "
+    "cannot run",
     "landlock: no proxy: sandbox_allow_hosts is reachable under bubblewrap only",
 )
 MIN_ABI = 4  # TCP connect rules: below it the network cannot be closed
@@ -147,13 +150,15 @@ def _add(libc: Any, ruleset: int, path: str, rights: int, version: int) -> None:
 # seccomp: a socket other than TCP (UDP: DNS to any server, so data out as names) is refused. Per architecture:
 # (audit arch, socket syscall number, x32 bit or 0).
 _SECCOMP_ARCH = {"x86_64": (0xC000003E, 41, 0x40000000), "aarch64": (0xC00000B7, 198, 0)}
-_AF_INET, _AF_INET6, _SOCK_STREAM, _EACCES = 2, 10, 1, 13
+_AF_UNIX, _AF_INET, _AF_INET6, _SOCK_STREAM, _EACCES = 1, 2, 10, 1, 13
 
 
 def udp_filter(machine: str) -> list[tuple[int, int, int, int]] | None:
     """The classic-BPF seccomp program, as ``(code, jt, jf, k)``, that refuses ``socket(AF_INET[6], not
-    SOCK_STREAM)`` with EACCES (Landlock covers TCP), and every system call of another ABI (x32, i386 on
-    x86_64: another socket number); ``None`` on an architecture it does not know."""
+    SOCK_STREAM)`` with EACCES (Landlock covers TCP), ``socket(AF_UNIX)`` (Landlock does not govern
+    ``connect()`` to a named socket: the session bus, ``systemd-run --user``, the Docker socket would run things
+    outside; ``socketpair`` stays), and every system call of another ABI (x32, i386 on x86_64: another socket
+    number); ``None`` on an architecture it does not know."""
     if machine not in _SECCOMP_ARCH:
         return None
     arch, nr_socket, x32 = _SECCOMP_ARCH[machine]
@@ -162,8 +167,9 @@ def udp_filter(machine: str) -> list[tuple[int, int, int, int]] | None:
     prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, deny), (ld, 0, 0, 0)]
     if x32:
         prog += [(jge, 0, 1, x32), (ret, 0, 0, deny)]
-    prog += [(jeq, 0, 7, nr_socket), (ld, 0, 0, 16), (jeq, 1, 0, _AF_INET), (jeq, 0, 4, _AF_INET6),
-             (ld, 0, 0, 24), (and_, 0, 0, 0xF), (jeq, 1, 0, _SOCK_STREAM), (ret, 0, 0, deny), (ret, 0, 0, allow)]
+    prog += [(jeq, 0, 8, nr_socket), (ld, 0, 0, 16), (jeq, 5, 0, _AF_UNIX), (jeq, 1, 0, _AF_INET),
+             (jeq, 0, 4, _AF_INET6), (ld, 0, 0, 24), (and_, 0, 0, 0xF), (jeq, 1, 0, _SOCK_STREAM), (ret, 0, 0, deny),
+             (ret, 0, 0, allow)]
     return prog
 
 

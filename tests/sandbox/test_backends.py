@@ -184,7 +184,9 @@ def _seccomp_data(nr: int, arch: int, *args: int) -> bytes:
     (41, 0xC000003E, (10, 2 | 0o2000000), False),  # AF_INET6, SOCK_DGRAM|SOCK_CLOEXEC
     (41, 0xC000003E, (2, 3), False),          # SOCK_RAW
     (41, 0xC000003E, (2, 1 | 0o4000), True),  # TCP (SOCK_NONBLOCK): Landlock's part
-    (41, 0xC000003E, (1, 2), True),           # AF_UNIX datagrams: local
+    (41, 0xC000003E, (1, 2), False),          # AF_UNIX: a named socket outside (a bus, docker) runs things
+    (41, 0xC000003E, (1, 1), False),          # AF_UNIX stream, the same
+    (53, 0xC000003E, (1, 1), True),           # socketpair: two ends inside the command, nothing named
     (0, 0xC000003E, (), True),                # read
     (41 | 0x40000000, 0xC000003E, (2, 2), False),  # the x32 ABI's socket
     (102, 0x40000003, (1,), False),           # i386 socketcall: another ABI entirely

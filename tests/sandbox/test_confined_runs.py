@@ -203,3 +203,19 @@ async def test_a_service_socket_of_the_runtime_folder_cannot_be_reached(box: tup
                          f"s.connect(\"{runtime}/bus\"); print(\"REACHED\")'")
     assert "REACHED" not in res.stdout and res.exit_code != 0
     assert "No such file" in res.stderr  # the folder is there, and empty
+
+
+@pytest.mark.skipif(landlock.abi() < landlock.MIN_ABI, reason="Landlock ABI 4+ is not available here")
+async def test_landlock_refuses_a_service_socket_on_the_host(box: tuple[Path, Path],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Landlock does not govern connect() to a named socket: the seccomp filter refuses unix sockets instead,
+    so a session bus or a Docker socket cannot run things outside the sandbox."""
+    ws, home = box
+    runtime = home.parent / "runtime-ll"
+    runtime.mkdir()
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(runtime / "bus"))
+        server.listen(1)
+        res = await _run(ws, home, f"python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
+                         f"s.connect(\"{runtime}/bus\"); print(\"REACHED\")'", backend="landlock")
+    assert "REACHED" not in res.stdout and res.exit_code != 0 and "Permission denied" in res.stderr
