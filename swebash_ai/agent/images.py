@@ -170,6 +170,8 @@ def _sane(width: int, height: int) -> tuple[int, int] | None:
 
 
 def _webp_size(data: bytes) -> tuple[int, int] | None:
+    if len(data) < 30:  # shorter than any header that holds a size: a fragment, not an image
+        return None
     chunk = data[12:16]
     if chunk == b"VP8 " and data[23:26] == b"\x9d\x01\x2a":
         width, height = struct.unpack("<HH", data[26:30])

@@ -37,6 +37,12 @@ def test_lossless_webp_and_extended_webp_headers_are_read_too() -> None:
         assert dimensions(buffer.getvalue(), "image/webp") == (77, 33)
 
 
+def test_a_webp_fragment_too_short_to_hold_a_size_is_not_an_image() -> None:
+    fragment = b"RIFF\x0c\x00\x00\x00WEBPVP8X"  # 20 bytes: read as 1x1 before
+    assert dimensions(fragment, "image/webp") is None
+    assert not isinstance(image_attachment(fragment, "image/webp", name="x.webp"), ImageAttachment)
+
+
 def test_an_image_within_the_limits_goes_out_byte_for_byte() -> None:
     data = picture("PNG", (800, 600))
     got = image_attachment(data, "image/png", name="shot.png")
