@@ -87,7 +87,7 @@ async def settle_ask(
         verdict=verdict,
         arguments=arguments,
         always=agent.gate.propose(tool, arguments, verdict),
-        sandboxed=_confined_by_default(agent, tool, arguments),
+        sandboxed=_confined_by_default(agent, tool, arguments) and verdict.rule != "sandbox.host",
     )
     async with asking() if asking is not None else agent.approval_lock:  # one question at a time, in call order
         emit(ApprovalRequested(request))

@@ -17,6 +17,7 @@ Threads, not the caller's event loop: the runner, background commands and ``sweb
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
 import os
 import shutil
@@ -26,6 +27,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = ["RELAY_PORT", "Proxy", "shared"]
@@ -72,6 +74,8 @@ class Proxy:
     def __init__(self, allow_hosts: Sequence[str], ask: AskFn | None = None) -> None:
         self.allow = tuple(h.strip().lower() for h in allow_hosts if h.strip())
         self.ask = ask
+        self.pending: list[concurrent.futures.Future[Any]] = []
+        """Questions put to a person through ``ask`` (cancelled by :meth:`stop`: the command has ended)."""
         self.seen: list[tuple[str, int, bool]] = []
         # 0700: ours alone. In /tmp, the sandbox's own writable tmpfs, where bwrap can make the bind's mount
         # point (TMPDIR may be in a folder the sandbox hides, where it could not).
@@ -104,6 +108,8 @@ class Proxy:
         return self
 
     def stop(self) -> None:
+        for question in self.pending:
+            question.cancel()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

@@ -207,6 +207,9 @@ async def run_command(
             result = dataclasses.replace(result, content=result.text + "\n(not sandboxed: no sandbox works here: "
                                          f"{unconfined_why}; see `swebash-ai sandbox --show`)")
         return _with_snapshot_note(result, snapshot)
+    hosts = _asking_proxy(ctx, confinement)
+    if hosts is not None and confinement is not None:
+        confinement = dataclasses.replace(confinement, proxy=hosts.path)
     try:
         res = await run_process(
             command,
@@ -221,6 +224,8 @@ async def run_command(
     except ToolError as exc:
         return ToolResult.error(exc.message)
     finally:
+        if hosts is not None:
+            await asyncio.shield(asyncio.to_thread(hosts.stop))
         if snapshot is not None:  # shielded: a Ctrl-C that killed the command must not lose its after-state
             await asyncio.shield(asyncio.to_thread(_snapshot_after, ctx, snapshot, ctx.services.get("checkpoints")))
     metadata: dict[str, Any] = {
@@ -252,6 +257,35 @@ async def run_command(
     # for the model with the stricter rules of redact_output (scanning here too would read the output twice).
     return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata,
                       unasked_output=not ctx.approved)
+
+
+def _asking_proxy(ctx: ToolContext, confinement: SandboxPolicy | None) -> Any:
+    """A proxy of this command's own that puts a host ``sandbox_allow_hosts`` does not list to the person (the
+    TUI's dialog, the terminal, the editor), or ``None``: not confined, the network open, nobody to ask."""
+    if confinement is None or confinement.network != "none" or ctx.ask is None or ctx.ask_user is None:
+        return None
+    from swebash_ai.sandbox.proxy import Proxy
+
+    loop, ask = asyncio.get_running_loop(), ctx.ask
+
+    def ask_host(host: str, port: int) -> bool:
+        """In a proxy thread: the question goes to the turn's loop; only a person's yes lets it through."""
+        why = (f"a command in the sandbox wants to connect to {host}:{port}, which sandbox_allow_hosts does not "
+               "list (allow it for the session, or add it to the setting)")
+        verdict = Verdict("ask", [why], "sandbox.host", severe=True)
+        async def question() -> str | None:
+            return await ask(verdict, f"let the sandboxed command connect to {host}:{port}",
+                             f"connect to {host}:{port}", f"host:{host}:{port}")
+
+        asked = asyncio.run_coroutine_threadsafe(question(), loop)
+        proxy.pending.append(asked)
+        try:
+            return asked.result(timeout=600) is None
+        except Exception:  # cancelled with the command, or no answer in time: refused
+            return False
+
+    proxy = Proxy(confinement.allow_hosts, ask=ask_host).start()
+    return proxy
 
 
 def _with_snapshot_note(result: ToolResult, snapshot: dict[str, Any] | None) -> ToolResult:

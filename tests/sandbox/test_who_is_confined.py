@@ -111,3 +111,52 @@ def test_a_command_proven_read_only_is_not_confined(place: tuple[Path, Path]) ->
     (ws / "a.txt").write_text("hello\n")
     done = _run(ws, Person(Decision.DENY), {"command": "cat a.txt"})
     assert done.result.ok and done.result.metadata["sandbox"] == "none" and "hello" in done.result.text
+
+
+class Asker(Person):
+    """A person who allows the command, answers ``answer`` about the host, and can be asked questions (so the
+    session offers its asker to the tools)."""
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.asked.append(request)
+        return self.answer if request.verdict.rule == "sandbox.host" else Decision.ALLOW_ONCE
+
+    async def ask(self, question: Any) -> Any:
+        raise AssertionError("no ask_user question was expected")
+
+
+@pytest.fixture
+def web() -> Iterator[int]:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Hello(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"hello through the proxy")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.mark.skipif(shutil.which("curl") is None or not detect.choose("bwrap").ok, reason="needs curl and bwrap")
+@pytest.mark.parametrize(("answer", "reached"), [(Decision.ALLOW_ONCE, True), (Decision.DENY, False)])
+def test_a_host_nobody_listed_is_put_to_the_person(place: tuple[Path, Path], web: int, answer: Decision,
+                                                  reached: bool) -> None:
+    ws, _outside = place
+    person = Asker(answer)
+    command = f"curl -sS --noproxy '' -x \"$HTTP_PROXY\" http://127.0.0.1:{web}/"
+    done = _run(ws, person, {"command": command})
+    hosts = [r for r in person.asked if r.verdict.rule == "sandbox.host"]
+    assert len(hosts) == 1 and f"127.0.0.1:{web}" in hosts[0].verdict.reasons[0] and hosts[0].verdict.severe
+    assert not hosts[0].sandboxed  # a question about a host, not a command: no "outside" answer
+    assert ("hello through the proxy" in done.result.text) is reached
