@@ -253,6 +253,7 @@ _AT_END: tuple[tuple[str, Rule], ...] = tuple((h, r) for r in RULES if r.at_end 
 _AT_END_FIRST = tuple({h[0].encode("ascii") for h, _r in _AT_END})
 _AT_END_ONE = _AT_END_FIRST[0] if len(_AT_END_FIRST) == 1 else b""  # the common case: one first character
 _PREFIXES: tuple[str, ...] = tuple(p for p, _r in _BY_PREFIX)
+_PREFIX_BYTES: tuple[bytes, ...] = tuple(p.encode("ascii", "replace") for p in _PREFIXES)
 # The prefixes by their first character: a word is compared with the few that can start it, in table order.
 _BY_FIRST: dict[str, tuple[tuple[str, Rule], ...]] = {
     c: tuple((p, r) for p, r in _BY_PREFIX if p[0] == c) for c in {p[0] for p in _PREFIXES}
@@ -422,11 +423,12 @@ def _find_tokens(text: str, data: bytes, found: list[tuple[int, int, int, str]])
         prefixes = _FIRST_BYTES.get(data[start])
         # Most long words are names: no prefix of a format, no dot before one, no ``-`` near their end. Tested
         # on the bytes in place (no slice a word).
+        # A dotted name (``os.path.join``) is tried only when a format's prefix follows its last dot.
         if (
             (prefixes is not None and data.startswith(prefixes, start))
-            or data.find(b".", start, stop) >= 0
             or data[start] == 0x2D
             or (data.find(_AT_END_ONE, stop - 6, stop) >= 0 if _AT_END_ONE else _ends_like_format(data, stop))
+            or ((dot := data.rfind(b".", start, stop)) >= 0 and data.startswith(_PREFIX_BYTES, dot + 1))
         ):
             _try_word(text, start, text[start:stop], found)
         start = words.find(_LONG_WORD, stop)
