@@ -104,7 +104,9 @@ class Proxy:
         server = socketserver.ThreadingUnixStreamServer(str(self.path), Handler)
         server.daemon_threads = True
         self._server = server
-        threading.Thread(target=server.serve_forever, name="swebash-ai-proxy", daemon=True).start()
+        # A short poll: a command's own proxy is stopped when the command ends, and stop() waits for the loop.
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="swebash-ai-proxy",
+                         daemon=True).start()
         return self
 
     def stop(self) -> None:

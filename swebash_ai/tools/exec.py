@@ -262,7 +262,7 @@ async def run_command(
 def _asking_proxy(ctx: ToolContext, confinement: SandboxPolicy | None) -> Any:
     """A proxy of this command's own that puts a host ``sandbox_allow_hosts`` does not list to the person (the
     TUI's dialog, the terminal, the editor), or ``None``: not confined, the network open, nobody to ask."""
-    if confinement is None or confinement.network != "none" or ctx.ask is None or ctx.ask_user is None:
+    if confinement is None or confinement.network != "none" or ctx.ask is None or not ctx.can_ask:
         return None
     from swebash_ai.sandbox.proxy import Proxy
 

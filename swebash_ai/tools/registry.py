@@ -173,6 +173,9 @@ class ToolContext:
     command the policy did not prove read-only, however it was allowed, unless ``unconfined``. ``exec_sandbox``
     decides what happens where no sandbox works (``auto``: runs unconfined and says so; ``all``: refused);
     ``exec_sandbox = "all"`` confines every command anyway."""
+    can_ask: bool = False
+    """A person can answer this call's further questions (the approver is interactive). Set per call by the
+    loop; a question nobody can answer is not worth preparing (the sandbox's asking proxy)."""
     ask_user: Callable[[Any], Awaitable[Any]] | None = None
     """Puts a question to the user (see ``tools.ask``): the front end's asker, set per call by the loop from
     the approver; ``None`` when nobody can be asked."""
