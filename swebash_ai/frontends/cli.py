@@ -253,12 +253,14 @@ def _sandbox_parser(sub: Any) -> None:
     sandbox = sub.add_parser(
         "sandbox", prog="swebash-ai sandbox", help="show the sandbox policy here, or run one command under it",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="The OS sandbox that confines commands nobody approved one by one (docs/safety.md): the "
+        description="The OS sandbox that confines every command not proven read-only, unless you allow that very "
+        "call outside it (o in the question; docs/safety.md): the "
         "workspace and a private /tmp are writable, .git/config, .git/hooks and .swebash-ai/ stay read-only, "
         "credentials (~/.ssh, ~/.aws, .env files...: the path guard's list) are hidden, everything else is "
         "read-only, and there is no network (but HTTP(S) to the hosts of sandbox_allow_hosts, through swebash-ai's "
         "proxy). Backends: bubblewrap or Landlock on Linux, Seatbelt on macOS; "
-        "when none works, such commands are refused, never run unconfined.",
+        "when none works, auto mode is refused and other commands run unconfined, each result saying so "
+        "(exec_sandbox = all refuses them instead).",
         epilog="examples:\n"
         "  swebash-ai sandbox --show                   the policy as it applies here, and the backend\n"
         "  swebash-ai sandbox -- make test             run one command under it (its exit code)\n"
