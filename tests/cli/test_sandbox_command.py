@@ -51,7 +51,7 @@ def test_usage_errors_and_help(run_cli: Any) -> None:
     assert run_cli("sandbox").returncode == 2
     helped = run_cli("sandbox", "--help")
     assert helped.returncode == 0
-    for text in ("--show", "-- COMMAND", "examples:", "no network", "never run unconfined", "exit codes:"):
+    for text in ("--show", "-- COMMAND", "examples:", "no network", "each result saying so", "exit codes:"):
         assert text in helped.stdout
 
 
