@@ -14,6 +14,11 @@ if TYPE_CHECKING:  # field types only: importing events must not import the tool
     from swebash_ai.tools.registry import ToolResult
 
 
+SANDBOX_NOTE = "runs in the sandbox: the workspace writable, your keys hidden, no network but allowed hosts"
+"""What a question about a command a yes would confine says, in every front end (each adds its key for
+"outside the sandbox")."""
+
+
 @dataclass(frozen=True)
 class TextDelta:
     """A piece of the assistant's answer."""
@@ -79,11 +84,12 @@ class ApprovalRequest:
     verdict: Verdict
     arguments: dict[str, Any] = field(default_factory=dict)
     always: dict[str, Any] | None = None
-    sandboxed: bool = False
-    """A yes runs this command in the sandbox; :attr:`~swebash_ai.agent.approval.Decision.ALLOW_OUTSIDE` (offered
-    only then) runs it outside, with all of the user's rights."""
     """The rule "always allow this in this workspace" would save (a ``[[rules]]`` table), shown before it is
     saved; ``None`` when no rule can be offered (a compound command, a write, a catastrophe...)."""
+    sandboxed: bool = False
+    """A yes runs this command in the sandbox (:data:`SANDBOX_NOTE` says so in every front end);
+    :attr:`~swebash_ai.agent.approval.Decision.ALLOW_OUTSIDE` (offered only then) runs it outside, with all
+    of the user's rights."""
 
     @property
     def heading(self) -> str | None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from swebash_ai.agent.approval import Decision
+from swebash_ai.agent.events import SANDBOX_NOTE
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import ApprovalRequest
@@ -34,8 +35,7 @@ BeforeAsk = Callable[[Any], Awaitable[None]]
 CHOICES = "[y] allow once  [a] allow for this session  [n] deny (default)  [d] describe"
 OUTSIDE_CHOICES = ("[y] allow once, in the sandbox  [o] once, outside it, with your rights  [a] allow for this "
                    "session  [n] deny (default)  [d] describe")
-SANDBOX_NOTE = ("   in the sandbox: the workspace writable, your keys hidden, no network but allowed hosts; "
-                "answer o only if it needs more")
+OUTSIDE_HINT = "; answer o only if it needs more"
 
 _ANSWERS = {
     "y": Decision.ALLOW_ONCE, "yes": Decision.ALLOW_ONCE,
@@ -174,7 +174,7 @@ class PromptApprover:
         self._say(_reverse_markers(format_request(request)))
         choices = OUTSIDE_CHOICES if request.sandboxed else CHOICES
         if request.sandboxed:
-            self._say(SANDBOX_NOTE)
+            self._say(f"   {SANDBOX_NOTE}{OUTSIDE_HINT}")
         self._say("   " + choices)
         session = self._prompt_session()
         while True:

@@ -25,6 +25,7 @@ from acp import schema
 from acp.exceptions import RequestError
 
 from swebash_ai.agent.approval import Decision
+from swebash_ai.agent.events import SANDBOX_NOTE
 from swebash_ai.frontends.acp.updates import diff_content, locations, text_content, tool_kind
 from swebash_ai.tools.ask import Answer, Question, nobody_can_answer
 
@@ -65,8 +66,7 @@ def request_text(request: ApprovalRequest) -> str:
     lines.append(f"in {request.cwd}")
     lines.extend(f"why: {reason}" for reason in request.verdict.reasons)
     if request.sandboxed:
-        lines.append("runs in the sandbox (the workspace writable, your keys hidden, no network but allowed hosts) "
-                     "unless allowed outside it")
+        lines.append(f"{SANDBOX_NOTE}, unless allowed outside it")
     if request.always is not None:
         lines.append(f"always allow here saves a rule: {describe_rule(request.always)}")
     return safe("\n".join(lines), visible=True)
