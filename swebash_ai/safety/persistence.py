@@ -14,6 +14,7 @@ inside the home folder is where a planted ``ls`` waits for the next shell.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -109,7 +110,14 @@ def persistence_program(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _points(home: str, workspace: str | None, path_env: str | None) -> list[tuple[Path, str]]:
+def _points(home: str, workspace: str | None, path_env: str | None) -> tuple[tuple[Path, str], ...]:
+    return _resolved_points(home, workspace, os.environ.get("PATH", "") if path_env is None else path_env)
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved_points(home: str, workspace: str | None, path_env: str) -> tuple[tuple[Path, str], ...]:
+    """Every point, as written and resolved: built once per home, workspace and PATH (each word of a command
+    is checked against them)."""
     out: list[tuple[Path, str]] = []
     for rel, label in HOME_POINTS:
         base = Path(home) / rel
@@ -117,14 +125,14 @@ def _points(home: str, workspace: str | None, path_env: str | None) -> list[tupl
     for absolute, label in SYSTEM_POINTS:
         out += [(Path(absolute), label), (_resolved(absolute), label)]
     ws = _resolved(workspace) if workspace else None
-    for folder in (path_env if path_env is not None else os.environ.get("PATH", "")).split(os.pathsep):
+    for folder in path_env.split(os.pathsep):
         if not folder or not os.path.isabs(folder):
             continue
         real = _resolved(folder)
         if ws is not None and (real.is_relative_to(ws) or ws.is_relative_to(real)):
             continue  # a project's own node_modules/.bin or .venv/bin: the workspace's business
         out += [(Path(os.path.normpath(folder)), "a folder on PATH"), (real, "a folder on PATH")]
-    return out
+    return tuple(out)
 
 
 def _resolved(path: str) -> Path:
