@@ -196,6 +196,19 @@ class Settings(BaseModel):
     """Hosts sandboxed commands may reach through swebash-ai's proxy (``pypi.org,github.com``); empty: none.
     ``[sandbox] allow_hosts`` in the config file."""
 
+    # --- the sandbox's view (docs/safety.md, "What a sandboxed command sees") --------------------------------
+    sandbox_read: CommaList = Field(default_factory=list)
+    """More folders a sandboxed command may read (``~/.config/mytool``), on top of the system, the workspace and
+    the toolchain folders of home (``swebash-ai sandbox --show`` lists them). ``[sandbox] read``."""
+
+    sandbox_write: CommaList = Field(default_factory=list)
+    """More folders a sandboxed command may write (what it writes there stays: they are outside undo).
+    ``[sandbox] write``."""
+
+    sandbox_env_pass: CommaList = Field(default_factory=list)
+    """More environment variables a sandboxed command gets, on top of the table of ``PATH``, ``HOME``, locale and
+    toolchain variables; a value the secret scan flags is dropped all the same. ``[sandbox] env_pass``."""
+
     command_snapshots: bool = True
     """Before an approved command runs, snapshot the workspace into a git repository of swebash-ai's own in the
     sessions folder (``.gitignore`` respected), so undo can revert what the command changed. See docs/undo.md."""
@@ -232,7 +245,8 @@ class Settings(BaseModel):
     telemetry_log_commands: bool = False
     """With telemetry on, add the command line (redacted like the audit log) to each ``run_command`` span."""
 
-    @field_validator("tools_allow", "tools_deny", "workspace_roots", "path_deny", "sandbox_allow_hosts", mode="before")
+    @field_validator("tools_allow", "tools_deny", "workspace_roots", "path_deny", "sandbox_allow_hosts",
+                     "sandbox_read", "sandbox_write", "sandbox_env_pass", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -55,21 +55,30 @@ def find() -> str | None:
 def render(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, bwrap: str) -> list[str]:
     """The argv that runs ``argv`` in ``cwd`` under ``policy`` with the ``bwrap`` binary given."""
     out = [bwrap, "--unshare-all", *(["--share-net"] if policy.network == "full" else []), "--cap-drop", "ALL",
-           "--die-with-parent", "--new-session", "--as-pid-1",
-           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+           "--die-with-parent", "--new-session", "--as-pid-1"]
+    out += _view(policy) if policy.view is not None else ["--ro-bind", "/", "/"]
+    out += ["--dev", "/dev", "--proc", "/proc"]
     if policy.private_tmp:
         out += ["--tmpfs", "/tmp"]  # noqa: S108 - a fresh tmpfs, not a shared temporary file
-    for root in policy.writable:  # after /tmp: a workspace under /tmp stays reachable
+    home = policy.empty_home
+    if home is not None:  # an empty home, then what the view shows of it
+        out += ["--tmpfs", str(home)]
+        out += _home_view(policy, home)
+    for root in policy.writable:  # after /tmp and home: a workspace under either stays reachable
         out += ["--bind", str(root), str(root)]
     for folder in policy.pinned:  # a mount point cannot be renamed: `mv .git x; mkdir .git` fails
         out += ["--bind", str(folder), str(folder)]
     for path in policy.read_only:
         out += ["--ro-bind", str(path), str(path)]
+    for path in policy.sealed:  # not there yet: an empty read-only folder (its mount point stays, empty)
+        out += ["--tmpfs", str(path), "--remount-ro", str(path)]
     for h in policy.hidden:
         if h.kind == "dir":
             out += ["--tmpfs", str(h.path), "--remount-ro", str(h.path)]
         else:
             out += ["--ro-bind", "/dev/null", str(h.path)]
+    if home is not None:
+        out += ["--remount-ro", str(home)]  # a write to ~/x fails loudly instead of vanishing
     if policy.proxy is not None and policy.network == "none":  # the one way out: the relay to the proxy
         sockets = str(policy.proxy.parent)
         out += ["--ro-bind", sockets, sockets]
@@ -78,6 +87,40 @@ def render(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, bwrap: str)
         argv = [os.path.realpath(sys.executable), "-I", "-S", "-c", _relay_code(), str(policy.proxy),
                 str(RELAY_PORT), "--", *argv]
     return [*out, "--chdir", str(cwd), "--", *argv]
+
+
+def _view(policy: SandboxPolicy) -> list[str]:
+    """The view's folders outside home: a symlink at the root (``/bin -> usr/bin``) stays a symlink."""
+    out: list[str] = []
+    home = policy.empty_home
+    for s in policy.view or ():
+        if home is not None and s.path.is_relative_to(home):
+            continue  # after home's tmpfs
+        target = os.readlink(s.path) if s.path.parent == Path("/") and os.path.islink(s.path) else None
+        if target is not None and not os.path.isabs(target):
+            out += ["--symlink", target, str(s.path)]
+        else:
+            out += _bind(s.mode, s.path)
+    if policy.network == "full":  # /etc/resolv.conf often points into /run, which is not shown
+        resolv = os.path.realpath("/etc/resolv.conf")
+        if resolv.startswith("/run/") and os.path.isfile(resolv):
+            out += ["--ro-bind", resolv, resolv]
+    return out
+
+
+def _home_view(policy: SandboxPolicy, home: Path) -> list[str]:
+    out: list[str] = []
+    for s in policy.view or ():
+        if s.path.is_relative_to(home):
+            out += _bind(s.mode, s.path)
+    return out
+
+
+def _bind(mode: str, path: Path) -> list[str]:
+    p = str(path)
+    if mode == "cache":  # writes land in a tmpfs over the real folder and vanish; a missing one starts empty
+        return ["--overlay-src", p, "--tmp-overlay", p] if os.path.isdir(path) else ["--tmpfs", p]
+    return ["--bind-try" if mode == "rw" else "--ro-bind-try", p, p]
 
 
 @functools.lru_cache(maxsize=1)

@@ -56,7 +56,8 @@ def policy_for(paths: PathPolicy, settings: Settings, read_only_files: Sequence[
     where = locations()
     return build_policy(paths, own_dirs=(where.config_dir, where.data_dir, where.state_dir),
                         read_only_files=read_only_files, allow_hosts=settings.sandbox_allow_hosts,
-                        network=settings.exec_sandbox_network)
+                        network=settings.exec_sandbox_network, read=settings.sandbox_read,
+                        write=settings.sandbox_write, env_pass=settings.sandbox_env_pass)
 
 
 def with_proxy(policy: SandboxPolicy) -> SandboxPolicy:

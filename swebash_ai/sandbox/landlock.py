@@ -80,12 +80,26 @@ def abi() -> int:
     return max(version, 0)
 
 
-def read_grants(hidden: Sequence[str], listdir: Any = os.listdir) -> list[tuple[str, bool]]:
+def read_grants(hidden: Sequence[str], listdir: Any = os.listdir,
+                tops: Sequence[str] = ("/",)) -> list[tuple[str, bool]]:
     """Where reading is granted so that ``hidden`` is left out: ``(path, whole)`` pairs, ``whole`` False for a
-    folder on the way to a hidden path (only listing it is granted). Pure but for ``listdir``."""
+    folder on the way to a hidden path (only listing it is granted). ``tops``: the folders shown (the view);
+    nothing outside them is granted. Pure but for ``listdir``."""
     hide = {os.path.normpath(h) for h in hidden}
-    if not hide:
-        return [("/", True)]
+    out: list[tuple[str, bool]] = []
+    for top in tops:
+        top = os.path.normpath(top)
+        inside = {h for h in hide if Path(h).is_relative_to(top) and h != top}
+        if top in hide:
+            continue
+        if not inside:
+            out.append((top, True))
+        else:
+            out += _grants_in(top, inside, listdir)
+    return out
+
+
+def _grants_in(top: str, hide: set[str], listdir: Any) -> list[tuple[str, bool]]:
     on_way = {str(p) for h in hide for p in Path(h).parents}
     out: list[tuple[str, bool]] = []
 
@@ -104,15 +118,19 @@ def read_grants(hidden: Sequence[str], listdir: Any = os.listdir) -> list[tuple[
             else:
                 out.append((path, True))
 
-    visit("/")
+    visit(top)
     return out
 
 
 def render(policy: SandboxPolicy, argv: Sequence[str]) -> list[str]:
     """The argv that runs ``argv`` under ``policy`` through this file as a launcher."""
-    ws = tuple(str(w) for w in policy.writable)
+    view = policy.view
+    ws = tuple(str(w) for w in (*policy.writable, *(v.path for v in view or () if v.mode == "rw")))
     hidden = [str(h.path) for h in policy.hidden if not any(h.path.is_relative_to(w) for w in policy.writable)]
-    spec = {"writable": ws, "hidden": hidden, "network": policy.network, "private_tmp": policy.private_tmp}
+    # No overlay here: a cache folder is shown read-only (a build that writes there fails and says so).
+    read = ["/"] if view is None else [*(str(v.path) for v in view if v.mode != "rw"), "/proc", "/dev"]
+    spec = {"writable": ws, "read": read, "hidden": hidden, "network": policy.network,
+            "private_tmp": policy.private_tmp}
     return [sys.executable, "-I", "-S", str(Path(__file__)), json.dumps(spec), "--", *argv]
 
 
@@ -203,7 +221,7 @@ def apply(spec: dict[str, Any], tmp: str | None) -> None:
     size = 24 if version >= 6 else 16 if closed_net else 8
     ruleset = _check(libc.syscall(_SYS_CREATE, ctypes.byref(attr), size, 0), "ruleset")
     try:
-        for path, whole in read_grants(spec["hidden"]):
+        for path, whole in read_grants(spec["hidden"], tops=spec.get("read", ["/"])):
             _add(libc, ruleset, path, _READ if whole else _READ_DIR, version)
         for path in [*spec["writable"], *([tmp] if tmp else [])]:
             _add(libc, ruleset, path, _all_fs(version), version)

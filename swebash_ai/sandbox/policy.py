@@ -32,14 +32,25 @@ from pathlib import Path
 from typing import Literal
 
 from swebash_ai.safety.paths import PSEUDO_REASON, PathPolicy
-from swebash_ai.safety.protected_names import HISTORY_NAMES
+from swebash_ai.safety.protected_names import HISTORY_NAMES, HOME_CREDENTIALS
+from swebash_ai.sandbox.view import Shown, shown
 
-__all__ = ["RUNTIME_SOCKETS", "WALK_LIMIT", "Hidden", "SandboxPolicy", "build_policy", "git_dirs"]
+__all__ = ["RUNTIME_SOCKETS", "SHOWN_WALK_DEPTH", "WALK_LIMIT", "Hidden", "SandboxPolicy", "Shown", "build_policy",
+           "git_dirs"]
 
 WALK_LIMIT = 20_000
 """Entries of the workspace looked at for files the guard denies by name; past it the rest is not looked at
 (and :attr:`SandboxPolicy.notes` says so)."""
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules"})  # what the guard's own workspace walk skips
+SHOWN_WALK_DEPTH = 3
+"""How deep the folders shown from home (toolchains, caches, ``sandbox_read``) are looked at for protected names
+(``~/.cargo/credentials.toml`` sits at depth 1); past it a toolchain holds its own files, not the user's."""
+# The home table's entries by their last name, with the folders they sit in (".docker/config.json" ->
+# "config.json": (".docker",)): a copy of ~/.aws or ~/.docker/config.json anywhere in the workspace is hidden too.
+_NESTED: dict[str, list[tuple[str, ...]]] = {}
+for _rel, _why in HOME_CREDENTIALS:
+    *_parents, _last = _rel.split("/")
+    _NESTED.setdefault(_last, []).append(tuple(_parents))
 
 
 # Service sockets a confined command must not reach: a socket is writable on a read-only mount, and the service
@@ -93,18 +104,48 @@ class SandboxPolicy:
     home: Path = field(default_factory=Path.home)
     notes: tuple[str, ...] = ()
     """What the policy could not do as asked (a protected folder that holds the workspace, a walk cut short)."""
+    view: tuple[Shown, ...] | None = None
+    """What the command sees besides the writable roots and a private ``/tmp`` (``view.py``'s tables): nothing
+    else exists in there. ``None``: the whole file system, read-only (a policy built by hand for a test);
+    :func:`build_policy` always lists it."""
+    sealed: tuple[Path, ...] = ()
+    """Folders git runs code from that do not exist yet (``.git/hooks``, ``.git/info``...): shown as empty
+    read-only folders (bubblewrap leaves the empty folder on the disk, its mount point: git ignores it)."""
+    env_pass: tuple[str, ...] = ()
+    """Variables the user lets through on top of ``view.ENV_PASS`` (``[sandbox] env_pass``)."""
+
+    @property
+    def empty_home(self) -> Path | None:
+        """The home folder when the command sees it as an empty, read-only folder holding only the view's
+        entries; ``None`` when the whole disk is shown, or the workspace holds the home folder."""
+        if self.view is None or any(self.home.is_relative_to(w) for w in self.writable):
+            return None
+        return self.home
 
     def describe(self) -> list[str]:
         """The policy as lines for ``swebash-ai sandbox --show``."""
         out = ["writable:"]
         out += [f"  {p}" for p in self.writable]
         if self.private_tmp:
-            out.append("  /tmp (private, empty at the start, gone at the end)")
+            out.append("  /tmp (private, empty at the start, gone at the end: what is written there is lost)")
+        if self.view is not None:
+            out += [f"  {s.path} ({s.why})" for s in self.view if s.mode == "rw"]
+            out.append("writable, every write thrown away at the end (caches):")
+            out += [f"  {s.path} ({s.why})" for s in self.view if s.mode == "cache"] or ["  (nothing)"]
         out.append("read-only inside the workspace:")
-        out += [f"  {p}" for p in self.read_only] or ["  (nothing)"]
+        out += [f"  {p}" for p in [*self.read_only, *self.sealed]] or ["  (nothing)"]
+        if self.view is not None:
+            out.append("read-only, shown from outside the workspace:")
+            out += [f"  {s.path} ({s.why})" for s in self.view if s.mode == "ro"]
+            if self.empty_home is not None:
+                out.append(f"  {self.empty_home} (empty: only the folders above that are in it)")
         out.append("hidden (shown empty):")
         out += [f"  {h.path}{'/' if h.kind == 'dir' else ''}" for h in self.hidden] or ["  (nothing found here)"]
-        out.append("everything else: read-only")
+        if self.view is not None:
+            out.append("everything else (the rest of home, other projects, parent folders, /run, /var, /mnt, "
+                       "sockets outside the workspace): absent")
+        else:
+            out.append("everything else: read-only")
         if self.network == "full":
             out.append("network: all of it (exec_sandbox_network = true)")
         else:
@@ -168,8 +209,20 @@ def git_dirs(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
         if modules.is_dir():  # submodules' git folders: modules/NAME, nested ones modules/NAME/modules/SUB
             folders += [p.parent for p in modules.glob("**/config") if p.is_file()][:200]
     for folder in dict.fromkeys(folders):
-        read_only += [folder / n for n in ("config", "config.worktree", "hooks") if (folder / n).exists()]
+        read_only += [folder / n for n in ("config", "config.worktree", "hooks", *_GIT_SEALED[1:])
+                      if (folder / n).exists()]
     return read_only, pinned, folders
+
+
+# Folders of a git folder that git runs code from or that point it elsewhere: read-only when they exist, empty and
+# read-only when they do not (hooks; info/attributes names filter drivers; modules/ holds submodules' configs;
+# worktrees/ the linked worktrees' commondir and config.worktree).
+_GIT_SEALED = ("hooks", "info", "modules", "worktrees")
+
+
+def _sealed(folders: Sequence[Path]) -> list[Path]:
+    """The folders of :data:`_GIT_SEALED` missing from the git folders given."""
+    return [f / n for f in folders for n in _GIT_SEALED if f.is_dir() and not os.path.lexists(f / n)]
 
 
 def _inside(p: Path, roots: Iterable[Path]) -> bool:
@@ -202,12 +255,14 @@ def _listing(paths: PathPolicy, folder: str) -> _Listing | None:
     if cached is not None and cached.mtime_ns == st.st_mtime_ns:
         return cached
     protected, folders, has_git, entries = [], [], False, 0
+    parts = Path(folder).parts
     try:
         with os.scandir(folder) as it:
             for entry in it:
                 entries += 1
                 has_git = has_git or entry.name == ".git"
-                if paths.name_reason(entry.name) is not None:  # a protected folder is hidden whole
+                nested = any(not up or parts[-len(up):] == up for up in _NESTED.get(entry.name, ()))
+                if nested or paths.name_reason(entry.name) is not None:  # a protected folder is hidden whole
                     protected.append(entry.name)
                 elif entry.name not in _SKIP_DIRS and entry.is_dir(follow_symlinks=False):
                     folders.append(entry.name)
@@ -221,17 +276,21 @@ def _listing(paths: PathPolicy, folder: str) -> _Listing | None:
     return found
 
 
-def _walk_workspace(paths: PathPolicy, roots: Sequence[Path], limit: int) -> tuple[list[Path], list[Path], bool]:
-    """Files in the workspace the guard denies by name, and nested repositories (folders holding ``.git``);
-    ``True`` when the walk stopped at ``limit`` entries. A folder unchanged since the last walk is not read
-    again (its mtime says so): a command's policy costs a stat per folder, not a look at every name."""
+def _walk_workspace(paths: PathPolicy, roots: Sequence[Path], limit: int,
+                    depth: int | None = None) -> tuple[list[Path], list[Path], bool]:
+    """Files in the workspace the guard denies by name (or that copy a path of its home table: ``deploy/.aws``),
+    and nested repositories (folders holding ``.git``); ``True`` when the walk stopped at ``limit`` entries, or
+    ``depth`` folders down. A folder unchanged since the last walk is not read again (its mtime says so): a
+    command's policy costs a stat per folder, not a look at every name."""
     secret: list[Path] = []
     repos: list[Path] = []
     seen = 0
     stack = [str(r) for r in roots]
     tops = set(stack)
+    levels = {s: 0 for s in stack}
     while stack:
         top = stack.pop()
+        level = levels.pop(top, 0)
         listing = _listing(paths, top)
         if listing is None:
             continue
@@ -241,7 +300,11 @@ def _walk_workspace(paths: PathPolicy, roots: Sequence[Path], limit: int) -> tup
         if listing.has_git and top not in tops:
             repos.append(Path(top))
         secret += [Path(top, n) for n in listing.protected]
-        stack += [os.path.join(top, n) for n in listing.folders]
+        if depth is not None and level >= depth:
+            continue
+        for name in listing.folders:
+            levels[os.path.join(top, name)] = level + 1
+            stack.append(os.path.join(top, name))
     return secret, repos, False
 
 
@@ -254,6 +317,10 @@ def build_policy(
     network: bool = False,
     walk_limit: int = WALK_LIMIT,
     runtime: Sequence[Path] | None = None,
+    read: Sequence[str | Path] = (),
+    write: Sequence[str | Path] = (),
+    env_pass: Sequence[str] = (),
+    whole_disk: bool = False,
 ) -> SandboxPolicy:
     """The policy for commands run in ``paths``' workspace roots.
 
@@ -266,6 +333,10 @@ def build_policy(
         walk_limit: How many workspace entries to look at for protected names.
         runtime: Service sockets and their folders to hide (default: :data:`RUNTIME_SOCKETS` and
             ``$XDG_RUNTIME_DIR``).
+        read: ``sandbox_read``: more folders shown read-only (``~`` expands).
+        write: ``sandbox_write``: more folders shown writable.
+        env_pass: ``sandbox_env_pass``: more variables the command gets.
+        whole_disk: Show the whole file system read-only instead of the view (the old policy; for tests).
     """
     roots = tuple(dict.fromkeys(_real(r) for r in paths.roots))
     notes: list[str] = []
@@ -283,6 +354,11 @@ def build_policy(
         pass
     secret, repos, cut = _walk_workspace(paths, roots, walk_limit)
     candidates += secret
+    view = None if whole_disk else tuple(shown(paths.home, read=read, write=write, workspace=roots))
+    if view is not None:  # what is shown from home (and the user's additions) is looked at too, not as deep
+        extra = [v.path for v in view if v.mode != "cache" and (v.path.is_relative_to(paths.home) or v.why in (
+            "sandbox_read", "sandbox_write"))]
+        candidates += _walk_workspace(paths, extra, walk_limit, depth=SHOWN_WALK_DEPTH)[0]
     if cut:
         notes.append(f"only the first {walk_limit} entries of the workspace were looked at for protected file "
                      "names (.env, keys); files further in are not hidden")
@@ -298,12 +374,17 @@ def build_policy(
         hidden.setdefault(real, Hidden(real, kind))
     dirs = [h.path for h in hidden.values() if h.kind == "dir"]
     kept = [h for h in hidden.values() if not any(h.path != d and h.path.is_relative_to(d) for d in dirs)]
+    if view is not None:  # only what the command could see needs covering: each cover is a mount
+        seen = [*roots, *(_real(v.path) for v in view)]
+        kept = [h for h in kept if _inside(h.path, seen)]
     read_only: list[Path] = []
     pinned: list[Path] = []
+    sealed: list[Path] = []
     for repo in (*roots, *repos):
-        ro, pin, _ = git_dirs(repo)
+        ro, pin, folders = git_dirs(repo)
         read_only += ro
         pinned += pin
+        sealed += _sealed(folders)
     for root in roots:
         if (root / ".swebash-ai").exists():
             read_only.append(root / ".swebash-ai")
@@ -324,4 +405,7 @@ def build_policy(
         allow_hosts=tuple(dict.fromkeys(h.strip().lower() for h in allow_hosts if h.strip())),
         home=paths.home,
         notes=tuple(dict.fromkeys(notes)),
+        view=view,
+        sealed=tuple(p for p in dict.fromkeys(sealed) if _inside(p, roots) and not _inside(p, hidden_paths)),
+        env_pass=tuple(env_pass),
     )

@@ -452,7 +452,7 @@ async def start_background(ctx: ToolContext, command: str, workdir: Path, *, kee
     try:
         svc = service_of(ctx)
         argv = build_argv(command, cwd=workdir, sandbox=sandbox, backend=backend)
-        env = child_environment(os.environ, keep_env)
+        env = child_environment(os.environ, keep_env, sandbox)
         proc = await svc.start(command, argv, cwd=workdir, env=env, approved=ctx.approved, on_end=on_end)
     except ToolError as exc:
         if on_end is not None:  # nothing ran: close the snapshot record all the same

@@ -63,9 +63,14 @@ _ENV_SET: dict[str, str] = {
     "PYTHONUNBUFFERED": "1",
 }
 
-def child_environment(base: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
+def child_environment(base: Mapping[str, str], keep: Iterable[str] = (),
+                      sandbox: SandboxPolicy | None = None) -> dict[str, str]:
     """The environment a command gets: ``base`` minus secrets and shell start-up hooks, plus safe defaults.
-    ``keep`` names secret-looking variables to pass on all the same (see ``APPROVED_ENV`` in the exec tool)."""
+    ``keep`` names secret-looking variables to pass on all the same (see ``APPROVED_ENV`` in the exec tool).
+
+    Confined by ``sandbox`` (with its view), the environment is an allowlist: only the variables of
+    ``sandbox/view.py``'s table, ``keep`` and ``[sandbox] env_pass``, and of those only the values the content
+    scan finds nothing in (``DATABASE_URL=postgres://u:password@db`` is dropped whatever its name)."""
     dropped = ("BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_CONFIG_COUNT")
     kept = frozenset(keep)
     env = {
@@ -73,12 +78,24 @@ def child_environment(base: Mapping[str, str], keep: Iterable[str] = ()) -> dict
         for k, v in base.items()
         if k not in _ENV_DROP and not k.startswith(dropped) and (k in kept or not looks_secret_env(k))
     }
+    if sandbox is not None and sandbox.view is not None:
+        from swebash_ai.sandbox.view import env_allowed
+
+        allowed = (*sandbox.env_pass, *kept)
+        env = {k: v for k, v in env.items() if env_allowed(k, allowed) and (k in kept or not _holds_secret(k, v))}
     env.update(_ENV_SET)
     env["GIT_CONFIG_COUNT"] = str(len(GIT_HARDENING))
     for n, (key, value) in enumerate(GIT_HARDENING):
         env[f"GIT_CONFIG_KEY_{n}"] = key
         env[f"GIT_CONFIG_VALUE_{n}"] = value
     return env
+
+
+def _holds_secret(name: str, value: str) -> bool:
+    """Whether the content scan (the one tool output gets) finds a credential in ``NAME=value``."""
+    from swebash_ai.safety.redact import redact_output
+
+    return redact_output(f"{name}={value}").masked > 0
 
 
 def build_argv(command: str, *, cwd: Path, sandbox: SandboxPolicy | None = None, backend: str = "auto") -> list[str]:

@@ -508,7 +508,7 @@ async def run_process(
     """
     workdir = Path(cwd)
     argv = build_argv(command, cwd=workdir, sandbox=sandbox, backend=sandbox_backend)
-    env = child_environment(os.environ if environ is None else environ, keep_env)
+    env = child_environment(os.environ if environ is None else environ, keep_env, sandbox)
     env[MARKER_VAR] = uuid.uuid4().hex
     start = time.monotonic()
     job = await start_contained(argv, cwd=workdir, env=env)

@@ -14,7 +14,7 @@ SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '3caa284a5bcd5a36',
  'swebash_ai.tools.search': '609aeb4779ab9336',
  'swebash_ai.tools.find': 'cd557f2a430f5a40',
  'swebash_ai.tools.exec': 'd1762d11d547f6cd',
- 'swebash_ai.tools.background': '4398269f6a827659',
+ 'swebash_ai.tools.background': '09f8ddb07c972427',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
  'swebash_ai.tools.plan': '0bc8aad0ee2e4e3d',
  'swebash_ai.tools.ask': 'e9370f811b8fac6d'}

@@ -92,7 +92,8 @@ def test_landlock_argv_carries_the_policy(tmp_path: Path) -> None:
 
     spec = json.loads(argv[4])
     # a hidden file inside the writable workspace cannot be taken out of a Landlock grant: it is a stated limit
-    assert spec == {"writable": ["/w/ws"], "hidden": ["/h/.ssh"], "network": "none", "private_tmp": True}
+    assert spec == {"writable": ["/w/ws"], "read": ["/"], "hidden": ["/h/.ssh"], "network": "none",
+                    "private_tmp": True}
     assert any(".env files are not protected" in limit for limit in landlock.LIMITS)
 
 

@@ -40,8 +40,9 @@ def _hidden(policy: SandboxPolicy) -> dict[Path, str]:
 ])
 def test_protected_paths_of_the_home_that_exist_are_hidden(tree: tuple[Path, Path], rel: str, kind: str) -> None:
     home, ws = tree
-    policy = build_policy(PathPolicy(roots=[ws], home=home))
+    policy = build_policy(PathPolicy(roots=[ws], home=home), whole_disk=True)  # the table, as a whole disk uses it
     assert _hidden(policy)[(home / rel).resolve()] == kind
+    assert (home / rel).resolve() not in _hidden(build_policy(PathPolicy(roots=[ws], home=home)))  # not shown at all
 
 
 def test_what_does_not_exist_or_is_not_protected_is_not_listed(tree: tuple[Path, Path]) -> None:
@@ -61,7 +62,7 @@ def test_the_same_table_as_the_path_guard(tree: tuple[Path, Path]) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text("x")
     paths = PathPolicy(roots=[ws], home=home)
-    hidden = _hidden(build_policy(paths))
+    hidden = _hidden(build_policy(paths, whole_disk=True))
     for rel, _whose in HOME_CREDENTIALS:
         p = (home / rel).resolve()
         assert p in hidden or any(p.is_relative_to(h) for h in hidden), rel
@@ -86,7 +87,8 @@ def test_path_deny_globs_and_paths_and_own_folders_are_hidden(tree: tuple[Path, 
     private.mkdir()
     own = tmp_path / "swebash-state"
     own.mkdir()
-    policy = build_policy(PathPolicy(roots=[ws], home=home, extra_deny=["*.sqlite", str(private)]), own_dirs=[own])
+    policy = build_policy(PathPolicy(roots=[ws], home=home, extra_deny=["*.sqlite", str(private)]), own_dirs=[own],
+                          whole_disk=True)
     hidden = _hidden(policy)
     assert hidden[(ws / "data.sqlite").resolve()] == "file"
     assert hidden[private.resolve()] == "dir" and hidden[own.resolve()] == "dir"
@@ -110,8 +112,9 @@ def test_git_config_hooks_and_project_folder_are_read_only(tree: tuple[Path, Pat
     hook_file.write_text("true\n")
     policy = build_policy(PathPolicy(roots=[ws], home=home), read_only_files=[hook_file])
     real = ws.resolve()
-    assert set(policy.read_only) == {real / ".git/config", real / ".git/hooks", real / ".swebash-ai",
-                                     hook_file.resolve()}
+    assert set(policy.read_only) == {real / ".git/config", real / ".git/hooks", real / ".git/info",
+                                     real / ".swebash-ai", hook_file.resolve()}
+    assert set(policy.sealed) == {real / ".git/modules", real / ".git/worktrees"}  # absent: empty, read-only
     assert policy.pinned == (real / ".git",)
     assert policy.writable == (real,)
 
@@ -168,7 +171,7 @@ def test_the_walk_is_bounded_and_says_so(tree: tuple[Path, Path]) -> None:
 
 def test_the_policy_is_frozen_and_describes_itself(tree: tuple[Path, Path]) -> None:
     home, ws = tree
-    policy = build_policy(PathPolicy(roots=[ws], home=home), allow_hosts=["pypi.org"])
+    policy = build_policy(PathPolicy(roots=[ws], home=home), allow_hosts=["pypi.org"], whole_disk=True)
     with pytest.raises(AttributeError):
         policy.network = "full"  # type: ignore[misc]
     text = "\n".join(policy.describe())
@@ -201,7 +204,7 @@ def test_what_this_user_cannot_read_needs_no_cover(tree: tuple[Path, Path], monk
     unreadable = {str(home / ".aws")}
     real_access = os.access
     monkeypatch.setattr(os, "access", lambda p, mode: str(p) not in unreadable and real_access(p, mode))
-    hidden = _hidden(build_policy(PathPolicy(roots=[ws], home=home)))
+    hidden = _hidden(build_policy(PathPolicy(roots=[ws], home=home), whole_disk=True))
     assert (home / ".aws").resolve() not in hidden and (home / ".ssh").resolve() in hidden
 
 
@@ -214,10 +217,11 @@ def test_service_sockets_and_the_runtime_folder_are_hidden(tree: tuple[Path, Pat
     bus.mkdir(parents=True)
     docker = tmp_path / "run" / "docker.sock"
     docker.write_text("")
-    hidden = _hidden(build_policy(PathPolicy(roots=[ws], home=home), runtime=[bus, docker, tmp_path / "run/nope"]))
+    hidden = _hidden(build_policy(PathPolicy(roots=[ws], home=home), runtime=[bus, docker, tmp_path / "run/nope"],
+                                  whole_disk=True))
     assert hidden[bus.resolve()] == "dir" and hidden[docker.resolve()] == "file"
     xdg = tmp_path / "xdg"
     xdg.mkdir()
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(xdg))
-    assert xdg.resolve() in _hidden(build_policy(PathPolicy(roots=[ws], home=home)))
+    assert xdg.resolve() in _hidden(build_policy(PathPolicy(roots=[ws], home=home), whole_disk=True))
     assert {"/run/user", "/run/dbus", "/run/systemd/private", "/run/docker.sock"} <= {p for p, _ in RUNTIME_SOCKETS}
