@@ -106,6 +106,23 @@ def _lower_parts(p: Path) -> tuple[str, ...]:
     return tuple(part.lower() for part in p.parts)
 
 
+# The home table's paths by their first name: a copy of one anywhere (``deploy/.aws/credentials``,
+# ``ops/.docker/config.json``) holds what the original holds.
+_NESTED_HOME: dict[str, list[tuple[str, ...]]] = {}
+for _rel in HOME_DENY:
+    _low = tuple(_rel.lower().split("/"))
+    _NESTED_HOME.setdefault(_low[0], []).append(_low)
+
+
+def _nested_home_copy(parts: tuple[str, ...]) -> bool:
+    """True when lowered path ``parts`` hold a path of the home table at any depth."""
+    for i, part in enumerate(parts):
+        for rel in _NESTED_HOME.get(part, ()):
+            if parts[i : i + len(rel)] == rel:
+                return True
+    return False
+
+
 def _name_denied(name: str) -> bool:
     """True when a single file name is a secret by its name alone."""
     n = name.lower()
@@ -307,6 +324,8 @@ class PathPolicy:
             if pp[: len(bp)] == bp:
                 return reason
         if p.parts and _name_denied(p.name):
+            return SECRET_REASON
+        if _nested_home_copy(pp):
             return SECRET_REASON
         if self.deny_globs:
             for part in p.parts:

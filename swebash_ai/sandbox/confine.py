@@ -87,6 +87,7 @@ def wrap(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, backend: str 
     if choice.backend == "landlock":
         from swebash_ai.sandbox import landlock
 
+        landlock.not_dumpable()  # no pid namespace here: the command could read our /proc/PID/environ
         return landlock.render(policy, argv)
     from swebash_ai.sandbox import seatbelt
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from swebash_ai.sandbox.policy import SandboxPolicy
 
-__all__ = ["LIMITS", "MIN_ABI", "abi", "read_grants", "render"]
+__all__ = ["LIMITS", "MIN_ABI", "abi", "not_dumpable", "read_grants", "render"]
 
 LIMITS = (
     "landlock: inside the workspace .git/config, .git/hooks, .swebash-ai/ and .env files are not protected "
@@ -208,6 +208,34 @@ def _refuse_udp(libc: Any) -> None:
     _check(libc.prctl(22, 2, ctypes.byref(fprog), 0, 0), "seccomp")  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32))
+
+
+def _drop_capabilities(libc: Any) -> None:
+    """Run by root, the command keeps no capability: CAP_SYS_PTRACE would read the host process's memory and
+    environment (``/proc/PID/environ``) whatever its dumpable flag, CAP_SYS_ADMIN would mount. Nothing to do for
+    another user."""
+    if os.geteuid() != 0:
+        return
+    for cap in range(64):  # PR_CAPBSET_DROP: not even an exec of a set-uid program gets them back
+        if libc.prctl(24, cap, 0, 0, 0) < 0:
+            break
+    data = (_CapData * 2)()
+    _check(libc.capset(ctypes.byref(_CapHeader(0x20080522, 0)), data), "capset")
+
+
+def not_dumpable() -> None:
+    """Mark this (the host's) process non-dumpable: another process of the same user, a command under Landlock
+    among them, can then not read its ``/proc/PID/environ`` or memory (the API key is in both). Linux only."""
+    if sys.platform.startswith("linux"):
+        _libc().prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+
+
 def apply(spec: dict[str, Any], tmp: str | None) -> None:
     """Restrict this process (and what it starts) to ``spec``. Raises OSError when the kernel refuses."""
     version = abi()
@@ -227,6 +255,7 @@ def apply(spec: dict[str, Any], tmp: str | None) -> None:
             _add(libc, ruleset, path, _all_fs(version), version)
         for dev in ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty"):
             _add(libc, ruleset, dev, _READ | _WRITE_FILE, version)
+        _drop_capabilities(libc)
         _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         _check(libc.syscall(_SYS_RESTRICT, ruleset, 0), "restrict_self")
         if closed_net:

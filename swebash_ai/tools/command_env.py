@@ -83,6 +83,9 @@ def child_environment(base: Mapping[str, str], keep: Iterable[str] = (),
 
         allowed = (*sandbox.env_pass, *kept)
         env = {k: v for k, v in env.items() if env_allowed(k, allowed) and (k in kept or not _holds_secret(k, v))}
+        home = sandbox.home
+        if not any(v.path in (home / ".gitconfig", home / ".config/git") for v in sandbox.view):
+            env["GIT_CONFIG_GLOBAL"] = "/dev/null"  # not shown (it can hold tokens): git need not look for it
     env.update(_ENV_SET)
     env["GIT_CONFIG_COUNT"] = str(len(GIT_HARDENING))
     for n, (key, value) in enumerate(GIT_HARDENING):

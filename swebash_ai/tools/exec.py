@@ -196,8 +196,11 @@ async def run_command(
         from swebash_ai.tools.background import start_background
 
         store = ctx.services.get("checkpoints")  # the store of this turn: the session's may change meanwhile
+        bg_watch = None if confinement is None else await asyncio.to_thread(_watch_before, ctx, confinement)
 
         def on_end() -> None:
+            if bg_watch is not None and confinement is not None:  # put back what it planted (not reported)
+                _watch_after(ctx, bg_watch, confinement)
             if snapshot is not None:
                 _snapshot_after(ctx, snapshot, store)
 
@@ -210,6 +213,8 @@ async def run_command(
     hosts = _asking_proxy(ctx, confinement)
     if hosts is not None and confinement is not None:
         confinement = dataclasses.replace(confinement, proxy=hosts.path)
+    watch = None if confinement is None else await asyncio.to_thread(_watch_before, ctx, confinement)
+    planted: list[str] = []
     try:
         res = await run_process(
             command,
@@ -226,6 +231,8 @@ async def run_command(
     finally:
         if hosts is not None:
             await asyncio.shield(asyncio.to_thread(hosts.stop))
+        if watch is not None and confinement is not None:  # before the snapshot: it records the put-back state
+            planted = await asyncio.shield(asyncio.to_thread(_watch_after, ctx, watch, confinement))
         if snapshot is not None:  # shielded: a Ctrl-C that killed the command must not lose its after-state
             await asyncio.shield(asyncio.to_thread(_snapshot_after, ctx, snapshot, ctx.services.get("checkpoints")))
     metadata: dict[str, Any] = {
@@ -243,6 +250,9 @@ async def run_command(
     if res.sandbox_note:
         metadata["sandbox_blocked"] = res.sandbox_note
     text = res.render()
+    if planted:
+        metadata["sandbox_planted"] = planted
+        text += "\n" + "\n".join(f"(sandbox: {line})" for line in planted)
     if unconfined_why is not None:
         text += f"\n(not sandboxed: no sandbox works here: {unconfined_why}; see `swebash-ai sandbox --show`)"
         metadata["sandbox"] = "unavailable"
@@ -257,6 +267,19 @@ async def run_command(
     # for the model with the stricter rules of redact_output (scanning here too would read the output twice).
     return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata,
                       unasked_output=not ctx.approved)
+
+
+def _watch_before(ctx: ToolContext, confinement: SandboxPolicy) -> Any:
+    from swebash_ai.sandbox import planted
+
+    return planted.before(confinement, path_policy_of(ctx))
+
+
+def _watch_after(ctx: ToolContext, watch: Any, confinement: SandboxPolicy) -> list[str]:
+    """What the confined command planted for git or swebash-ai, put back (``sandbox/planted.py``)."""
+    from swebash_ai.sandbox import planted
+
+    return planted.after(watch, confinement, path_policy_of(ctx))
 
 
 def _asking_proxy(ctx: ToolContext, confinement: SandboxPolicy | None) -> Any:
