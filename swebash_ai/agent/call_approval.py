@@ -131,7 +131,15 @@ OUTSIDE = "user-outside"
 def _confined_by_default(agent: Approving, tool: str, arguments: dict[str, Any]) -> bool:
     """Whether a plain yes to this call keeps it in the sandbox (a command, with the sandbox on): leaving it is
     the answer :attr:`~swebash_ai.agent.approval.Decision.ALLOW_OUTSIDE`, even for a call that asked to leave."""
-    return tool == "run_command" and agent.context.settings.exec_sandbox == "auto"
+    settings = agent.context.settings
+    if tool != "run_command" or settings.exec_sandbox != "auto":
+        return False
+    from swebash_ai.sandbox.confine import backend_setting
+    from swebash_ai.sandbox.detect import choose
+
+    # With no working backend a yes runs the command unconfined (and its result says so): the question must not
+    # promise a sandbox.
+    return choose(backend_setting(settings)).ok
 
 
 def audit_call(agent: Approving, call: ToolCall, arguments: Any, decision: str, decided_by: str,

@@ -42,8 +42,10 @@ def _show(loaded: LoadedSettings, cwd: Path, out: TextIO) -> int:
     policy = _policy(loaded, cwd)
     applies = {"all": "every command (exec_sandbox = all)", "bwrap": "every command (exec_sandbox = bwrap)",
                "none": "no command (exec_sandbox = none; auto mode is refused)",
-               "auto": "every command not proven read-only that runs without your yes to it: allowed by a rule, "
-                       "a hook, --yes, auto mode or a session approval"}[loaded.settings.exec_sandbox]
+               "auto": "every command not proven read-only, whoever allowed it (a rule, a hook, --yes, auto mode, "
+                       "a session approval, your plain yes); only your answer 'outside' to one command runs it "
+                       "unconfined. Proven read-only commands run outside, with the environment scrubbed"}[
+        loaded.settings.exec_sandbox]
     print(f"sandbox policy for {cwd}", file=out)
     if choice.backend is not None:
         print(f"backend: {choice.backend} ({choice.binary})" + ("" if wanted == "auto" else " (sandbox_backend)"),
@@ -67,13 +69,14 @@ def run_sandbox(loaded: LoadedSettings, cwd: Path, command: list[str], *, show: 
     from swebash_ai.tools.command_env import build_argv, child_environment
 
     line = command[0] if len(command) == 1 else shlex.join(command)
+    policy = _policy(loaded, cwd)
     try:
-        argv = build_argv(line, cwd=cwd, sandbox=_policy(loaded, cwd), backend=backend_setting(loaded.settings))
+        argv = build_argv(line, cwd=cwd, sandbox=policy, backend=backend_setting(loaded.settings))
     except ToolError as exc:
         print(f"swebash-ai sandbox: {exc.message}", file=sys.stderr)
         return ExitCode.USAGE
     try:
-        proc = subprocess.run(argv, cwd=cwd, env=child_environment(os.environ), check=False)
+        proc = subprocess.run(argv, cwd=cwd, env=child_environment(os.environ, sandbox=policy), check=False)
     except KeyboardInterrupt:
         return 130
     return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode

@@ -17,6 +17,7 @@ import asyncio
 import dataclasses
 import logging
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -85,7 +86,8 @@ def _policy(ctx: ToolContext, args: Any) -> Verdict:
 
 
 OUTSIDE_REASON = ("asks to run OUTSIDE the sandbox, with all of your rights (your files, your keys, the network): "
-                  "say yes only if the sandbox blocked something this task really needs")
+                  "only the answer 'outside' does that, a plain yes still runs it in the sandbox; answer 'outside' "
+                  "only if the sandbox blocked something this task really needs")
 
 
 def _describe(args: Any) -> str:
@@ -165,8 +167,9 @@ async def run_command(
         cwd: Directory to run in, relative to the current directory (default: the current directory).
         background: Start it in the background (a dev server, a watcher) and return at once; it runs until
             stop_process or the end of the session.
-        sandbox: Leave true. Commands run in an OS sandbox (the workspace writable, secrets hidden, no network
-            but allowed hosts). Only when a result says the sandbox blocked something the task really needs,
+        sandbox: Leave true. Commands run in an OS sandbox (the workspace writable; the system and toolchains
+            read-only; the rest of home, other projects and sockets absent; /tmp private; no network but
+            allowed hosts). Only when a result says the sandbox blocked something the task really needs,
             call again with false: the user is asked, shown why, and may allow it outside or refuse; without
             a user it is refused.
     """
@@ -250,6 +253,9 @@ async def run_command(
     if res.sandbox_note:
         metadata["sandbox_blocked"] = res.sandbox_note
     text = res.render()
+    if confinement is not None and confinement.private_tmp and _TMP_WORD.search(command):
+        text += ("\n(sandbox: /tmp here is the sandbox's own: what the command wrote there is gone now; write to the "
+                 "workspace to keep it)")
     if planted:
         metadata["sandbox_planted"] = planted
         text += "\n" + "\n".join(f"(sandbox: {line})" for line in planted)
@@ -267,6 +273,9 @@ async def run_command(
     # for the model with the stricter rules of redact_output (scanning here too would read the output twice).
     return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata,
                       unasked_output=not ctx.approved)
+
+
+_TMP_WORD = re.compile(r"(?:^|[\s=:'\"<>(])/tmp(?:/|\b)|\$TMPDIR|\bmktemp\b")
 
 
 def _watch_before(ctx: ToolContext, confinement: SandboxPolicy) -> Any:

@@ -13,7 +13,7 @@ SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '3caa284a5bcd5a36',
  'swebash_ai.tools.fs_write': '946da824f5b3f5a3',
  'swebash_ai.tools.search': '609aeb4779ab9336',
  'swebash_ai.tools.find': 'cd557f2a430f5a40',
- 'swebash_ai.tools.exec': 'd1762d11d547f6cd',
+ 'swebash_ai.tools.exec': 'cc4a034454d51547',
  'swebash_ai.tools.background': '09f8ddb07c972427',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
  'swebash_ai.tools.plan': '0bc8aad0ee2e4e3d',
@@ -262,7 +262,7 @@ SCHEMAS['run_command'] = {'module': 'swebash_ai.tools.exec',
                 'call returns\n'
                 'at once with `process id: <ID>` and the first output; then use read_process and '
                 'stop_process.',
- 'fingerprint': '815ed491443c0f30',
+ 'fingerprint': 'c062bc44ba12d19b',
  'parameters': {'additionalProperties': False,
                 'properties': {'command': {'description': 'The bash command line, e.g. `ls -la src` or '
                                                           '`python -m pytest -q tests/test_x.py`.',
@@ -284,8 +284,10 @@ SCHEMAS['run_command'] = {'module': 'swebash_ai.tools.exec',
                                               'type': 'boolean'},
                                'sandbox': {'default': True,
                                            'description': 'Leave true. Commands run in an OS sandbox (the '
-                                                          'workspace writable, secrets hidden, no network '
-                                                          'but allowed hosts). Only when a result says the '
+                                                          'workspace writable; the system and toolchains '
+                                                          'read-only; the rest of home, other projects and '
+                                                          'sockets absent; /tmp private; no network but '
+                                                          'allowed hosts). Only when a result says the '
                                                           'sandbox blocked something the task really needs, '
                                                           'call again with false: the user is asked, shown '
                                                           'why, and may allow it outside or refuse; without '

@@ -22,9 +22,11 @@ def test_show_prints_the_policy_and_the_backend(run_cli: Any, workspace: Path) -
     out = res.stdout
     assert f"sandbox policy for {workspace}" in out and "backend: bwrap (" in out
     assert f"writable:\n  {workspace.resolve()}\n  /tmp (private" in out
-    assert f"  {(workspace / '.env').resolve()}" in out and "everything else: read-only" in out
+    assert f"  {(workspace / '.env').resolve()}" in out and "everything else (the rest of home, other projects" in out
+    assert "read-only, shown from outside the workspace:\n  /usr (" in out
     assert "network: none, but HTTP(S) through swebash-ai's proxy to: pypi.org" in out
-    assert "applies to: every command not proven read-only that runs without your yes to it" in out
+    assert "applies to: every command not proven read-only, whoever allowed it" in out
+    assert "your plain yes); only your answer 'outside' to one command runs it unconfined" in out
 
 
 @needs_bwrap
