@@ -220,3 +220,20 @@ def test_the_wheel_s_bwrap_really_confines(monkeypatch: pytest.MonkeyPatch) -> N
         assert result.ok, result.detail
     finally:
         detect.choose.cache_clear()
+
+
+def test_seatbelt_renders_the_view_as_text(tmp_path: Path) -> None:
+    from swebash_ai.safety.paths import PathPolicy
+    from swebash_ai.sandbox.policy import build_policy
+
+    home, ws = tmp_path / "home", tmp_path / "home" / "code" / "proj"
+    (home / ".cargo" / "bin").mkdir(parents=True)
+    ws.mkdir(parents=True)
+    text = seatbelt.profile(build_policy(PathPolicy(roots=[ws], home=home)))
+    deny = text.index("(deny file-read*")
+    allowed = text.index("(allow file-read*", deny)
+    assert f'(subpath "{home.resolve()}")' in text[deny:allowed] and '(subpath "/Users")' in text[deny:allowed]
+    assert f'(subpath "{ws.resolve()}")' in text[allowed:] and f'(subpath "{home / ".cargo" / "bin"}")' in text
+    assert f'(literal "{(home / "code").resolve()}")' in text  # looked up on the way, not listed
+    assert text.index("(deny file-write*") < deny  # the read rules come after the write ones: last match wins
+    assert "(deny file-read*\n    (subpath \"/Users\")" not in seatbelt.profile(POLICY)  # no view: as before
