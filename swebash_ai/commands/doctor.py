@@ -348,7 +348,12 @@ def _sandbox_check(loaded: LoadedSettings) -> Check:
     every = s.exec_sandbox != "none"
     scope = "every command" if every else "commands sent to the sandbox"
     if result.ok:
-        return Check("sandbox", "ok", f"{result.backend}, self-test passed ({result.detail}); confines {scope}")
+        short = ""
+        if result.backend == "landlock":  # what a user loses without user namespaces: said, not left to find out
+            from swebash_ai.sandbox.landlock import SHORT_OF_BWRAP
+
+            short = f"; Landlock gives less than bubblewrap: {SHORT_OF_BWRAP}"
+        return Check("sandbox", "ok", f"{result.backend}, self-test passed ({result.detail}); confines {scope}{short}")
     fix = ("Install what is named above, or set SWEBASH_AI_SANDBOX_BACKEND to a backend that works here; "
            "`swebash-ai sandbox --show` prints the policy.")
     if result.backend == "none":

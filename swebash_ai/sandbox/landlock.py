@@ -36,17 +36,26 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from swebash_ai.sandbox.policy import SandboxPolicy
 
-__all__ = ["LIMITS", "MIN_ABI", "abi", "not_dumpable", "read_grants", "render"]
+__all__ = ["LIMITS", "MIN_ABI", "SHORT_OF_BWRAP", "abi", "not_dumpable", "read_grants", "render"]
 
 LIMITS = (
     "landlock: inside the workspace .git/config, .git/hooks, .swebash-ai/ and .env files are not protected "
     "(Landlock grants by folder tree)",
-    "landlock: hidden folders outside the workspace keep their names visible (their contents cannot be read)",
+    "landlock: hidden folders outside the workspace keep their names visible (their contents cannot be read); "
+    "paths outside the view are refused, not absent; caches of home are read-only (no overlay)",
+    "landlock: no pid namespace: host processes are listed (swebash-ai is non-dumpable and a root command keeps no "
+    "capability, so their environment and memory are refused)",
     "landlock: no private /tmp (a fresh folder in TMPDIR instead); TCP is closed by Landlock, UDP and unix "
     "sockets by seccomp (x86_64 and aarch64 only; programs that talk to a local daemon fail), 32-bit programs "
     "cannot run",
     "landlock: no proxy: sandbox_allow_hosts is reachable under bubblewrap only",
 )
+SHORT_OF_BWRAP = (
+    "inside the workspace .git/config, hooks and .env are not protected (only put back after each command), paths "
+    "outside the view are refused rather than absent, caches are read-only, no private /tmp, no pid namespace (host "
+    "processes are listed, their memory and environment refused), no proxy for sandbox_allow_hosts"
+)
+"""One line for ``doctor``: what a user without user namespaces does not get."""
 MIN_ABI = 4  # TCP connect rules: below it the network cannot be closed
 _SYS_CREATE, _SYS_ADD, _SYS_RESTRICT = 444, 445, 446  # the same number on every architecture
 _PR_SET_NO_NEW_PRIVS = 38

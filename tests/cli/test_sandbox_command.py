@@ -66,3 +66,13 @@ def test_doctor_runs_the_self_test(run_cli: Any) -> None:
                     "unreadable, no network); confines every command"), line
     assert "✓ tools: shell: run_command; commands reach only pypi.org (sandbox_allow_hosts, through the proxy)" \
         in res.stdout.splitlines()
+
+
+@pytest.mark.skipif(not detect.choose("landlock").ok, reason="Landlock ABI 4+ is not available here")
+def test_doctor_says_what_landlock_gives_less_than_bubblewrap(run_cli: Any) -> None:
+    res = run_cli("doctor", env={"SWEBASH_AI_API_BASE": "http://127.0.0.1:9/v1",
+                                 "SWEBASH_AI_SANDBOX_BACKEND": "landlock", "SWEBASH_AI_EXEC_SANDBOX": "all"})
+    line = next(x for x in res.stdout.splitlines() if "sandbox:" in x)
+    assert line.startswith("✓ sandbox: landlock, self-test passed"), line
+    assert "Landlock gives less than bubblewrap: inside the workspace .git/config, hooks and .env are not" in line
+    assert "no pid namespace" in line
