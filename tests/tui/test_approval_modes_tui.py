@@ -34,6 +34,7 @@ async def test_shift_tab_cycles_the_mode_and_the_status_bar_shows_it(llm_env, ma
             seen.append((app.session.gate.mode, status(app)))
         assert [m for m, _ in seen] == CYCLE
         assert all(f"{m} mode" in text for m, text in seen)
+        assert "auto mode (commands unasked, in the sandbox)" in dict(seen)["auto"]
 
 
 async def test_the_mode_from_the_settings_is_shown_from_the_start(llm_env, make_app, monkeypatch):

@@ -36,7 +36,10 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("PageUp / PageDown", "scroll the chat (earlier messages: Enter on the line at its top)"),
     ("Tab", "complete a slash command or an @path"),
     ("Ctrl+G", "after a turn stopped at its tool limit: go on with a fresh budget"),
-    ("Shift+Tab", "next approval mode: ask, accept-edits, auto, plan (the status bar shows it)"),
+    ("Shift+Tab", "next approval mode (the status bar shows it): ask (a question before any change), accept-edits "
+     "(edits in the workspace unasked), auto (also every command the classifier cannot prove read-only, unasked, "
+     "inside the sandbox: the workspace writable, the rest of home and other projects absent, no network; "
+     "undo reverts it), plan (read-only)"),
     ("Esc / Ctrl+C", "cancel the running turn"),
     ("Ctrl+C twice", "quit (on an idle prompt)"),
     ("Ctrl+L", "clear the screen"),

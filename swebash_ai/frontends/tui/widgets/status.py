@@ -19,6 +19,8 @@ from swebash_ai.storage.locations import short_path
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _MODE_STYLE = {"ask": "$text-muted", "accept-edits": "$text-warning bold", "auto": "$text-error bold",
                "plan": "$text-accent bold"}
+MODE_MEANING = {"accept-edits": "edits unasked", "auto": "commands unasked, in the sandbox", "plan": "read-only"}
+"""What a mode means, shown beside it for as long as it lasts (ask, the default, needs no word)."""
 
 
 def format_tokens(count: int) -> str:
@@ -100,6 +102,7 @@ class StatusBar(Static):
             styled(f" · profile {self.profile}" if self.profile else ""),
             "  ",
             (f"{self.mode} mode", _MODE_STYLE.get(self.mode, "")),
+            (f" ({MODE_MEANING[self.mode]})" if self.mode in MODE_MEANING else "", "$text-muted"),
             "  ",
             styled(self.cwd, "$text-muted"),
             "  ",
