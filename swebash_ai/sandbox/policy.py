@@ -33,7 +33,7 @@ from typing import Literal
 
 from swebash_ai.safety.paths import PSEUDO_REASON, PathPolicy
 from swebash_ai.safety.protected_names import HISTORY_NAMES, HOME_CREDENTIALS
-from swebash_ai.sandbox.view import Shown, shown
+from swebash_ai.sandbox.view import Shown, shown, within
 
 __all__ = ["RUNTIME_SOCKETS", "SHOWN_WALK_DEPTH", "WALK_LIMIT", "Hidden", "SandboxPolicy", "Shown", "build_policy",
            "git_dirs"]
@@ -42,9 +42,11 @@ WALK_LIMIT = 20_000
 """Entries of the workspace looked at for files the guard denies by name; past it the rest is not looked at
 (and :attr:`SandboxPolicy.notes` says so)."""
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules"})  # what the guard's own workspace walk skips
-SHOWN_WALK_DEPTH = 3
-"""How deep the folders shown from home (toolchains, caches, ``sandbox_read``) are looked at for protected names
-(``~/.cargo/credentials.toml`` sits at depth 1); past it a toolchain holds its own files, not the user's."""
+SHOWN_WALK_DEPTH = 1
+"""How deep the folders shown from home (toolchains, ``sandbox_read``) are looked at for protected names: the folder
+and its sub-folders. The table shows a toolchain's own folders, not the ones beside its credentials
+(``~/.cargo/bin``, not ``~/.cargo``); deeper, a toolchain holds its own files (a CA bundle named ``cacert.pem`` that
+a name rule would hide), and every folder walked is a ``stat`` on every command."""
 # The home table's entries by their last name, with the folders they sit in (".docker/config.json" ->
 # "config.json": (".docker",)): a copy of ~/.aws or ~/.docker/config.json anywhere in the workspace is hidden too.
 _NESTED: dict[str, list[tuple[str, ...]]] = {}
@@ -226,7 +228,7 @@ def _sealed(folders: Sequence[Path]) -> list[Path]:
 
 
 def _inside(p: Path, roots: Iterable[Path]) -> bool:
-    return any(p.is_relative_to(r) for r in roots)
+    return any(within(p, r) for r in roots)
 
 
 @dataclass(frozen=True)
@@ -356,7 +358,7 @@ def build_policy(
     candidates += secret
     view = None if whole_disk else tuple(shown(paths.home, read=read, write=write, workspace=roots))
     if view is not None:  # what is shown from home (and the user's additions) is looked at too, not as deep
-        extra = [v.path for v in view if v.mode != "cache" and (v.path.is_relative_to(paths.home) or v.why in (
+        extra = [v.path for v in view if v.mode != "cache" and (within(v.path, paths.home) or v.why in (
             "sandbox_read", "sandbox_write"))]
         candidates += _walk_workspace(paths, extra, walk_limit, depth=SHOWN_WALK_DEPTH)[0]
     if cut:
@@ -368,12 +370,12 @@ def build_policy(
         if kind is None or not _readable(cand, kind):
             continue
         real = _real(cand)
-        if any(r.is_relative_to(real) for r in roots):
+        if any(within(r, real) for r in roots):
             notes.append(f"{real} is protected but holds the workspace: it is not hidden")
             continue
         hidden.setdefault(real, Hidden(real, kind))
     dirs = [h.path for h in hidden.values() if h.kind == "dir"]
-    kept = [h for h in hidden.values() if not any(h.path != d and h.path.is_relative_to(d) for d in dirs)]
+    kept = [h for h in hidden.values() if not any(h.path != d and within(h.path, d) for d in dirs)]
     if view is not None:  # only what the command could see needs covering: each cover is a mount
         seen = [*roots, *(_real(v.path) for v in view)]
         kept = [h for h in kept if _inside(h.path, seen)]

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["ENV_PASS", "ENV_PASS_PREFIXES", "HOME_TOOLCHAINS", "SYSTEM", "Shown", "env_allowed", "shown"]
+__all__ = ["ENV_PASS", "ENV_PASS_PREFIXES", "HOME_TOOLCHAINS", "SYSTEM", "Shown", "env_allowed", "shown", "within"]
 
 Mode = Literal["ro", "rw", "cache"]
 
@@ -147,8 +148,15 @@ def env_allowed(name: str, extra: Iterable[str] = ()) -> bool:
 _ENV_NAMES = frozenset(n for n, _ in ENV_PASS)
 
 
+def within(p: Path | str, root: Path | str) -> bool:
+    """``p`` is ``root`` or below it, by whole components (``/x/ws2`` is not below ``/x/ws``); both absolute and
+    normalised. A string test: ``Path.is_relative_to`` parses both paths, and a policy asks this thousands of times."""
+    a, b = str(p), str(root)
+    return a == b or a.startswith(b if b.endswith("/") else b + "/")
+
+
 def _under(p: Path, roots: Iterable[Path]) -> bool:
-    return any(p == r or p.is_relative_to(r) for r in roots)
+    return any(within(p, r) for r in roots)
 
 
 def _expand(raw: str | Path, home: Path) -> Path | None:
@@ -158,12 +166,32 @@ def _expand(raw: str | Path, home: Path) -> Path | None:
     return Path(os.path.realpath(text)) if os.path.isabs(text) else None
 
 
+_CACHE_SECONDS = 5.0
+_cache: dict[tuple[object, ...], tuple[float, list[Shown]]] = {}
+
+
 def shown(home: Path, *, read: Sequence[str | Path] = (), write: Sequence[str | Path] = (),
           path_env: str | None = None, workspace: Sequence[Path] = ()) -> list[Shown]:
     """The rows that exist here (and the cache rows, which are shown empty when missing), the user's additions,
     the folders on ``PATH`` outside the home folder (a virtual environment whole), and swebash-ai's own Python
     (the relay and the Landlock launcher run on it). Never the home folder itself, a folder that holds it or the
-    workspace, nor ``/``."""
+    workspace, nor ``/``. Kept for a few seconds (a tool installed meanwhile shows from the next command on):
+    some sixty existence checks a command otherwise."""
+    path_env = os.environ.get("PATH", "") if path_env is None else path_env
+    key = (home, tuple(map(str, read)), tuple(map(str, write)), path_env, tuple(workspace))
+    now = time.monotonic()
+    hit = _cache.get(key)
+    if hit is not None and now - hit[0] < _CACHE_SECONDS:
+        return list(hit[1])
+    found = _shown(home, read, write, path_env, workspace)
+    if len(_cache) > 64:
+        _cache.clear()
+    _cache[key] = (now, found)
+    return list(found)
+
+
+def _shown(home: Path, read: Sequence[str | Path], write: Sequence[str | Path], path_env: str,
+           workspace: Sequence[Path]) -> list[Shown]:
     out: list[Shown] = []
     for path, why in SYSTEM:
         if os.path.lexists(path):
@@ -175,7 +203,7 @@ def shown(home: Path, *, read: Sequence[str | Path] = (), write: Sequence[str | 
     too_wide = [Path("/"), home, *workspace]
 
     def fits(p: Path) -> bool:
-        return not any(w == p or w.is_relative_to(p) for w in too_wide)
+        return not any(within(w, p) for w in too_wide)
 
     added: list[tuple[str | Path, Mode, str]] = [(r, "ro", "sandbox_read") for r in read]
     added += [(w, "rw", "sandbox_write") for w in write]
@@ -185,7 +213,7 @@ def shown(home: Path, *, read: Sequence[str | Path] = (), write: Sequence[str | 
             out.append(Shown(where, mode, why))
     system = [Path(p) for p, _ in SYSTEM]
     extra: list[tuple[Path, str]] = []
-    for entry in (os.environ.get("PATH", "") if path_env is None else path_env).split(os.pathsep):
+    for entry in path_env.split(os.pathsep):
         folder = _expand(entry, home) if entry else None
         if folder is None or not os.path.isdir(folder) or _under(folder, system) or _under(folder, [home]):
             continue
