@@ -38,7 +38,7 @@ import os
 import re
 from pathlib import Path
 
-from swebash_ai.safety import binary_rules, command_rules, git_rules, loops, text_rules
+from swebash_ai.safety import binary_rules, command_rules, git_rules, loops, text_rules, writer_rules
 from swebash_ai.safety.dangers import describe_dangers, pipe_dangers
 from swebash_ai.safety.paths import PathPolicy, git_config_holds_credentials
 from swebash_ai.safety.programs import ProgramCheck, allowed_programs, check_allowed
@@ -46,7 +46,8 @@ from swebash_ai.safety.shell_parse import CONTROL_RE, ParsedCommand, SimpleComma
 from swebash_ai.safety.terminal_text import has_invisible, invisible_markers
 from swebash_ai.safety.verdict import Verdict
 
-_RULE_MODULES = (binary_rules, command_rules, git_rules, text_rules)  # importing them fills the read-only table
+# importing them fills the table (read-only programs, and those that only start no other program)
+_RULE_MODULES = (binary_rules, command_rules, git_rules, text_rules, writer_rules)
 # Characters that zsh reads differently from bash: glob qualifiers and flags, numeric globs, `=cmd`, `~` forms,
 # redirections without a command (zsh runs $READNULLCMD, a pager, for `< file`).
 _ZSH_SPECIAL = re.compile(r"[*?\[\]<>^#(){}]|(?:^|\s)[=~]")
