@@ -81,7 +81,7 @@ class CommandPolicy:
 
     def _persistence(self, command: str, cwd: str) -> str | None:
         """A command not proven read-only that names a persistence point, or is a program that installs one."""
-        from swebash_ai.safety.persistence import persistence_program, persistence_words
+        from swebash_ai.safety.persistence import persistence_program, persistence_words, written_words
         from swebash_ai.safety.runs import programs_run
 
         runs = programs_run(command)
@@ -96,7 +96,9 @@ class CommandPolicy:
             check = check_allowed(name, list(run.argv[1:])) if name == run.argv[0] else None
             if check is not None and not check.problems:
                 continue  # proven to only read its operands (``cat ~/.bashrc``)
-            reason = persistence_program(run.argv) or persistence_words(run.argv[1:], cwd, home, workspace)
+            written = written_words(run.argv)  # cp /usr/bin/x ./x reads a PATH folder, writes ./x
+            words = run.argv[1:] if written is None else written
+            reason = persistence_program(run.argv) or persistence_words(words, cwd, home, workspace)
             if reason:
                 return reason
         return persistence_words([_with_home(t, home) for t in targets], cwd, home, workspace)
@@ -168,6 +170,12 @@ class CommandPolicy:
                     if pv.decision == "deny" or (op == "read" and pv.decision != "allow"):
                         others.append(pv)
         syntax = [Verdict.ask(p, rule="command.syntax") for p in parsed.problems]
+        if depth == 0 and "GIT_" in command:
+            from swebash_ai.safety.proven import git_variables
+
+            dangers += [Verdict.ask(f"sets {name}, which points git at other configuration, repositories or programs "
+                                    "(and replaces the guard on a repository's own program-running settings)",
+                                    rule="command.dangerous") for name in git_variables(command)]
         for cmd in parsed.commands:
             if cmd.argv[0] in ("pushd", "popd") or (cmd.argv[0] == "cd" and (cmd.nested or cmd.in_loop)):
                 syntax.append(

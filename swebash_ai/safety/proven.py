@@ -41,7 +41,7 @@ from typing import Any
 from swebash_ai.config.rules import GLOBAL_OPTIONS
 from swebash_ai.safety.programs import INERT, runs_nothing, safe_variable
 
-__all__ = ["GIT_REDIRECTS", "effect_option", "git_redirect", "unproven"]
+__all__ = ["GIT_REDIRECTS", "effect_option", "git_redirect", "git_variables", "unproven"]
 
 #: git's variables that point it at other configuration, repositories or programs. A command that sets one
 #: replaces the guard the executor puts on a repository's own program-running config (``GIT_CONFIG_COUNT``).
@@ -127,6 +127,37 @@ def _variable_reason(name: str) -> str:
     if git_redirect(name):
         return f"sets {name}, which points git at other configuration, repositories or programs"
     return f"sets {name}, which is not known to be only data: a program may take code or other programs from it"
+
+
+def git_variables(command: str) -> list[str]:
+    """The variables a command sets (before a program, with ``env``, ``export``, ``declare``, ``read``) that point
+    git at other configuration, repositories or programs: a way to run a program, whatever runs git."""
+    from swebash_ai.safety.runs import programs_run
+
+    found = programs_run(command)
+    names = list(found.assigned)
+    for script in found.scripts:
+        names += _set_names(script)
+    return [n for n in dict.fromkeys(names) if git_redirect(n)]
+
+
+def _set_names(script: str) -> list[str]:
+    """Every variable name a script assigns, declares or exports (``NAME=x``, ``export NAME``, ``a[i]=x``)."""
+    from swebash_ai.safety.shell_parse import _get_parser
+
+    names: list[str] = []
+    stack: list[Any] = [_get_parser().parse(script.encode("utf-8", errors="surrogateescape")).root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type == "variable_assignment":
+            target = node.child_by_field_name("name")
+            if target is not None and target.type == "subscript":
+                target = target.child_by_field_name("name")
+            names.append(target.text.decode(errors="replace") if target is not None else "")
+        elif node.type == "declaration_command":
+            names += [c.text.decode(errors="replace") for c in node.named_children if c.type == "variable_name"]
+    return names
 
 
 def _constructs(script: str) -> list[str]:

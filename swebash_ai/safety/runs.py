@@ -160,8 +160,7 @@ CODE_OPTIONS: dict[str, frozenset[str]] = {
     "lua": frozenset({"-e"}), "osascript": frozenset({"-e"}), "pwsh": frozenset({"-c", "-Command"}),
     "tclsh": frozenset(), "expect": frozenset({"-c"}),
 }
-_SHELL_LONG = frozenset({"--norc", "--noprofile", "--posix", "--login", "--noediting", "--restricted", "--verbose",
-                         "--version", "--help"})
+_SHELL_LONG = frozenset({"--norc", "--noprofile", "--posix", "--login", "--noediting", "--restricted", "--verbose"})
 _SETS_PATH = re.compile(r"(?:^|[\s;&|({`])(?:export\s+|declare\s+(?:-x\s+)?)?PATH\+?=")
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _SOURCES = frozenset({".", "source"})
@@ -406,6 +405,8 @@ def _shell(name: str, args: tuple[str, ...], lits: tuple[bool, ...], via: tuple[
             command_mode = command_mode or "c" in word[1:]
             i += 1
             continue
+        if word in ("--version", "--help"):
+            return  # prints and exits before reading any script
         if word.startswith("--"):
             if word not in _SHELL_LONG:  # --rcfile FILE, --init-file FILE: a file of commands it runs
                 out.cannot(f"{name} {word}: an option not known here, which may run other code")
