@@ -127,7 +127,8 @@ class Gate:
         from swebash_ai.safety.proven import unproven
 
         allows = [r for r in rules if r.decision == "allow"]
-        why = unproven(command, str(self.workspace), lambda argv: _allowed(allows, argv))
+        named = [os.path.basename(r.prefix[0]) for r in rules if r.decision != "allow" and r.prefix]
+        why = unproven(command, str(self.workspace), lambda argv: _covering(allows, argv), named)
         return "; ".join(why[:4]) or None
 
     def propose(self, tool: str, arguments: Mapping[str, Any], verdict: Verdict) -> dict[str, Any] | None:
@@ -300,11 +301,17 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str
     return used[:1]
 
 
-def _allowed(allows: Sequence[ToolRule], argv: Sequence[str]) -> bool:
-    """Whether an allow rule covers ``argv`` as it stands, with no word after its prefix that runs other code."""
+def _covering(allows: Sequence[ToolRule], argv: Sequence[str]) -> int | None:
+    """How many words of ``argv`` an allow rule covers, with no word after them that runs other code; or ``None``."""
     from swebash_ai.safety.proven import effect_option
 
-    return any(r.prefix and r.covers_argv(list(argv)) and effect_option(argv, len(r.prefix)) is None for r in allows)
+    return next((len(r.prefix) for r in allows if r.prefix and r.covers_argv(list(argv))
+                 and effect_option(argv, len(r.prefix)) is None), None)
+
+
+def _allowed(allows: Sequence[ToolRule], argv: Sequence[str]) -> bool:
+    """Whether an allow rule covers ``argv`` as it stands, with no word after its prefix that runs other code."""
+    return _covering(allows, argv) is not None
 
 
 def _in_order(words: Sequence[str], argv: Sequence[str]) -> bool:

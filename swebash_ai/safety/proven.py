@@ -70,9 +70,13 @@ def git_redirect(name: str) -> bool:
     return name in GIT_REDIRECTS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_TRACE"))
 
 
-def unproven(command: str, cwd: str | None = None,
-             covered: Callable[[Sequence[str]], bool] | None = None) -> list[str]:
-    """Why ``command`` is not proven to run only proven programs (see the module docstring); empty: proven."""
+def unproven(command: str, cwd: str | None = None, covered: Callable[[Sequence[str]], int | None] | None = None,
+             named: Sequence[str] = ()) -> list[str]:
+    """Why ``command`` is not proven to run only proven programs (see the module docstring); empty: proven.
+
+    ``covered`` says how many words of a program's argv an allow rule covers (``None``: none covers it); such a
+    program is proven when nothing after them can name another program (:func:`_covered_words`). ``named``: the
+    programs the deny and ask rules in force name."""
     from swebash_ai.safety.runs import SHELLS, WRAPPERS, programs_run
 
     found = programs_run(command)
@@ -85,7 +89,9 @@ def unproven(command: str, cwd: str | None = None,
         word = run.argv[0]
         name = os.path.basename(word)
         args = list(run.argv[1:])
-        if covered is not None and covered(run.argv):
+        start = covered(run.argv) if covered is not None else None
+        if start is not None:
+            why += _covered_words(run, start, named)
             continue
         if "/" in word:
             reason = _by_path(word, name, cwd)
@@ -110,6 +116,31 @@ def unproven(command: str, cwd: str | None = None,
 
             why += git_config_dangers(cwd or os.getcwd())
     return list(dict.fromkeys(why))
+
+
+_CODE_LIKE = re.compile(r"[\s;|&$`()<>!{}'\"\\]")
+
+
+def _covered_words(run: Any, start: int, named: Sequence[str]) -> list[str]:
+    """What an allow rule cannot cover after its prefix, with a deny or ask rule in force: the rule is the user's
+    word about the program, not about a program the words hand it (``gdb -ex 'shell touch'``, ``tar -I touch``,
+    ``python3 - <<< CODE``). So no word may read as code (blanks, shell characters), name a program a rule names,
+    or be computed by the shell; and a program the table does not prove may not read a script from its input."""
+    name = os.path.basename(run.argv[0])
+    words = run.argv[start:]
+    exact = run.exact[start:] if len(run.exact) == len(run.argv) else (False,) * len(words)
+    if run.fed and runs_nothing(name, list(run.argv[1:])):
+        return [f"{name} reads its input, which may be a script it runs"]
+    for word, plain in zip(words, exact, strict=True):
+        if not plain and name not in INERT:
+            return [f"{name} is given a word the shell computes ({word}), which could name a program"]
+        if _CODE_LIKE.search(word):
+            return [f"{name} is given {word[:40]!r}, which reads as code it may run"]
+        parts = {word, word.partition("=")[2], *word.split(",")}
+        hit = next((p for p in parts if p and os.path.basename(p) in named), None)
+        if hit is not None:
+            return [f"{name} is given {word!r}, which names {os.path.basename(hit)}, a program your rules name"]
+    return []
 
 
 def _by_path(word: str, name: str, cwd: str | None) -> str | None:

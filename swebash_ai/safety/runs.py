@@ -18,6 +18,7 @@ Why here, beside the classifier's parser:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -39,6 +40,8 @@ class Run:
     via: tuple[str, ...] = ()
     exact: tuple[bool, ...] = ()
     """Per word: written out (no expansion, no glob), so the word is what the program gets."""
+    fed: bool = False
+    """Its standard input is a pipe, a here-document or here-string, or a file: it may read a script there."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,7 @@ def _read(text: str, via: tuple[str, ...], out: _Collect, depth: int) -> None:
         out.cannot("the command sets PATH, so the programs it runs are looked up elsewhere")
     feeds = _shell_inputs(text) if "<<" in text else []
     piped = {idx for pipeline in parsed.pipelines for idx in pipeline[1:]}
+    reads = any(op == "read" for _, op in parsed.file_targets)
     for index, cmd in enumerate(parsed.commands):
         if not cmd.words:
             continue
@@ -207,8 +211,11 @@ def _read(text: str, via: tuple[str, ...], out: _Collect, depth: int) -> None:
         fed = next((i for i, (program, _) in enumerate(feeds) if program == os.path.basename(head.text)), None)
         if fed is not None:
             stdin = feeds.pop(fed)[1]
+        start = len(out.runs)
         _unwrap(tuple(w.text for w in cmd.words), tuple(w.literal and not w.glob for w in cmd.words), via, out, depth,
                 stdin)
+        if stdin is not None or reads:  # what it (and what it starts) reads may be a script
+            out.runs[start:] = [dataclasses.replace(run, fed=True) for run in out.runs[start:]]
 
 
 def _unwrap(argv: tuple[str, ...], literal: tuple[bool, ...], via: tuple[str, ...], out: _Collect, depth: int,

