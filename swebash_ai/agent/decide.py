@@ -270,7 +270,7 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str
     command's text, its words as written)."""
     if not rules or _unreadable(command):
         return []
-    from swebash_ai.safety.proven import effect_option
+    from swebash_ai.safety.proven import PROJECT_LAUNCHERS, effect_option
     from swebash_ai.safety.runs import programs_run, same_program
 
     restrictive = [r for r in rules if r.decision != "allow" and r.prefix]
@@ -294,8 +294,10 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str
             return found
         if covering is not None:  # it covers the program, never what that program starts (npx touch, make -C)
             inner = programs_run(text)
-            if inner.unknowable or not all(_allowed(allows, run.argv) or proven(shlex.join(run.argv))
-                                           for run in inner.runs[1:]):
+            # (what npx or uv run starts is the project's program of that name: only an allow rule covers it)
+            if inner.unknowable or not all(
+                    _allowed(allows, run.argv) or (not PROJECT_LAUNCHERS & set(run.via)
+                                                   and proven(shlex.join(run.argv))) for run in inner.runs[1:]):
                 return found
             used.append(covering)
     return used[:1]

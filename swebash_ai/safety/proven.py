@@ -41,7 +41,7 @@ from typing import Any
 from swebash_ai.config.rules import GLOBAL_OPTIONS
 from swebash_ai.safety.programs import INERT, runs_nothing, safe_variable
 
-__all__ = ["GIT_REDIRECTS", "effect_option", "git_redirect", "git_variables", "unproven"]
+__all__ = ["GIT_REDIRECTS", "PROJECT_LAUNCHERS", "effect_option", "git_redirect", "git_variables", "unproven"]
 
 #: git's variables that point it at other configuration, repositories or programs. A command that sets one
 #: replaces the guard the executor puts on a repository's own program-running config (``GIT_CONFIG_COUNT``).
@@ -54,11 +54,13 @@ GIT_REDIRECTS: frozenset[str] = frozenset((
     "GIT_SHALLOW_FILE", "GIT_REPLACE_REF_BASE", "GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER",
 ))
 
-_FOLLOWED_SUBCOMMANDS = {("npm", "exec"), ("npm", "x"), ("pnpm", "dlx"), ("yarn", "dlx"), ("uv", "run"),
-                         ("poetry", "run"), ("pipenv", "run"), ("bundle", "exec"), ("pnpm", "exec"), ("conda", "run"),
-                         ("direnv", "exec"), ("pixi", "run"), ("hatch", "run"), ("pdm", "run")}
-_FOLLOWED_OTHERS = frozenset(("eval", "find", "watch", "flock", "su", "runuser", "script", "sg", "busybox", "npx",
-                              "bunx"))
+#: Programs whose starting of others :mod:`~swebash_ai.safety.runs` follows and that run nothing else themselves.
+_FOLLOWED_OTHERS = frozenset(("eval", "find", "watch", "flock", "su", "runuser", "script", "sg", "busybox"))
+#: Launchers that find the program they run in the project (``node_modules/.bin``, the virtualenv, a
+#: registry) and run project code of their own (install scripts, build hooks, ``.envrc``, a Gemfile): neither
+#: they nor what they run is proven by a name; only an allow rule covers them.
+PROJECT_LAUNCHERS = frozenset(("npx", "bunx", "npm", "pnpm", "yarn", "uv", "poetry", "pipenv", "bundle", "conda",
+                               "direnv", "pixi", "hatch", "pdm"))
 _PLAIN_EXPANSION = re.compile(
     r"\$\{#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?:[0-9]+|@|\*)\])?"
     r"(?:\}|(?::?[-=+?]|##?|%%?|//?|\^\^?|,,?)[^}]*\})")
@@ -98,7 +100,12 @@ def unproven(command: str, cwd: str | None = None, covered: Callable[[Sequence[s
             if reason:
                 why.append(reason)
                 continue
-        if name in followed or (name, *args[:1]) in _FOLLOWED_SUBCOMMANDS:
+        launched = next((v for v in run.via if v in PROJECT_LAUNCHERS), None)
+        if launched is not None:
+            why.append(f"{launched} runs {name} as the project names it (node_modules/.bin, a virtualenv...), not "
+                       f"the program the table knows: only an allow rule for {name} covers it")
+            continue
+        if name in followed:
             continue  # what it starts was read from the line (or made the line unknowable above)
         exact = run.exact[1:] if len(run.exact) == len(run.argv) else (False,) * len(args)
         if name not in INERT:

@@ -46,7 +46,8 @@ def test_proven(command: str, tmp_path: Path) -> None:
     ("ed -s f <<< '!touch M'", "ed is not in the table"),
     ("less '+!touch M' README.md", "+COMMAND"),
     ("tmux new -d 'touch M'", "tmux is not in the table"),
-    ("npx --call 'touch M'", ""),  # proven only through what it runs: see the rules tests
+    ("npx --call 'touch M'", "npx runs touch as the project names it"),
+    ("uv run ls", "uv runs ls as the project names it"),
     ("sort --compress-program=touch f", "sort --compress-program"),
     ("rg --pre touch x", "rg --pre"),
     ("make -n", "make runs code"),
@@ -96,7 +97,7 @@ def test_proven(command: str, tmp_path: Path) -> None:
 ])
 def test_not_proven(command: str, why: str, tmp_path: Path) -> None:
     found = unproven(command, str(tmp_path))
-    if command.startswith(("npx", "env -S", "setpriv")):  # followed launchers: what they run is judged by name
+    if command.startswith(("env -S", "setpriv")):  # followed wrappers: what they run is judged by name
         assert found == [], found
         return
     assert found, command
