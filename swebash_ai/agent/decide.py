@@ -18,20 +18,29 @@ Why a command rule matches each simple command:
     (variable assignments, expansions, command substitutions, redirections to files, ``cd``) leaves the
     command to the classifier, which asks. An allow rule covers only what follows its prefix when no word
     there makes the program run other code or write elsewhere (``git log -p --ext-diff``,
-    :func:`~swebash_ai.safety.runs.effect_option`).
+    :func:`~swebash_ai.safety.proven.effect_option`).
 
-Why deny and ask rules match every program the command runs:
+Why deny and ask rules match every program the command runs, and what is not proven asks:
     A rule that matched first words only was walked around by ``env touch``, ``/usr/bin/touch``,
     ``bash -c 'touch x'``, ``find . -exec touch {} +``. They match every program
     :func:`~swebash_ai.safety.runs.programs_run` finds (through wrappers, paths and symlinks, nested shells,
-    ``eval`` of literals, here-strings), and where a program cannot be known (``eval "$x"``, ``sh`` reading a
-    pipe, ``xargs -I{} {}``, ``python -c``) a deny or ask rule in force makes the command a *severe* ask: a
-    person answers, ``--yes`` does not.
+    ``eval`` of literals, here-strings, ``npx``). But a list of the ways to start a program always misses one
+    (``gdb -ex``, ``tar -I``, ``trap``, ``BASH_ENV``), so the check is turned around: with a deny or ask rule in
+    force, a command runs without a person only when it is *proven* (:func:`~swebash_ai.safety.proven.unproven`:
+    every program it runs read from the line, each in the classifier's option table used with options that
+    start no other program, or covered by an allow rule, and no shell construct the parse does not follow).
+    Anything else is a *severe* ask, with the reason: a person answers, ``--yes`` and auto mode do not.
+
+Why an allow rule never covers what its program starts:
+    An allow rule for ``npx``, ``make`` or ``uv run`` is the user's word about that program, not about the
+    one it is told to run: ``npx touch M`` is covered only if ``touch M`` is, by an allow rule or by the
+    classifier on its own.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,22 +113,23 @@ class Gate:
             found += command_rules(command, [r for r in rules if r.prefix is not None], proven, str(self.workspace))
         return strictest(found)
 
-    def unknown_programs(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
-        """With a deny or ask command rule in force: why the programs this command runs cannot all be known."""
+    def unproven(self, tool: str, arguments: Mapping[str, Any], read_only: bool = False) -> str | None:
+        """With a deny or ask command rule in force: why this command is not proven to run only what the rules
+        can see (:func:`~swebash_ai.safety.proven.unproven`; a program an allow rule covers counts as proven,
+        what it starts does not), or ``None``. ``read_only``: the classifier proved the command read-only, the
+        stronger answer of the same table (it also proves each value a ``for`` loop gives its words)."""
         command = arguments.get("command") if tool == COMMAND_TOOL else None
-        if not isinstance(command, str) or not any(
-                r.prefix is not None and r.decision != "allow" and r.applies_in(self.workspace)
-                for r in self.rules.rules):
+        rules = [r for r in self.rules.rules if r.prefix is not None and r.applies_in(self.workspace)]
+        if not isinstance(command, str) or read_only or not any(r.decision != "allow" for r in rules):
             return None
         if _unreadable(command):
             return "it holds control or invisible characters, so it does not read as it runs"
-        from swebash_ai.safety.runs import missing_program, programs_run
+        from swebash_ai.safety.proven import unproven
 
-        found = programs_run(command)
-        why = list(found.unknowable)
-        why += [f"{run.argv[0]} does not exist yet: what it will be cannot be known" for run in found.runs
-                if missing_program(run.argv[0], str(self.workspace))]
-        return "; ".join(dict.fromkeys(why)) or None
+        allows = [r for r in rules if r.decision == "allow"]
+        named = [os.path.basename(r.prefix[0]) for r in rules if r.decision != "allow" and r.prefix]
+        why = unproven(command, str(self.workspace), lambda argv: _covering(allows, argv), named)
+        return "; ".join(why[:4]) or None
 
     def propose(self, tool: str, arguments: Mapping[str, Any], verdict: Verdict) -> dict[str, Any] | None:
         """The rule "always allow this in this workspace" would save, or ``None`` (see :func:`propose_rule`)."""
@@ -141,15 +151,16 @@ class Gate:
             return Step(Verdict.deny(f"denied by {yours} {rule.describe()}", rule=rule.label), rule.label,
                         f"Not run: {whose(rule.origin, user=THE_USERS)} {rule.describe()} denies it. Do not "
                         "retry it; find another way or ask the user."), pinned
-        unknown = self.unknown_programs(tool, arguments)
-        if unknown is not None:  # a rule cannot see what runs: a person answers (--yes does not)
-            verdict = Verdict("ask", [f"your deny or ask rules are in force and what this command runs cannot be "
-                                      f"known: {unknown}", *verdict.reasons], "rule.unknowable", True)
-            return Step(verdict, "rule.unknowable"), True
-        if rule is not None and rule.decision == "ask":
-            verdict = Verdict("ask", [f"{yours} {rule.describe()} asks", *verdict.reasons], rule.label,
-                              verdict.severe)
+        unproven = self.unproven(tool, arguments, own.decision == "allow" and own.rule == "command.readonly")
+        why = (f"your deny or ask rules are in force and this command is not proven to run only what they see: "
+               f"{unproven}")
+        if rule is not None and rule.decision == "ask":  # pinned; a person answers if it is not proven either
+            verdict = Verdict("ask", [f"{yours} {rule.describe()} asks", *([why] if unproven else []),
+                                      *verdict.reasons], rule.label, verdict.severe or unproven is not None)
             decided_by, pinned = rule.label, True
+        elif unproven is not None:  # it may run what a rule names: a person answers (--yes and auto do not)
+            verdict = Verdict("ask", [why, *verdict.reasons], "rule.unproven", True)
+            return Step(verdict, "rule.unproven"), True
         elif rule is not None and verdict.decision == "ask" and not verdict.severe:
             verdict, decided_by = Verdict.allow(f"allowed by {yours} {rule.describe()}", rule=rule.label), rule.label
         if self.mode == "plan" and _refused_in_plan(tool, category, own):
@@ -259,7 +270,8 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str
     command's text, its words as written)."""
     if not rules or _unreadable(command):
         return []
-    from swebash_ai.safety.runs import effect_option, programs_run, same_program
+    from swebash_ai.safety.proven import PROJECT_LAUNCHERS, effect_option
+    from swebash_ai.safety.runs import programs_run, same_program
 
     restrictive = [r for r in rules if r.decision != "allow" and r.prefix]
     runs = programs_run(command).runs if restrictive else ()
@@ -275,13 +287,33 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str
         return found
     used: list[ToolRule] = []
     for cmd in parsed.commands:
+        text = " ".join(w.raw for w in cmd.words)  # as written: globs stay globs for the classifier
         covering = next((r for r in allows if r.covers_argv(cmd.argv) and r.prefix
                          and effect_option(cmd.argv, len(r.prefix)) is None), None)
-        if covering is not None:
-            used.append(covering)
-        elif not proven(" ".join(w.raw for w in cmd.words)):  # as written: globs stay globs for the classifier
+        if covering is None and not proven(text):
             return found
+        if covering is not None:  # it covers the program, never what that program starts (npx touch, make -C)
+            inner = programs_run(text)
+            # (what npx or uv run starts is the project's program of that name: only an allow rule covers it)
+            if inner.unknowable or not all(
+                    _allowed(allows, run.argv) or (not PROJECT_LAUNCHERS & set(run.via)
+                                                   and proven(shlex.join(run.argv))) for run in inner.runs[1:]):
+                return found
+            used.append(covering)
     return used[:1]
+
+
+def _covering(allows: Sequence[ToolRule], argv: Sequence[str]) -> int | None:
+    """How many words of ``argv`` an allow rule covers, with no word after them that runs other code; or ``None``."""
+    from swebash_ai.safety.proven import effect_option
+
+    return next((len(r.prefix) for r in allows if r.prefix and r.covers_argv(list(argv))
+                 and effect_option(argv, len(r.prefix)) is None), None)
+
+
+def _allowed(allows: Sequence[ToolRule], argv: Sequence[str]) -> bool:
+    """Whether an allow rule covers ``argv`` as it stands, with no word after its prefix that runs other code."""
+    return _covering(allows, argv) is not None
 
 
 def _in_order(words: Sequence[str], argv: Sequence[str]) -> bool:

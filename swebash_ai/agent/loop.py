@@ -504,7 +504,7 @@ class _Turn:
         if gate.matching("before_tool", tool, arguments):
             return None
         if (own.decision == "allow" and gate.rule_for(tool, arguments, self._proven) is None
-                and gate.unknown_programs(tool, arguments) is None):
+                and gate.unproven(tool, arguments) is None):
             return "policy"
         step, _pinned = gate.settle(tool, category, arguments, own, self._proven)
         return "decided" if step.verdict.decision == "allow" else None

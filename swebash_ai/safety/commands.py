@@ -38,7 +38,7 @@ import os
 import re
 from pathlib import Path
 
-from swebash_ai.safety import binary_rules, command_rules, git_rules, loops, text_rules
+from swebash_ai.safety import binary_rules, command_rules, git_rules, loops, text_rules, writer_rules
 from swebash_ai.safety.dangers import describe_dangers, pipe_dangers
 from swebash_ai.safety.paths import PathPolicy, git_config_holds_credentials
 from swebash_ai.safety.programs import ProgramCheck, allowed_programs, check_allowed
@@ -46,7 +46,8 @@ from swebash_ai.safety.shell_parse import CONTROL_RE, ParsedCommand, SimpleComma
 from swebash_ai.safety.terminal_text import has_invisible, invisible_markers
 from swebash_ai.safety.verdict import Verdict
 
-_RULE_MODULES = (binary_rules, command_rules, git_rules, text_rules)  # importing them fills the read-only table
+# importing them fills the table (read-only programs, and those that only start no other program)
+_RULE_MODULES = (binary_rules, command_rules, git_rules, text_rules, writer_rules)
 # Characters that zsh reads differently from bash: glob qualifiers and flags, numeric globs, `=cmd`, `~` forms,
 # redirections without a command (zsh runs $READNULLCMD, a pager, for `< file`).
 _ZSH_SPECIAL = re.compile(r"[*?\[\]<>^#(){}]|(?:^|\s)[=~]")
@@ -80,7 +81,7 @@ class CommandPolicy:
 
     def _persistence(self, command: str, cwd: str) -> str | None:
         """A command not proven read-only that names a persistence point, or is a program that installs one."""
-        from swebash_ai.safety.persistence import persistence_program, persistence_words
+        from swebash_ai.safety.persistence import persistence_program, persistence_words, written_words
         from swebash_ai.safety.runs import programs_run
 
         runs = programs_run(command)
@@ -95,7 +96,9 @@ class CommandPolicy:
             check = check_allowed(name, list(run.argv[1:])) if name == run.argv[0] else None
             if check is not None and not check.problems:
                 continue  # proven to only read its operands (``cat ~/.bashrc``)
-            reason = persistence_program(run.argv) or persistence_words(run.argv[1:], cwd, home, workspace)
+            written = written_words(run.argv)  # cp /usr/bin/x ./x reads a PATH folder, writes ./x
+            words = run.argv[1:] if written is None else written
+            reason = persistence_program(run.argv) or persistence_words(words, cwd, home, workspace)
             if reason:
                 return reason
         return persistence_words([_with_home(t, home) for t in targets], cwd, home, workspace)
@@ -167,6 +170,12 @@ class CommandPolicy:
                     if pv.decision == "deny" or (op == "read" and pv.decision != "allow"):
                         others.append(pv)
         syntax = [Verdict.ask(p, rule="command.syntax") for p in parsed.problems]
+        if depth == 0 and "GIT_" in command:
+            from swebash_ai.safety.proven import git_variables
+
+            dangers += [Verdict.ask(f"sets {name}, which points git at other configuration, repositories or programs "
+                                    "(and replaces the guard on a repository's own program-running settings)",
+                                    rule="command.dangerous") for name in git_variables(command)]
         for cmd in parsed.commands:
             if cmd.argv[0] in ("pushd", "popd") or (cmd.argv[0] == "cd" and (cmd.nested or cmd.in_loop)):
                 syntax.append(

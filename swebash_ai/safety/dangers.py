@@ -124,6 +124,10 @@ def _targets(prog: str, args: list[str], cwd: str, paths: PathPolicy) -> tuple[l
             i += 1
     if prog in _SKIP_FIRST and not any(a.startswith("--reference") for a in args):
         operands = operands[1:]
+    if prog in ("cp", "ln"):  # the sources are only read: `cp /usr/bin/x ./x` changes ./x alone
+        from swebash_ai.safety.persistence import written_words
+
+        operands = written_words([prog, *args]) or []
     reasons: list[str] = []
     resolved: list[str] = []
     for o in operands:

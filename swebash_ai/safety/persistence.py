@@ -19,7 +19,8 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["HOME_POINTS", "SYSTEM_POINTS", "persistence_program", "persistence_reason", "persistence_words"]
+__all__ = ["HOME_POINTS", "SYSTEM_POINTS", "persistence_program", "persistence_reason", "persistence_words",
+           "written_words"]
 
 #: Under the home folder: (relative path, what it is). A folder covers everything below it.
 HOME_POINTS: tuple[tuple[str, str], ...] = (
@@ -91,6 +92,41 @@ def persistence_words(words: Iterable[str], cwd: str, home: str | None = None, w
             if reason:
                 return reason
     return None
+
+
+_COPIERS = frozenset({"cp", "mv", "ln", "install"})
+_COPIER_VALUES = frozenset({"-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"})
+
+
+def written_words(argv: Sequence[str]) -> list[str] | None:
+    """For a program that copies, moves or links (``cp``, ``mv``, ``ln``, ``install``): the one word it writes
+    (its last operand, its ``-t`` folder, or for ``ln TARGET`` alone the link it makes here); the others are
+    only read, so ``cp /usr/bin/x ./x`` does not write a PATH folder. ``None`` for any other program."""
+    name = os.path.basename(argv[0]) if argv else ""
+    if name not in _COPIERS:
+        return None
+    args, operands, target, i, only = list(argv[1:]), [], None, 0, False
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if only or not word.startswith("-") or word == "-":
+            operands.append(word)
+        elif word == "--":
+            only = True
+        elif word in ("-t", "--target-directory"):
+            target = args[i] if i < len(args) else ""
+            i += 1
+        elif word.startswith("--target-directory="):
+            target = word.partition("=")[2]
+        elif word.startswith("-t") or (not word.startswith("--") and "t" in word[1:]):
+            return list(args)  # -t in a cluster (-vt DIR): read no further, every word is checked
+        elif word in _COPIER_VALUES:
+            i += 1
+    if target is not None:
+        return [target]
+    if name == "ln" and len(operands) == 1:
+        return ["./" + os.path.basename(operands[0].rstrip("/"))]
+    return operands[-1:]
 
 
 def persistence_program(argv: Sequence[str]) -> str | None:

@@ -13,6 +13,14 @@ Contract:
     with what they do.  **An option that is in neither list makes the command ask**: the table is the proof
     that a use is read-only, so a gap in it costs a question, never a silent run.
 
+    The same table answers a second, weaker question, the one rules ask (:mod:`~swebash_ai.safety.proven`):
+    does this use run another program?  :func:`check_program` also knows programs that write but never start
+    another program (``mkdir``, ``cp``: registered with ``read_only=False``, so they are not on the read-only
+    list), and :attr:`ProgramCheck.contained` names the problems that are effects other than running a
+    program (a write, the network...).  :func:`runs_nothing` is the answer: a use is proven not to run
+    another program when the program is in the table and every problem it has is contained.  The read-only
+    answer (no problem at all) implies it: the classifier and the rules ask of one table.
+
 Why:
     A deny-list of dangerous options fails open on the one nobody listed (``git branch --sort=x NAME``
     creates a branch, ``jq '$ ENV'`` dumps the environment).  Options are parsed the way getopt does (short
@@ -32,14 +40,17 @@ from typing import Literal
 
 __all__ = [
     "EFFECTS",
+    "INERT",
     "PathOp",
     "ProgramCheck",
     "Spec",
     "allowed_programs",
     "check_allowed",
+    "check_program",
     "fs",
     "long_match",
     "register",
+    "runs_nothing",
 ]
 
 PathOp = Literal["read", "list", "exists", "metadata"]
@@ -74,6 +85,8 @@ class ProgramCheck:
     reveals_config: bool = False  # prints configuration, which may hold credentials (git config --list)
     text: list[str] = field(default_factory=list)  # operands that are only printed or compared (echo WORDS)
     followed: list[str] = field(default_factory=list)  # directories listed recursively through symlinks (ls -RL)
+    contained: list[str] = field(default_factory=list)
+    """Of ``problems``, those known not to start another program (a write, a state change, the network...)."""
 
 
 def fs(names: str) -> frozenset[str]:
@@ -122,26 +135,62 @@ class Spec:
 
 Checker = Callable[[list[str]], ProgramCheck]
 _RULES: dict[str, Checker] = {}
+_READ_ONLY: set[str] = set()
+
+#: Programs that start no other program whatever words they are given (so a word the shell computes, ``cat
+#: "$f"``, cannot turn one of them into a launcher). Each is in the table; none has an option that runs a
+#: program, reads a program's name from a file or the environment, or loads code. Not here: ``sort``
+#: (``--compress-program``), ``rg`` (``--pre``), ``file`` (``-z`` runs decompressors), ``less`` (``LESSOPEN``),
+#: ``diff``'s cousin ``sdiff``, ``git``, ``tar``, ``find``, ``printf`` (``-v`` evaluates a subscript).
+INERT: frozenset[str] = frozenset((
+    ":", "true", "false", "echo", "cat", "wc", "head", "tail", "ls", "pwd", "basename", "dirname", "realpath",
+    "readlink", "stat", "du", "df", "uniq", "cut", "tr", "nl", "rev", "tac", "fold", "fmt", "paste", "comm",
+    "join", "expand", "unexpand", "seq", "id", "whoami", "uname", "arch", "nproc", "cmp", "diff", "grep",
+    "egrep", "fgrep", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum",
+    "base32", "base64", "od", "hexdump", "xxd", "column", "tree", "cal", "uptime", "free",
+    "mkdir", "rmdir", "touch", "rm", "cp", "mv", "ln", "chmod", "tee", "sleep", "truncate",
+))
 
 
-def register(name: str, rule: Spec | Checker) -> None:
-    """Put ``name`` on the read-only list, judged by an option table or a checker function."""
+def register(name: str, rule: Spec | Checker, read_only: bool = True) -> None:
+    """Put ``name`` in the table, judged by an option table or a checker function; ``read_only``: on the read-only
+    list too (else the table only proves which of its uses start no other program: see :func:`runs_nothing`)."""
     if isinstance(rule, Spec):
         spec = rule
         _RULES[name] = lambda args: check_spec(name, spec, args)
     else:
         _RULES[name] = rule
+    if read_only:
+        _READ_ONLY.add(name)
 
 
 def allowed_programs() -> frozenset[str]:
     """Every program name on the read-only list (after the rule modules have registered)."""
-    return frozenset(_RULES)
+    return frozenset(_READ_ONLY)
 
 
 def check_allowed(prog: str, args: list[str]) -> ProgramCheck | None:
     """The rules for a read-only program, or ``None`` when ``prog`` is not on the read-only list."""
+    rule = _RULES.get(prog) if prog in _READ_ONLY else None
+    return None if rule is None else rule(args)
+
+
+def check_program(prog: str, args: list[str]) -> ProgramCheck | None:
+    """The table's reading of any program it knows (read-only or not), or ``None`` when it is not in the table."""
     rule = _RULES.get(prog)
     return None if rule is None else rule(args)
+
+
+def runs_nothing(prog: str, args: list[str]) -> list[str]:
+    """Why this use of ``prog`` is not proven to start no other program (empty: proven).
+
+    Proven means: the program is in the table, and every problem its table finds is a contained effect
+    (:attr:`ProgramCheck.contained`): an unknown option, an option that runs code and a checker's own
+    refusal all leave it unproven."""
+    check = check_program(prog, args)
+    if check is None:
+        return [f"{prog} is not in the table of programs known not to start others"]
+    return [p for p in check.problems if p not in check.contained]
 
 
 def long_match(name: str, options: frozenset[str] | Mapping[str, object]) -> str | None:
@@ -159,6 +208,12 @@ def effect_problem(prog: str, option: str, spec_effect: tuple[Effect, str]) -> s
     """The reason a user reads for an option with an effect: ``sort -o writes its output to a file``."""
     _, what = spec_effect
     return f"{prog} {option} {what}"
+
+
+def _effect(out: ProgramCheck, problem: str, effect: Effect) -> None:
+    out.problems.append(problem)
+    if effect != "exec":
+        out.contained.append(problem)
 
 
 def unknown_problem(prog: str, option: str) -> str:
@@ -191,7 +246,7 @@ def parse_options(prog: str, spec: Spec, args: list[str], out: ProgramCheck) -> 
             exact = name in spec.long_values or name in spec.long_flags  # getopt: an exact name wins
             hit = None if exact else long_match(name, effect_longs)
             if hit is not None:
-                out.problems.append(effect_problem(prog, name, spec.effects[hit]))
+                _effect(out, effect_problem(prog, name, spec.effects[hit]), spec.effects[hit][0])
                 continue
             takes = long_match(name, spec.long_values)
             if takes is not None:
@@ -218,7 +273,7 @@ def parse_options(prog: str, spec: Spec, args: list[str], out: ProgramCheck) -> 
             ch = a[j]
             j += 1
             if f"-{ch}" in spec.effects:
-                out.problems.append(effect_problem(prog, f"-{ch}", spec.effects[f"-{ch}"]))
+                _effect(out, effect_problem(prog, f"-{ch}", spec.effects[f"-{ch}"]), spec.effects[f"-{ch}"][0])
                 break
             if ch in spec.short_values:
                 value = a[j:]
@@ -267,7 +322,31 @@ def check_spec(prog: str, spec: Spec, args: list[str]) -> ProgramCheck:
     elif spec.operands == "text":
         out.text += operands
     elif spec.operands == "none" and operands:
-        out.problems.append(f"{prog} with arguments {' '.join(operands)!r} may change settings")
+        _effect(out, f"{prog} with arguments {' '.join(operands)!r} may change settings", "state")
     if spec.max_operands is not None and len(operands) > spec.max_operands:
-        out.problems.append(f"{prog} with {len(operands)} file arguments writes to the last one")
+        _effect(out, f"{prog} with {len(operands)} file arguments writes to the last one", "write")
     return out
+
+
+# -- the variables a command may set ---------------------------------------------------------------------------
+
+#: Upper-case variables a command may set (before a program, with ``env``, ``export``, ``read``) and still be
+#: proven: each is read by programs only as data (a language, a time zone, a width, a switch). Every other
+#: upper-case name may point a program at other code (``BASH_ENV``, ``PATH``, ``LD_PRELOAD``, ``GIT_DIR``,
+#: ``PYTHONSTARTUP``, ``PS4``, ``LESSOPEN``, ``EDITOR``...), so it is not proven. Lower-case names are the shell
+#: script's own, except those zsh ties to its search paths (``path``, ``fpath``...).
+SAFE_VARIABLES: frozenset[str] = frozenset((
+    "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME", "TZ", "TERM",
+    "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "CI", "DEBUG", "VERBOSE",
+    "NODE_ENV", "RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED",
+    "PYTHONIOENCODING", "PYTHONUTF8", "CGO_ENABLED", "GOOS", "GOARCH", "TMPDIR", "OMP_NUM_THREADS", "PORT",
+))
+_ZSH_TIED = frozenset(("path", "fpath", "module_path", "cdpath", "manpath", "mailpath", "psvar", "fignore"))
+
+
+def safe_variable(name: str) -> bool:
+    """Whether a command may set (or export, or read into, or unset) the variable ``name`` and stay proven."""
+    if name in SAFE_VARIABLES:
+        return True
+    return bool(name) and name not in _ZSH_TIED and name.replace("_", "a").isalnum() and name.islower() \
+        and not name[0].isdigit()

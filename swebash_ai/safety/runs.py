@@ -7,8 +7,7 @@ Contract:
     from a pipe, ``xargs`` whose program comes from its input, ``python -c`` code). Deny and ask rules match
     every program found; where one cannot be known, a rule in force makes the command ask (see
     :mod:`swebash_ai.agent.decide`). :func:`same_program` says whether a word names a given program (its
-    name, a path to it, a symlink to it). :func:`effect_option` finds the words after an allow rule's prefix
-    that make the program run other code or write elsewhere (the allow then does not cover the command).
+    name, a path to it, a symlink to it).
 
 Why here, beside the classifier's parser:
     A deny rule that matches only the first word of each simple command is a rule that ``env touch``,
@@ -19,6 +18,7 @@ Why here, beside the classifier's parser:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -27,9 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from swebash_ai.config.rules import GLOBAL_OPTIONS
-
-__all__ = ["Run", "Runs", "effect_option", "programs_run", "same_program"]
+__all__ = ["Run", "Runs", "programs_run", "same_program"]
 
 _MAX_DEPTH = 6
 
@@ -40,6 +38,10 @@ class Run:
 
     argv: tuple[str, ...]
     via: tuple[str, ...] = ()
+    exact: tuple[bool, ...] = ()
+    """Per word: written out (no expansion, no glob), so the word is what the program gets."""
+    fed: bool = False
+    """Its standard input is a pipe, a here-document or here-string, or a file: it may read a script there."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class Runs:
     unknowable: tuple[str, ...] = ()
     scripts: tuple[str, ...] = ()
     """Every shell text read: the command, and each ``sh -c``, ``eval``, here-string... script inside it."""
+    assigned: tuple[str, ...] = ()
+    """Variables set through a program's arguments (``env NAME=VALUE``, ``sudo NAME=VALUE``)."""
 
 
 @dataclass
@@ -55,6 +59,7 @@ class _Collect:
     runs: list[Run] = field(default_factory=list)
     unknowable: list[str] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)
+    assigned: list[str] = field(default_factory=list)
 
     def cannot(self, reason: str) -> None:
         if reason not in self.unknowable:
@@ -113,7 +118,16 @@ WRAPPERS: dict[str, _Wrapper] = {
     "env": _w(values="-u --unset -C --chdir", flags="-i --ignore-environment -0 --null -v --debug"),
     "setarch": _w(flags="-R -L -B -X -3 -F -S -T -Z -v --addr-no-randomize --addr-compat-layout --32bit "
                         "--fdpic-funcptrs --sticky-timeouts --whole-seconds --short-inode --verbose", positional=1),
-    "linux32": _w(flags="-R -L -B -X -3 -v"), "linux64": _w(flags="-R -L -B -X -3 -v"),
+    **{arch: _w(flags="-R -L -B -X -3 -F -S -T -Z -v --addr-no-randomize --addr-compat-layout --32bit "
+                      "--fdpic-funcptrs --sticky-timeouts --whole-seconds --short-inode --verbose")
+       for arch in ("linux32", "linux64", "i386", "i486", "i586", "i686", "x86_64", "aarch64", "armv7l", "arm64",
+                    "ppc", "ppc32", "ppc64", "ppc64le", "s390", "s390x", "mips", "mips64", "sparc", "sparc64",
+                    "riscv64", "loongarch64", "parisc", "alpha", "ia64", "m68k")},
+    "setpriv": _w(values="--reuid --regid --ruid --rgid --euid --egid --groups --inh-caps --ambient-caps "
+                         "--bounding-set --securebits --pdeathsig --selinux-label --apparmor-profile "
+                         "--landlock-access --landlock-rule",
+                  flags="--clear-groups --keep-groups --init-groups --nnp --no-new-privs --reset-env",
+                  no_command="-d --dump --list-caps -L"),
     "prlimit": _w(), "systemd-run": _w(), "dbus-run-session": _w(), "rlwrap": _w(), "firejail": _w(),
     "proot": _w(),
     "xargs": _w(values="-a --arg-file -d --delimiter -E -e --eof -L -l --max-lines -n --max-args -P --max-procs "
@@ -123,7 +137,21 @@ WRAPPERS: dict[str, _Wrapper] = {
 }
 
 SHELLS = frozenset(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish", "hush", "msh",
-                    "busybox-sh"])
+                    "busybox-sh", "rbash", "rksh", "rzsh", "ksh93", "pdksh", "oksh", "lksh", "tcsh", "csh"])
+#: Package runners that run the command after their own options: ``npx touch x``, ``npm exec -- touch x``. Each
+#: with its options taking a value, its flags, and the options whose value is a shell script it runs.
+_LAUNCHERS: dict[tuple[str, ...], tuple[frozenset[str], frozenset[str], frozenset[str]]] = {
+    ("npx",): (frozenset({"-p", "--package", "--cache", "--userconfig", "-w", "--workspace"}),
+               frozenset({"-y", "--yes", "--no", "-q", "--quiet", "--no-install", "--ignore-existing", "-ws",
+                          "--workspaces", "--include-workspace-root"}), frozenset({"-c", "--call"})),
+    ("npm", "exec"): (frozenset({"-p", "--package", "-w", "--workspace"}),
+                      frozenset({"-y", "--yes", "--no", "-ws", "--workspaces", "--include-workspace-root"}),
+                      frozenset({"-c", "--call"})),
+    ("pnpm", "dlx"): (frozenset({"--package"}), frozenset({"--silent", "-s"}), frozenset({"-c",
+                                                                                    "--shell-mode"})),
+    ("yarn", "dlx"): (frozenset({"-p", "--package"}), frozenset({"-q", "--quiet"}), frozenset()),
+    ("bunx",): (frozenset({"-p", "--package"}), frozenset({"--bun", "--no-install", "--silent"}), frozenset()),
+}
 #: Tools whose subcommand runs the command that follows it: ``uv run pytest``, ``bundle exec rake``.
 _RUNNERS: dict[str, str] = {"uv": "run", "poetry": "run", "pipenv": "run", "bundle": "exec", "pnpm": "exec",
                             "conda": "run", "direnv": "exec", "pixi": "run", "hatch": "run", "pdm": "run"}
@@ -135,6 +163,7 @@ CODE_OPTIONS: dict[str, frozenset[str]] = {
     "lua": frozenset({"-e"}), "osascript": frozenset({"-e"}), "pwsh": frozenset({"-c", "-Command"}),
     "tclsh": frozenset(), "expect": frozenset({"-c"}),
 }
+_SHELL_LONG = frozenset({"--norc", "--noprofile", "--posix", "--login", "--noediting", "--restricted", "--verbose"})
 _SETS_PATH = re.compile(r"(?:^|[\s;&|({`])(?:export\s+|declare\s+(?:-x\s+)?)?PATH\+?=")
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _SOURCES = frozenset({".", "source"})
@@ -149,7 +178,7 @@ def programs_run(command: str) -> Runs:
 def _cached(command: str) -> Runs:
     out = _Collect()
     _read(command, (), out, 0)
-    return Runs(tuple(out.runs), tuple(out.unknowable), tuple(out.scripts))
+    return Runs(tuple(out.runs), tuple(out.unknowable), tuple(out.scripts), tuple(out.assigned))
 
 
 def _read(text: str, via: tuple[str, ...], out: _Collect, depth: int) -> None:
@@ -170,6 +199,7 @@ def _read(text: str, via: tuple[str, ...], out: _Collect, depth: int) -> None:
         out.cannot("the command sets PATH, so the programs it runs are looked up elsewhere")
     feeds = _shell_inputs(text) if "<<" in text else []
     piped = {idx for pipeline in parsed.pipelines for idx in pipeline[1:]}
+    reads = any(op == "read" for _, op in parsed.file_targets)
     for index, cmd in enumerate(parsed.commands):
         if not cmd.words:
             continue
@@ -181,7 +211,11 @@ def _read(text: str, via: tuple[str, ...], out: _Collect, depth: int) -> None:
         fed = next((i for i, (program, _) in enumerate(feeds) if program == os.path.basename(head.text)), None)
         if fed is not None:
             stdin = feeds.pop(fed)[1]
-        _unwrap(tuple(w.text for w in cmd.words), tuple(w.literal for w in cmd.words), via, out, depth, stdin)
+        start = len(out.runs)
+        _unwrap(tuple(w.text for w in cmd.words), tuple(w.literal and not w.glob for w in cmd.words), via, out, depth,
+                stdin)
+        if stdin is not None or reads:  # what it (and what it starts) reads may be a script
+            out.runs[start:] = [dataclasses.replace(run, fed=True) for run in out.runs[start:]]
 
 
 def _unwrap(argv: tuple[str, ...], literal: tuple[bool, ...], via: tuple[str, ...], out: _Collect, depth: int,
@@ -189,7 +223,7 @@ def _unwrap(argv: tuple[str, ...], literal: tuple[bool, ...], via: tuple[str, ..
     """Record ``argv`` and follow what it runs in turn."""
     if not argv:
         return
-    out.runs.append(Run(argv, via))
+    out.runs.append(Run(argv, via, literal))
     name = os.path.basename(argv[0])
     args, lits = argv[1:], literal[1:]
     here = (*via, name)
@@ -229,6 +263,9 @@ def _unwrap(argv: tuple[str, ...], literal: tuple[bool, ...], via: tuple[str, ..
         _find(args, lits, here, out, depth)
     elif name == "watch":
         _watch(args, lits, here, out, depth)
+    elif (name,) in _LAUNCHERS or (name, *args[:1]) in _LAUNCHERS or (name == "npm" and args[:1] == ("x",)):
+        key = (name,) if (name,) in _LAUNCHERS else (name, "exec" if args[0] == "x" else args[0])
+        _launcher(" ".join(key), _LAUNCHERS[key], args[len(key) - 1:], lits[len(key) - 1:], here, out, depth)
     elif name == "parallel":
         out.cannot("parallel builds its commands from its input and arguments")
     elif name in WRAPPERS:
@@ -240,6 +277,35 @@ def _unwrap(argv: tuple[str, ...], literal: tuple[bool, ...], via: tuple[str, ..
             out.cannot(f"{name} runs code given on the command line, which can start any program")
     elif name in _AWKS and any("system" in a or "|" in a for a in args):
         out.cannot(f"{name} code that runs commands (system() or a pipe)")
+
+
+def _launcher(name: str, spec: tuple[frozenset[str], frozenset[str], frozenset[str]], args: tuple[str, ...],
+              lits: tuple[bool, ...], via: tuple[str, ...], out: _Collect, depth: int) -> None:
+    """``npx [options] CMD...``, ``npm exec [options] -- CMD...``, ``npm exec -c 'SCRIPT'``."""
+    values, flags, scripts = spec
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        option, eq, value = args[i].partition("=")
+        i += 1
+        if option == "--":
+            break
+        if option in scripts:
+            text = value if eq else (args[i] if i < len(args) else "")
+            if not lits[i - (1 if eq else 0)]:
+                out.cannot(f"{name} {option} of text that is not written out")
+            else:
+                _read(text, via, out, depth + 1)
+            return
+        if option in values:
+            i += 0 if eq else 1
+        elif option not in flags:
+            out.cannot(f"{name} {option}: an option not known here, so where its command starts is not known")
+            return
+    if i < len(args):
+        if not lits[i]:
+            out.cannot(f"the program {name} runs is named by an expansion ({args[i]})")
+            return
+        _unwrap(args[i:], lits[i:], via, out, depth, None)
 
 
 def _first_operand(args: Sequence[str]) -> int:
@@ -279,6 +345,7 @@ def _wrapped(name: str, args: tuple[str, ...], lits: tuple[bool, ...], via: tupl
         if name in ("env", "sudo", "doas") and "=" in word and not word.startswith("-"):
             if word.startswith("PATH="):
                 out.cannot(f"{name} sets PATH, so the programs it runs are looked up elsewhere")
+            out.assigned.append(word.partition("=")[0])
             i += 1  # NAME=VALUE
             continue
         if not word.startswith("-") or word == "-":
@@ -290,9 +357,9 @@ def _wrapped(name: str, args: tuple[str, ...], lits: tuple[bool, ...], via: tupl
         if word == "--":
             break
         option, eq, value = word.partition("=")
-        if name == "env" and option in ("-S", "--split-string"):
+        if name == "env" and option in ("-S", "--split-string"):  # env -S '-i CMD': more words of env's own
             rest = value if eq else (args[i] if i < len(args) else "")
-            _read(" ".join([rest, *args[i + (0 if eq else 1):]]), via, out, depth + 1)
+            _read(" ".join(["env", rest, *args[i + (0 if eq else 1):]]), via[:-1], out, depth + 1)
             return
         if (name == "xargs" and option in ("-I", "-i", "--replace")) or (name == "xargs" and word.startswith("-I")):
             replace = value if eq else (word[2:] if len(word) > 2 else (args[i] if i < len(args) else "{}"))
@@ -314,7 +381,7 @@ def _wrapped(name: str, args: tuple[str, ...], lits: tuple[bool, ...], via: tupl
     i += spec.positional
     if i >= len(args):
         if name == "xargs":
-            out.runs.append(Run(("echo",), via))  # xargs without a command runs echo
+            out.runs.append(Run(("echo",), via, (True,)))  # xargs without a command runs echo
         elif name in ("sudo", "doas") and stdin is None:
             out.cannot(f"{name} without a command")
         return
@@ -345,7 +412,12 @@ def _shell(name: str, args: tuple[str, ...], lits: tuple[bool, ...], via: tuple[
             command_mode = command_mode or "c" in word[1:]
             i += 1
             continue
+        if word in ("--version", "--help"):
+            return  # prints and exits before reading any script
         if word.startswith("--"):
+            if word not in _SHELL_LONG:  # --rcfile FILE, --init-file FILE: a file of commands it runs
+                out.cannot(f"{name} {word}: an option not known here, which may run other code")
+                return
             i += 1
             continue
         break
@@ -519,44 +591,3 @@ def _resolve(word: str, cwd: str | None, path: str | None) -> str | None:
         return os.path.realpath(found) if found else None
     except (OSError, ValueError):
         return None
-
-
-# -- what an allow rule does not cover ------------------------------------------------------------------------
-
-#: Options that make a program run other code, take its configuration from elsewhere, or write files beyond
-#: its usual work, wherever they stand after an allow rule's prefix (``git log -p --ext-diff``).
-_ANY_PROGRAM = frozenset((
-    "--exec", "--exec-path", "--output", "--config", "--config-env", "--ext-diff", "--textconv", "--upload-pack",
-    "--receive-pack", "--open-files-in-pager", "--pre", "--script-shell", "--node-options", "--userconfig",
-    "--globalconfig", "--rcfile", "--init-file", "--eval", "--require", "--import", "--loader", "--plugin",
-    "--preload", "--template", "--git-dir", "--work-tree", "--extcmd", "--tool", "--run", "--command", "--shell",
-    "--editor", "--pager", "--hooks-path", "--sequence-editor", "--output-file", "--log-file",
-    "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls",
-))
-_PER_PROGRAM: dict[str, frozenset[str]] = {
-    "git": frozenset(("-c", "-C", "-O", "-x")),
-    "sort": frozenset(("-o",)),
-    "rg": frozenset(("--pre",)),
-    "tar": frozenset(("-I", "--use-compress-program", "--to-command", "--checkpoint-action")),
-    "pytest": frozenset(("-p", "-c", "--rootdir", "--basetemp", "--junitxml", "--confcutdir")),
-    "npm": frozenset(("-c", "--call")),
-    "make": frozenset(("-f", "-C", "-I", "-E")),
-    "python": frozenset(("-c", "-m")),
-    "python3": frozenset(("-c", "-m")),
-}
-
-
-def effect_option(argv: Sequence[str], start: int) -> str | None:
-    """The first word from ``argv[start:]`` that an allow rule's prefix does not cover, or ``None``."""
-    program = os.path.basename(argv[0]) if argv else ""
-    risky = _ANY_PROGRAM | _PER_PROGRAM.get(program, frozenset()) | frozenset(GLOBAL_OPTIONS.get(program, ()))
-    for word in argv[start:]:
-        if not word.startswith("-") or word in ("-", "--"):
-            continue
-        name = word.split("=", 1)[0]
-        if name in risky:
-            return word
-        if not word.startswith("--") and any(len(o) == 2 and o != "-" and word.startswith(o) for o in risky
-                                             if not o.startswith("--")):
-            return word
-    return None

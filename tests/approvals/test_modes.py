@@ -120,7 +120,7 @@ def test_stats_say_who_allowed_a_call(workspace: Path, monkeypatch: pytest.Monke
 
 def test_auto_mode_runs_what_asks_but_not_what_needs_a_person(tmp_path: Path) -> None:
     """auto lifts the classifier's questions about commands and edits inside the workspace; catastrophes,
-    persistence points and a rule's pinned ask still ask."""
+    persistence points, a rule's pinned ask and (with a rule in force) what is not proven still ask."""
     from swebash_ai.agent.decide import Gate
     from swebash_ai.config.rules import parse_rule_list
     from swebash_ai.safety.commands import CommandPolicy
@@ -138,8 +138,10 @@ def test_auto_mode_runs_what_asks_but_not_what_needs_a_person(tmp_path: Path) ->
         step, _ = gate.settle("run_command", "exec", {"command": command}, own, lambda _c: False)
         return step.verdict.decision, step.decided_by
 
-    assert settle("npm install && touch build.txt") == ("allow", "mode:auto")
-    assert settle("curl -fsSL https://example.com/x.sh -o x.sh") == ("allow", "mode:auto")
+    assert settle("mkdir -p build && touch build.txt") == ("allow", "mode:auto")
+    # With a rule in force only what is proven runs unasked: npm's scripts and curl could run `git push`.
+    assert settle("npm install && touch build.txt") == ("ask", "rule.unproven")
+    assert settle("curl -fsSL https://example.com/x.sh -o x.sh") == ("ask", "rule.unproven")
     assert settle("rm -rf ~")[0] == "ask"  # a catastrophe needs a person
     assert settle("echo x >> ~/.bashrc")[0] == "ask"  # a persistence point needs a person
     assert settle("git push origin main") == ("ask", "rule:config#1")

@@ -12,7 +12,7 @@ from swebash_ai.config.rules import parse_rule_list
 from swebash_ai.safety.commands import CommandPolicy
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.persistence import persistence_program, persistence_reason
-from swebash_ai.safety.runs import effect_option
+from swebash_ai.safety.proven import effect_option
 
 
 @pytest.fixture
