@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +99,14 @@ def test_escape_from_the_tool_pane_returns_to_the_prompt(terminal: RealTerminal)
     terminal.wait_for_border("Tools", lambda colour: colour == unfocused)
     terminal.write(keys("backspace") + "after escape")  # Backspace too reaches the prompt now
     assert terminal.sent() == "after escape"
+
+
+def test_keys_typed_before_the_app_has_the_terminal_are_kept_in_order(tmp_path: Path) -> None:
+    """Typed while the early frame shows (Textual still loading): kept in the terminal, then applied in
+    order, editing keys and a paste included."""
+    with fake_server_process([], echo=True) as url, \
+            RealTerminal(app_env(tmp_path / "home", url), tmp_path) as term:
+        term.wait_for("Ask anything")
+        term.write("abc" + keys("backspace") + "def" + paste(" pasted") + keys("home") + "> ")
+        term.wait_ready()
+        assert term.sent() == "> abdef pasted"
