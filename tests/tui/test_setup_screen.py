@@ -366,3 +366,18 @@ async def test_enter_on_a_chosen_model_tests_and_saves_it_as_the_keys_line_says(
     test_call = next(r for r in fake_llm.requests if r["path"].endswith("/chat/completions"))
     assert test_call["body"]["model"] == "other-model"
     assert tomllib.loads(_config(isolated_env).read_text())["profiles"]["openai"]["model"] == "openai/other-model"
+
+
+async def test_the_open_provider_list_stays_inside_the_dialog(make_app: Any, isolated_env: Path) -> None:
+    from textual.widgets._select import SelectOverlay
+
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _open(pilot)
+        await pilot.press("enter")  # opens the list
+        overlay = screen.query_one("#setup-provider").query_one(SelectOverlay)
+        await wait_for(pilot, lambda: overlay.display and overlay.region.height > 0, what="the open list")
+        await pilot.pause()
+        dialog = screen.query_one("#setup-dialog").region
+        assert overlay.region.height >= len(SetupScreen(Path("x")).kinds)  # every choice shown
+        assert dialog.contains_region(overlay.region), (overlay.region, dialog)
