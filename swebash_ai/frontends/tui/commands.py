@@ -37,11 +37,11 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Tab", "complete a slash command or an @path"),
     ("Ctrl+G", "after a turn stopped at its tool limit: go on with a fresh budget"),
     ("Shift+Tab", "next approval mode: ask, accept-edits, auto, plan (the status bar shows it)"),
-    ("Esc / Ctrl+C", "cancel the running turn"),
+    ("Esc / Ctrl+C", "cancel the running turn (Esc in a pane: back to the prompt)"),
     ("Ctrl+C twice", "quit (on an idle prompt)"),
     ("Ctrl+L", "clear the screen"),
     ("Ctrl+P", "command palette"),
-    ("F2", "focus the tool-activity pane (Enter expands an entry)"),
+    ("F2", "focus the tool-activity pane (Enter expands an entry; typing goes back to the prompt)"),
 )
 
 
