@@ -64,6 +64,8 @@ exit codes: 0 answered, 1 provider or runtime error, 2 usage or configuration er
 
 Settings come from flags > SWEBASH_AI_* environment variables > the profile > the config file
 (see `swebash-ai config --path`). Docs: docs/cli.md, docs/configuration.md.
+Every docs/NAME.md named here comes with the program: `swebash-ai help NAME` prints it (`swebash-ai help`
+lists them).
 """
 
 
@@ -97,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s undo [--session ID]      put back what the last turn changed\n"
         "       %(prog)s rules [list|remove N]    the approval rules and where each came from\n"
         "       %(prog)s trust                    trust this project's .swebash-ai/rules.toml\n"
-        "       %(prog)s sandbox [--show | -- CMD]  the sandbox policy here; run one command in it",
+        "       %(prog)s sandbox [--show | -- CMD]  the sandbox policy here; run one command in it\n"
+        "       %(prog)s help [TOPIC]             print a documentation page (docs/TOPIC.md)",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
         "question on stdout (tool activity and warnings go to stderr) and exits.",
@@ -281,6 +284,9 @@ def _shell_init_parser(sub: Any) -> None:
     """``shell-init``: the key binding snippet (see :mod:`swebash_ai.frontends.shell_init`)."""
     from swebash_ai.frontends.shell_init import SETUP, SHELLS
 
+    docs = sub.add_parser("help", help="print a documentation page (docs/TOPIC.md, packaged); list them without TOPIC",
+                          description="Print one of the documentation pages that come with swebash-ai.")
+    docs.add_argument("topic", nargs="?", metavar="TOPIC", help="e.g. approvals, cli, tui (docs/approvals.md...)")
     init = sub.add_parser("shell-init", help="print the key binding for bash, zsh or fish (Alt-E: words -> command)",
                           description="Print a snippet that binds a key (Alt-E) in your shell: it replaces the "
                           "plain words on the command line with a proposed command, which is not run.",
@@ -409,6 +415,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return export_sessions(args.session_id, every=args.all, fmt=args.format)
     if args.command == "shell-init":
         return _shell_init(args)
+    if args.command == "help":
+        from swebash_ai.commands.help_docs import run_help
+
+        return run_help(args.topic, sys.stdout)
     if args.command == "stats":
         from swebash_ai.commands.stats import run_stats
 

@@ -210,7 +210,7 @@ class UndoResult:
 
     def summary(self) -> str:
         head = f"Undid the changes of turn {self.turn}" + (
-            f" ({self.failed} path(s) could NOT be restored, see below):" if self.failed else ":")
+            f" ({_count(self.failed, 'path')} could NOT be restored, see below):" if self.failed else ":")
         return "\n".join([head] + [f"  {line}" for line in self.restored])
 
     def note_for_model(self) -> str:
@@ -365,7 +365,7 @@ def undo_last_turn(store: Checkpoints, *, force: bool = False, known: int | None
             result.restored.append(f"command `{shown}`: NOT undone ({why})")
             continue
         steps += found
-        result.restored.append(f"command `{shown}`: " + (f"{len(found)} path(s) it changed put back" if found
+        result.restored.append(f"command `{shown}`: " + (f"{_count(len(found), 'path')} it changed put back" if found
                                                          else "it changed no files"))
     first: dict[str, _Step] = {}
     last: dict[str, _Step] = {}
@@ -434,3 +434,8 @@ def _move_unsaved(source: Checkpoints, target: Checkpoints) -> int:
 def checkpoints_for(sessions_dir: Path, session_id: str) -> Checkpoints:
     """The checkpoint store beside ``<sessions_dir>/<session_id>.jsonl``."""
     return Checkpoints(sessions_dir / f"{session_id}.checkpoints")
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 path``, ``3 paths``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

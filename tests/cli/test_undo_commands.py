@@ -42,7 +42,7 @@ def test_a_command_s_deletes_creates_edits_and_chmods_are_undone(
 
     res = run_cli("undo")
     assert res.returncode == 0, res.stderr
-    assert "command `rm notes.txt && echo made" in res.stdout and "3 path(s) it changed put back" in res.stdout
+    assert "command `rm notes.txt && echo made" in res.stdout and "3 paths it changed put back" in res.stdout
     assert notes.read_text() == "keep me\n" and (notes.stat().st_mode & 0o777) == 0o600
     assert not (workspace / "made.txt").exists()
     assert script.read_text() == "echo one\n" and not os.access(script, os.X_OK)

@@ -241,7 +241,7 @@ async def test_a_background_command_ending_after_the_fork_records_its_state_in_t
         assert kinds == ["command", "saved", "command_after"]  # moved to the fork, claimed by its save
         result = undo_saved_session(sessions_dir(), fork_id)
         assert not (workspace / "late.txt").exists()
-        assert "1 path(s) it changed put back" in result.restored[0]
+        assert "1 path it changed put back" in result.restored[0]
         with pytest.raises(UndoRefused, match="Nothing to undo"):
             undo_saved_session(sessions_dir(), SHARED)
     finally:

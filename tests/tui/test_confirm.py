@@ -128,6 +128,9 @@ async def test_every_answer_button_is_whole_in_a_narrow_terminal() -> None:
                     assert region.width >= len(str(button.label)), (width, tool, str(button.label))
                     assert dialog.x <= region.x and region.right <= dialog.right, (width, tool, str(button.label))
                     assert dialog.y <= region.y and region.bottom <= dialog.bottom, (width, tool, str(button.label))
+                if app.screen.query_one("#confirm-buttons").has_class("-two-columns"):  # even columns
+                    for column in (buttons[0::2], buttons[1::2]):
+                        assert len({(b.region.x, b.region.width) for b in column}) == 1, (width, tool)
                 app.pop_screen()
                 await pilot.pause()
 

@@ -220,7 +220,29 @@ async def test_login_opens_the_screen_with_a_provider_too(make_app: Any, llm_env
         screen = await _open(pilot)
         options = [str(o[0]) for o in screen.query_one("#setup-provider", Select)._options if str(o[0])]
         assert options[:4] == ["OpenAI", "Anthropic", "Google Gemini", "OpenRouter"]
-        assert not [o for o in options if "Ollama" in o]  # none answers here
+        assert "Ollama on this machine (http://127.0.0.1:9)" in options  # none answers here: listed all the same
+
+
+async def test_ollama_is_listed_with_its_address_and_its_models_when_it_did_not_answer_at_start(
+        make_app: Any, fake_llm: FakeLLMServer, isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ollama started after the app: its entry names its address; choosing it asks its /api/tags."""
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing there (the port of discard)
+    app = make_app(setup_on_start=True)  # probe_ollama=False: no offer at start
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await _open(pilot)
+        options = [str(o[0]) for o in screen.query_one("#setup-provider", Select)._options if str(o[0])]
+        assert "Ollama on this machine (http://127.0.0.1:9)" in options
+        screen.choose("ollama")
+        await wait_for(pilot, lambda: "No Ollama server" in _status(screen), what="nothing answers")
+        await pilot.pause()
+        base = screen.query_one("#setup-base", Input)
+        assert base.has_focus and base.value == "http://127.0.0.1:9"
+        base.value = fake_llm.base_url.removesuffix("/v1")  # where it really is (it serves /api/tags)
+        await pilot.press("enter")
+        listed = screen.query_one("#setup-model-list", Select)
+        await wait_for(pilot, lambda: listed.display, what="model list")
+        assert listed.value == "fake-model"  # what the loopback server's /api/tags names
+        assert "1 model listed" in _status(screen)
 
 
 async def test_an_address_without_a_scheme_is_completed_and_said(make_app: Any, fake_llm: FakeLLMServer,
@@ -344,3 +366,18 @@ async def test_enter_on_a_chosen_model_tests_and_saves_it_as_the_keys_line_says(
     test_call = next(r for r in fake_llm.requests if r["path"].endswith("/chat/completions"))
     assert test_call["body"]["model"] == "other-model"
     assert tomllib.loads(_config(isolated_env).read_text())["profiles"]["openai"]["model"] == "openai/other-model"
+
+
+async def test_the_open_provider_list_stays_inside_the_dialog(make_app: Any, isolated_env: Path) -> None:
+    from textual.widgets._select import SelectOverlay
+
+    app = make_app(setup_on_start=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _open(pilot)
+        await pilot.press("enter")  # opens the list
+        overlay = screen.query_one("#setup-provider").query_one(SelectOverlay)
+        await wait_for(pilot, lambda: overlay.display and overlay.region.height > 0, what="the open list")
+        await pilot.pause()
+        dialog = screen.query_one("#setup-dialog").region
+        assert overlay.region.height >= len(SetupScreen(Path("x")).kinds)  # every choice shown
+        assert dialog.contains_region(overlay.region), (overlay.region, dialog)

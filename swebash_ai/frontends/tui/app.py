@@ -107,7 +107,7 @@ class SwebashApp(App[int]):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "Cancel / quit", priority=True),
-        Binding("escape", "cancel_turn", "Cancel", show=False),
+        Binding("escape", "escape", "Cancel", show=False),
         Binding("ctrl+l", "clear_screen", "Clear"),
         Binding("f2", "focus_tools", "Tools"),
         Binding("ctrl+g", "go_on", "Go on", priority=True),
@@ -226,6 +226,24 @@ class SwebashApp(App[int]):
             if self.ui_loop is not None and _running_loop() is self.ui_loop:
                 self.input_first.hold()
         return super().post_message(message)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self._type_into_prompt(event)
+        await super().on_event(event)
+
+    def _type_into_prompt(self, event: events.Key) -> None:
+        """A printable key typed while a pane of the main screen has the focus goes to the prompt, which
+        takes the focus (at once, before Textual forwards the key to the focused widget), unless the pane
+        has a use for that key (Space expands a tool call)."""
+        if not event.is_printable or len(self.screen_stack) != 1:
+            return
+        focused = self.focused
+        with contextlib.suppress(Exception):  # no prompt yet (the app is starting or closing)
+            prompt = self.prompt
+            if focused is prompt or (focused is not None and event.key in focused._bindings.key_to_bindings):
+                return
+            self.screen.set_focus(prompt)
 
     def on_mount(self) -> None:
         self.ui_loop = asyncio.get_running_loop()
@@ -438,6 +456,13 @@ class SwebashApp(App[int]):
             return
         self._last_ctrl_c = now
         self.notify("Press Ctrl+C again to quit.", timeout=2)
+
+    def action_escape(self) -> None:
+        """Esc: from a pane, back to the prompt (a running turn goes on); in the prompt, cancel the turn."""
+        if self.focused is not self.prompt and len(self.screen_stack) == 1:
+            self.screen.set_focus(self.prompt)
+            return
+        self.action_cancel_turn()
 
     def action_cancel_turn(self) -> None:
         if not self.busy:

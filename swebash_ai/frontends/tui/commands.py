@@ -40,11 +40,11 @@ KEYS_HELP: tuple[tuple[str, str], ...] = (
      "(edits in the workspace unasked), auto (also every command the classifier cannot prove read-only, unasked, "
      "inside the sandbox: the workspace writable, the rest of home and other projects absent, no network; "
      "undo reverts it), plan (read-only)"),
-    ("Esc / Ctrl+C", "cancel the running turn"),
+    ("Esc / Ctrl+C", "cancel the running turn (Esc in a pane: back to the prompt)"),
     ("Ctrl+C twice", "quit (on an idle prompt)"),
     ("Ctrl+L", "clear the screen"),
     ("Ctrl+P", "command palette"),
-    ("F2", "focus the tool-activity pane (Enter expands an entry)"),
+    ("F2", "focus the tool-activity pane (Enter expands an entry; typing goes back to the prompt)"),
 )
 
 

@@ -117,7 +117,9 @@ class Controller:
             app.chat.add_notice(problem + " (/mcp shows the servers)", "warning")
         if session.mcp is not None and session.mcp.tools:
             ready = sum(1 for s in session.mcp.servers if s.state == "ready")
-            app.notify(f"MCP: {ready} server(s) ready, {len(session.mcp.tools)} tool(s). /mcp lists them.")
+            tools = len(session.mcp.tools)
+            app.notify(f"MCP: {ready} server{'' if ready == 1 else 's'} ready, {tools} tool{'' if tools == 1 else 's'}."
+                       " /mcp lists them.")
 
     async def cmd_mcp(self, arg: str) -> None:
         session = await self.ready_session()
@@ -363,7 +365,7 @@ class Controller:
                     app.chat.add_notice("Press Ctrl+G to go on with a fresh budget of tool calls.", "warning")
                     app.refresh_bindings()
                 elif event.denied:
-                    app.chat.add_notice(f"{event.denied} call(s) denied.", "info")
+                    app.chat.add_notice(f"{event.denied} call{'' if event.denied == 1 else 's'} denied.", "info")
             case ev.TurnFailed(error=error):
                 await app.chat.end_reply()
                 app.chat.add_error(error.title, error.message, error.hint)

@@ -63,7 +63,7 @@ class SetupScreen(ModalScreen[Saved | None]):
         self.config_path = config_path
         self.ollama = ollama
         self.reason = reason
-        self.kinds = [k for k in KINDS if k.id != "ollama" or ollama is not None]
+        self.kinds = list(KINDS)  # Ollama too when none answered at start: it may be started meanwhile
         self.models: list[str] | None = None
         self.busy = False
         self._gone = False
@@ -86,9 +86,17 @@ class SetupScreen(ModalScreen[Saved | None]):
             yield Static(Content.styled("Enter: next · Esc: leave without saving", "$text-muted"), id="setup-keys")
 
     def _label(self, kind: ProviderKind) -> str:
-        if kind.id == "ollama" and self.ollama is not None:
-            return f"{kind.label} ({self.ollama.host})"
+        if kind.id == "ollama":
+            return f"{kind.label} ({self._ollama_host()})"
         return kind.label
+
+    def _ollama_host(self) -> str:
+        """Where Ollama answered at start, else where it listens by default (``OLLAMA_HOST`` or port 11434)."""
+        if self.ollama is not None:
+            return self.ollama.host
+        from swebash_ai.providers import ollama_host
+
+        return ollama_host()
 
     def on_mount(self) -> None:
         for wid in ("#setup-base", "#setup-base-note", "#setup-key", "#setup-model-list", "#setup-model", "#setup-go"):
@@ -119,7 +127,11 @@ class SetupScreen(ModalScreen[Saved | None]):
         if kind is None:
             return
         base = self.query_one("#setup-base", Input)
-        base.display = not kind.fixed_base
+        base.display = not kind.fixed_base or kind.id == "ollama"  # Ollama: its address, to change if need be
+        if kind.id == "ollama" and not base.value:
+            base.value = self._ollama_host()
+        elif kind.id != "ollama" and base.value == self._ollama_host():
+            base.value = ""  # Ollama's address, filled in for it: not a guess for another server
         self._note_added(None)
         key = self.query_one("#setup-key", Input)
         key.display = kind.id != "ollama"
@@ -127,7 +139,9 @@ class SetupScreen(ModalScreen[Saved | None]):
                            + ("" if kind.needs_key else " (Enter for none)"))
         self.query_one("#setup-go").display = True
         self.say("")
-        if base.display:
+        if kind.id == "ollama":
+            self.fetch_models()  # its model list at once, from its own /api/tags
+        elif base.display:
             base.focus()
         elif key.display:
             key.focus()
@@ -139,7 +153,10 @@ class SetupScreen(ModalScreen[Saved | None]):
         event.stop()
         if self._ready(focus_base=True) is not None:  # the address is checked (and completed) at once
             self.say("")
-            self.query_one("#setup-key", Input).focus()
+            if self.kind is not None and self.kind.id == "ollama":
+                self.fetch_models()
+            else:
+                self.query_one("#setup-key", Input).focus()
 
     @on(Input.Submitted, "#setup-key")
     def _key_given(self, event: Input.Submitted) -> None:
@@ -162,15 +179,15 @@ class SetupScreen(ModalScreen[Saved | None]):
         self.test_and_save()
 
     def _base(self, kind: ProviderKind) -> str:
-        if kind.id == "ollama" and self.ollama is not None:
-            return self.ollama.host + "/v1"
-        if kind.fixed_base:
+        if kind.fixed_base and kind.id != "ollama":
             base = default_base(kind)
             assert base is not None
             return base
         # The rule of `swebash-ai setup` (config/address.py): a scheme added is said under the field.
         base, added = complete_base(self.query_one("#setup-base", Input).value)
         self._note_added(f"Using {base}: {added}." if added else None)
+        if kind.id == "ollama" and not base.endswith("/v1"):
+            base += "/v1"  # the field holds Ollama's own address; chats go to its OpenAI-compatible /v1
         return base
 
     def _note_added(self, text: str | None) -> None:
@@ -237,8 +254,14 @@ class SetupScreen(ModalScreen[Saved | None]):
         if models:
             listed.set_options([(name, name) for name in models])
             listed.value = kind.default_model if kind.default_model in models else models[0]
-            self.say(f"{len(models)} model(s) listed; Space opens the list. Enter tests and saves the chosen one.")
+            listed_count = f"{len(models)} model{'' if len(models) == 1 else 's'}"
+            self.say(f"{listed_count} listed; Space opens the list. Enter tests and saves the chosen one.")
             listed.focus()
+        elif kind.id == "ollama":
+            host = self.query_one("#setup-base", Input).value
+            self.say(f"No Ollama server with a model answers at {host}: start it (ollama serve, ollama pull MODEL) "
+                     "or fix the address, then Enter; or type a model's name below.", error=True)
+            self.query_one("#setup-base", Input).focus()
         else:
             if not typed.value:
                 typed.value = kind.default_model

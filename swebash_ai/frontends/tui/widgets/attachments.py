@@ -28,7 +28,9 @@ class AttachmentChip(Button):
     """One image: its name and size; pressing it removes it."""
 
     def __init__(self, image: ImageAttachment) -> None:
-        label = f"🖼 {safe(image.name, visible=True)} ({image.width}×{image.height}) ✕"
+        # 📎, not 🖼: terminals draw 🖼 (an emoji with a text presentation) one or two columns wide while
+        # Textual counts one, which put the chip's edge a column off; 📎 is two columns everywhere.
+        label = f"📎 {safe(image.name, visible=True)} ({image.width}×{image.height}) ✕"
         super().__init__(label, compact=True, classes="attachment-chip", tooltip="Remove this image")
         self.image = image
 

@@ -161,18 +161,37 @@ class PromptInput(TextArea):
             event.prevent_default()
             self.history_next()
             return
-        await super()._on_key(event)
+        if await self._run_own_binding(key):
+            event.stop()
+            event.prevent_default()
+            return
+        # Printable keys: the text area's own handler inserts them (Textual calls it next, once).
+
+    async def _run_own_binding(self, key: str) -> bool:
+        """Run the text area's own binding for ``key`` here, in the prompt's queue: left to Textual, a bound
+        key (Backspace, Ctrl+W, the arrows...) bubbles up to the app before its binding runs, and the
+        letters typed after it, already in this queue, would be inserted first (``abc`` Backspace ``def``
+        in one burst gave ``abcde``). The app's bindings never shadowed these: the focused widget's come first."""
+        for binding in self._bindings.key_to_bindings.get(key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                return True
+        return False
 
     async def _on_paste(self, event: events.Paste) -> None:
+        """Insert the paste once (image paths become chips). Textual would call the text area's handler
+        after this one too: the default is prevented so that it does not insert it a second time."""
         from swebash_ai.frontends.tui.widgets.attachments import pasted_image_path
 
-        path = pasted_image_path(event.text, getattr(self.app, "cwd", "."))
-        if path is None:
-            await super()._on_paste(event)
-            return
         event.stop()
         event.prevent_default()
-        self.post_message(self.ImagePathPasted(path))
+        path = pasted_image_path(event.text, getattr(self.app, "cwd", "."))
+        if path is not None:
+            self.post_message(self.ImagePathPasted(path))
+            return
+        if self.read_only:
+            return
+        if result := self._replace_via_keyboard(event.text, *self.selection):
+            self.move_cursor(result.end_location)
 
     def action_paste(self) -> None:
         self.post_message(self.PasteRequested())
