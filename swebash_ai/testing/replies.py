@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-Dialect = Literal["openai", "anthropic", "ollama"]
+Dialect = Literal["openai", "anthropic", "ollama", "gemini"]
 JSON = dict[str, Any]
 ToolCallSpec = tuple[str, dict[str, Any] | str] | tuple[str, dict[str, Any] | str, str]
 Responder = Callable[[JSON], "Reply"]
@@ -41,7 +41,7 @@ class ToolCall:
 class Reply:
     """One scripted answer. Build it with the class methods, not the constructor."""
 
-    kind: Literal["text", "tool_calls", "error", "broken", "truncated", "bad_event", "raw", "hang"]
+    kind: Literal["text", "tool_calls", "error", "broken", "truncated", "bad_event", "raw", "hang", "replay"]
     content: str = ""
     calls: tuple[ToolCall, ...] = ()
     chunk_size: int = 4
@@ -129,6 +129,24 @@ class Reply:
         """Exactly this body, whatever was asked: a proxy's login page, a web server's 404, odd JSON."""
         data = body.encode() if isinstance(body, str) else body
         return cls("raw", status=status, body=data, content_type=content_type)
+
+    @classmethod
+    def replay(cls, body: bytes, *, content_type: str = "text/event-stream; charset=utf-8", write_size: int = 0,
+               delay: float = 0.0) -> Reply:
+        """A recorded stream, byte-exact, whatever was asked: a provider's real answer, as a 200 with a chunked
+        body. ``write_size=0`` writes one event at a time (up to each blank line, or each line of
+        newline-delimited JSON); ``N`` writes ``N`` bytes at a time (``1``: a byte at a time, so that a
+        character of several bytes straddles writes); ``delay`` seconds pass between writes."""
+        return cls("replay", body=body, content_type=content_type, chunk_size=write_size, delay=delay)
+
+    def replay_writes(self) -> list[bytes]:
+        """The pieces a :meth:`replay` is written in."""
+        if self.chunk_size > 0:
+            return [self.body[i : i + self.chunk_size] for i in range(0, len(self.body), self.chunk_size)]
+        separator = b"\n" if "ndjson" in self.content_type else b"\n\n"
+        parts = self.body.split(separator)
+        out = [part + separator for part in parts[:-1]]
+        return [*out, parts[-1]] if parts[-1] else out
 
     @classmethod
     def hang(cls, seconds: float = 30.0) -> Reply:
@@ -418,6 +436,9 @@ def ollama_message(turn: Turn) -> JSON:
 def error_body(dialect: Dialect, status: int, message: str) -> JSON:
     if dialect == "ollama":
         return {"error": message}
+    if dialect == "gemini":
+        state = "INVALID_ARGUMENT" if status < 500 else "INTERNAL"
+        return {"error": {"code": status, "message": message, "status": state}}
     kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     if dialect == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}
