@@ -540,7 +540,7 @@ def echo_responder(body: JSON) -> Reply:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m swebash_ai.testing.fake_server", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dialect", choices=["openai", "anthropic", "ollama"], default="openai")
+    parser.add_argument("--dialect", choices=["openai", "anthropic", "ollama", "gemini"], default="openai")
     parser.add_argument("--script", help="JSON file: a list of replies (see Reply.from_json)")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")

@@ -158,9 +158,9 @@ class Reply:
         """Build a reply from a script entry: ``{"text": …}``, ``{"tool_calls": [[name, args, id?], …]}``
         (optionally with ``"text"``), ``{"error": 429, "message": …, "retry_after": 0}`` or
         ``{"broken": "partial text", "after_chunks": 2}``, ``{"truncated": …}``, ``{"bad_event": …}``,
-        ``{"raw": …}``, ``{"hang": seconds}`` (see those class methods); optional ``chunk_size``, ``split``,
-        ``interleave``, ``delay``, ``usage: [prompt, completion(, cached)]``, ``stall: [call, seconds]``,
-        ``cut: call``."""
+        ``{"raw": …}``, ``{"hang": seconds}``, ``{"replay": "file.sse", "write_size": 1}`` (see those class
+        methods); optional ``chunk_size``, ``split``, ``interleave``, ``delay``, ``usage: [prompt,
+        completion(, cached)]``, ``stall: [call, seconds]``, ``cut: call``."""
         if not isinstance(obj, dict):
             raise ValueError(f"a script entry must be a JSON object, got {obj!r}")
         delay = float(obj.get("delay", 0.0))
@@ -186,6 +186,12 @@ class Reply:
                            content_type=str(obj.get("content_type", "text/html; charset=utf-8")))
         if "hang" in obj:  # {"hang": seconds}
             return cls.hang(float(obj["hang"]))
+        if "replay" in obj:  # {"replay": "recorded.sse", "write_size": 1, "content_type": "application/x-ndjson"}
+            with open(str(obj["replay"]), "rb") as fh:
+                body = fh.read()
+            kind = "application/x-ndjson" if str(obj["replay"]).endswith(".ndjson") else "text/event-stream"
+            return cls.replay(body, content_type=str(obj.get("content_type", kind)),
+                              write_size=int(obj.get("write_size", 0)), delay=delay)
         if "broken" in obj:
             return cls.broken(str(obj["broken"]), after_chunks=int(obj.get("after_chunks", 2)),
                               chunk_size=chunk, delay=delay)
@@ -204,8 +210,8 @@ class Reply:
                                   cut=None if obj.get("cut") is None else int(obj["cut"]), cached_tokens=cached)
         if "text" in obj:
             return cls.text(str(obj["text"]), chunk_size=chunk, delay=delay, usage=usage, cached_tokens=cached)
-        raise ValueError(f"unknown script entry (needs text, tool_calls, error, broken, truncated, bad_event, raw or "
-                         f"hang): {obj!r}")
+        raise ValueError(f"unknown script entry (needs text, tool_calls, error, broken, truncated, bad_event, raw, "
+                         f"hang or replay): {obj!r}")
 
 
 # ---------------------------------------------------------------------------------------------------
