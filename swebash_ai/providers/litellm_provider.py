@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -41,7 +42,15 @@ _lock = threading.Lock()
 def import_litellm() -> Any:
     """Import and quiet litellm (idempotent, thread-safe: the TUI preloads it in a background thread)."""
     with _lock, litellm_import_environment():
-        import litellm
+        try:
+            import litellm
+        except BaseException:
+            # An import cut short (Ctrl-C, a timeout's exception, an error in one of its modules) leaves parts of
+            # litellm in sys.modules, and every later import would find them half initialised ("partially
+            # initialized module 'litellm'"): forget them all, so that the next request imports it afresh.
+            for name in [n for n in sys.modules if n == "litellm" or n.startswith("litellm.")]:
+                sys.modules.pop(name, None)
+            raise
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False

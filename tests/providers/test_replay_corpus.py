@@ -220,3 +220,21 @@ async def test_chunks_of_a_recording(case: Case, model: str) -> None:
     used = [c for c in chunks if isinstance(c, UsageChunk)]
     if case.usage is not None and not case.error:
         assert len(used) == 1 and (used[0].prompt_tokens, used[0].completion_tokens) == case.usage
+
+
+async def test_an_ollama_line_litellm_cannot_read_says_so() -> None:
+    """A line without ``message`` that is not the last (``done`` false): an error in words that say what came,
+    never "the provider answered 400" (nothing answered 400)."""
+    from swebash_ai import errors
+
+    body = (b'{"model":"llama3.2","created_at":"2023-08-04T08:52:19Z","message":{"role":"assistant","content":"Hi"},'
+            b'"done":false}\n{"model":"llama3.2","created_at":"2023-08-04T08:52:20Z","done":false}\n')
+    with FakeLLMServer("ollama") as server:
+        server.enqueue(Reply.replay(body, content_type="application/x-ndjson"))
+        provider = LiteLLMProvider("ollama_chat/llama3.2", api_base=server.base_url, retries=0, timeout=20)
+        with pytest.raises(errors.ProviderError) as caught:
+            async for _ in provider.stream([{"role": "user", "content": "hi"}]):
+                pass
+    message = caught.value.message
+    assert "Ollama sent a line that could not be read (KeyError: 'message')" in message, message
+    assert "400" not in message
