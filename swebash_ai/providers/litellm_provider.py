@@ -139,7 +139,7 @@ async def _through_last_line(stream: Any, done: list[bool]) -> AsyncIterator[Any
             line = None
         if not (isinstance(line, dict) and line.get("done") is True):
             raise errors.IncompleteAnswerError(
-                f"{found.group(2)} sent a line that could not be read ({found.group(1)}): "
+                f"{found.group(2)} sent a line that could not be read ({found.group(1).rsplit(' - ', 1)[-1]}): "
                 f"'{first_words(found.group(3))}'"
             ) from exc
         done[0] = True
