@@ -1,20 +1,30 @@
-"""Benchmark: memory stays flat while a command floods its output.
+"""Benchmark: command output is read at pipe speed whatever its line length, and memory stays flat.
 
-Runs ``yes`` and ``cat /dev/urandom | base64`` for 3 s each (timeout) with the default 100 KB cap through
-:func:`run_process`, streaming to a no-op ``on_output``, and prints bytes seen, bytes kept, live callback
-count and the growth of this process's RSS (sampled every 50 ms; peak minus the level before the run).
+Part 1, the read rate: a command writes 50 MB (``--mb``) from a file through ``cat``, once as one single line
+(a minified bundle, a base64 blob, a JSON answer from ``curl``) and once as short lines, through
+:func:`run_process` with the default 100 KB cap and a live ``on_output``, unconfined and in the bubblewrap
+sandbox. It prints MB/s read (the file is in the page cache: the pipe and our reading are what is measured)
+and exits 1 when one is under ``--floor`` MB/s (default 50).
 
-    python bench/exec_flood.py [seconds]
+Part 2, memory: ``yes`` and ``cat /dev/urandom | base64`` for a few seconds each (timeout), printing bytes
+seen, kept, live callback count and the growth of this process's RSS (peak minus the level before).
+
+    python bench/exec_flood.py [--mb 50] [--floor 50] [--seconds 3] [--no-memory]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import sys
+import os
 import tempfile
+import time
+from pathlib import Path
 
 import psutil
 
+from swebash_ai.sandbox.detect import choose
+from swebash_ai.sandbox.policy import SandboxPolicy
 from swebash_ai.tools.process import run_process
 
 COMMANDS = ("yes", "cat /dev/urandom | base64")
@@ -27,7 +37,7 @@ async def sample_rss(peak: list[int], stop: asyncio.Event) -> None:
         await asyncio.sleep(0.05)
 
 
-async def one(command: str, seconds: float, cwd: str) -> None:
+async def flood(command: str, seconds: float, cwd: str) -> None:
     me = psutil.Process()
     before = me.memory_info().rss
     peak = [before]
@@ -49,12 +59,69 @@ async def one(command: str, seconds: float, cwd: str) -> None:
           f"RSS growth: {(peak[0] - before) / 1e6:.2f} MB (RSS before {before / 1e6:.1f} MB)")
 
 
-async def main(seconds: float) -> None:
+def make_inputs(folder: Path, size: int) -> dict[str, Path]:
+    """One file of ``size`` bytes on one line (base64 characters), one of the same bytes in 80-column lines."""
+    block = (b"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODkr" * 1024)
+    one, lines = folder / "one-line.txt", folder / "short-lines.txt"
+    with one.open("wb") as a, lines.open("wb") as b:
+        written = 0
+        while written < size:
+            piece = block[: min(len(block), size - written)]
+            a.write(piece)
+            b.write(b"\n".join(piece[i : i + 79] for i in range(0, len(piece), 79)))
+            written += len(piece)
+        a.write(b"\n")
+    return {"one line": one, "short lines": lines}
+
+
+async def read_rate(path: Path, cwd: Path, sandbox: SandboxPolicy | None) -> tuple[float, int]:
+    calls = 0
+
+    def sink(_text: str) -> None:
+        nonlocal calls
+        calls += 1
+
+    start = time.monotonic()
+    result = await run_process(f"cat {path}", cwd=cwd, timeout=120, max_output=100_000, on_output=sink,
+                               sandbox=sandbox)
+    elapsed = time.monotonic() - start
+    assert result.exit_code == 0 and not result.timed_out, result.render()
+    assert result.stdout_bytes == path.stat().st_size, (result.stdout_bytes, path.stat().st_size)
+    return result.stdout_bytes / elapsed / 1e6, calls
+
+
+async def main(args: argparse.Namespace) -> int:
+    slow = []
     with tempfile.TemporaryDirectory() as tmp:
-        await one("true", 1, tmp)  # warm up: imports, the executor thread, psutil caches
-        for command in COMMANDS:
-            await one(command, seconds, tmp)
+        folder = Path(tmp)
+        await flood("true", 1, tmp)  # warm up: imports, the executor thread, psutil caches
+        inputs = make_inputs(folder, int(args.mb * 1e6))
+        for path in inputs.values():  # into the page cache
+            path.read_bytes()
+        sandboxes: list[tuple[str, SandboxPolicy | None]] = [("unconfined", None)]
+        backend = choose("auto").backend
+        if backend:
+            sandboxes.append((f"sandboxed ({backend})", SandboxPolicy(writable=(folder.resolve(),))))
+        else:
+            print("no sandbox backend works here: sandboxed runs skipped")
+        for shape, path in inputs.items():
+            for label, policy in sandboxes:
+                rate, calls = await read_rate(path, folder, policy)
+                ok = rate >= args.floor
+                slow += [] if ok else [f"{shape}, {label}"]
+                print(f"{args.mb:g} MB in {shape}, {label}: {rate:,.0f} MB/s read, {calls} on_output calls"
+                      f"{'' if ok else f'  (under {args.floor:g} MB/s)'}")
+        if not args.no_memory:
+            for command in COMMANDS:
+                await flood(command, args.seconds, tmp)
+    print(f"load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    return 1 if slow else 0
 
 
 if __name__ == "__main__":
-    asyncio.run(main(float(sys.argv[1]) if len(sys.argv) > 1 else 3.0))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=float, default=50.0, help="size of each input (default 50)")
+    parser.add_argument("--floor", type=float, default=50.0, help="the least MB/s that passes (default 50)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of each memory run (default 3)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory runs")
+    raise SystemExit(asyncio.run(main(parser.parse_args())))

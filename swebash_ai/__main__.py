@@ -11,7 +11,11 @@ from __future__ import annotations
 import os
 import sys
 
-if sys.path and sys.path[0] and os.path.realpath(sys.path[0]) == os.path.realpath(os.getcwd()):
+try:
+    _cwd: str | None = os.path.realpath(os.getcwd())
+except OSError:  # the folder was deleted or cannot be reached: cli.main says so in a sentence
+    _cwd = None
+if sys.path and sys.path[0] and os.path.realpath(sys.path[0]) == _cwd:
     here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     if os.path.realpath(sys.path[0]) != here:
         del sys.path[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -226,6 +227,37 @@ def test_reply_from_json() -> None:
     assert Reply.from_json({"broken": "x", "after_chunks": 1}).kind == "broken"
     with pytest.raises(ValueError):
         Reply.from_json({"nope": 1})
+
+
+def test_a_replay_is_byte_exact_in_the_writes_asked(tmp_path: Path) -> None:
+    """A recorded body comes back as it was, whatever the request; a byte at a time, each byte is a chunk of
+    its own on the wire (so a character of several bytes straddles reads), and events stay whole otherwise."""
+    body = "data: {\"t\": \"é🚀\"}\n\ndata: [DONE]\n\n".encode()
+    assert Reply.replay(body).replay_writes() == [b'data: {"t": "\xc3\xa9\xf0\x9f\x9a\x80"}\n\n', b"data: [DONE]\n\n"]
+    assert Reply.replay(b'{"a":1}\n{"b":2}', content_type="application/x-ndjson").replay_writes() == [
+        b'{"a":1}\n', b'{"b":2}']
+    with FakeLLMServer("openai") as server:
+        server.enqueue(Reply.replay(body, write_size=1))
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            request = json.dumps({"model": "m", "messages": USER, "stream": True}).encode()
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(request), request))
+            raw = b""
+            while chunk := sock.recv(65536):
+                raw += chunk
+        head, _, chunked = raw.partition(b"\r\n\r\n")
+        assert b"200 OK" in head and b"text/event-stream" in head
+        sizes, data, rest = [], b"", chunked
+        while rest:
+            size_line, _, rest = rest.partition(b"\r\n")
+            size = int(size_line, 16)
+            sizes.append(size)
+            data, rest = data + rest[:size], rest[size + 2 :]
+        assert data == body and sizes == [1] * len(body) + [0]
+    script = tmp_path / "rec.sse"
+    script.write_bytes(body)
+    loaded = Reply.from_json({"replay": str(script), "write_size": 1})
+    assert (loaded.kind, loaded.body, loaded.chunk_size) == ("replay", body, 1)
 
 
 # -- litellm, real clients, both dialects --------------------------------------------------------------

@@ -68,7 +68,15 @@ from swebash_ai.agent.events import (
 )
 from swebash_ai.agent.question_order import Place
 from swebash_ai.errors import ProviderError, SwebashError
-from swebash_ai.providers.base import FinishChunk, Provider, ReasoningChunk, TextChunk, ToolCall, UsageChunk
+from swebash_ai.providers.base import (
+    FinishChunk,
+    Provider,
+    ProviderToolChunk,
+    ReasoningChunk,
+    TextChunk,
+    ToolCall,
+    UsageChunk,
+)
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.background import background_exits
 from swebash_ai.tools.registry import ToolContext, ToolRegistry, ToolResult
@@ -318,6 +326,9 @@ class _Turn:
                     if chunk.cost is not None:
                         self.cost = (self.cost or 0.0) + chunk.cost
                     self.emit(Usage(chunk.prompt_tokens, chunk.completion_tokens, chunk.cost, chunk.cached_tokens))
+                elif isinstance(chunk, ProviderToolChunk):
+                    # Run by the provider, its result already in the answer: shown, never run here.
+                    self.emit(Notice(chunk.describe()))
                 elif isinstance(chunk, FinishChunk):
                     pass
             ok = True

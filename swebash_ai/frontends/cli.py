@@ -353,6 +353,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``swebash-ai``; returns the exit code (see :class:`~swebash_ai.frontends.oneshot.ExitCode`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    problem = working_directory_problem()
+    if problem is not None:
+        print(f"swebash-ai: {problem}", file=sys.stderr)
+        return ExitCode.USAGE
     _setup_logging(getattr(args, "verbose", 0) or 0)
     try:
         return _dispatch(parser, args)
@@ -380,6 +384,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_code_for(exc)
 
 
+def working_directory_problem() -> str | None:
+    """Why the folder swebash-ai was started in cannot be worked in (deleted, unreachable, unreadable), as one
+    sentence; ``None`` when it can. Checked once, before anything reads it (``Path.cwd()`` raises then)."""
+    try:
+        cwd = os.getcwd()
+    except FileNotFoundError:
+        return ("the folder you started it in no longer exists (deleted or moved away); change to an existing "
+                "folder and start it again.")
+    except OSError as exc:
+        return (f"the folder you started it in cannot be reached ({exc.strerror or exc}); change to a folder you "
+                "can read and start it again.")
+    if not os.access(cwd, os.R_OK | os.X_OK):
+        from swebash_ai.safety.terminal_text import safe
+
+        return (f"the folder you started it in ({safe(cwd, visible=True)}) cannot be read (no permission); change "
+                "to a folder you can read and start it again.")
+    return None
+
+
+def _remove_stale_temporary_files() -> None:
+    """The temporary files of writes a kill interrupted (storage/pending_writes.py): removed, with a note."""
+    from swebash_ai.storage.pending_writes import sweep
+
+    removed = sweep()
+    if removed:
+        from swebash_ai.safety.terminal_text import safe
+
+        shown = ", ".join(safe(str(p), visible=True) for p in removed[:3]) + (", …" if len(removed) > 3 else "")
+        print(f"swebash-ai: removed {len(removed)} temporary file(s) left by a write that was interrupted: {shown}",
+              file=sys.stderr)
+
+
 def skip_pydantic_plugins() -> None:
     """Tell pydantic that no plugin of its own applies here, before its first model is built.
 
@@ -405,6 +441,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(locations().config_file)
         return ExitCode.OK
     tighten_once(locations())  # an install from before private storage: once, then one stat per start
+    _remove_stale_temporary_files()
     if args.command == "setup":
         from swebash_ai.commands.setup import run_setup
 

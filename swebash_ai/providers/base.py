@@ -59,6 +59,23 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ProviderToolChunk:
+    """A tool the provider ran itself (Anthropic's server tools: web search, code execution, tool search):
+    shown as what it is, never run here. ``arguments`` is the raw JSON string the model sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def describe(self) -> str:
+        """One line for people: which tool, with what (shortened), and that it ran at the provider."""
+        shown = " ".join(self.arguments.split())
+        shown = shown if len(shown) <= 120 else shown[:119] + "…"
+        shown = "".join(ch if ch.isprintable() else " " for ch in shown)
+        return f"The provider ran its own tool {self.name or '(unnamed)'}{' ' + shown if shown else ''} (not run here)"
+
+
+@dataclass(frozen=True)
 class UsageChunk:
     """Tokens of one response. ``cached_tokens`` is the part of ``prompt_tokens`` the provider read from its
     prompt cache (billed lower); ``cache_write_tokens`` the part it wrote to it (Anthropic bills it higher)."""
@@ -75,7 +92,7 @@ class FinishChunk:
     reason: str
 
 
-Chunk = TextChunk | ReasoningChunk | ToolCall | UsageChunk | FinishChunk
+Chunk = TextChunk | ReasoningChunk | ToolCall | ProviderToolChunk | UsageChunk | FinishChunk
 
 
 @dataclass
@@ -338,22 +355,78 @@ async def openai_format_chunks(
                 thought = _get(delta, "reasoning_content") or _get(delta, "reasoning")
                 if thought and isinstance(thought, str):  # DeepSeek, vLLM, llama.cpp; OpenRouter, Ollama
                     yield ReasoningChunk(thought)
-                content = _get(delta, "content")
-                if content:
-                    yield TextChunk(content)
+                for part in content_chunks(_get(delta, "content")):
+                    yield part
                 tool_calls = _get(delta, "tool_calls")
                 if tool_calls:
                     for call in calls.add(tool_calls):
-                        yield call
+                        yield provider_ran(call)
             reason = _get(choice, "finish_reason")
             if reason:
                 finish = reason
     if not ended(finish):
         cut = f" ({len(calls.complete())} tool call(s) with cut arguments were not run)" if calls else ""
         raise errors.IncompleteAnswerError(f"the stream ended without its end marker{cut}")
+    ours = False
     for call in calls.complete():
-        yield call
+        ran = provider_ran(call)
+        ours = ours or isinstance(ran, ToolCall)
+        yield ran
+    if finish == "tool_calls" and not ours and calls:
+        finish = "stop"  # every call was one the provider ran itself: nothing is left for us to run
     yield FinishChunk(finish or ("tool_calls" if calls else "stop"))
+
+
+#: Anthropic's ids of the tools it runs itself (``server_tool_use`` blocks); litellm passes them on as tool
+#: calls like any other, and only the id tells them apart (a server tool may share a name with ours).
+_SERVER_TOOL_ID = "srvtoolu_"
+
+
+def provider_ran(call: ToolCall) -> ToolCall | ProviderToolChunk:
+    """A call the provider ran itself becomes a :class:`ProviderToolChunk`; the others stay ours to run."""
+    if call.id.startswith(_SERVER_TOOL_ID):
+        return ProviderToolChunk(call.id, call.name, call.arguments)
+    return call
+
+
+def content_chunks(content: Any) -> list[TextChunk | ReasoningChunk]:
+    """A delta's ``content``: a string (the usual), or a list of typed parts (Mistral's reasoning models:
+    ``[{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}, {"type": "text", "text": ...}]``).
+
+    Parts are read by type: text is the answer, thinking and reasoning are reasoning; a part of any other
+    type (a reference, an image, a type added later) is skipped with a debug note, never a crash.
+    """
+    if not content:
+        return []
+    if isinstance(content, str):
+        return [TextChunk(content)]
+    if not isinstance(content, Sequence):
+        log.debug("content of type %s skipped", type(content).__name__)
+        return []
+    out: list[TextChunk | ReasoningChunk] = []
+    for part in content:
+        kind = _get(part, "type") if not isinstance(part, str) else "text"
+        if kind == "text":
+            text = part if isinstance(part, str) else _get(part, "text")
+            if isinstance(text, str) and text:
+                out.append(TextChunk(text))
+        elif kind in ("thinking", "reasoning"):
+            thought = _plain_text(_get(part, kind) if _get(part, kind) is not None else _get(part, "text"))
+            if thought:
+                out.append(ReasoningChunk(thought))
+        else:
+            log.debug("content part of type %r skipped", kind)
+    return out
+
+
+def _plain_text(value: Any) -> str:
+    """The text of a string or of a list of text parts (Mistral nests a thinking part's text that way)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Sequence):
+        return "".join(t for t in (_get(p, "text") if not isinstance(p, str) else p for p in value)
+                       if isinstance(t, str))
+    return ""
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -380,6 +453,12 @@ def classify_error(exc: BaseException, *, model: str = "", api_base: str | None 
     """Map an ``openai`` (or litellm, whose exceptions subclass openai's) error to our error tree."""
     import openai  # already imported by whichever client raised
 
+    context = exc.__context__
+    if isinstance(exc, ValueError | TypeError | KeyError) and type(context).__module__.startswith("litellm."):
+        # litellm failed while wrapping the provider's error (``int()`` of Groq's code "tool_use_failed"): the
+        # error it was wrapping is what happened, not the ValueError.
+        assert context is not None
+        return classify_error(context, model=model, api_base=api_base)
     status = getattr(exc, "status_code", None)
     raw = str(getattr(exc, "message", None) or exc)
     for _ in range(3):  # the wrapping nests
@@ -401,6 +480,9 @@ def classify_error(exc: BaseException, *, model: str = "", api_base: str | None 
             hint="Is the server running and SWEBASH_AI_API_BASE right? Are you online?",
         )
     name = type(exc).__name__
+    if isinstance(status, str) and status and not status.isdigit():
+        # An error the provider sent inside the stream, its code a word (Groq's "tool_use_failed")
+        return errors.ProviderError(f"The provider reported an error ({_short(status, 60)}): {detail}")
     if "Timeout" in name:
         return errors.ProviderUnavailableError(f"The provider did not answer in time: {detail}")
     if any(w in name for w in ("Connect", "Network", "Protocol", "ReadError")):

@@ -16,6 +16,9 @@ as an empty stream; its first words are not kept by litellm, its content type is
 
 from __future__ import annotations
 
+import ast
+import re
+import sys
 import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -28,6 +31,7 @@ from swebash_ai.providers.base import (
     Message,
     TextChunk,
     UsageChunk,
+    first_words,
     not_the_api,
     openai_format_chunks,
 )
@@ -38,7 +42,15 @@ _lock = threading.Lock()
 def import_litellm() -> Any:
     """Import and quiet litellm (idempotent, thread-safe: the TUI preloads it in a background thread)."""
     with _lock, litellm_import_environment():
-        import litellm
+        try:
+            import litellm
+        except BaseException:
+            # An import cut short (Ctrl-C, a timeout's exception, an error in one of its modules) leaves parts of
+            # litellm in sys.modules, and every later import would find them half initialised ("partially
+            # initialized module 'litellm'"): forget them all, so that the next request imports it afresh.
+            for name in [n for n in sys.modules if n == "litellm" or n.startswith("litellm.")]:
+                sys.modules.pop(name, None)
+            raise
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
@@ -72,10 +84,11 @@ class LiteLLMProvider(EndpointProvider):
             kwargs["tool_choice"] = tool_choice
         stream = await litellm.acompletion(**kwargs)
         shown = False
+        done = [False]
         try:
             async for chunk in openai_format_chunks(
-                stream, lambda usage: self._cost(litellm, usage), lambda finish: _received_end(stream, finish),
-                self.on_call_start,
+                _through_last_line(stream, done), lambda usage: self._cost(litellm, usage),
+                lambda finish: done[0] or _received_end(stream, finish), self.on_call_start,
             ):
                 shown = shown or isinstance(chunk, TextChunk)
                 yield chunk
@@ -98,6 +111,40 @@ class LiteLLMProvider(EndpointProvider):
             return float(prompt + completion)
         except Exception:  # unknown price: no cost, not an error
             return None
+
+
+#: How litellm words a streamed line of Ollama's that its parser could not read (it names the Python error and
+#: quotes the line as a Python dict).
+_UNREAD_LINE = re.compile(r"(\w+Error: .*?), Got unexpected response from (\w+): (\{.*\})", re.S)
+
+
+async def _through_last_line(stream: Any, done: list[bool]) -> AsyncIterator[Any]:
+    """litellm's chunks, with Ollama's last line read here when litellm cannot read it.
+
+    Ollama ends a stream with a line that has ``"done": true`` and the counts, and (as its API documents)
+    may leave ``message`` out of it: litellm's parser then raises a ``KeyError`` as a 400. That line is the
+    end marker, not an error: its counts become the usage and ``done[0]`` says the stream really ended. Any
+    other line litellm could not read is an error that says so (never "the provider answered 400").
+    """
+    try:
+        async for chunk in stream:
+            yield chunk
+    except Exception as exc:
+        found = _UNREAD_LINE.search(str(getattr(exc, "message", None) or exc))
+        if found is None:
+            raise
+        try:
+            line = ast.literal_eval(found.group(3))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            line = None
+        if not (isinstance(line, dict) and line.get("done") is True):
+            raise errors.IncompleteAnswerError(
+                f"{found.group(2)} sent a line that could not be read ({found.group(1).rsplit(' - ', 1)[-1]}): "
+                f"'{first_words(found.group(3))}'"
+            ) from exc
+        done[0] = True
+        prompt, completion = line.get("prompt_eval_count"), line.get("eval_count")
+        yield {"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
 
 
 def _received_end(stream: Any, finish: str | None) -> bool:

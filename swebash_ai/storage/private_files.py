@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from swebash_ai.storage.locations import Locations
+from swebash_ai.storage.pending_writes import noted, temporary_name
 
 __all__ = [
     "DIR_MODE",
@@ -79,26 +80,35 @@ def write_file(path: Path, data: bytes) -> None:
 def replace_atomically(path: Path, data: bytes, mode: int, *, exclusive: bool = False) -> None:
     """The one atomic write (here, and for workspace files in ``tools.atomic``): a temporary file beside
     ``path`` (created 0600), fsynced, given ``mode``, then ``os.replace`` (``os.link`` when ``exclusive``: an
-    existing file is never replaced). A crash leaves the old content or the new, never half of either."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".swebash-tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode != FILE_MODE:
-            os.chmod(tmp, mode)
-        if exclusive:
-            os.link(tmp, path)
-            os.unlink(tmp)
+    existing file is never replaced). A crash leaves the old content or the new, never half of either; the
+    temporary file is named and journaled so that nothing takes it for the user's and a kill's is removed at
+    the next start (:mod:`swebash_ai.storage.pending_writes`)."""
+    tmp = temporary_name(path)
+    with noted(tmp):  # a kill leaves the temporary file: the next start removes it (pending_writes.sweep)
+        for _ in range(100):  # a name taken already (a one in four billion chance) gets another, as mkstemp
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+                break
+            except FileExistsError:
+                tmp = temporary_name(path)
         else:
-            os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+            raise FileExistsError(f"no free temporary name beside {path}")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            if mode != FILE_MODE:
+                os.chmod(tmp, mode)
+            if exclusive:
+                os.link(tmp, path)
+                os.unlink(tmp)
+            else:
+                os.replace(tmp, path)
+        except BaseException:  # an error, Ctrl-C, a cancelled task: nothing is left behind
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 def _private_opener(path: str, flags: int) -> int:

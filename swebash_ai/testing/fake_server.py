@@ -12,6 +12,9 @@ and litellm's real HTTP clients can be pointed at it and nothing ever leaves 127
 * ``dialect="ollama"``: Ollama's native ``POST /api/chat`` (streamed as newline-delimited JSON unless
   ``"stream": false``, as Ollama does), ``POST /api/show`` (a model whose template supports tools) and
   ``GET /api/tags``. ``base_url`` is ``http://127.0.0.1:PORT``.
+* ``dialect="gemini"``: Google AI Studio's ``POST …/models/MODEL:streamGenerateContent`` (and
+  ``:generateContent``), for recorded streams (``Reply.replay``) and errors only. ``base_url`` is
+  ``http://127.0.0.1:PORT/v1beta``.
 
 Every POST is answered by the next queued :class:`Reply` (``enqueue``); when the queue is empty the
 optional ``responder(request_body) -> Reply`` is asked; without one the answer is a 500 whose message
@@ -22,7 +25,8 @@ is shut down after a few chunks, so clients see an incomplete chunked body, neve
 Misbehaviours for fault tests: a stream that ends cleanly without its end marker (``Reply.truncated``,
 optionally cutting tool-call arguments), an event that is not JSON (``Reply.bad_event``), a body that is
 not the API at all (``Reply.raw``: an HTML page, plain text, odd JSON, any status) and a request that is
-never answered (``Reply.hang``).
+never answered (``Reply.hang``). A recorded stream is replayed byte-exact (``Reply.replay``), one event
+or any number of bytes (one: a byte at a time) per write.
 
 Every request is recorded in ``requests`` (``{"path", "headers" (lower-case keys), "body"}``).
 Conversation protocol mistakes in the request (an assistant tool call without its tool result, a tool
@@ -41,6 +45,7 @@ import argparse
 import contextlib
 import itertools
 import json
+import re
 import signal
 import socket
 import sys
@@ -138,6 +143,15 @@ def check_ollama_messages(messages: Any) -> list[str]:
     return out
 
 
+def check_gemini_contents(contents: Any) -> list[str]:
+    """Gemini's ``contents``: a list of turns, each with a role of ``user`` or ``model`` and a list of parts."""
+    if not isinstance(contents, list):
+        return ["contents is not a list"]
+    return [f"contents[{j}] is not a turn with a role and parts" for j, turn in enumerate(contents)
+            if not (isinstance(turn, dict) and turn.get("role") in ("user", "model", "function", "tool")
+                    and isinstance(turn.get("parts"), list))]
+
+
 def check_anthropic_messages(messages: Any) -> list[str]:
     """Each assistant ``tool_use`` id must get a ``tool_result`` in the very next (user) message."""
     if not isinstance(messages, list):
@@ -191,6 +205,7 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "FakeLLMServer/1.0"
+    disable_nagle_algorithm = True  # small writes (a replay byte by byte) leave one by one, not coalesced
 
     @property
     def owner(self) -> FakeLLMServer:
@@ -238,13 +253,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"template": "{{ if .Tools }}tools{{ end }}", "capabilities": ["completion", "tools"],
                                   "model_info": {"llama.context_length": 32768}})
             return
+        if owner.dialect == "gemini":
+            self._gemini(route, body, number)
+            return
         suffix = {"openai": "/chat/completions", "anthropic": "/messages", "ollama": "/api/chat"}[owner.dialect]
         if not route.endswith(suffix):
             owner._violate(f"unexpected request POST {self.path} for the {owner.dialect} dialect")
             self._send_json(404, error_body(owner.dialect, 404, f"fake server: no route POST {self.path}"))
             return
         # Answered, but e.g. /v1/v1/messages is a config bug (Ollama's native API has no /v1 prefix).
-        if route not in (suffix, "/v1" + suffix) or (owner.dialect == "ollama" and route != suffix):
+        azure = owner.dialect == "openai" and re.fullmatch(r"/openai/deployments/[^/]+/chat/completions", route)
+        if (route not in (suffix, "/v1" + suffix) and not azure) or (owner.dialect == "ollama" and route != suffix):
             owner._violate(f"unusual path POST {self.path} (a real server would answer 404)")
         check = {"openai": check_openai_messages, "anthropic": check_anthropic_messages,
                  "ollama": check_ollama_messages}[owner.dialect]
@@ -258,6 +277,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.kind == "raw":
             self._start(reply.status, reply.content_type, {"Content-Length": str(len(reply.body))})
             self._write(reply.body)
+            return
+        if reply.kind == "replay":
+            self._send_stream([w for w in reply.replay_writes() if w], None, reply.delay, reply.content_type)
             return
         if reply.kind == "error":
             time.sleep(reply.delay)
@@ -302,6 +324,24 @@ class _Handler(BaseHTTPRequestHandler):
             self._abort()
             return
         self._send_json(200, payload)
+
+    def _gemini(self, route: str, body: JSON, number: int) -> None:
+        """Google AI Studio's generate routes: recorded streams and errors only (no scripted text)."""
+        owner = self.owner
+        if not (route.startswith("/v1beta/models/") and route.endswith((":streamGenerateContent", ":generateContent"))):
+            owner._violate(f"unexpected request POST {self.path} for the gemini dialect")
+            self._send_json(404, error_body("gemini", 404, f"fake server: no route POST {self.path}"))
+            return
+        for problem in check_gemini_contents(body.get("contents")):
+            owner._violate(f"request {number} ({self.path}): {problem}")
+        reply = owner._next_reply(body)
+        if reply.kind == "replay":
+            self._send_stream([w for w in reply.replay_writes() if w], None, reply.delay, reply.content_type)
+        elif reply.kind == "error":
+            self._send_json(reply.status, error_body("gemini", reply.status, reply.message))
+        else:
+            owner._violate(f"the gemini dialect serves replays and errors, not {reply.kind}")
+            self._send_json(500, error_body("gemini", 500, "fake server: gemini serves replays only"))
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -358,7 +398,7 @@ class FakeLLMServer:
     """The scripted server. ``start()`` (or ``with``) binds 127.0.0.1 on an ephemeral port."""
 
     def __init__(self, dialect: Dialect = "openai", *, host: str = "127.0.0.1", port: int = 0) -> None:
-        if dialect not in ("openai", "anthropic", "ollama"):
+        if dialect not in ("openai", "anthropic", "ollama", "gemini"):
             raise ValueError(f"unknown dialect {dialect!r}")
         self.dialect: Dialect = dialect
         self.host = host
@@ -412,7 +452,7 @@ class FakeLLMServer:
         if self._httpd is None:
             raise RuntimeError("FakeLLMServer is not started")
         root = f"http://{self.host}:{self.port}"
-        return f"{root}/v1" if self.dialect == "openai" else root
+        return {"openai": f"{root}/v1", "gemini": f"{root}/v1beta"}.get(self.dialect, root)
 
     def enqueue(self, *replies: Reply) -> None:
         with self._lock:
@@ -500,7 +540,7 @@ def echo_responder(body: JSON) -> Reply:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m swebash_ai.testing.fake_server", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dialect", choices=["openai", "anthropic", "ollama"], default="openai")
+    parser.add_argument("--dialect", choices=["openai", "anthropic", "ollama", "gemini"], default="openai")
     parser.add_argument("--script", help="JSON file: a list of replies (see Reply.from_json)")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")

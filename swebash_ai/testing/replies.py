@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-Dialect = Literal["openai", "anthropic", "ollama"]
+Dialect = Literal["openai", "anthropic", "ollama", "gemini"]
 JSON = dict[str, Any]
 ToolCallSpec = tuple[str, dict[str, Any] | str] | tuple[str, dict[str, Any] | str, str]
 Responder = Callable[[JSON], "Reply"]
@@ -41,7 +41,7 @@ class ToolCall:
 class Reply:
     """One scripted answer. Build it with the class methods, not the constructor."""
 
-    kind: Literal["text", "tool_calls", "error", "broken", "truncated", "bad_event", "raw", "hang"]
+    kind: Literal["text", "tool_calls", "error", "broken", "truncated", "bad_event", "raw", "hang", "replay"]
     content: str = ""
     calls: tuple[ToolCall, ...] = ()
     chunk_size: int = 4
@@ -131,6 +131,24 @@ class Reply:
         return cls("raw", status=status, body=data, content_type=content_type)
 
     @classmethod
+    def replay(cls, body: bytes, *, content_type: str = "text/event-stream; charset=utf-8", write_size: int = 0,
+               delay: float = 0.0) -> Reply:
+        """A recorded stream, byte-exact, whatever was asked: a provider's real answer, as a 200 with a chunked
+        body. ``write_size=0`` writes one event at a time (up to each blank line, or each line of
+        newline-delimited JSON); ``N`` writes ``N`` bytes at a time (``1``: a byte at a time, so that a
+        character of several bytes straddles writes); ``delay`` seconds pass between writes."""
+        return cls("replay", body=body, content_type=content_type, chunk_size=write_size, delay=delay)
+
+    def replay_writes(self) -> list[bytes]:
+        """The pieces a :meth:`replay` is written in."""
+        if self.chunk_size > 0:
+            return [self.body[i : i + self.chunk_size] for i in range(0, len(self.body), self.chunk_size)]
+        separator = b"\n" if "ndjson" in self.content_type else b"\n\n"
+        parts = self.body.split(separator)
+        out = [part + separator for part in parts[:-1]]
+        return [*out, parts[-1]] if parts[-1] else out
+
+    @classmethod
     def hang(cls, seconds: float = 30.0) -> Reply:
         """Accept the request and send nothing for ``seconds`` (or until the server stops), then hang up."""
         return cls("hang", delay=seconds)
@@ -140,9 +158,9 @@ class Reply:
         """Build a reply from a script entry: ``{"text": …}``, ``{"tool_calls": [[name, args, id?], …]}``
         (optionally with ``"text"``), ``{"error": 429, "message": …, "retry_after": 0}`` or
         ``{"broken": "partial text", "after_chunks": 2}``, ``{"truncated": …}``, ``{"bad_event": …}``,
-        ``{"raw": …}``, ``{"hang": seconds}`` (see those class methods); optional ``chunk_size``, ``split``,
-        ``interleave``, ``delay``, ``usage: [prompt, completion(, cached)]``, ``stall: [call, seconds]``,
-        ``cut: call``."""
+        ``{"raw": …}``, ``{"hang": seconds}``, ``{"replay": "file.sse", "write_size": 1}`` (see those class
+        methods); optional ``chunk_size``, ``split``, ``interleave``, ``delay``, ``usage: [prompt,
+        completion(, cached)]``, ``stall: [call, seconds]``, ``cut: call``."""
         if not isinstance(obj, dict):
             raise ValueError(f"a script entry must be a JSON object, got {obj!r}")
         delay = float(obj.get("delay", 0.0))
@@ -168,6 +186,12 @@ class Reply:
                            content_type=str(obj.get("content_type", "text/html; charset=utf-8")))
         if "hang" in obj:  # {"hang": seconds}
             return cls.hang(float(obj["hang"]))
+        if "replay" in obj:  # {"replay": "recorded.sse", "write_size": 1, "content_type": "application/x-ndjson"}
+            with open(str(obj["replay"]), "rb") as fh:
+                body = fh.read()
+            kind = "application/x-ndjson" if str(obj["replay"]).endswith(".ndjson") else "text/event-stream"
+            return cls.replay(body, content_type=str(obj.get("content_type", kind)),
+                              write_size=int(obj.get("write_size", 0)), delay=delay)
         if "broken" in obj:
             return cls.broken(str(obj["broken"]), after_chunks=int(obj.get("after_chunks", 2)),
                               chunk_size=chunk, delay=delay)
@@ -186,8 +210,8 @@ class Reply:
                                   cut=None if obj.get("cut") is None else int(obj["cut"]), cached_tokens=cached)
         if "text" in obj:
             return cls.text(str(obj["text"]), chunk_size=chunk, delay=delay, usage=usage, cached_tokens=cached)
-        raise ValueError(f"unknown script entry (needs text, tool_calls, error, broken, truncated, bad_event, raw or "
-                         f"hang): {obj!r}")
+        raise ValueError(f"unknown script entry (needs text, tool_calls, error, broken, truncated, bad_event, raw, "
+                         f"hang or replay): {obj!r}")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -418,6 +442,9 @@ def ollama_message(turn: Turn) -> JSON:
 def error_body(dialect: Dialect, status: int, message: str) -> JSON:
     if dialect == "ollama":
         return {"error": message}
+    if dialect == "gemini":
+        state = "INVALID_ARGUMENT" if status < 500 else "INTERNAL"
+        return {"error": {"code": status, "message": message, "status": state}}
     kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     if dialect == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}

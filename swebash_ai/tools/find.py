@@ -41,6 +41,7 @@ from pydantic import Field
 
 from swebash_ai.safety.paths import PathRefused
 from swebash_ai.safety.unasked import UnaskedText, read_unasked
+from swebash_ai.storage.pending_writes import is_temporary
 from swebash_ai.tools.guard import (
     DIR_FLAGS,
     PolicyGate,
@@ -277,7 +278,7 @@ class _Find:
             name = entry.name
             abs_path = f"{dir_abs}/{name}" if dir_abs != "/" else f"/{name}"
             erel = rel + name
-            if self.gate.denied(abs_path, name, full):
+            if self.gate.denied(abs_path, name, full) or is_temporary(name):  # never an atomic write's temporary
                 continue
             try:
                 is_link = entry.is_symlink()

@@ -11,8 +11,8 @@ from typing import Any
 
 SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '3caa284a5bcd5a36',
  'swebash_ai.tools.fs_write': '946da824f5b3f5a3',
- 'swebash_ai.tools.search': '609aeb4779ab9336',
- 'swebash_ai.tools.find': 'cd557f2a430f5a40',
+ 'swebash_ai.tools.search': '53ce2df72fa4672d',
+ 'swebash_ai.tools.find': '3726a6d8de79996d',
  'swebash_ai.tools.exec': 'cc4a034454d51547',
  'swebash_ai.tools.background': '09f8ddb07c972427',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',

@@ -45,6 +45,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from swebash_ai.safety.secrets import blank_private_keys
+from swebash_ai.storage.pending_writes import is_temporary
 from swebash_ai.tools import search_rg
 from swebash_ai.tools.guard import (
     DIR_FLAGS,
@@ -268,6 +269,8 @@ class _Search:
         return bool(self.out.stopped)
 
     def _wanted(self, rel: str, name: str) -> bool:
+        if is_temporary(name):  # an atomic write's temporary file: never the user's
+            return False
         if self.include and not _glob_hit(self.include, rel, name):
             return False
         return not (self.exclude and _glob_hit(self.exclude, rel, name))

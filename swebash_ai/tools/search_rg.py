@@ -34,6 +34,7 @@ from pathlib import Path
 
 from swebash_ai.errors import ToolError
 from swebash_ai.safety import protected_names as sp
+from swebash_ai.storage.pending_writes import SUFFIX
 from swebash_ai.tools.process import child_environment, run_program
 
 VCS_DIRS = (".git", ".hg", ".svn")
@@ -114,7 +115,7 @@ def candidates(
     argv = [rg, "--count" if count else "--files-with-matches", "--null", "--stats", "--no-config", "--no-ignore",
             "--hidden", "--no-messages", "--fixed-strings", "--ignore-case" if ignore_case else "--case-sensitive",
             "--max-filesize", str(max_size)]
-    for name in VCS_DIRS:
+    for name in (*VCS_DIRS, f".*{SUFFIX}"):  # and our atomic writes' temporary files
         argv += ["--glob", f"!{name}"]
     for glob in exclude:  # the walk skips these too; excluding them here only saves work
         argv += ["--glob", f"!{glob}"]

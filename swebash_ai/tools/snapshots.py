@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from swebash_ai.errors import ToolError
 from swebash_ai.storage import private_files
+from swebash_ai.storage.pending_writes import SUFFIX
 from swebash_ai.tools.atomic import write_atomically
 from swebash_ai.tools.process import run_program
 
@@ -237,7 +238,8 @@ class ShadowRepo:
             try:
                 # --ignore-errors: an unreadable file is left out rather than failing the snapshot (exit 1).
                 # Protected files are never hashed: git would copy their content into the object store.
-                self._git("add", "-A", "--ignore-errors", "--", ".", *(f":(exclude,literal){n}" for n in excluded),
+                self._git("add", "-A", "--ignore-errors", "--", ".", _NOT_TEMPORARY,
+                          *(f":(exclude,literal){n}" for n in excluded),
                           deadline=time.monotonic() + _BACKGROUND)
             except ToolError as exc:
                 if "took longer" in exc.message:
@@ -263,8 +265,8 @@ class ShadowRepo:
         deadline = start + self.limits.seconds
         try:
             self._init(deadline)
-            listed = self._git("ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard",
-                               deadline=deadline)
+            listed = self._git("ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard", "--", ".",
+                               _NOT_TEMPORARY, deadline=deadline)
             tagged = [n for n in listed.decode("utf-8", "surrogateescape").split("\0") if n]
             if len(tagged) > self.limits.max_files:
                 return Snapshot(None, f"the workspace has over {self.limits.max_files:,} files")
@@ -323,6 +325,10 @@ class ShadowRepo:
 
     def blob(self, blob: str) -> bytes:
         return self._git("cat-file", "blob", blob, deadline=time.monotonic() + 30.0)
+
+
+#: Never snapshot an atomic write's temporary file: it is not the user's, and undo must not bring one back.
+_NOT_TEMPORARY = f":(exclude,glob)**/.*{SUFFIX}"
 
 
 def stored_names(git_dir: Path, seconds: float = 30.0) -> set[str]:

@@ -23,9 +23,42 @@ def test_litellm_import_is_silent_and_uses_the_local_cost_map() -> None:
         "HTTPS_PROXY": "http://127.0.0.1:9",
         "HTTP_PROXY": "http://127.0.0.1:9",
     }
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    # litellm's import takes seconds of CPU: on a loaded machine, many times that
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "" and out.stderr == ""
+
+
+_CUT_SHORT = """
+import importlib.abc, sys
+class Cut(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "litellm.litellm_core_utils.streaming_handler":
+            sys.meta_path.remove(self)
+            raise KeyboardInterrupt  # as Ctrl-C, or a test timeout's exception, in the middle of the import
+        return None
+sys.meta_path.insert(0, Cut())
+from swebash_ai.providers.litellm_provider import import_litellm
+try:
+    import_litellm()
+except KeyboardInterrupt:
+    pass
+else:
+    raise SystemExit("the import was not cut")
+assert not [n for n in sys.modules if n.split(".")[0] == "litellm"], "half an import left behind"
+litellm = import_litellm()
+assert litellm.utils and litellm.acompletion
+print("whole")
+"""
+
+
+def test_an_import_cut_short_leaves_nothing_half_initialised() -> None:
+    """A Ctrl-C (or a test's timeout) in the middle of litellm's import used to leave half of it in
+    sys.modules: every later request failed with "partially initialized module 'litellm'". The next import now
+    starts afresh."""
+    out = subprocess.run([sys.executable, "-c", _CUT_SHORT], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "whole\n"
 
 
 def test_known_model_has_a_cost_and_unknown_has_none() -> None:

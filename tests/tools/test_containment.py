@@ -90,9 +90,16 @@ def _running(pid: int) -> bool:
         return False
 
 
-def assert_none_left(pids: Path, duration: str) -> None:
-    alive = [p for p in recorded(pids) if _running(p)]
-    strays = by_duration(duration)
+def assert_none_left(pids: Path, duration: str, grace: float = 5.0) -> None:
+    """No process of the test left. A killed process takes a moment to go, longer on a loaded machine: it has
+    ``grace`` seconds, far below the 200 s its sleep would last if nothing had killed it."""
+    deadline = time.monotonic() + grace
+    while True:
+        alive = [p for p in recorded(pids) if _running(p)]
+        strays = by_duration(duration)
+        if not (alive or strays) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     for p in strays:  # never leave them behind for the next test, even when this one fails
         with contextlib.suppress(psutil.NoSuchProcess):
             p.kill()

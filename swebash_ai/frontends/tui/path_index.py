@@ -21,6 +21,7 @@ from pathlib import Path
 
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.unasked import UnaskedRefusal, read_unasked
+from swebash_ai.storage.pending_writes import is_temporary
 
 MAX_ENTRIES = 20_000
 MAX_DEPTH = 12
@@ -97,7 +98,7 @@ class PathIndex:
                 continue
             full = gate.full_check_below(directory)
             for entry in items:
-                if entry.name == ".git" or gate.denied(entry.path, entry.name, full):
+                if entry.name == ".git" or is_temporary(entry.name) or gate.denied(entry.path, entry.name, full):
                     continue
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
