@@ -78,6 +78,24 @@ def workspace_refusal(where: Path) -> str | None:
     return None
 
 
+def _warm(via_litellm: bool) -> None:
+    """Import what the first turn needs (the provider's library, the HTTP client and anyio's asyncio backend,
+    which the connection pool loads on its first request) in a thread, while the editor is still opening a
+    session: the first answer then starts as soon as a later one would."""
+    try:
+        if via_litellm:
+            from swebash_ai.providers.litellm_provider import import_litellm
+
+            import_litellm()
+        else:
+            from swebash_ai.providers.http_provider import preload_http
+
+            preload_http()
+        import anyio._backends._asyncio  # noqa: F401
+    except Exception as exc:  # the turn reports a real problem; a warm-up never fails anything
+        log.debug("swebash-ai acp: warm-up failed: %s", exc)
+
+
 @dataclasses.dataclass
 class EditorSession:
     """One ACP session: its swebash-ai session and the state of its turn."""
@@ -108,6 +126,7 @@ class SwebashAgent:
         self._later: set[asyncio.Task[None]] = set()
         self._skipped: list[str] = []
         """The editor's MCP servers left out of the session being opened (told once it is open)."""
+        self._warming = False
         self.client_fs = (False, False)
         """Whether the client reads and writes files for the agent (its buffers): ``fs`` of its capabilities."""
 
@@ -119,7 +138,15 @@ class SwebashAgent:
         from swebash_ai.providers import choose_provider
 
         settings = self.loaded.settings
-        return choose_provider(settings, None, model_from=self.loaded.model_from) is not None
+        choice = choose_provider(settings, None, model_from=self.loaded.model_from)
+        if choice is not None and not self._warming:  # while the editor opens a session, not in the first turn
+            self._warming = True
+            self._after_response(asyncio.to_thread(_warm, bool(choice.via_litellm)))
+        return choice is not None
+
+    def warm(self) -> None:
+        """Start importing what the first turn needs, before the editor's first message is read."""
+        self._has_provider()
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **_: Any) -> schema.InitializeResponse:
