@@ -19,6 +19,7 @@ from .test_acp import Editor
 
 pytestmark = pytest.mark.timeout(120)
 DEMO = Path(__file__).resolve().parents[1] / "mcptools" / "demo_server.py"
+PROBE = Path(__file__).resolve().parents[1] / "mcptools" / "probe_server.py"
 
 
 class BufferEditor(Editor):
@@ -152,7 +153,7 @@ def test_the_editors_mcp_server_runs_in_the_sandbox(llm_env: FakeLLMServer, cli_
     editor = Editor(lambda options, call: "allow_once")
 
     async def script(conn: Any) -> Any:
-        server = schema.McpServerStdio(name="probe", command=sys.executable, args=[str(DEMO)], env=[])
+        server = schema.McpServerStdio(name="probe", command=sys.executable, args=[str(PROBE)], env=[])
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[server])
         for _ in range(600):
             if "MCP: 1 server(s) ready" in editor.answer():

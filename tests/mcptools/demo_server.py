@@ -39,17 +39,6 @@ def picture() -> list[TextContent | ImageContent]:
 
 
 @server.tool()
-def touch(path: str) -> str:
-    """Create a file: "made", or why not (a sandboxed server may not write outside its workspace)."""
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as exc:
-        return f"refused: {exc.strerror}"
-    return "made"
-
-
-@server.tool()
 def fail() -> str:
     """Always fails."""
     raise ValueError("the demo tool failed on purpose")
