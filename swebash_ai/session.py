@@ -124,13 +124,23 @@ class Session:
             return []
         from swebash_ai.tools.mcp_client import McpHost
 
-        self.mcp = McpHost(self.loaded.mcp_servers, self._environ)
+        self.mcp = McpHost(self.loaded.mcp_servers, self._environ, confine=self._confine_server)
         messages: list[str] = await self.mcp.start([t.name for t in self._tools])
         self._tools = [*self._tools, *self.mcp.tools]
         self.registry = ToolRegistry.from_settings(self.settings, self._tools)
         if self.agent is not None:
             self.agent = self._make_agent()
         return messages
+
+    def _confine_server(self, argv: list[str], cwd: Path) -> list[str]:
+        """A ``sandbox = true`` MCP server's argv in the sandbox of this session's unasked commands."""
+        from swebash_ai.errors import ToolError
+        from swebash_ai.sandbox.confine import backend_setting, policy_for, with_proxy, wrap
+
+        if self.settings.exec_sandbox == "none":
+            raise ToolError("it must run in the sandbox, and exec_sandbox is none")
+        policy = with_proxy(policy_for(self.context.path_policy, self.settings))
+        return wrap(policy, argv, cwd=cwd, backend=backend_setting(self.settings))
 
     async def aclose(self) -> list[str]:
         """End every background process and MCP server process this session started (safe to call more than

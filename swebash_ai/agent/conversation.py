@@ -81,6 +81,15 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
+SESSION_ID_FORM: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+"""What a session id (or the prefix of one) looks like: :func:`new_session_id`'s letters, never a path or a glob."""
+
+
+def is_session_id(text: str) -> bool:
+    """``text`` can name a saved session: no separator, dot, glob character or emptiness to leave the folder with."""
+    return SESSION_ID_FORM.fullmatch(text) is not None
+
+
 def _sanitized(call: dict[str, Any]) -> dict[str, Any]:
     """Keep invalid argument JSON out of the history: providers that re-parse it (Anthropic) would fail."""
     raw = call["function"]["arguments"]
@@ -560,6 +569,8 @@ def _listed_title(info: SessionInfo, meta: dict[str, Any]) -> str:
 
 def find_session(folder: Path, session_id: str | None) -> Path | None:
     """The file of ``session_id`` (a unique prefix is enough), or the newest session when ``None``."""
+    if session_id is not None and not is_session_id(session_id):
+        return None
     sessions = list_sessions(folder, limit=10_000, titles=False)
     if session_id is None:
         return sessions[0].path if sessions else None
@@ -570,6 +581,8 @@ def find_session(folder: Path, session_id: str | None) -> Path | None:
 def damaged_session(folder: Path, session_id: str) -> Path | None:
     """A file of ``session_id`` (or a prefix) that :func:`list_sessions` cannot read: its first line is not a
     session header (a torn write by an older version, another program, a disk error)."""
+    if not is_session_id(session_id):
+        return None
     readable = {s.path for s in list_sessions(folder, limit=10_000, titles=False)}
     damaged = sorted(p for p in folder.glob(f"{glob_escape(session_id)}*.jsonl") if p not in readable)
     return damaged[0] if len(damaged) == 1 else None

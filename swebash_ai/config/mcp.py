@@ -46,6 +46,10 @@ class McpServerConfig(BaseModel):
     startup_timeout: float = Field(20.0, gt=0, le=600)
     """Seconds the server may take to start and list its tools."""
     enabled: bool = True
+    sandbox: bool = False
+    """stdio: run the server inside the OS sandbox, as a command that runs unasked (the workspace writable,
+    the network only to ``sandbox_allow_hosts`` through the proxy); where no sandbox works it does not start.
+    The servers an editor names (``swebash-ai acp``) always do."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:
@@ -54,8 +58,8 @@ class McpServerConfig(BaseModel):
         if self.command is not None and (self.headers or self.bearer_token_env):
             raise ValueError("'headers' and 'bearer_token_env' apply to 'url' servers only")
         if self.url is not None:
-            if self.args or self.env or self.cwd:
-                raise ValueError("'args', 'env' and 'cwd' apply to 'command' servers only")
+            if self.args or self.env or self.cwd or self.sandbox:
+                raise ValueError("'args', 'env', 'cwd' and 'sandbox' apply to 'command' servers only")
             if not self.url.startswith(("http://", "https://")):
                 raise ValueError(f"'url' must start with http:// or https:// (got {self.url!r})")
         return self

@@ -245,6 +245,15 @@ class Settings(BaseModel):
     telemetry_log_commands: bool = False
     """With telemetry on, add the command line (redacted like the audit log) to each ``run_command`` span."""
 
+    # --- the editor door (swebash-ai acp) ----------------------------------------------------------------
+    acp_permission_timeout: float = Field(600.0, ge=1, le=86_400)
+    """Seconds a permission request or question in the editor waits for an answer; then it is refused, and the
+    editor is told (1 s - 1 day)."""
+
+    acp_message_limit_mb: int = Field(50, ge=1, le=1024)
+    """Largest message, in MiB, the editor may send (a prompt may embed whole files); a longer one is refused
+    with a JSON-RPC error and never held in memory whole."""
+
     @field_validator("tools_allow", "tools_deny", "workspace_roots", "path_deny", "sandbox_allow_hosts",
                      "sandbox_read", "sandbox_write", "sandbox_env_pass", mode="before")
     @classmethod

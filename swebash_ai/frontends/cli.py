@@ -165,11 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
                      help="with serve: working directory for the tools (default: the current one)")
     _common_options(mcp, suppress=True)
-    acp = sub.add_parser("acp", help="serve an editor over the Agent Client Protocol (Zed, JetBrains, Neovim, Emacs)",
+    acp = sub.add_parser("acp", help="serve an editor over the Agent Client Protocol (Zed, JetBrains, Neovim, Emacs, "
+                         "Toad)",
                          description="Speak the Agent Client Protocol (JSON-RPC on stdin and stdout) to an editor that "
                          "starts this command: its sessions run the same tools, policy, rules and modes as the app, "
-                         "and every question is asked in the editor. Not for typing at: see docs/editors.md for "
-                         "each editor's configuration.")
+                         "and every question is asked in the editor. Files are read and written through the editor's "
+                         "buffers when it offers them; the MCP servers it names run in the sandbox. Not for typing "
+                         "at: see docs/editors.md for each editor's configuration.")
     _common_options(acp, suppress=True)
     _setup_parser(sub)
     _export_parser(sub)

@@ -38,6 +38,7 @@ from swebash_ai.safety.paths import SECRET_REASON, PathRefused, is_binary, open_
 from swebash_ai.safety.secrets import is_key_file
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.storage.sizes import human_size
+from swebash_ai.tools.editor_files import editor_bytes, editor_files
 from swebash_ai.tools.guard import PolicyGate, denial_message, path_check, path_policy_of, path_session_key
 from swebash_ai.tools.key_ranges import (
     RangeNotJudged,
@@ -212,6 +213,14 @@ async def read_file(
         start_line: First line to show, counting from 1.
         end_line: Last line to show (inclusive); omit to read to the end.
     """
+    editor = editor_files(ctx, "read")
+    if editor is not None:  # the editor's buffer, once the guard allowed the path (tools/editor_files.py)
+        resolved = _guard(ctx, path, "read")
+        if isinstance(resolved, ToolResult):
+            return resolved
+        data = await editor_bytes(editor, resolved, ctx.settings.fs_max_size)
+        if data is not None and (end_line is None or end_line >= start_line):
+            return _shown_read(path, data, start_line, end_line)
     return await asyncio.to_thread(_read_file, ctx, path, start_line, end_line)
 
 
@@ -244,6 +253,12 @@ def _read_file(ctx: ToolContext, path: str, start: int, end: int | None) -> Tool
         if not ranged:
             return ToolResult.error(too_big)
         return _read_range_streaming(path, resolved, start, end, limit, st.st_size)
+    return _shown_read(path, data, start, end)
+
+
+def _shown_read(path: str, data: bytes, start: int, end: int | None) -> ToolResult:
+    """A whole file's bytes (``data``, within the size limit) as ``read_file`` shows them."""
+    ranged = start > 1 or end is not None
     if _looks_binary(data):
         return ToolResult.error(
             f"'{path}' is a binary file ({human_size(len(data))}); read_file only shows text. "

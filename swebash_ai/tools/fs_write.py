@@ -22,6 +22,7 @@ from swebash_ai.safety.paths import PathRefused, open_for_read
 from swebash_ai.safety.secrets import KEY_MARKER, MARKER_PREFIX
 from swebash_ai.storage.sizes import human_size
 from swebash_ai.tools.atomic import write_atomically
+from swebash_ai.tools.editor_files import EditorFiles, editor_bytes, editor_files
 from swebash_ai.tools.fs import (
     _MAX_DIFF_LINES,
     _guard,
@@ -74,7 +75,9 @@ def _writes_a_mask(old: bytes | None, new: bytes) -> ToolResult | None:
     return None
 
 
-def _plan_write(ctx: ToolContext, path: str, content: str, mode: str) -> _Change | ToolResult:
+def _plan_write(ctx: ToolContext, path: str, content: str, mode: str,
+                current: bytes | None = None) -> _Change | ToolResult:
+    """The change a write makes; ``current``: the editor's text of the file, in place of the disk's."""
     resolved = _guard(ctx, path, "write")
     if isinstance(resolved, ToolResult):
         return resolved
@@ -96,7 +99,7 @@ def _plan_write(ctx: ToolContext, path: str, content: str, mode: str) -> _Change
     old: bytes | None = None
     note = ""
     if st is not None and mode == "append":
-        got = _read_existing(path, resolved, limit)
+        got = current if current is not None else _read_existing(path, resolved, limit)
         if isinstance(got, ToolResult):
             return got
         old, new = got, got + new
@@ -104,7 +107,7 @@ def _plan_write(ctx: ToolContext, path: str, content: str, mode: str) -> _Change
         if st.st_size > limit:
             old, note = b"", f"(the current file, {human_size(st.st_size)}, is too large to show)"
         else:
-            got = _read_existing(path, resolved, limit)
+            got = current if current is not None else _read_existing(path, resolved, limit)
             if isinstance(got, ToolResult):
                 return got
             old = got
@@ -172,12 +175,42 @@ def _commit(path: str, change: _Change, create_dirs: bool, verb: str, ctx: ToolC
         return ToolResult.error(f"'{path}' was created by something else meanwhile; nothing was written.")
     except OSError as exc:
         return ToolResult.error(f"Could not write '{path}': {exc.strerror or exc}.")
+    return _written(path, change, verb)
+
+
+def _written(path: str, change: _Change, verb: str, where: str = "") -> ToolResult:
     added, removed = _counts(_diff_lines(path, change))
     what = "new file, " if change.old is None else ""
     return ToolResult.success(
-        f"{verb} '{path}' ({what}{len(change.new)} bytes written; +{added} -{removed} lines).",
+        f"{verb} '{path}' ({what}{len(change.new)} bytes written{where}; +{added} -{removed} lines).",
         metadata={"bytes": len(change.new), "added": added, "removed": removed, "path": str(change.resolved)},
     )
+
+
+async def _editor_copy(ctx: ToolContext, path: str) -> tuple[EditorFiles | None, bytes | None]:
+    """The editor that takes this write (``None``: the disk does) and its text of the file (``None``: the
+    disk's is the one to change). Asked only about a path the guard allows."""
+    editor = editor_files(ctx, "write")
+    if editor is None:
+        return None, None
+    resolved = _guard(ctx, path, "write")
+    if isinstance(resolved, ToolResult):
+        return None, None  # the plan says why
+    return editor, await editor_bytes(editor, resolved, ctx.settings.fs_max_size)
+
+
+async def _commit_to(editor: EditorFiles | None, ctx: ToolContext, path: str, change: _Change, create_dirs: bool,
+                     verb: str) -> ToolResult:
+    """Write ``change``: into the editor's copy of an existing file (recorded for undo first, as on disk), else
+    to the disk (a new file is created on disk, where ``mode="create"`` keeps its guarantee)."""
+    if editor is None or change.old is None or not change.resolved.is_file():
+        return await asyncio.to_thread(_commit, path, change, create_dirs, verb, ctx)
+    try:
+        await asyncio.to_thread(_checkpoint, ctx, change)
+        await editor.write(change.resolved, change.new.decode("utf-8", "surrogateescape"))
+    except OSError as exc:
+        return ToolResult.error(f"Could not write '{path}' in the editor: {exc.strerror or exc}. Nothing was written.")
+    return _written(path, change, verb, " in the editor")
 
 
 def _describe_write(args: Any) -> str:
@@ -213,11 +246,12 @@ async def write_file(
         mode: "overwrite" replaces the file, "append" adds to its end, "create" fails if it exists.
         create_dirs: Create missing parent directories.
     """
-    plan = await asyncio.to_thread(_plan_write, ctx, path, content, mode)
+    editor, current = await _editor_copy(ctx, path)
+    plan = await asyncio.to_thread(_plan_write, ctx, path, content, mode, current)
     if isinstance(plan, ToolResult):
         return plan
     verb = {"overwrite": "Wrote", "append": "Appended to", "create": "Created"}[mode]
-    return await asyncio.to_thread(_commit, path, plan, create_dirs, verb, ctx)
+    return await _commit_to(editor, ctx, path, plan, create_dirs, verb)
 
 
 def _line_of(text: str, offset: int) -> int:
@@ -246,7 +280,9 @@ def _near_match(text: str, old: str) -> str:
     )
 
 
-def _plan_edit(ctx: ToolContext, path: str, old: str, new: str, count: int) -> _Change | ToolResult:
+def _plan_edit(ctx: ToolContext, path: str, old: str, new: str, count: int,
+               current: bytes | None = None) -> _Change | ToolResult:
+    """The change an edit makes; ``current``: the editor's text of the file, in place of the disk's."""
     resolved = _guard(ctx, path, "write")
     if isinstance(resolved, ToolResult):
         return resolved
@@ -255,7 +291,7 @@ def _plan_edit(ctx: ToolContext, path: str, old: str, new: str, count: int) -> _
         if "not found" in st.text:
             return ToolResult.error(f"'{path}' does not exist. Create it with write_file(mode='create').")
         return st
-    data = _read_existing(path, resolved, ctx.settings.fs_max_size)
+    data = current if current is not None else _read_existing(path, resolved, ctx.settings.fs_max_size)
     if isinstance(data, ToolResult):
         return data
     if _looks_binary(data):
@@ -320,16 +356,32 @@ async def edit_file(
         new: The text to put in its place.
         count: How many occurrences must match (all are replaced); 0 replaces all, however many.
     """
-    plan = await asyncio.to_thread(_plan_edit, ctx, path, old, new, count)
+    editor, current = await _editor_copy(ctx, path)
+    plan = await asyncio.to_thread(_plan_edit, ctx, path, old, new, count, current)
     if isinstance(plan, ToolResult):
         return plan
-    result = await asyncio.to_thread(_commit, path, plan, False, "Edited", ctx)
+    result = await _commit_to(editor, ctx, path, plan, False, "Edited")
     if result.ok:
         n = plan.replaced
         return ToolResult.success(
             f"{result.text[:-1]}; replaced {n} occurrence{'s' * (n > 1)}.", metadata=result.metadata
         )
     return result
+
+
+async def planned_change(ctx: ToolContext, tool: str, arguments: dict[str, Any],
+                         current: bytes | None) -> tuple[bytes | None, bytes] | None:
+    """(old, new) bytes of a ``write_file``/``edit_file`` call, planned from ``current`` (an editor's text of the
+    file; ``None``: the disk's), or ``None`` when it would fail: what an editor's diff shows."""
+    if tool == "write_file" and isinstance(arguments.get("content"), str):
+        plan = await asyncio.to_thread(_plan_write, ctx, str(arguments.get("path", "")), arguments["content"],
+                                       str(arguments.get("mode", "overwrite")), current)
+    elif tool == "edit_file" and isinstance(arguments.get("old"), str) and isinstance(arguments.get("new"), str):
+        plan = await asyncio.to_thread(_plan_edit, ctx, str(arguments.get("path", "")), arguments["old"],
+                                       arguments["new"], int(arguments.get("count", 1)), current)
+    else:
+        return None
+    return None if isinstance(plan, ToolResult) else (plan.old, plan.new)
 
 
 TOOLS: list[Tool] = [write_file, edit_file]

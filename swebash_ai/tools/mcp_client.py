@@ -265,10 +265,19 @@ def convert_result(out: Any, cap: int, name: str) -> ToolResult:
 class McpHost:
     """The MCP servers of one session (see the module docstring)."""
 
-    def __init__(self, configs: Mapping[str, McpServerConfig], environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, configs: Mapping[str, McpServerConfig], environ: Mapping[str, str] | None = None,
+                 confine: Any = None) -> None:
+        """
+        Args:
+            configs: The servers, by name.
+            environ: Where ``bearer_token_env`` is looked up.
+            confine: Renders a server's argv in the OS sandbox (:data:`~swebash_ai.tools.mcp_stdio.Confine`),
+                for the servers whose ``sandbox`` is set; without it such a server does not start.
+        """
         self.servers = [McpServer(c) for c in configs.values() if c.enabled]
         self.disabled = [c.name for c in configs.values() if not c.enabled]
         self._environ = os.environ if environ is None else environ
+        self._confine = confine
 
     @property
     def tools(self) -> list[McpTool]:
@@ -359,7 +368,9 @@ class McpHost:
             params = StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
             )
-            return bounded_stdio_client(params, errlog)
+            if config.sandbox and self._confine is None:
+                raise RuntimeError("it must run in the sandbox, and this session has none to give it")
+            return bounded_stdio_client(params, errlog, self._confine if config.sandbox else None)
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client  # the SDK's own client, with its timeouts
 

@@ -29,7 +29,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -145,8 +145,14 @@ class LineReader:
             return exc
 
 
-async def start_server(server: sdk.StdioServerParameters) -> Contained:
-    """Start a stdio server under the same containment as every command (``tools/process.py``).
+Confine = Callable[[list[str], Path], list[str]]
+"""An argv and its working directory -> the argv that runs it in the OS sandbox (raises ToolError where none
+works: the server does not start)."""
+
+
+async def start_server(server: sdk.StdioServerParameters, confine: Confine | None = None) -> Contained:
+    """Start a stdio server under the same containment as every command (``tools/process.py``), and in the OS
+    sandbox when ``confine`` is given.
 
     The environment is the SDK's (a few safe variables, then the server's ``env``) plus the containment
     marker; the program is looked up in that ``PATH`` (the supervisor ``exec``s a path, not a name).
@@ -170,7 +176,10 @@ async def start_server(server: sdk.StdioServerParameters) -> Contained:
         raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
     if where.is_dir() or not os.access(where, os.X_OK):
         raise PermissionError(errno.EACCES, "Permission denied", program)
-    return await start_contained([program, *server.args], cwd=cwd, env=env, stdin=True)
+    argv = [program, *server.args]
+    if confine is not None:
+        argv = confine(argv, cwd)
+    return await start_contained(argv, cwd=cwd, env=env, stdin=True)
 
 
 async def _keep_stderr(reader: asyncio.StreamReader, errlog: TextIO) -> None:
@@ -185,7 +194,8 @@ async def _keep_stderr(reader: asyncio.StreamReader, errlog: TextIO) -> None:
 
 
 @asynccontextmanager
-async def bounded_stdio_client(server: sdk.StdioServerParameters, errlog: TextIO) -> AsyncIterator[Any]:
+async def bounded_stdio_client(server: sdk.StdioServerParameters, errlog: TextIO,
+                               confine: Confine | None = None) -> AsyncIterator[Any]:
     """The SDK's ``stdio_client`` with :class:`LineReader` reading stdout and the server started contained.
 
     The body follows the SDK's (mcp 2.3) shape: a stdout reader, a stdin writer, and a shutdown that cannot be
@@ -194,7 +204,7 @@ async def bounded_stdio_client(server: sdk.StdioServerParameters, errlog: TextIO
     grace of ``PROCESS_TERMINATION_TIMEOUT`` to exit, then the supervisor's sweep) ends every process the
     server started, and a killed swebash-ai ends them too.
     """
-    job = await start_server(server)
+    job = await start_server(server, confine)
     assert job.stdin is not None
     stdin = job.stdin
     # No awaits until the task group is entered: a cancellation in the gap would leak the process.

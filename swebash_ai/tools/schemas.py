@@ -9,8 +9,8 @@ signature gets its schema from its model (see tools/registry.py).
 
 from typing import Any
 
-SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '3caa284a5bcd5a36',
- 'swebash_ai.tools.fs_write': '946da824f5b3f5a3',
+SOURCES: dict[str, str] = {'swebash_ai.tools.fs': 'dc7fdf1519362ce1',
+ 'swebash_ai.tools.fs_write': '42a84aac3d49fb6f',
  'swebash_ai.tools.search': '53ce2df72fa4672d',
  'swebash_ai.tools.find': '3726a6d8de79996d',
  'swebash_ai.tools.exec': 'cc4a034454d51547',

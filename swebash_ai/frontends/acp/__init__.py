@@ -32,8 +32,9 @@ async def serve(load: Callable[[], LoadedSettings], in_fd: int, out_fd: int,
     from swebash_ai.frontends.acp.wire import LineTransport, open_streams
 
     agent = SwebashAgent(load, loaded)
+    agent.warm()
     reader, writer = await open_streams(in_fd, out_fd)
-    transport = LineTransport(reader, writer)
+    transport = LineTransport(reader, writer, limit=agent.loaded.settings.acp_message_limit_mb * 1024 * 1024)
     # Typed as the SDK's full Agent protocol; a method not defined here answers "method not found".
     conn = AgentSideConnection(cast(Any, agent), transport, listening=False)
     loop = asyncio.get_running_loop()

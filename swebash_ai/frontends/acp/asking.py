@@ -26,7 +26,7 @@ from acp.exceptions import RequestError
 
 from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.events import SANDBOX_NOTE
-from swebash_ai.frontends.acp.updates import diff_content, locations, text_content, tool_kind
+from swebash_ai.frontends.acp.updates import CallIds, diff_content, locations, notice_chunk, text_content, tool_kind
 from swebash_ai.tools.ask import Answer, Question, nobody_can_answer
 
 if TYPE_CHECKING:
@@ -53,22 +53,30 @@ def describe_rule(rule: dict[str, Any]) -> str:
 
 
 def request_text(request: ApprovalRequest) -> str:
-    """The dialog's text: the call, what runs (full command or diff), where, why it asks, and the warnings."""
+    """The dialog's text in Markdown: the call, what runs (full command or diff, fenced), then one list item
+    per fact (warnings, where, each reason, the sandbox, the rule "always" saves): a Markdown renderer merges
+    single newlines into one paragraph, and a list keeps each line its own."""
     from swebash_ai.safety.terminal_text import marked_note, safe
 
-    lines = [f"{request.tool} needs your approval: {request.summary}", "", "```", request.detail.rstrip(), "```"]
+    detail = request.detail.rstrip()
+    fence = "```"
+    while fence in detail:
+        fence += "`"
+    facts: list[str] = []
     controls, invisible = request.hidden()
     if controls:
-        lines.append(f"⚠ holds {controls} terminal control sequence(s), shown as \\x.. escapes: it may not be "
+        facts.append(f"⚠ holds {controls} terminal control sequence(s), shown as \\x.. escapes: it may not be "
                      "what it seems")
     if invisible:
-        lines.append(f"⚠ {marked_note(invisible)}")
-    lines.append(f"in {request.cwd}")
-    lines.extend(f"why: {reason}" for reason in request.verdict.reasons)
+        facts.append(f"⚠ {marked_note(invisible)}")
+    facts.append(f"in {request.cwd}")
+    facts.extend(f"why: {reason}" for reason in request.verdict.reasons)
     if request.sandboxed:
-        lines.append(f"{SANDBOX_NOTE}, unless allowed outside it")
+        facts.append(f"{SANDBOX_NOTE}, unless allowed outside it")
     if request.always is not None:
-        lines.append(f"always allow here saves a rule: {describe_rule(request.always)}")
+        facts.append(f"always allow here saves a rule: {describe_rule(request.always)}")
+    lines = [f"{request.tool} needs your approval: {request.summary}", "", fence, detail, fence, "",
+             *(f"- {fact}" for fact in facts)]
     return safe("\n".join(lines), visible=True)
 
 
@@ -86,22 +94,32 @@ def permission_options(request: ApprovalRequest) -> list[schema.PermissionOption
     return options
 
 
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
+
+
 class EditorApprover:
     """Asks through ``session/request_permission`` on one ACP session."""
 
     def __init__(self, conn: Any, session_id: str, cwd: Path, *, shown: Callable[[str, str], Awaitable[None]],
                  save_rule: Callable[[str, dict[str, Any]], Awaitable[None]],
-                 allowed: Callable[[str, str], Awaitable[None]] | None = None) -> None:
+                 allowed: Callable[[str, str], Awaitable[None]] | None = None, ids: CallIds | None = None,
+                 timeout: float = 600.0,
+                 diff_of: Callable[[str, ApprovalRequest], Awaitable[list[Any] | None]] | None = None) -> None:
         """
         Args:
             conn: The SDK's connection to the client (``request_permission``).
             session_id: The ACP session asked about.
             cwd: The session's working directory (locations are absolute).
-            shown: Awaited with (session id, call id) before asking: returns once the call's ``tool_call``
-                update was sent.
+            shown: Awaited with (session id, the provider's call id) before asking: returns once the call's
+                ``tool_call`` update was sent (and its editor id is known).
             save_rule: Awaited with (session id, rule): saves an "always allow here" rule (and tells the person
                 where it went).
             allowed: Awaited with (session id, call id) once the person allowed a call (it runs now).
+            ids: The session's editor ids of tool calls (the requests name calls by the editor's id).
+            timeout: Seconds a request waits for its answer; then it is a refusal, and the editor is told.
+            diff_of: Awaited with (session id, request): a write's diff against the editor's buffer, or
+                ``None`` (the diff the arguments describe is shown).
         """
         self.conn = conn
         self.session_id = session_id
@@ -109,6 +127,9 @@ class EditorApprover:
         self.shown = shown
         self.save_rule = save_rule
         self.allowed = allowed
+        self.ids = ids or CallIds()
+        self.timeout = timeout
+        self.diff_of = diff_of
         self.answers = True
         """False once the client failed to answer: from then on nobody can."""
         self.reason = "the editor did not answer the permission request, so no one could approve it"
@@ -121,31 +142,57 @@ class EditorApprover:
     def interactive(self, value: bool) -> None:
         self.answers = value
 
-    async def _ask(self, call_id: str, update: schema.ToolCallUpdate,
+    async def _ask(self, provider_id: str, make_update: Callable[[str], schema.ToolCallUpdate],
                    options: list[schema.PermissionOption]) -> str | None:
-        """The option the person chose; ``None`` for a cancelled request or a client that cannot answer."""
+        """The option the person chose; ``None`` for a refusal: a cancelled request, a client that cannot answer,
+        no answer within the time limit, or an option that was not offered (an answer is data: it can only
+        pick one of the choices put to the person)."""
         if not self.answers:
             return None
         try:
-            await asyncio.wait_for(self.shown(self.session_id, call_id), SHOWN_WAIT)
+            await asyncio.wait_for(self.shown(self.session_id, provider_id), SHOWN_WAIT)
         except TimeoutError:
-            log.warning("swebash-ai acp: asking about %s before its tool_call update went out", call_id)
+            log.warning("swebash-ai acp: asking about %s before its tool_call update went out", provider_id)
+        update = make_update(self.ids.of(provider_id))  # its editor id is known once its tool_call went out
         try:
-            response = await self.conn.request_permission(session_id=self.session_id, tool_call=update,
-                                                          options=options)
+            response = await asyncio.wait_for(
+                self.conn.request_permission(session_id=self.session_id, tool_call=update, options=options),
+                self.timeout)
+        except TimeoutError:
+            await self._tell(f"No answer to the request about {update.title} within {_duration(self.timeout)}: "
+                             "taken as a refusal (`acp_permission_timeout` sets how long a request waits).")
+            return None
         except (RequestError, ConnectionError, ValueError) as exc:  # ValueError: an answer that does not parse
             log.warning("swebash-ai acp: the client could not answer a permission request (%s)", exc)
             self.answers = False
             return None
         outcome = response.outcome
-        return outcome.option_id if isinstance(outcome, schema.AllowedOutcome) else None
+        if not isinstance(outcome, schema.AllowedOutcome):
+            return None
+        if outcome.option_id not in {option.option_id for option in options}:
+            log.warning("swebash-ai acp: the client chose %r, which was not offered", outcome.option_id)
+            await self._tell(f"The editor answered with a choice that was not offered ({outcome.option_id!r}): "
+                             "taken as a refusal.")
+            return None
+        return outcome.option_id
+
+    async def _tell(self, text: str) -> None:
+        try:
+            await self.conn.session_update(session_id=self.session_id, update=notice_chunk(text, "warning"))
+        except (ConnectionError, OSError) as exc:
+            log.info("swebash-ai acp: could not tell the editor (%s)", exc)
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        content: list[Any] = [*diff_content(request.tool, request.arguments, self.cwd),
-                              text_content(request_text(request))]
-        update = schema.ToolCallUpdate(tool_call_id=request.call_id, title=request.summary,
-                                       kind=tool_kind(request.tool), status="pending", content=content,
-                                       locations=locations(request.arguments, self.cwd))
+        diffs = await self.diff_of(self.session_id, request) if self.diff_of is not None else None
+        if diffs is None:
+            diffs = diff_content(request.tool, request.arguments, self.cwd)
+        content: list[Any] = [*diffs, text_content(request_text(request))]
+
+        def update(call_id: str) -> schema.ToolCallUpdate:
+            return schema.ToolCallUpdate(tool_call_id=call_id, title=request.summary, kind=tool_kind(request.tool),
+                                         status="pending", content=content,
+                                         locations=locations(request.arguments, self.cwd))
+
         chosen = await self._ask(request.call_id, update, permission_options(request))
         decision = _DECISIONS.get(chosen or "reject", Decision.DENY)
         if decision is Decision.ALLOW_ALWAYS:
@@ -153,7 +200,7 @@ class EditorApprover:
                 await self.save_rule(self.session_id, request.always)
             decision = Decision.ALLOW_ONCE
         if decision is not Decision.DENY and self.allowed is not None:
-            await self.allowed(self.session_id, request.call_id)
+            await self.allowed(self.session_id, self.ids.of(request.call_id))
         return decision
 
     async def ask(self, question: Question) -> Answer:
@@ -166,9 +213,11 @@ class EditorApprover:
         options.append(schema.PermissionOption(option_id="none", name="No answer", kind="reject_once"))
         from swebash_ai.safety.terminal_text import safe
 
-        update = schema.ToolCallUpdate(tool_call_id=question.call_id, title=f"The assistant asks: {question.question}",
-                                       kind="other", status="pending",
-                                       content=[text_content(safe(question.question, visible=True))])
+        def update(call_id: str) -> schema.ToolCallUpdate:
+            return schema.ToolCallUpdate(tool_call_id=call_id, title=f"The assistant asks: {question.question}",
+                                         kind="other", status="pending",
+                                         content=[text_content(safe(question.question, visible=True))])
+
         chosen = await self._ask(question.call_id, update, options)
         if chosen is None and not self.answers:
             return nobody_can_answer("the editor did not answer the question")

@@ -25,7 +25,7 @@ from swebash_ai.agent import events as ev
 from swebash_ai.agent.decide import MODES
 from swebash_ai.errors import SwebashError
 from swebash_ai.frontends.acp.asking import EditorApprover, describe_rule
-from swebash_ai.frontends.acp.updates import TurnUpdates, plan_update, prompt_text, replay
+from swebash_ai.frontends.acp.updates import CallIds, TurnUpdates, plan_update, prompt_text, replay
 
 if TYPE_CHECKING:
     from swebash_ai.config.settings import LoadedSettings
@@ -44,6 +44,56 @@ MODE_TEXT = {"ask": "Asks before what the policy flags",
 STOP_REASONS: dict[str, schema.StopReason] = {"answered": "end_turn", "max_iterations": "max_turn_requests",
                                               "max_tool_calls": "max_turn_requests", "cancelled": "cancelled"}
 _SERVER_NAME = re.compile(r"[^A-Za-z0-9_-]")
+MCP_PROMPT_WAIT = 5.0
+"""Seconds a prompt waits for MCP servers still starting; then its turn runs without their tools."""
+SYSTEM_FOLDERS = frozenset({"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run", "sbin",
+                            "sys", "usr", "var", "System", "Library", "private"})
+"""Top-level folders of the operating system (Linux's hierarchy, macOS's): nothing in them is a project, save
+the temporary folders and ``/var/www``, where a web project lives."""
+_SHARED_TEMPS = ("/tmp", "/var/tmp")  # noqa: S108 - named to refuse them as workspaces, never written
+_PROJECTS_UNDER_SYSTEM = ("var/www", "var/tmp", "private/tmp", "private/var/folders")
+
+
+def workspace_refusal(where: Path) -> str | None:
+    """Why ``where`` (a directory) cannot be an editor session's workspace, or ``None``: the workspace is what
+    the tools may read and write, so it must be a project, never the whole disk, the home folder or the
+    system's own files."""
+    import tempfile
+
+    real = where.resolve()
+    home = Path.home().resolve()
+    if real == Path(real.anchor):
+        return "it is the root folder, and the whole disk would be the workspace"
+    if real == home or real in home.parents:
+        return "it is your home folder (or above it), and every file you have would be the workspace"
+    temps = {Path(tempfile.gettempdir()).resolve(), *(Path(t).resolve() for t in _SHARED_TEMPS)}
+    if real in temps:
+        return "it is the temporary folder every program shares"
+    if any(real.is_relative_to(t) for t in temps) or real.is_relative_to(home):
+        return None
+    inside = real.relative_to(real.anchor)
+    if inside.parts[0] in SYSTEM_FOLDERS and not any(
+            inside.is_relative_to(p) and inside != Path(p) for p in _PROJECTS_UNDER_SYSTEM):
+        return f"it is a folder of the operating system ({real.anchor}{inside.parts[0]})"
+    return None
+
+
+def _warm(via_litellm: bool) -> None:
+    """Import what the first turn needs (the provider's library, the HTTP client and anyio's asyncio backend,
+    which the connection pool loads on its first request) in a thread, while the editor is still opening a
+    session: the first answer then starts as soon as a later one would."""
+    try:
+        if via_litellm:
+            from swebash_ai.providers.litellm_provider import import_litellm
+
+            import_litellm()
+        else:
+            from swebash_ai.providers.http_provider import preload_http
+
+            preload_http()
+        import anyio._backends._asyncio  # noqa: F401
+    except Exception as exc:  # the turn reports a real problem; a warm-up never fails anything
+        log.debug("swebash-ai acp: warm-up failed: %s", exc)
 
 
 @dataclasses.dataclass
@@ -56,7 +106,10 @@ class EditorSession:
     running: bool = False
     cancelled: bool = False
     shown: dict[str, asyncio.Event] = dataclasses.field(default_factory=dict)
+    """The provider's id of a call of this turn -> set once its ``tool_call`` update went out (until it ends)."""
     updates: TurnUpdates | None = None
+    mcp_start: asyncio.Task[None] | None = None
+    """The start of the session's MCP servers, in the background."""
 
     def event(self, call_id: str) -> asyncio.Event:
         return self.shown.setdefault(call_id, asyncio.Event())
@@ -73,6 +126,9 @@ class SwebashAgent:
         self._later: set[asyncio.Task[None]] = set()
         self._skipped: list[str] = []
         """The editor's MCP servers left out of the session being opened (told once it is open)."""
+        self._warming = False
+        self.client_fs = (False, False)
+        """Whether the client reads and writes files for the agent (its buffers): ``fs`` of its capabilities."""
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -82,10 +138,20 @@ class SwebashAgent:
         from swebash_ai.providers import choose_provider
 
         settings = self.loaded.settings
-        return choose_provider(settings, None, model_from=self.loaded.model_from) is not None
+        choice = choose_provider(settings, None, model_from=self.loaded.model_from)
+        if choice is not None and not self._warming:  # while the editor opens a session, not in the first turn
+            self._warming = True
+            self._after_response(asyncio.to_thread(_warm, bool(choice.via_litellm)))
+        return choice is not None
+
+    def warm(self) -> None:
+        """Start importing what the first turn needs, before the editor's first message is read."""
+        self._has_provider()
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **_: Any) -> schema.InitializeResponse:
+        fs = getattr(client_capabilities, "fs", None)
+        self.client_fs = (getattr(fs, "read_text_file", False) is True, getattr(fs, "write_text_file", False) is True)
         auth: list[schema.EnvVarAuthMethod | schema.TerminalAuthMethod | schema.AuthMethodAgent] = []
         if not self._has_provider():
             auth.append(schema.AuthMethodAgent(
@@ -112,9 +178,11 @@ class SwebashAgent:
         return schema.AuthenticateResponse()
 
     # --- sessions ------------------------------------------------------------------------------------------
-    def _with_servers(self, servers: list[Any] | None) -> LoadedSettings:
-        """The settings with the client's MCP servers beside the configured ones: every tool of theirs asks, as
-        a configured server's does unless its ``auto_approve`` names it (theirs name none)."""
+    def _with_servers(self, servers: list[Any] | None, cwd: Path) -> LoadedSettings:
+        """The settings with the client's MCP servers beside the configured ones. A client's server is a
+        command nobody said yes to: it runs in the sandbox, as an unasked command does (``sandbox``), in the
+        session's folder, and does not start where no sandbox works; every tool of theirs asks, as a configured
+        server's does unless its ``auto_approve`` names it (theirs name none)."""
         if not servers:
             return self.loaded
         from swebash_ai.config.mcp import McpServerConfig
@@ -129,8 +197,9 @@ class SwebashAgent:
             while name in merged:
                 name = f"{name[:28]}-ed"
             merged[name] = McpServerConfig.model_validate({"name": name, "command": server.command,
-                                                           "args": list(server.args),
-                                                           "env": {e.name: e.value for e in server.env}})
+                                                           "args": list(server.args), "cwd": str(cwd),
+                                                           "env": {e.name: e.value for e in server.env},
+                                                           "sandbox": True})
         return dataclasses.replace(self.loaded, mcp_servers=merged)
 
     def _take_skipped(self) -> list[str]:
@@ -143,9 +212,14 @@ class SwebashAgent:
         where = Path(cwd)
         if not where.is_absolute() or not where.is_dir():
             raise RequestError.invalid_params({"details": f"cwd must be an absolute path to a directory: {cwd!r}"})
-        loaded = self._with_servers(servers)
+        refusal = workspace_refusal(where)
+        if refusal is not None:
+            raise RequestError.invalid_params({"details": f"swebash-ai does not take {cwd} as a workspace: {refusal}. "
+                                               "Open a project folder in the editor and start the agent there."})
+        loaded = self._with_servers(servers, where.resolve())
         approver = EditorApprover(self.conn, "", where.resolve(), shown=self._shown, save_rule=self._save_rule,
-                                  allowed=self._allowed)
+                                  allowed=self._allowed, ids=CallIds(),
+                                  timeout=self.loaded.settings.acp_permission_timeout, diff_of=self._buffer_diff)
         session = Session(loaded, approver=approver, cwd=where)
         if not session.has_provider:
             raise RequestError.auth_required({"details": SETUP_HELP})
@@ -153,21 +227,34 @@ class SwebashAgent:
 
     def _register(self, session_id: str, session: Session, approver: EditorApprover) -> EditorSession:
         approver.session_id = session_id
+        if any(self.client_fs):
+            from swebash_ai.frontends.acp.files import ClientFiles
+            from swebash_ai.tools.editor_files import SERVICE
+
+            session.context.services[SERVICE] = ClientFiles(self.conn, session_id, can_read=self.client_fs[0],
+                                                            can_write=self.client_fs[1])
         conv = self.sessions[session_id] = EditorSession(session_id, session, approver)
         return conv
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> schema.NewSessionResponse:
         session, approver = self._open(cwd, mcp_servers)
         conv = self._register(session.conversation.id, session, approver)
-        problems = [*self._take_skipped(), *await session.start_mcp()]
-        self._after_response(self._greet(conv, problems))
+        self._after_response(self._greet(conv, self._take_skipped()))
+        self._start_mcp(conv)
         return schema.NewSessionResponse(session_id=conv.id, modes=self._modes(session))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **_: Any) -> schema.LoadSessionResponse:
+        from swebash_ai.agent.conversation import is_session_id
+
+        if not is_session_id(session_id):
+            raise RequestError.invalid_params({"details": f"{session_id!r} is not a session id (letters, digits, "
+                                               "'-' and '_', as session/new gave it)", "sessionId": session_id})
         session, approver = self._open(cwd, mcp_servers)
         try:
             session.resume(session_id)
+            if session.conversation.id != session_id:  # the CLI's --resume takes a prefix; an editor names one
+                raise SwebashError(f"No saved session is called '{session_id}' (a whole id is needed).")
         except SwebashError as exc:
             await session.aclose()
             raise RequestError.invalid_params({"details": exc.message, "sessionId": session_id}) from exc
@@ -175,8 +262,8 @@ class SwebashAgent:
         if old is not None:
             await self._end(old)
         conv = self._register(session_id, session, approver)
-        problems = [*self._take_skipped(), *await session.start_mcp()]
-        await replay(session.conversation.messages, self._sender(conv.id), session.cwd)
+        problems = self._take_skipped()
+        await replay(session.conversation.messages, self._sender(conv.id), session.cwd, approver.ids)
         plan = session.conversation.meta.get("plan")
         if plan is not None:
             from swebash_ai.tools.plan import Plan
@@ -185,6 +272,7 @@ class SwebashAgent:
             if restored is not None:
                 await self._sender(conv.id)(plan_update(restored))
         self._after_response(self._greet(conv, problems))
+        self._start_mcp(conv)
         return schema.LoadSessionResponse(modes=self._modes(session))
 
     def _conversation(self, session_id: str) -> EditorSession:
@@ -216,7 +304,7 @@ class SwebashAgent:
         if conv.running:
             raise RequestError.invalid_request({"details": "a turn is already running in this session"})
         session = conv.session
-        updates = conv.updates = TurnUpdates(self._sender(session_id), session.cwd)
+        updates = conv.updates = TurnUpdates(self._sender(session_id), session.cwd, conv.approver.ids)
         conv.running, conv.cancelled, conv.shown = True, False, {}
         reason: schema.StopReason = "end_turn"
         try:
@@ -236,6 +324,7 @@ class SwebashAgent:
                         question, images = f"{question}\n\n{got.header}", [*images, got]
             for line in [*notices, *prepared.lines, *prepared.notices]:
                 await updates.notice(line)
+            await self._servers_started(conv, updates)
             events = session.run(question, images)
             try:
                 async for event in events:
@@ -249,6 +338,8 @@ class SwebashAgent:
                     await updates.handle(event)
                     if isinstance(event, ev.ToolCallStarted):
                         conv.event(event.call_id).set()
+                    elif isinstance(event, ev.ToolCallFinished):  # a later call may repeat its provider's id
+                        conv.shown.pop(event.call_id, None)
                     elif isinstance(event, ev.TurnFinished):
                         reason = STOP_REASONS.get(event.reason, "end_turn")
             finally:
@@ -281,6 +372,14 @@ class SwebashAgent:
         if conv is not None:
             await conv.event(call_id).wait()
 
+    async def _buffer_diff(self, session_id: str, request: Any) -> list[Any] | None:
+        conv = self.sessions.get(session_id)
+        if conv is None:
+            return None
+        from swebash_ai.frontends.acp.files import buffer_diff
+
+        return await buffer_diff(conv.session.context, request.tool, request.arguments)
+
     async def _allowed(self, session_id: str, call_id: str) -> None:
         conv = self.sessions.get(session_id)
         if conv is not None and conv.updates is not None:
@@ -290,7 +389,7 @@ class SwebashAgent:
         conv = self.sessions.get(session_id)
         if conv is None:
             return
-        updates = conv.updates or TurnUpdates(self._sender(session_id), conv.session.cwd)
+        updates = conv.updates or TurnUpdates(self._sender(session_id), conv.session.cwd, conv.approver.ids)
         try:
             where = conv.session.save_rule(rule)
         except SwebashError as exc:
@@ -306,11 +405,24 @@ class SwebashAgent:
 
         return refusal
 
-    def _after_response(self, work: Any) -> None:
+    def _after_response(self, work: Any) -> asyncio.Task[None]:
         """Run ``work`` once the response being handled has gone out (it is queued before this task runs)."""
         task = asyncio.get_running_loop().create_task(work)
         self._later.add(task)
         task.add_done_callback(self._later.discard)
+        return task
+
+    def _start_mcp(self, conv: EditorSession) -> None:
+        if conv.session.loaded.mcp_servers:
+            conv.mcp_start = self._after_response(self._start_servers(conv))
+
+    async def _servers_started(self, conv: EditorSession, updates: TurnUpdates) -> None:
+        """A turn's wait for the servers still starting: a few seconds, then it runs without their tools."""
+        if conv.mcp_start is None or conv.mcp_start.done():
+            return
+        await asyncio.wait({conv.mcp_start}, timeout=MCP_PROMPT_WAIT)
+        if not conv.mcp_start.done():
+            await updates.notice("MCP servers are still starting: this turn runs without their tools.", "warning")
 
     async def _greet(self, conv: EditorSession, problems: list[str]) -> None:
         """What follows a new or loaded session: its commands, and what the person should know."""
@@ -329,6 +441,26 @@ class SwebashAgent:
             session.notices.clear()
         except (ConnectionError, OSError) as exc:
             log.warning("swebash-ai acp: could not send the session's commands (%s)", exc)
+
+    async def _start_servers(self, conv: EditorSession) -> None:
+        """The session's MCP servers, started once its response went out: a slow or broken one never holds
+        ``session/new``; their tools join the turns that start once they are ready (as in the TUI)."""
+        session = conv.session
+        problems = await session.start_mcp()
+        if session.mcp is not None and session.mcp.tools:
+            ready = sum(1 for s in session.mcp.servers if s.state == "ready")
+            problems.insert(0, f"MCP: {ready} server(s) ready, {len(session.mcp.tools)} tool(s).")
+        if not problems:
+            return
+        if conv.running:  # said after the answer, not in the middle of it
+            session.notices.extend(problems)
+            return
+        updates = TurnUpdates(self._sender(conv.id), session.cwd)
+        try:
+            for line in problems:
+                await updates.notice(line, "info" if line.startswith("MCP: ") else "warning")
+        except (ConnectionError, OSError) as exc:
+            log.warning("swebash-ai acp: could not tell the editor about its MCP servers (%s)", exc)
 
     async def _end(self, conv: EditorSession) -> None:
         conv.session.cancel()

@@ -88,12 +88,51 @@ def message_chunk(text: str) -> schema.AgentMessageChunk:
                                     content=schema.TextContentBlock(type="text", text=text))
 
 
-class TurnUpdates:
-    """One turn's events, sent as they come; remembers the calls it announced until each has finished."""
+def notice_chunk(text: str, level: str = "info") -> schema.AgentMessageChunk:
+    """A notice as a quoted paragraph of the answer (the editor has no other place for it)."""
+    mark = "⚠ " if level == "warning" else ""
+    return message_chunk(f"\n\n> {mark}{text.replace(chr(10), chr(10) + '> ')}\n\n")
 
-    def __init__(self, send: Send, cwd: Path) -> None:
+
+class CallIds:
+    """The editor's ids of one session's tool calls: unique in the session, however the provider numbers them.
+
+    Local OpenAI-compatible servers number calls ``call_0``, ``call_1``... in every response: passed through,
+    turn 2's call would be drawn over turn 1's. The provider's id stays the conversation's (the provider
+    matches results by it); the editor gets the provider's id the first time and ``ID-2``, ``ID-3``... after.
+    """
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self.live: dict[str, str] = {}
+        """The provider's id -> the editor's, for the latest call of each provider id."""
+
+    def start(self, provider_id: str) -> str:
+        """A new call: its editor id, never given before in this session."""
+        base = provider_id or "call"
+        editor_id, n = base, 1
+        while editor_id in self.used:
+            n += 1
+            editor_id = f"{base}-{n}"
+        self.used.add(editor_id)
+        self.live[provider_id] = editor_id
+        return editor_id
+
+    def of(self, provider_id: str) -> str:
+        """The editor id of the latest call the provider gave ``provider_id`` (itself when none started)."""
+        return self.live.get(provider_id, provider_id)
+
+
+class TurnUpdates:
+    """One turn's events, sent as they come; remembers the calls it announced until each has finished.
+
+    Calls are known by the editor's ids (:class:`CallIds`): the loop's events carry the provider's, mapped here.
+    """
+
+    def __init__(self, send: Send, cwd: Path, ids: CallIds | None = None) -> None:
         self.send = send
         self.cwd = cwd
+        self.ids = ids or CallIds()
         self.open: dict[str, list[Any]] = {}
         """Calls announced and not finished: id -> their diffs (kept in the final content: an update replaces it)."""
         self._output: dict[str, list[str]] = {}
@@ -110,11 +149,11 @@ class TurnUpdates:
         elif isinstance(event, ev.ToolCallStarted):
             await self._started(event)
         elif isinstance(event, ev.ToolCallRunning):
-            await self.progress(event.call_id, status="in_progress")
+            await self.progress(self.ids.of(event.call_id), status="in_progress")
         elif isinstance(event, ev.ToolOutput):
-            await self._output_arrived(event)
+            await self._output_arrived(self.ids.of(event.call_id), event.text)
         elif isinstance(event, ev.ToolCallFinished):
-            await self._finished(event.call_id, event.name, event.result, event.decided_by)
+            await self._finished(self.ids.of(event.call_id), event.result, event.decided_by)
         elif isinstance(event, ev.PlanUpdated):
             await self.send(plan_update(event.plan))
         elif isinstance(event, ev.Notice):
@@ -122,34 +161,35 @@ class TurnUpdates:
 
     async def notice(self, text: str, level: str = "info") -> None:
         """Something for the person that is not the answer, set apart from it (the editor has no other place)."""
-        mark = "⚠ " if level == "warning" else ""
-        await self.send(message_chunk(f"\n\n> {mark}{text.replace(chr(10), chr(10) + '> ')}\n\n"))
+        await self.send(notice_chunk(text, level))
 
     async def _started(self, event: ev.ToolCallStarted) -> None:
         arguments = event.arguments if isinstance(event.arguments, dict) else {}
         content: list[Any] = list(diff_content(event.name, arguments, self.cwd))
-        self.open[event.call_id] = content
+        call_id = self.ids.start(event.call_id)
+        self.open[call_id] = content
         await self.send(schema.ToolCallStart(
-            session_update="tool_call", tool_call_id=event.call_id, title=event.summary or event.name,
+            session_update="tool_call", tool_call_id=call_id, title=event.summary or event.name,
             kind=tool_kind(event.name), status="pending", locations=locations(arguments, self.cwd),
             content=content or None, raw_input=event.arguments))
 
     async def progress(self, call_id: str, **fields: Any) -> None:
+        """An update of an open call, by its editor id."""
         if call_id in self.open:
             await self.send(schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id,
                                                     **fields))
 
-    async def _output_arrived(self, event: ev.ToolOutput) -> None:
-        parts = self._output.setdefault(event.call_id, [])
-        parts.append(event.text)
+    async def _output_arrived(self, call_id: str, piece: str) -> None:
+        parts = self._output.setdefault(call_id, [])
+        parts.append(piece)
         now = time.monotonic()
-        if now - self._output_at.get(event.call_id, 0.0) < OUTPUT_EVERY:
+        if now - self._output_at.get(call_id, 0.0) < OUTPUT_EVERY:
             return
-        self._output_at[event.call_id] = now
+        self._output_at[call_id] = now
         text = "".join(parts)
-        await self.progress(event.call_id, status="in_progress", content=[text_content(_cap(text[-MAX_SHOWN:]))])
+        await self.progress(call_id, status="in_progress", content=[text_content(_cap(text[-MAX_SHOWN:]))])
 
-    async def _finished(self, call_id: str, name: str, result: ToolResult, decided_by: str) -> None:
+    async def _finished(self, call_id: str, result: ToolResult, decided_by: str) -> None:
         if call_id not in self.open:
             return
         diffs = self.open.pop(call_id)
@@ -222,14 +262,13 @@ def _file_path(uri: str) -> str | None:
 
 
 # --- a saved conversation, replayed -------------------------------------------------------------------------
-async def replay(messages: list[dict[str, Any]], send: Send, cwd: Path) -> None:
+async def replay(messages: list[dict[str, Any]], send: Send, cwd: Path, ids: CallIds) -> None:
     """A loaded session's history as the updates it would have produced: the user's messages, the answers, each
-    tool call with its result."""
+    tool call with its result (under an editor id of ``ids``: a saved conversation repeats ids too)."""
     from swebash_ai.agent.conversation import is_note_only
     from swebash_ai.agent.mentions import split_attachments
 
-    results = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
-    for message in messages:
+    for at, message in enumerate(messages):
         role, content = message.get("role"), message.get("content")
         if role == "user" and isinstance(content, str) and content and not is_note_only(message):
             typed = split_attachments(content)[0]
@@ -238,11 +277,18 @@ async def replay(messages: list[dict[str, Any]], send: Send, cwd: Path) -> None:
         elif role == "assistant":
             if isinstance(content, str) and content:
                 await send(message_chunk(content))
+            results: dict[Any, dict[str, Any]] = {}
+            for later in messages[at + 1:]:  # this response's results: the tool messages up to the next response
+                if later.get("role") == "assistant":
+                    break
+                if later.get("role") == "tool":
+                    results.setdefault(later.get("tool_call_id"), later)
             for call in message.get("tool_calls") or []:
-                await _replay_call(call, results.get(call.get("id")), send, cwd)
+                await _replay_call(call, results.get(call.get("id")), send, cwd, ids)
 
 
-async def _replay_call(call: dict[str, Any], result: dict[str, Any] | None, send: Send, cwd: Path) -> None:
+async def _replay_call(call: dict[str, Any], result: dict[str, Any] | None, send: Send, cwd: Path,
+                       ids: CallIds) -> None:
     function = call.get("function") or {}
     name = str(function.get("name", "tool"))
     try:
@@ -257,6 +303,7 @@ async def _replay_call(call: dict[str, Any], result: dict[str, Any] | None, send
     failed = result is None or body.startswith(("Error:", "Denied:", "Cancelled:", "Timed out:"))
     content: list[Any] = [*diff_content(name, arguments, cwd), *([text_content(_cap(body))] if body else [])]
     await send(schema.ToolCallStart(
-        session_update="tool_call", tool_call_id=str(call.get("id", "")), title=f"{name}: {shown}" if shown else name,
+        session_update="tool_call", tool_call_id=ids.start(str(call.get("id", ""))),
+        title=f"{name}: {shown}" if shown else name,
         kind=tool_kind(name), status="failed" if failed else "completed", locations=locations(arguments, cwd),
         content=content or None, raw_input=arguments))

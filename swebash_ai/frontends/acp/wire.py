@@ -8,6 +8,11 @@ editor's messages.
 A line that is not JSON gets a JSON-RPC parse error (-32700, id null) and one that is not a request,
 notification or response an invalid-request error (-32600); either way the next line is read, as the
 specification asks. The SDK's own framing would skip such lines silently, leaving the client waiting.
+
+A line longer than the message limit is never held whole: it is read in chunks of :data:`READ_CHUNK`, and
+once past the limit the rest is dropped up to its newline; the client gets an invalid-request error (with the
+request's id when the line starts with it) and the next line is read, so the stream stays in step. Memory stays
+below the limit plus two chunks (the stream reader stops reading the pipe past two chunks).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 import threading
 from typing import Any
@@ -24,7 +30,11 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 LINE_LIMIT = 50 * 1024 * 1024
-"""Bytes in one message: a prompt may embed whole files."""
+"""Bytes in one message by default (``acp_message_limit_mb``): a prompt may embed whole files."""
+READ_CHUNK = 1024 * 1024
+"""Bytes read from the pipe at a time (the stream reader's own limit)."""
+_LEADING_ID = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+"""The id of a request whose ``id`` is its first member (after ``jsonrpc``): how clients write them."""
 
 
 def error_message(code: int, message: str, details: str, request_id: Any = None) -> dict[str, Any]:
@@ -52,9 +62,10 @@ def check_message(message: Any) -> dict[str, Any] | None:
 class LineTransport:
     """Messages as lines (the SDK's ``Transport`` protocol: ``send``, ``receive``, ``close``)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limit: int = LINE_LIMIT) -> None:
         self._reader = reader
         self._writer = writer
+        self.limit = limit
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -75,6 +86,11 @@ class LineTransport:
     async def receive(self) -> dict[str, Any] | None:
         while True:
             line = await self._read_line()
+            if isinstance(line, _TooLong):
+                await self._answer(error_message(
+                    -32600, "Invalid request", f"the message is longer than the limit of {self.limit} bytes "
+                    "(acp_message_limit_mb): it was not read", line.request_id))
+                continue
             if not line:
                 return None
             line = line.strip()
@@ -95,17 +111,27 @@ class LineTransport:
         log.warning("swebash-ai acp: answered a bad message: %s", error["error"]["data"]["details"])
         await self.send(error)
 
-    async def _read_line(self) -> bytes:
+    async def _read_line(self) -> bytes | _TooLong:
+        """The next line (``b""`` at the end of the stream), or :class:`_TooLong` for one over the limit, whose
+        bytes were dropped up to and with its newline."""
         chunks: list[bytes] = []
+        size = 0
+        too_long: _TooLong | None = None
         while True:
             try:
-                chunks.append(await self._reader.readuntil(b"\n"))
-                return b"".join(chunks)
+                chunk, ended = await self._reader.readuntil(b"\n"), True
             except asyncio.LimitOverrunError as exc:
-                chunks.append(await self._reader.readexactly(exc.consumed))
+                chunk, ended = await self._reader.readexactly(exc.consumed), False
             except asyncio.IncompleteReadError as exc:
-                chunks.append(exc.partial)
-                return b"".join(chunks)
+                chunk, ended = exc.partial, True
+            if too_long is None:
+                size += len(chunk)
+                chunks.append(chunk)
+                if size > self.limit:
+                    too_long = _TooLong(_leading_id(chunks[0]))
+                    chunks = []
+            if ended:
+                return too_long if too_long is not None else b"".join(chunks)
 
     async def close(self) -> None:
         async with self._lock:
@@ -114,6 +140,21 @@ class LineTransport:
             self._closed = True
             with contextlib.suppress(OSError, RuntimeError):
                 self._writer.close()
+
+
+def _leading_id(head: bytes) -> Any:
+    match = _LEADING_ID.match(head)
+    try:
+        return json.loads(match.group(1)) if match else None
+    except ValueError:
+        return None
+
+
+class _TooLong:
+    """A line over the limit; the id of the request it began, when it said one."""
+
+    def __init__(self, request_id: Any) -> None:
+        self.request_id = request_id
 
 
 class _WriteProtocol(asyncio.streams.FlowControlMixin):
@@ -133,7 +174,7 @@ def take_stdio() -> tuple[int, int]:
 
 async def open_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    reader = asyncio.StreamReader(limit=READ_CHUNK)
     source = os.fdopen(in_fd, "rb", buffering=0)
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
@@ -147,7 +188,7 @@ async def open_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader, a
 def _feed_in_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, source: Any) -> None:
     def pump() -> None:
         try:
-            while data := source.readline():
+            while data := source.read(READ_CHUNK):
                 loop.call_soon_threadsafe(reader.feed_data, data)
         finally:
             loop.call_soon_threadsafe(reader.feed_eof)
