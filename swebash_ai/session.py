@@ -39,7 +39,8 @@ from swebash_ai.tools.background import ProcessService
 from swebash_ai.tools.checkpoints import Checkpoints, UndoResult, checkpoints_for, move_unsaved, undo_last_turn
 from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry
 
-if TYPE_CHECKING:  # custom commands, hooks and images load when used
+if TYPE_CHECKING:  # custom commands, hooks, images and agents load when used
+    from swebash_ai.agent.agent_files import Agents
     from swebash_ai.agent.custom_commands import CommandSet
     from swebash_ai.agent.hooks import Opinion
     from swebash_ai.agent.images import ImageAttachment
@@ -271,7 +272,7 @@ class Session:
         assert self.provider is not None
         s = self.settings
         audit = self._audit_log()
-        return Agent(
+        agent = Agent(
             self.provider,
             self.registry,
             self.context,
@@ -284,6 +285,23 @@ class Session:
             session_approvals=self.session_approvals,
             gate=self.gate,
         )
+        if s.subagents and not s.tools_allow:  # the task tool (docs/agents.md); tools_allow names what is offered
+            from swebash_ai.agent.subagents import attach_task, provider_for
+
+            found = self.find_agents()
+            self.notices.extend(n for n in found.notices if getattr(self, "agent", None) is None)
+            attach_task(agent, found, s, instructions=self.instructions.render(), provider_for=provider_for(
+                s, self._environ, self._on_retry), keep=lambda call, kept: self.conversation.meta.setdefault(
+                "subagents", {}).__setitem__(call, kept))
+        return agent
+
+    def find_agents(self) -> Agents:
+        """The agents a ``task`` call may start, read now (see agent/agent_files.py)."""
+        from swebash_ai.agent.agent_files import load_agents
+
+        return load_agents(self.cwd, self.loaded.locations.config_dir, self.context.path_policy,
+                           project_trusted=self.project.trusted, known_tools=frozenset(t.name for t in self._tools),
+                           max_bytes=self.settings.fs_max_size)
 
     def _load_instructions(self) -> Instructions:
         """AGENTS.md files in force (none when ``project_instructions`` is off); problems become notices."""
@@ -537,7 +555,7 @@ class Session:
         self.conversation.meta["model"] = self.model
         if self.agent is not None:  # what the model was offered, for `swebash-ai export`
             self.conversation.meta["system"] = self.agent.system_prompt
-            self.conversation.meta["tools"] = self.registry.definitions()
+            self.conversation.meta["tools"] = self.agent.registry.definitions()
         before = self.checkpoints
         try:
             forked = self.conversation.save(self.session_file)
