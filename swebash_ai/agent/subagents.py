@@ -406,3 +406,27 @@ def provider_for(settings: Settings, environ: Mapping[str, str] | None,
                                     recover=mode != "native")
 
     return make
+
+
+_MARKS = {"ok": "✓", "denied": "⊘", "cancelled": "■", "timeout": "⏱"}
+
+
+def progress_line(nested: SubagentEvent) -> tuple[str, str, AgentEvent]:
+    """(the top ``task`` call's id, one line of progress or ``""``, the innermost event) of a nested event: what
+    a front end shows of a helper's work in the task call's entry (``[explore] ✓ read_file  src/x.py``)."""
+    agents: list[str] = []
+    event: AgentEvent = nested
+    while isinstance(event, SubagentEvent):
+        agents.append(event.agent)
+        event = event.event
+    who = f"[{' > '.join(agents)}]"
+    line = ""
+    if isinstance(event, ToolCallStarted):
+        line = f"{who} ▸ {event.summary or event.name}\n"
+    elif isinstance(event, ToolCallFinished):
+        line = f"{who} {_MARKS.get(event.result.status, '✗')} {event.name}: {event.result.status}\n"
+    elif isinstance(event, TurnFailed):
+        line = f"{who} failed: {event.error.message}\n"
+    elif isinstance(event, TurnFinished):
+        line = f"{who} done ({event.reason})\n"
+    return nested.call_id, line, event

@@ -131,7 +131,8 @@ async def test_the_parent_grows_by_the_summaries_only(llm_env: FakeLLMServer, wo
     events = await run(session())
     child_second = script.child_bodies["read big.txt"][1]["messages"]
     assert "line 399" in child_second[-1]["content"]  # the child read the whole file
-    first, second = (r["body"]["messages"] for r in llm_env.requests if CHILD not in r["body"]["messages"][0]["content"])
+    first, second = (r["body"]["messages"] for r in llm_env.requests
+                     if CHILD not in r["body"]["messages"][0]["content"])
     grown = tokens(second) - tokens(first)
     summary = results(events)
     (result,) = summary.values()
@@ -310,7 +311,8 @@ async def test_a_project_agent_waits_for_trust(llm_env: FakeLLMServer, workspace
     assert all(CHILD not in r["body"]["messages"][0]["content"] for r in llm_env.requests)  # no child started
 
 
-async def test_the_depth_can_be_raised(llm_env: FakeLLMServer, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_depth_can_be_raised(llm_env: FakeLLMServer, workspace: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SWEBASH_AI_SUBAGENTS_MAX_DEPTH", "2")
     script = Script([Reply.tool_calls([task("nest")]), Reply.text("ok")],
                     {"nest": [Reply.tool_calls([task("inner")]), Reply.text("outer done")],
