@@ -289,11 +289,13 @@ class Session:
             from swebash_ai.agent.subagents import attach_task, provider_for
 
             found = self.find_agents()
-            self.notices.extend(n for n in found.notices if getattr(self, "agent", None) is None)
-            attach_task(agent, found, s, instructions=self.instructions.render(), provider_for=provider_for(
-                s, self._environ, self._on_retry), keep=lambda call, kept: self.conversation.meta.setdefault(
-                "subagents", {}).__setitem__(call, kept))
+            self.notices.extend(n for n in found.notices if getattr(self, "agent", None) is None)  # once
+            attach_task(agent, found, s, instructions=self.instructions.render(), keep=self._keep_child,
+                        provider_for=provider_for(s, self._environ, self._on_retry))
         return agent
+
+    def _keep_child(self, call_id: str, transcript: dict[str, Any]) -> None:
+        self.conversation.meta.setdefault("subagents", {})[call_id] = transcript  # saved with the session
 
     def find_agents(self) -> Agents:
         """The agents a ``task`` call may start, read now (see agent/agent_files.py)."""
@@ -332,7 +334,12 @@ class Session:
         """The message to send for what the user typed: ``/NAME args`` expanded, ``@path`` attached (an image
         downscaled for this model's provider: pass ``PreparedPrompt.images`` to :meth:`run`)."""
         commands = self.custom_commands(builtins) if text.lstrip().startswith("/") else None
-        return prepare_prompt(text, self.context, commands, builtins=builtins, model=self.model)
+        prepared = prepare_prompt(text, self.context, commands, builtins=builtins, model=self.model)
+        if "@" in text and self.agent is not None and "task" in self.agent.registry:  # @NAME asks for an agent
+            from swebash_ai.agent.subagents import ask_for_agents
+
+            prepared = ask_for_agents(prepared, self.find_agents(), self.cwd)
+        return prepared
 
     def _audit_log(self) -> AuditLog | None:
         if not self.settings.audit:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -65,7 +66,10 @@ from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry, ToolResul
 from swebash_ai.tools.web_guard import Provenance
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from swebash_ai.agent.approval import Approver, Decision
+    from swebash_ai.agent.user_prompt import PreparedPrompt
     from swebash_ai.config.agents import AgentSpec
     from swebash_ai.config.settings import Settings
     from swebash_ai.providers.base import Provider, RetryCallback
@@ -430,3 +434,21 @@ def progress_line(nested: SubagentEvent) -> tuple[str, str, AgentEvent]:
     elif isinstance(event, TurnFinished):
         line = f"{who} done ({event.reason})\n"
     return nested.call_id, line, event
+
+
+_AGENT_MENTION = re.compile(r"(?:^|(?<=[\s(\[{]))@([a-z0-9][a-z0-9_-]{0,63})(?![\w./-])")
+
+
+def ask_for_agents(prepared: PreparedPrompt, agents: Agents, cwd: Path) -> PreparedPrompt:
+    """``@NAME`` in a prompt, where NAME is an agent that can be started and no file or folder is so named: the
+    user asks for that agent by name, so the model is told to hand the work to it (the mention stays in the
+    text, and its "not attached" notice goes)."""
+    named = [m for m in dict.fromkeys(_AGENT_MENTION.findall(prepared.text))
+             if (spec := agents.get(m)) is not None and spec.in_force and not (cwd / m).exists()]
+    if not named:
+        return prepared
+    asks = ", ".join(f'"{n}"' for n in named)
+    note = (f"\n\n[swebash-ai] The user asks for the agent(s) {asks} by name: hand the work to them with the task "
+            "tool (its agent argument), then answer from what they report.")
+    notices = tuple(n for n in prepared.notices if not any(n.startswith(f"@{m} ") for m in named))
+    return dataclasses.replace(prepared, text=prepared.text + note, notices=notices)

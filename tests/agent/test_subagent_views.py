@@ -136,3 +136,43 @@ def test_an_unknown_tool_name_is_reported_never_allowed() -> None:
                        frozenset({"read_file"}))
     assert not isinstance(spec, str) and spec.tools == ("read_file",)
     assert spec.notes == ("unknown tool 'Teleport' ignored",)
+
+
+def test_swebash_ai_agents_lists_each_agent_and_where_it_comes_from(workspace: Path) -> None:
+    from swebash_ai.commands.agents import run_agents
+    from swebash_ai.config.settings import load_settings
+
+    user = Path.home() / ".config" / "swebash-ai" / "agents"
+    mine = Path(__import__("os").environ["SWEBASH_AI_HOME"]) / "agents"
+    for folder in (user, mine):
+        folder.mkdir(parents=True, exist_ok=True)
+    (mine / "tester.md").write_text("---\ndescription: Runs the tests.\ntools: run_command, read_file\n---\nRun.\n")
+    project = workspace / ".claude" / "agents"
+    project.mkdir(parents=True)
+    (project / "helper.md").write_text("---\nname: helper\ndescription: Helps.\ntools: Read, Zap\n---\nHi\n")
+    (project / "broken.md").write_text("no front matter here")
+    out = io.StringIO()
+    assert run_agents(load_settings(), workspace, out=out) == 0
+    text = out.getvalue()
+    assert "explore  [built-in]" in text and "general  [built-in]" in text
+    assert f"tester  [user: {mine / 'tester.md'}]" in text and "tools: run_command, read_file" in text
+    assert "helper  [project: " in text and "waits until the project is trusted" in text
+    assert "note: unknown tool 'Zap' ignored" in text
+    assert f"! Agent file {project / 'broken.md'} is not used: it has no front matter" in text
+    out = io.StringIO()
+    run_agents(load_settings(), workspace, as_json=True, out=out)
+    listed = {a["name"]: a for a in json.loads(out.getvalue())["agents"]}
+    assert listed["helper"]["in_force"] is False and listed["tester"]["in_force"] is True
+
+
+def test_at_agent_name_asks_for_that_agent(llm_env: Any, workspace: Path) -> None:
+    from swebash_ai.config.settings import load_settings
+    from swebash_ai.session import Session
+
+    session = Session(load_settings(), probe_ollama=False)
+    prepared = session.prepare("@explore where is the parser?")
+    assert prepared.text.startswith("@explore where is the parser?")
+    assert 'asks for the agent(s) "explore" by name' in prepared.text and not prepared.notices
+    (workspace / "general").mkdir()  # a folder of that name: the mention is the folder, not the agent
+    assert "asks for the agent" not in session.prepare("look in @general please").text
+    assert "asks for the agent" not in session.prepare("mail me@explore.com").text

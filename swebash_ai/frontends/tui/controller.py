@@ -516,6 +516,14 @@ class Controller:
 
             cmd_rules(self.app, session, arg)
 
+    async def cmd_agents(self, arg: str) -> None:
+        session = await self.ready_session()
+        if session is not None:
+            from swebash_ai.commands.agents import render_agents
+
+            s = session.settings
+            self.app.chat.add_notice(render_agents(session.find_agents(), enabled=s.subagents and not s.tools_allow))
+
     async def cmd_save(self, arg: str) -> None:
         session = await self.ready_session()
         if session is None:
