@@ -269,8 +269,9 @@ class Delegation:
                         child.cancel()
         finally:
             if self.keep is not None and conversation.messages:
-                self.keep(ctx.call_id, {"agent": spec.name, "description": description,
-                                        "model": child.provider.model, "messages": list(conversation.messages)})
+                self.keep(ctx.call_id, {"agent": spec.name, "description": description, "model": child.provider.model,
+                                        "system": child.system_prompt, "tools": child.registry.definitions(),
+                                        "messages": list(conversation.messages)})
         return seen.result(spec.name, self.settings.subagent_result_chars, over, self.settings.subagent_max_tokens,
                            time.monotonic() - started)
 

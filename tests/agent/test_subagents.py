@@ -324,3 +324,33 @@ async def test_the_depth_can_be_raised(llm_env: FakeLLMServer, workspace: Path,
     assert next(iter(results(events).values())).result.text.startswith("outer done")
     deep = [e for e in events if isinstance(e, SubagentEvent) and isinstance(e.event, SubagentEvent)]
     assert deep and deep[0].event.agent == "general"  # a grandchild's events nest twice
+
+
+async def test_resume_and_export_keep_the_childrens_transcripts(llm_env: FakeLLMServer, workspace: Path) -> None:
+    from swebash_ai.commands.export import markdown_transcript, openai_jsonl
+
+    (workspace / "notes.txt").write_text("the notes\n")
+    script = Script(
+        [Reply.tool_calls([task("read notes", "explore", "t1")]), Reply.text("they say: the notes"),
+         Reply.text("second turn")],
+        {"read notes": [Reply.tool_calls([("read_file", {"path": "notes.txt"})]), Reply.text("notes: the notes")]},
+    )
+    llm_env.responder = script
+    first = session()
+    await run(first)
+    again = session()
+    again.resume(first.conversation.id)
+    await run(again, "and then?")  # a later turn keeps what the earlier children did
+    saved = Conversation.load(again.session_file)
+    kept = saved.meta["subagents"]["t1"]
+    assert kept["agent"] == "explore" and "You are the explore agent" in kept["system"]
+    assert [m["role"] for m in kept["messages"]] == ["user", "assistant", "tool", "assistant"]
+    text = markdown_transcript(saved)
+    assert "<details><summary>The explore agent's own conversation</summary>" in text
+    assert text.index("**Tool call** `read_file`") > text.index("**Tool call** `task`")
+    records = [json.loads(line) for line in openai_jsonl([saved])]
+    assert len(records) == 2  # the session, then the child's own trajectory
+    child = records[1]["messages"]
+    assert child[0]["role"] == "system" and child[1] == {"role": "user", "content": "read notes"}
+    assert {t["function"]["name"] for t in records[1]["tools"]} >= {"read_file", "search"}
+    assert "write_file" not in {t["function"]["name"] for t in records[1]["tools"]}
