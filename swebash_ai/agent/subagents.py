@@ -115,11 +115,13 @@ class _ChildGate(Gate):
 
 
 class _AgentAsks:
-    """The parent's approver, naming the agent that asks. Same ``interactive``, same refusals."""
+    """The parent's approver, naming the agent that asks. Same ``interactive``, same refusals. The call it asks
+    about is named ``TASK_ID/CALL_ID`` (``under``: the parent's task call), as the front ends name a child's calls."""
 
-    def __init__(self, inner: Approver, agent: str) -> None:
+    def __init__(self, inner: Approver, agent: str, under: str = "") -> None:
         self.inner = inner
         self.agent = agent
+        self.under = under
         self.interactive = inner.interactive
         if hasattr(inner, "reason"):
             self.reason = inner.reason
@@ -131,7 +133,9 @@ class _AgentAsks:
             self.ask = ask
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        return await self.inner.decide(dataclasses.replace(request, summary=f"[{self.agent} agent] {request.summary}"))
+        call_id = f"{self.under}/{request.call_id}" if self.under else request.call_id
+        return await self.inner.decide(dataclasses.replace(request, call_id=call_id,
+                                                           summary=f"[{self.agent} agent] {request.summary}"))
 
 
 class _ChildProvenance(Provenance):
@@ -201,7 +205,7 @@ class Delegation:
                   and (allowed is None or TASK in allowed) and TASK not in spec.disallowed)
         return tools, nested
 
-    def child(self, spec: AgentSpec, prompt: str) -> Agent:
+    def child(self, spec: AgentSpec, prompt: str, under: str = "") -> Agent:
         """A child agent for ``spec`` (raises :class:`SwebashError` when its model cannot be used)."""
         parent = self.parent
         provider = parent.provider
@@ -226,7 +230,7 @@ class Delegation:
                   "its conversation and nobody else reads your messages: when you are done, answer with a concise "
                   "report of what you found or did. It is all the main assistant gets back."
                   + (f"\n\n{spec.prompt}" if spec.prompt else ""))
-        child = Agent(provider, ToolRegistry(tools), context, _AgentAsks(parent.approver, spec.name),
+        child = Agent(provider, ToolRegistry(tools), context, _AgentAsks(parent.approver, spec.name, under),
                       limits=LoopLimits(**limits), confirm=parent.confirm, system_prompt=system, audit=parent.audit,
                       session_approvals=parent.session_approvals, gate=gate)
         child.approval_lock = parent.approval_lock  # one question on screen at a time, parent and children
@@ -250,7 +254,7 @@ class Delegation:
         if not prompt.strip():
             return ToolResult.error("The prompt is empty: say what the helper should do and report back.")
         try:
-            child = self.child(spec, prompt)
+            child = self.child(spec, prompt, ctx.call_id)
         except SwebashError as exc:
             return ToolResult.error(f"The {spec.name} agent cannot start: {exc.message}")
         seen = _Seen()
@@ -333,7 +337,7 @@ class _Seen:
             return ToolResult.error(f"The {agent} agent failed: {self.failed.error.message}\n{note}", metadata=meta)
         text = self.finished.text if self.finished is not None else ""
         reason = self.finished.reason if self.finished is not None else "cancelled"
-        if over:
+        if over or reason == "max_turn_tokens":  # stopped here, or by the loop's own token limit
             text = (f"{text}\n\n" if text.strip() else "") + (
                 f"(The {agent} agent was stopped at its budget of {budget} tokens before it finished.)")
         elif reason == "cancelled":

@@ -206,6 +206,9 @@ async def test_a_childs_question_reaches_the_person_naming_the_agent(llm_env: Fa
     llm_env.responder = script
     events = await run(session(Person()))
     assert len(asked) == 1 and asked[0].summary.startswith("[general agent] ") and asked[0].tool == "write_file"
+    (inner,) = [e.event for e in events if isinstance(e, SubagentEvent) and isinstance(e.event, ToolCallFinished)]
+    (task_call,) = results(events)
+    assert asked[0].call_id == f"{task_call}/{inner.call_id}"  # as the front ends name a child's call
     assert (workspace / "w.txt").read_text() == "hi"
     assert "files changed: w.txt" in next(iter(results(events).values())).result.text
 
@@ -354,3 +357,23 @@ async def test_resume_and_export_keep_the_childrens_transcripts(llm_env: FakeLLM
     assert child[0]["role"] == "system" and child[1] == {"role": "user", "content": "read notes"}
     assert {t["function"]["name"] for t in records[1]["tools"]} >= {"read_file", "search"}
     assert "write_file" not in {t["function"]["name"] for t in records[1]["tools"]}
+
+
+async def test_a_child_is_stopped_at_its_token_budget(llm_env: FakeLLMServer, workspace: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SWEBASH_AI_SUBAGENT_MAX_TOKENS", "1000")
+    (workspace / "a.txt").write_text("a\n")
+    script = Script(
+        [Reply.tool_calls([task("spend")]), Reply.text("ok")],
+        {"spend": [Reply.tool_calls([("read_file", {"path": "a.txt"})], usage=(1500, 20)),
+                   Reply.text("never asked for")]},
+    )
+    llm_env.responder = script
+    events = await run(session())
+    (done,) = results(events).values()
+    assert done.result.ok and "stopped at its budget of 1000 tokens" in done.result.text
+    assert done.result.metadata["usage"]["prompt_tokens"] == 1500
+    # No round of tools after the budget was spent: stopped here at once, or (where the loop itself counts a
+    # turn's tokens) asked for a final answer without tools.
+    later = script.child_bodies["spend"][1:]
+    assert all(body.get("tool_choice") == "none" for body in later) and len(later) <= 1
