@@ -337,7 +337,7 @@ class _Seen:
             return ToolResult.error(f"The {agent} agent failed: {self.failed.error.message}\n{note}", metadata=meta)
         text = self.finished.text if self.finished is not None else ""
         reason = self.finished.reason if self.finished is not None else "cancelled"
-        if over or reason == "max_turn_tokens":  # stopped here, or by the loop's own token limit
+        if over or str(reason) == "max_turn_tokens":  # stopped here, or by the loop's own token limit
             text = (f"{text}\n\n" if text.strip() else "") + (
                 f"(The {agent} agent was stopped at its budget of {budget} tokens before it finished.)")
         elif reason == "cancelled":
