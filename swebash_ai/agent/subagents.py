@@ -219,9 +219,10 @@ class Delegation:
         gate = _ChildGate(parent=parent.gate, wanted=spec.mode)
         gate._follow()
         s = self.settings
-        limits: dict[str, Any] = dict(max_iterations=spec.max_turns or s.subagent_max_iterations,
-                      max_tool_calls=parent.limits.max_tool_calls, parallel=parent.limits.parallel,
-                      context_tokens=parent.limits.context_tokens, early_tools=False)
+        limits: dict[str, Any] = {
+            "max_iterations": spec.max_turns or s.subagent_max_iterations, "early_tools": False,
+            "max_tool_calls": parent.limits.max_tool_calls, "parallel": parent.limits.parallel,
+            "context_tokens": parent.limits.context_tokens}
         if _LOOP_COUNTS_TOKENS:
             limits["max_turn_tokens"] = s.subagent_max_tokens
         names = [t.name for t in tools] + ([TASK] if nested else [])
@@ -302,19 +303,26 @@ class _Seen:
             self.paths[event.call_id] = str(event.arguments.get("path", ""))
         elif isinstance(event, ToolCallFinished):
             self.used[event.name] += 1
+            spent = event.result.metadata.get("usage") if event.name == TASK else None
+            if isinstance(spent, dict):  # a grandchild's tokens are its parent's to report
+                self._charge(int(spent.get("prompt_tokens") or 0), int(spent.get("completion_tokens") or 0),
+                             spent.get("cost"))
             if event.result.status == "denied" or event.decided_by == "unknown_tool":
                 self.refused.append(f"{event.name} ({event.decided_by or event.result.status})")
             elif event.result.ok and event.call_id in self.paths:
                 self.changed.append(self.paths[event.call_id])
         elif isinstance(event, Usage):
-            self.prompt_tokens += event.prompt_tokens
-            self.completion_tokens += event.completion_tokens
-            if event.cost is not None:
-                self.cost = (self.cost or 0.0) + event.cost
+            self._charge(event.prompt_tokens, event.completion_tokens, event.cost)
         elif isinstance(event, TurnFinished):
             self.finished = event
         elif isinstance(event, TurnFailed):
             self.failed = event
+
+    def _charge(self, prompt: int, completion: int, cost: Any) -> None:
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        if isinstance(cost, int | float):
+            self.cost = (self.cost or 0.0) + cost
 
     def note(self, agent: str, seconds: float) -> str:
         used = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in self.used.most_common()) or "none"

@@ -318,13 +318,16 @@ async def test_the_depth_can_be_raised(llm_env: FakeLLMServer, workspace: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SWEBASH_AI_SUBAGENTS_MAX_DEPTH", "2")
     script = Script([Reply.tool_calls([task("nest")]), Reply.text("ok")],
-                    {"nest": [Reply.tool_calls([task("inner")]), Reply.text("outer done")],
-                     "inner": [Reply.text("inner done")]})
+                    {"nest": [Reply.tool_calls([task("inner")], usage=(10, 1)),
+                              Reply.text("outer done", usage=(20, 2))],
+                     "inner": [Reply.text("inner done", usage=(300, 30))]})
     llm_env.responder = script
     events = await run(session())
     assert "task" in {t["function"]["name"] for t in script.child_bodies["nest"][0]["tools"]}
     assert "task" not in {t["function"]["name"] for t in script.child_bodies["inner"][0]["tools"]}
-    assert next(iter(results(events).values())).result.text.startswith("outer done")
+    outer = next(iter(results(events).values())).result
+    assert outer.text.startswith("outer done")
+    assert outer.metadata["usage"]["prompt_tokens"] == 330  # its own and its child's
     deep = [e for e in events if isinstance(e, SubagentEvent) and isinstance(e.event, SubagentEvent)]
     assert deep and deep[0].event.agent == "general"  # a grandchild's events nest twice
 
