@@ -97,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s undo [--session ID]      put back what the last turn changed\n"
         "       %(prog)s rules [list|remove N]    the approval rules and where each came from\n"
         "       %(prog)s trust                    trust this project's .swebash-ai/rules.toml\n"
+        "       %(prog)s agents [--json]          the agents a task call may start, and where each comes from\n"
         "       %(prog)s sandbox [--show | -- CMD]  the sandbox policy here; run one command in it",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
         "anything dangerous. With no arguments it opens the interactive app; with -c it answers one "
