@@ -176,3 +176,23 @@ def test_at_agent_name_asks_for_that_agent(llm_env: Any, workspace: Path) -> Non
     (workspace / "general").mkdir()  # a folder of that name: the mention is the folder, not the agent
     assert "asks for the agent" not in session.prepare("look in @general please").text
     assert "asks for the agent" not in session.prepare("mail me@explore.com").text
+
+
+async def test_acp_sends_a_childs_calls_as_calls_under_the_task(tmp_path: Path) -> None:
+    from swebash_ai.frontends.acp.updates import TurnUpdates
+
+    sent: list[Any] = []
+
+    async def send(update: Any) -> None:
+        sent.append(update)
+
+    updates = TurnUpdates(send, tmp_path)
+    for event in child_run():
+        await updates.handle(event)
+    starts = [u for u in sent if getattr(u, "session_update", "") == "tool_call"]
+    assert [(u.tool_call_id, u.title) for u in starts] == [
+        ("t1", "explore agent: look"), ("t1/c1", "[explore] read a.py"), ("t1/c2", "[explore] write b.py")]
+    ends = {u.tool_call_id: u.status for u in sent if getattr(u, "session_update", "") == "tool_call_update"}
+    assert ends == {"t1/c1": "completed", "t1/c2": "failed", "t1": "completed"}
+    assert not [u for u in sent if getattr(u, "session_update", "") == "agent_message_chunk"]  # not the answer
+    assert not updates.open
