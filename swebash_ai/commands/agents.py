@@ -33,7 +33,8 @@ def render_agents(found: Agents, *, enabled: bool = True) -> str:
     lines = [] if enabled else ["The task tool is off (SWEBASH_AI_SUBAGENTS=false, or tools_allow is set): "
                                 "no agent is started."]
     for spec in found.agents.values():
-        state = "" if spec.in_force else "  (waits until the project is trusted: swebash-ai trust)"
+        state = "" if spec.in_force else ("  (waits until the project is trusted: swebash-ai trust; a project "
+                                          "without .swebash-ai/rules.toml needs one, even empty)")
         lines.append(f"{spec.name}  [{spec.origin}]{state}")
         lines.append(f"    {spec.description}")
         tools = "the main assistant's" if spec.tools is None else ", ".join(spec.tools) or "none"
