@@ -128,7 +128,9 @@ class _AgentAsks:
         inner_ask = getattr(inner, "ask", None)
         if inner_ask is not None:
             async def ask(question: Any) -> Any:
-                return await inner_ask(dataclasses.replace(question, question=f"[{agent} agent] {question.question}"))
+                call_id = f"{under}/{question.call_id}" if under else question.call_id
+                return await inner_ask(dataclasses.replace(question, call_id=call_id,
+                                                           question=f"[{agent} agent] {question.question}"))
 
             self.ask = ask
 
@@ -426,6 +428,17 @@ def provider_for(settings: Settings, environ: Mapping[str, str] | None,
 
 
 _MARKS = {"ok": "✓", "denied": "⊘", "cancelled": "■", "timeout": "⏱"}
+
+
+def unnest(nested: SubagentEvent) -> tuple[str, AgentEvent]:
+    """(the path of ``task`` call ids down to the child that emitted it, ``TASK_ID[/TASK_ID...]``; the child's own
+    event): a child's call ``C`` is ``PATH/C`` to its approver (:class:`_AgentAsks`) and in the front ends."""
+    ids: list[str] = []
+    event: AgentEvent = nested
+    while isinstance(event, SubagentEvent):
+        ids.append(event.call_id)
+        event = event.event
+    return "/".join(ids), event
 
 
 def progress_line(nested: SubagentEvent) -> tuple[str, str, AgentEvent]:
