@@ -111,6 +111,8 @@ class _ChildGate(Gate):
 
     def matching(self, event: str, tool: str = "", arguments: Any = None) -> Any:
         self._follow()
+        if event == "turn_end":  # a child's run is not a turn of the user's: its calls' hooks run, this one not
+            return []
         return super().matching(event, tool, arguments)
 
 

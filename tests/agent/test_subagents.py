@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -380,3 +381,24 @@ async def test_a_child_is_stopped_at_its_token_budget(llm_env: FakeLLMServer, wo
     # turn's tokens) asked for a final answer without tools.
     later = script.child_bodies["spend"][1:]
     assert all(body.get("tool_choice") == "none" for body in later) and len(later) <= 1
+
+
+async def test_the_users_hooks_hold_for_a_childs_calls_and_its_run_is_no_turn(
+        llm_env: FakeLLMServer, workspace: Path, tmp_path: Path) -> None:
+    script = tmp_path / "hook.py"
+    ends = tmp_path / "turn_ends"
+    script.write_text("import json, sys\ndata = json.load(sys.stdin)\n"
+                      f"if data['event'] == 'turn_end':\n    open({str(ends)!r}, 'a').write('x')\n"
+                      "else:\n    print('not in this repository', file=sys.stderr)\n    sys.exit(2)\n")
+    hook = f'command = ["{sys.executable}", "{script.as_posix()}"]\n'
+    config(f'[[hooks]]\nevent = "before_tool"\ntool = "write_file"\nname = "guard"\n{hook}'
+           f'[[hooks]]\nevent = "turn_end"\nname = "bell"\n{hook}')
+    llm_env.responder = Script(
+        [Reply.tool_calls([task("write it")]), Reply.text("ok")],
+        {"write it": [Reply.tool_calls([("write_file", {"path": "w.txt", "content": "hi"})]), Reply.text("no")]},
+    )
+    events = await run(session(AllowApprover()))
+    (inner,) = [e.event for e in events if isinstance(e, SubagentEvent) and isinstance(e.event, ToolCallFinished)]
+    assert inner.result.status == "denied" and inner.decided_by == "hook:config:guard"
+    assert "not in this repository" in inner.result.text and not (workspace / "w.txt").exists()
+    assert ends.read_text() == "x"  # the user's turn ended once; the child's run is not a turn of theirs
