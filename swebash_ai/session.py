@@ -39,7 +39,8 @@ from swebash_ai.tools.background import ProcessService
 from swebash_ai.tools.checkpoints import Checkpoints, UndoResult, checkpoints_for, move_unsaved, undo_last_turn
 from swebash_ai.tools.registry import Tool, ToolContext, ToolRegistry
 
-if TYPE_CHECKING:  # custom commands, hooks and images load when used
+if TYPE_CHECKING:  # custom commands, hooks, images and agents load when used
+    from swebash_ai.agent.agent_files import Agents
     from swebash_ai.agent.custom_commands import CommandSet
     from swebash_ai.agent.hooks import Opinion
     from swebash_ai.agent.images import ImageAttachment
@@ -281,7 +282,7 @@ class Session:
         assert self.provider is not None
         s = self.settings
         audit = self._audit_log()
-        return Agent(
+        agent = Agent(
             self.provider,
             self.registry,
             self.context,
@@ -294,6 +295,25 @@ class Session:
             session_approvals=self.session_approvals,
             gate=self.gate,
         )
+        if s.subagents and not s.tools_allow:  # the task tool (docs/agents.md); tools_allow names what is offered
+            from swebash_ai.agent.subagents import attach_task, provider_for
+
+            found = self.find_agents()
+            self.notices.extend(n for n in found.notices if getattr(self, "agent", None) is None)  # once
+            attach_task(agent, found, s, instructions=self.instructions.render(), keep=self._keep_child,
+                        provider_for=provider_for(s, self._environ, self._on_retry))
+        return agent
+
+    def _keep_child(self, call_id: str, transcript: dict[str, Any]) -> None:
+        self.conversation.meta.setdefault("subagents", {})[call_id] = transcript  # saved with the session
+
+    def find_agents(self) -> Agents:
+        """The agents a ``task`` call may start, read now (see agent/agent_files.py)."""
+        from swebash_ai.agent.agent_files import load_agents
+
+        return load_agents(self.cwd, self.loaded.locations.config_dir, self.context.path_policy,
+                           project_trusted=self.project.trusted, known_tools=frozenset(t.name for t in self._tools),
+                           max_bytes=self.settings.fs_max_size)
 
     def _load_instructions(self) -> Instructions:
         """AGENTS.md files in force (none when ``project_instructions`` is off); problems become notices."""
@@ -324,7 +344,12 @@ class Session:
         """The message to send for what the user typed: ``/NAME args`` expanded, ``@path`` attached (an image
         downscaled for this model's provider: pass ``PreparedPrompt.images`` to :meth:`run`)."""
         commands = self.custom_commands(builtins) if text.lstrip().startswith("/") else None
-        return prepare_prompt(text, self.context, commands, builtins=builtins, model=self.model)
+        prepared = prepare_prompt(text, self.context, commands, builtins=builtins, model=self.model)
+        if "@" in text and self.agent is not None and "task" in self.agent.registry:  # @NAME asks for an agent
+            from swebash_ai.agent.subagents import ask_for_agents
+
+            prepared = ask_for_agents(prepared, self.find_agents(), self.cwd)
+        return prepared
 
     def _audit_log(self) -> AuditLog | None:
         if not self.settings.audit:
@@ -547,7 +572,7 @@ class Session:
         self.conversation.meta["model"] = self.model
         if self.agent is not None:  # what the model was offered, for `swebash-ai export`
             self.conversation.meta["system"] = self.agent.system_prompt
-            self.conversation.meta["tools"] = self.registry.definitions()
+            self.conversation.meta["tools"] = self.agent.registry.definitions()
         before = self.checkpoints
         try:
             forked = self.conversation.save(self.session_file)

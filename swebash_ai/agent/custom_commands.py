@@ -34,8 +34,8 @@ from swebash_ai.storage.locations import short_path
 __all__ = ["BUILTIN_COMMANDS", "CommandSet", "CustomCommand", "command_dirs", "load_commands", "parse_file"]
 
 BUILTIN_COMMANDS: frozenset[str] = frozenset({
-    "help", "clear", "new", "model", "ollama", "login", "profile", "tools", "rules", "mcp", "ps", "theme", "undo",
-    "save", "sessions", "context", "stats", "compact", "exit",
+    "help", "clear", "new", "model", "ollama", "login", "profile", "tools", "agents", "rules", "mcp", "ps", "theme",
+    "undo", "save", "sessions", "context", "stats", "compact", "exit",
 })
 """The interactive app's own commands (its /help lists them); a command file cannot take their names."""
 

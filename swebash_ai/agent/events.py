@@ -221,6 +221,17 @@ class TurnFailed:
     error: SwebashError
 
 
+@dataclass(frozen=True)
+class SubagentEvent:
+    """An event of a child agent (a ``task`` call), nested under the parent's call that started it. A front end
+    shows the child's calls under ``call_id``; the child's own :class:`TurnFinished` ends its group (the call's
+    :class:`ToolCallFinished` follows, with what the parent reads)."""
+
+    call_id: str
+    agent: str
+    event: AgentEvent
+
+
 AgentEvent = (
     TextDelta
     | ReasoningDelta
@@ -237,4 +248,6 @@ AgentEvent = (
     | ModelNote
     | TurnFinished
     | TurnFailed
+    | SubagentEvent
 )
+

@@ -500,7 +500,8 @@ class _Turn:
                                        unasked_change=own.decision == "ask" and verdict.decision == "allow",
                                        unconfined=unconfined, sandboxed=own.decision != "allow" and not unconfined,
                                        call_id=call.id, ask_user=self._asker(place),
-                                       can_ask=agent.approver.interactive)
+                                       can_ask=agent.approver.interactive,
+                                       on_event=self.emit)
         place.settled()  # it runs now: later calls may ask
         result = await _without_secrets(await tool.invoke(call_ctx, args))
         await self._after_tool(tool.name, args.model_dump(), result)

@@ -155,9 +155,26 @@ def _image_lines(own: Message) -> list[str]:
 
 
 
+def children(conv: Conversation) -> dict[str, Conversation]:
+    """The helper agents' own conversations (``task`` calls), by the parent's call id, as conversations of their
+    own: their system prompt and offered tools in their meta, as a session's are."""
+    kept = conv.meta.get("subagents")
+    out: dict[str, Conversation] = {}
+    for call_id, record in (kept.items() if isinstance(kept, dict) else ()):
+        if isinstance(record, dict) and isinstance(record.get("messages"), list):
+            meta = {"system": record.get("system"), "tools": record.get("tools") or [], "model": record.get("model"),
+                    "agent": record.get("agent")}
+            out[str(call_id)] = Conversation([m for m in record["messages"] if isinstance(m, dict)],
+                                             id=f"{conv.id}/{call_id}", created=conv.created, meta=meta)
+    return out
+
+
 def openai_jsonl(conversations: Iterable[Conversation]) -> Iterable[str]:
+    """One record per session, then one per helper agent it ran (its own trajectory)."""
     for conv in conversations:
         yield json.dumps(openai_record(conv), ensure_ascii=False)
+        for child in children(conv).values():
+            yield json.dumps(openai_record(child), ensure_ascii=False)
 
 
 def _fenced(text: str, lang: str = "") -> str:
@@ -175,6 +192,7 @@ def markdown_transcript(conv: Conversation) -> str:
     model = conv.meta.get("model") or "unknown model"
     lines = [f"# {redact_text(conv.title)}", "", f"Session `{conv.id}`, {when}, {model}."]
     names: dict[str, str] = {}
+    helpers = children(conv)
     # The saved messages beside the record's: which broke off (a cancel, a cut stream), which carry the app's
     # notes or a command the user ran; the record keeps what the model read, not who wrote it.
     saved: list[Message] = [m for m in conv.messages if _message(m) is not None]
@@ -213,6 +231,11 @@ def markdown_transcript(conv: Conversation) -> str:
         elif role == "tool":
             name = names.get(msg["tool_call_id"], "tool")
             lines += ["", f"**Result** of `{name}`", "", _fenced(msg["content"] or "(no output)", "text")]
+            child = helpers.get(msg["tool_call_id"])
+            if child is not None:  # the helper's own conversation, folded under its result
+                body = markdown_transcript(child).split("\n", 3)[3]  # without its title and header line
+                lines += ["", f"<details><summary>The {child.meta.get('agent')} agent's own conversation</summary>",
+                          body, "</details>"]
         if notes:
             lines += ["", "*Note from swebash-ai to the model:*", "", *notes]
     return safe("\n".join(lines) + "\n", visible=True)

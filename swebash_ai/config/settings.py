@@ -151,6 +151,25 @@ class Settings(BaseModel):
     tools_deny: CommaList = Field(default_factory=list)
     """Comma-separated tool names never offered to the model."""
 
+    # --- subagents (docs/agents.md) ---------------------------------------------------------------------
+    subagents: bool = True
+    """Offer the ``task`` tool: the model hands a side task to a helper agent with a fresh context (built-in
+    ``explore`` and ``general``, or an agent file). A helper never has more tools, mode or approvals than the
+    main assistant. Not offered when ``tools_allow`` is set."""
+
+    subagents_max_depth: int = Field(1, ge=1, le=3)
+    """How deep helpers may nest (1-3). 1: a helper starts no helper of its own."""
+
+    subagent_max_iterations: int = Field(15, ge=1, le=100)
+    """Model round trips with tool calls a helper may make, unless its agent file sets ``max_turns`` (1-100)."""
+
+    subagent_max_tokens: int = Field(400_000, ge=1_000, le=10_000_000)
+    """Tokens (prompt + completion, over all its requests) a helper may spend before it is stopped."""
+
+    subagent_result_chars: int = Field(12_000, ge=500, le=200_000)
+    """Characters of a helper's final answer the main conversation receives; a longer answer keeps its
+    beginning and end."""
+
     # --- filesystem -----------------------------------------------------------------------------------
     fs_max_size: int = Field(1_048_576, ge=1, le=100 * 1024 * 1024)
     """Largest file, in bytes, a tool reads or writes (1 B - 100 MiB)."""

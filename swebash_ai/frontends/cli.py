@@ -99,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         "       %(prog)s undo [--session ID]      put back what the last turn changed\n"
         "       %(prog)s rules [list|remove N]    the approval rules and where each came from\n"
         "       %(prog)s trust                    trust this project's .swebash-ai/rules.toml\n"
+        "       %(prog)s agents [--json]          the agents a task call may start, and where each comes from\n"
         "       %(prog)s sandbox [--show | -- CMD]  the sandbox policy here; run one command in it\n"
         "       %(prog)s help [TOPIC]             print a documentation page (docs/TOPIC.md)",
         description="A terminal AI assistant that reads, searches and runs things for you, and asks before "
@@ -196,6 +197,16 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("number", nargs="?", type=int, metavar="N", help="with remove: the rule's number")
     rules.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help="the project (default: here)")
     _common_options(rules, suppress=True)
+    agents = sub.add_parser("agents", help="list the agents a task call may start, and where each comes from",
+                            description="Every agent the model may hand a side task to (the task tool): the "
+                            "built-in explore and general, your files (~/.config/swebash-ai/agents/*.md, "
+                            "~/.claude/agents/*.md) and the project's (.swebash-ai/agents, .claude/agents, "
+                            ".opencode/agent; started once the project is trusted), with their tools, model and "
+                            "mode. A helper never has more tools, mode or approvals than the main assistant. "
+                            "See docs/agents.md.")
+    agents.add_argument("--json", action="store_true", help="as JSON")
+    agents.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help="the project (default: here)")
+    _common_options(agents, suppress=True)
     trust = sub.add_parser("trust", help="trust this project's .swebash-ai/rules.toml (its allow rules and hooks)",
                            description="Show what the project's .swebash-ai/rules.toml allows and runs, and record "
                            "that you trust it (with a hash of the file and of the project files its hooks run, in your "
@@ -487,6 +498,13 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         loaded = load_settings(settings_flags(args), profile=getattr(args, "profile", None))
         where = _checked_cwd(getattr(args, "cwd", None)) or Path.cwd().resolve()
         return run_sandbox(loaded, where, words, show=args.show)
+    if args.command == "agents":
+        from swebash_ai.commands.agents import run_agents
+        from swebash_ai.config.settings import load_settings
+
+        loaded = load_settings(settings_flags(args), profile=getattr(args, "profile", None))
+        return run_agents(loaded, _checked_cwd(getattr(args, "cwd", None)) or Path.cwd().resolve(),
+                          as_json=args.json)
     if args.command in ("rules", "trust"):
         from swebash_ai.commands.rules import run_rules, run_trust
         from swebash_ai.config.settings import load_settings

@@ -395,7 +395,15 @@ async def _render_turn(session: Session, events: Any, renderer: Renderer, shown:
             renderer.error(event.error, ExitCode(code))
             return code
         renderer.handle(event, session)
-        if isinstance(event, ev.ApprovalRequested):
+        if isinstance(event, ev.SubagentEvent):  # a helper's question is named PATH/CALL_ID (agent/subagents.py)
+            from swebash_ai.agent.subagents import unnest
+
+            path, inner = unnest(event)
+            if isinstance(inner, ev.ApprovalRequested):
+                shown.mark(f"{path}/{inner.request.call_id}")
+            elif isinstance(inner, ev.ToolCallStarted) and inner.name == "ask_user":
+                shown.mark(f"{path}/{inner.call_id}")
+        elif isinstance(event, ev.ApprovalRequested):
             shown.mark(event.request.call_id)
         elif isinstance(event, ev.ToolCallStarted) and event.name == "ask_user":
             shown.mark(event.call_id)  # its question waits until what came before is printed

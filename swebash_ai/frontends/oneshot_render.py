@@ -105,7 +105,9 @@ class PlainRenderer:
     def handle(self, event: AgentEvent, session: Session) -> None:
         from swebash_ai.agent import events as ev
 
-        if isinstance(event, ev.TextDelta):
+        if isinstance(event, ev.SubagentEvent):
+            self._child(event)
+        elif isinstance(event, ev.TextDelta):
             self.text(event.text)
         elif isinstance(event, ev.ToolCallStarted):
             self._summaries[event.call_id] = event.summary
@@ -145,6 +147,31 @@ class PlainRenderer:
             if self._need_a_person:
                 self.status(f"swebash-ai: {self._need_a_person} call(s) could be catastrophic and --yes never allows "
                             "that; run swebash-ai in a terminal to be asked, or do it yourself.")
+
+    def _child(self, nested: Any) -> None:
+        """A helper agent's progress, on stderr like the parent's calls: each finished call, under its agent."""
+        from swebash_ai.agent import events as ev
+
+        agents = []
+        event = nested
+        while isinstance(event, ev.SubagentEvent):
+            agents.append(event.agent)
+            event = event.event
+        who = " > ".join(agents)
+        if isinstance(event, ev.ToolCallStarted):
+            self._summaries[event.call_id] = event.summary
+        elif isinstance(event, ev.ToolCallFinished):
+            mark = "✓" if event.result.ok else "✗"
+            self.status(f"  [{who}] {mark} {self._summaries.get(event.call_id, event.name)}: {_outcome(event)}")
+            if event.decided_by == "non-interactive":
+                self._unasked += 1
+        elif isinstance(event, ev.ApprovalRequested):
+            self.end_text()
+            self.out.flush()
+        elif isinstance(event, ev.Notice):
+            self.status(f"swebash-ai: [{who}] {event.text}")
+        elif isinstance(event, ev.TurnFailed):
+            self.status(f"  [{who}] failed: {event.error.message}")
 
     def finish(self, event: Any) -> None:
         self.end_text()
@@ -265,6 +292,12 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
         return {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
                 "cached_tokens": u.cached_tokens, "cost": u.cost}
 
+    if isinstance(event, ev.SubagentEvent):  # a helper agent's event, nested under the task call that runs it
+        inner = event_to_json(event.event)
+        if inner is None and isinstance(event.event, ev.TurnFailed):
+            inner = {"type": "error", "title": event.event.error.title, "message": event.event.error.message}
+        return None if inner is None else {"type": "subagent", "id": event.call_id, "agent": event.agent,
+                                           "event": inner}
     if isinstance(event, ev.TextDelta):
         return {"type": "text", "text": event.text}
     if isinstance(event, ev.ToolCallStarted):

@@ -19,6 +19,7 @@ reported once (one warning), not per batch.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import threading
@@ -103,6 +104,9 @@ class OtelObserver:
         self._turn_tokens = [0, 0, 0]  # input, output, of the input read from the provider's cache
         self._usage: list[int] = [0, 0, 0]
         self._tools: dict[str, tuple[int, str, dict[str, Any] | str]] = {}
+        self._agent = "swebash-ai"
+        self._children: dict[str, OtelObserver] = {}
+        """Helper agents running under this turn's ``task`` calls, by call id: each has its own span."""
         self.tool_calls = meter.create_counter("swebash.tool.calls", unit="{call}",
                                                description="Tool calls by tool, status and who decided")
         self.tool_duration = meter.create_histogram("swebash.tool.duration", unit="s",
@@ -122,10 +126,11 @@ class OtelObserver:
             self._turn.add_event("retry")
 
     def on_event(self, event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.SubagentEvent):
+            self._nested(event)
+            return
         if self._turn is None and not isinstance(event, ev.TurnFinished | ev.TurnFailed):
-            self._turn = self.tracer.start_span("invoke_agent swebash-ai", attributes={
-                "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "swebash-ai"})
-            self._turn_tokens = [0, 0, 0]
+            self._open_turn()
         if isinstance(event, ev.Usage):
             got = (event.prompt_tokens, event.completion_tokens, event.cached_tokens)
             self._usage = [a + b for a, b in zip(self._usage, got, strict=True)]
@@ -139,6 +144,28 @@ class OtelObserver:
             self._end_turn(event.reason, ok=True)
         elif isinstance(event, ev.TurnFailed):
             self._end_turn("failed", ok=False, error=event.error.title)
+
+    def _open_turn(self) -> None:
+        self._turn = self.tracer.start_span("invoke_agent swebash-ai", attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "swebash-ai"})
+        self._turn_tokens = [0, 0, 0]
+
+    def _nested(self, event: ev.SubagentEvent) -> None:
+        """A helper agent's event: its requests and calls are spans under an ``invoke_agent NAME`` span, itself
+        under this turn's; its metrics carry its name (``gen_ai.agent.name``)."""
+        if self._turn is None:
+            self._open_turn()
+        child = self._children.get(event.call_id)
+        if child is None:
+            child = copy.copy(self)  # the same tracer and instruments
+            child._children, child._tools, child._usage, child._shutdown = {}, {}, [0, 0, 0], None
+            child._agent, child._turn_tokens = event.agent, [0, 0, 0]
+            child._turn = self.tracer.start_span(f"invoke_agent {event.agent}", context=self._context(), attributes={
+                "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": event.agent})
+            self._children[event.call_id] = child
+        child.on_event(event.event)
+        if child._turn is None:
+            del self._children[event.call_id]
 
     def end_turn(self) -> None:
         if self._turn is not None:
@@ -175,7 +202,8 @@ class OtelObserver:
         span.end()
         self._turn_tokens = [self._turn_tokens[0] + prompt, self._turn_tokens[1] + completion,
                              self._turn_tokens[2] + cached]
-        metric_attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model}
+        metric_attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+                        "gen_ai.agent.name": self._agent}
         self.requests.add(1, {**metric_attrs, "ok": event.ok})
         self.request_duration.record(event.seconds, metric_attrs)
         if prompt or completion:
@@ -201,12 +229,16 @@ class OtelObserver:
         if not result.ok:
             span.set_status(Status(StatusCode.ERROR, result.status))
         span.end()
-        metric_attrs = {"gen_ai.tool.name": name, "swebash.tool.status": result.status}
+        metric_attrs = {"gen_ai.tool.name": name, "swebash.tool.status": result.status,
+                        "gen_ai.agent.name": self._agent}
         self.tool_calls.add(1, {**metric_attrs, "swebash.decision.by": event.decided_by or "policy"})
         self.tool_duration.record(result.duration, metric_attrs)
         self.decisions.add(1, {"swebash.decision.by": event.decided_by or "policy", "gen_ai.tool.name": name})
 
     def _end_turn(self, reason: str, *, ok: bool, error: str = "") -> None:
+        for child in list(self._children.values()):  # a helper still open when the turn ends was cut short
+            child._end_turn("cancelled", ok=True)
+        self._children.clear()
         span, self._turn = self._turn, None
         if span is None:
             return

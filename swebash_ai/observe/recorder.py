@@ -42,13 +42,16 @@ class TurnRecorder:
         self._cost: float | None = None
         self._active = False
         self._ended: str | None = None  # how the turn ended, once its last event came
+        self._agents: dict[str, dict[str, Any]] = {}  # helper agents (task calls): their own figures, by name
 
     def on_retry(self) -> None:
         self._retries += 1
 
     def on_event(self, event: ev.AgentEvent) -> None:
         self._active = True
-        if isinstance(event, ev.ModelRequest):
+        if isinstance(event, ev.SubagentEvent):
+            self._nested(event)
+        elif isinstance(event, ev.ModelRequest):
             self.model = event.model or self.model
             first = None if event.first_token_seconds is None else round(event.first_token_seconds, 4)
             self._requests.append([round(event.seconds, 4), event.tool_calls, event.ok, first])
@@ -64,6 +67,30 @@ class TurnRecorder:
             self._ended = event.reason
         elif isinstance(event, ev.TurnFailed):
             self._ended = "failed"
+
+    def _nested(self, event: ev.SubagentEvent) -> None:
+        """A helper's figures go to its agent's entry; its tokens and cost are the turn's too (it spent them)."""
+        name = event.agent
+        inner = event.event
+        while isinstance(inner, ev.SubagentEvent):
+            name, inner = inner.agent, inner.event
+        mine = self._agents.setdefault(name, {"runs": 0, "requests": 0, "tool_calls": 0, "prompt_tokens": 0,
+                                              "completion_tokens": 0, "cost": None})
+        if isinstance(inner, ev.ModelRequest):
+            mine["requests"] += 1
+        elif isinstance(inner, ev.ToolCallStarted):
+            mine["tool_calls"] += 1
+        elif isinstance(inner, ev.TurnFinished | ev.TurnFailed):
+            mine["runs"] += 1
+        elif isinstance(inner, ev.Usage):
+            mine["prompt_tokens"] += inner.prompt_tokens
+            mine["completion_tokens"] += inner.completion_tokens
+            self._prompt += inner.prompt_tokens
+            self._completion += inner.completion_tokens
+            self._cached += inner.cached_tokens
+            if inner.cost is not None:
+                mine["cost"] = (mine["cost"] or 0.0) + inner.cost
+                self._cost = (self._cost or 0.0) + inner.cost
 
     def end_turn(self) -> None:
         """Write the turn's line (``cancelled`` for a turn that never got to its end: Ctrl-C between events)."""
@@ -89,6 +116,7 @@ class TurnRecorder:
             "completion_tokens": self._completion,
             "cached_tokens": self._cached,
             "cost": self._cost,
+            **({"agents": self._agents} if self._agents else {}),
         }
         self._reset()
         line = json.dumps(entry, separators=(",", ":")) + "\n"

@@ -235,6 +235,7 @@ def collect(where: Locations, window: Window = Window()) -> dict[str, Any]:
     unpriced = 0
     recorded: set[str] = set()
     models: Counter[str] = Counter()
+    agents: dict[str, Counter[str]] = defaultdict(Counter)
     for turn in _lines(where.turns_log):
         session = str(turn.get("session", ""))
         recorded.add(session)
@@ -264,6 +265,10 @@ def collect(where: Locations, window: Window = Window()) -> dict[str, Any]:
             unpriced += 1
         if turn.get("model"):
             models[str(turn["model"])] += 1
+        for name, figures in (turn.get("agents") or {}).items():  # helper agents the turn's task calls ran
+            if isinstance(figures, dict):
+                agents[str(name)].update({k: int(v) for k, v in figures.items()
+                                          if k != "cost" and isinstance(v, int) and not isinstance(v, bool)})
     older = _old_session_turns(where.sessions_dir, window, recorded)
     since = None if window.since is None else dt.datetime.fromtimestamp(window.since).isoformat(" ", "seconds")
     return {
@@ -286,6 +291,7 @@ def collect(where: Locations, window: Window = Window()) -> dict[str, Any]:
             "first_token_p50": percentile(first_tokens, 50),
         },
         "models": dict(models),
+        "agents": {name: dict(figures) for name, figures in sorted(agents.items())},
         "tokens": tokens,
         "cost": {"usd": round(cost, 6), "turns_without_price": unpriced},
     }
@@ -389,6 +395,12 @@ def render(stats: dict[str, Any]) -> str:
     if stats["models"]:
         out.append("models: " + ", ".join(f"{m} ({_n(n, 'turn')})" for m, n in
                                           sorted(stats["models"].items(), key=lambda kv: -kv[1])))
+    if stats.get("agents"):
+        out.append(_title("Helper agents (task calls; their tokens count in the turns' too)"))
+        out.append(f"{'agent':<24}{'runs':>6}{'requests':>10}{'tool calls':>12}{'tokens in':>13}{'out':>10}")
+        for name, a in stats["agents"].items():
+            out.append(f"{name[:23]:<24}{a.get('runs', 0):>6}{a.get('requests', 0):>10}{a.get('tool_calls', 0):>12}"
+                       f"{a.get('prompt_tokens', 0):>13,}{a.get('completion_tokens', 0):>10,}")
     out.append(_title("Tokens"))
     for key, label in (("with_tools", "turns with tool calls"), ("without_tools", "turns without tools")):
         t = stats["tokens"][key]

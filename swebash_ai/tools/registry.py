@@ -39,7 +39,7 @@ from swebash_ai.tools.web_guard import Provenance
 if TYPE_CHECKING:
     from swebash_ai.config.settings import Settings
 
-Category = Literal["fs", "exec", "web", "plan", "ask"]
+Category = Literal["fs", "exec", "web", "plan", "ask", "agent"]
 Status = Literal["ok", "error", "denied", "cancelled", "timeout"]
 JSON = str | int | float | bool | None | list[Any] | dict[str, Any]
 
@@ -182,6 +182,9 @@ class ToolContext:
     processes: Any = None
     """The session's background processes (a :class:`~swebash_ai.tools.background.ProcessService`): they
     outlive a turn and end with the session. ``None``: nothing owns them, and background commands are refused."""
+    on_event: Callable[[Any], None] | None = None
+    """Set per call by the loop: puts an event in the turn's stream (the ``task`` tool nests its child's events
+    under its call with it). ``None``: nothing listens."""
 
 
 ToolFn = Callable[..., Awaitable[ToolResult | JSON]]

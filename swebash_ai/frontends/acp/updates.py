@@ -9,6 +9,7 @@ editor saw start gets a final status, a turn cancelled midway included.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -158,6 +159,20 @@ class TurnUpdates:
             await self.send(plan_update(event.plan))
         elif isinstance(event, ev.Notice):
             await self.notice(event.text, event.level)
+        elif isinstance(event, ev.SubagentEvent):
+            await self._child(event)
+
+    async def _child(self, nested: ev.SubagentEvent) -> None:
+        """A helper agent's calls, as calls of their own under the ``task`` call: the id ``TASK_ID/CALL_ID``
+        names the parent, the title the agent. Its text is its answer to the parent, which the task call's
+        result carries: it is not the answer to the person, so it is not sent as one."""
+        inner = nested.event
+        if isinstance(inner, ev.ToolCallStarted | ev.ToolCallRunning | ev.ToolOutput | ev.ToolCallFinished
+                      | ev.SubagentEvent):
+            renamed: Any = dataclasses.replace(inner, call_id=f"{nested.call_id}/{inner.call_id}")
+            if isinstance(renamed, ev.ToolCallStarted):
+                renamed = dataclasses.replace(renamed, summary=f"[{nested.agent}] {renamed.summary or renamed.name}")
+            await self.handle(renamed)
 
     async def notice(self, text: str, level: str = "info") -> None:
         """Something for the person that is not the answer, set apart from it (the editor has no other place)."""

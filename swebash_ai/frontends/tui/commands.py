@@ -16,6 +16,7 @@ SLASH_COMMANDS: dict[str, tuple[str, str]] = {
     "/login": ("", "set up a provider: pick it, paste its key, pick a model; tested, then saved as the default"),
     "/profile": ("[NAME]", "show the profiles, or switch to one from the config file"),
     "/tools": ("", "list the tools the model may use"),
+    "/agents": ("", "list the agents the model may hand a side task to (task tool), and where each comes from"),
     "/rules": ("[remove N]", "the approval mode and rules in force, where each came from; remove one of yours"),
     "/mcp": ("", "list the MCP servers, their state and tools"),
     "/ps": ("[stop ID]", "list the background processes the model started, or stop one"),

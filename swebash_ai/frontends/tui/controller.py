@@ -356,6 +356,14 @@ class Controller:
                 app.chat.add_notice(event.text, event.level)
             case ev.ModelNote():
                 pass  # the exits it tells were shown when they happened (processes.watch_exits)
+            case ev.SubagentEvent():
+                from swebash_ai.agent.subagents import progress_line
+
+                call_id, line, inner = progress_line(event)
+                if isinstance(inner, ev.Usage):  # a helper's tokens are the turn's too
+                    app.status.add_usage(inner.prompt_tokens, inner.completion_tokens, inner.cost, inner.cached_tokens)
+                if line:
+                    app.activity.child(call_id, line)
             case ev.TurnFinished(reason=reason):
                 await app.chat.end_reply()
                 if reason == "cancelled":
@@ -509,6 +517,14 @@ class Controller:
             from swebash_ai.frontends.tui.approvals import cmd_rules
 
             cmd_rules(self.app, session, arg)
+
+    async def cmd_agents(self, arg: str) -> None:
+        session = await self.ready_session()
+        if session is not None:
+            from swebash_ai.commands.agents import render_agents
+
+            s = session.settings
+            self.app.chat.add_notice(render_agents(session.find_agents(), enabled=s.subagents and not s.tools_allow))
 
     async def cmd_save(self, arg: str) -> None:
         session = await self.ready_session()

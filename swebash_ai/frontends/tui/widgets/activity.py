@@ -434,6 +434,15 @@ class ActivityPane(FollowingScroll):
         where a command ran (:func:`sandbox_tag`)."""
         entry = self.entries.get(call_id) or self.start(call_id, name, name, {})
         entry.finish(status, content, exit_code, duration, note, where)
+        if name == "task":  # a helper's group closes when it is done (unless the user opened or closed it)
+            entry.close_if_opened_itself()
+
+    def child(self, call_id: str, line: str) -> None:
+        """A line of a helper agent's progress (its calls, as they start and end) in the entry of the ``task``
+        call that runs it: that entry is the helper's group, open while it works."""
+        entry = self.entries.get(call_id)
+        if entry is not None:
+            entry.append_output(line)
 
     # --- the calls kept as records ----------------------------------------------------------------------
     def load_history(self, records: Iterable[ToolRecord]) -> None:
