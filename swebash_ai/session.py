@@ -84,6 +84,7 @@ class Session:
         self._services = dict(services or {})
         # The sandbox keeps the files trusted hooks run read-only: they run later, outside it.
         self._services.setdefault("read_only_files", self._hook_files)
+        self._services.setdefault("lsp_tables", loaded.lsp)  # the language servers start at the first edit
         self._tools = list(tools) if tools is not None else builtin_tools()
         self.session_approvals = SessionApprovals()
         self._unsaved_mark = uuid.uuid4().hex  # the checkpoints recorded since the last save (move_unsaved)
@@ -133,9 +134,11 @@ class Session:
         return messages
 
     async def aclose(self) -> list[str]:
-        """End every background process and MCP server process this session started (safe to call more than
-        once); returns one line per background process it stopped, for the front end to show."""
+        """End every background process, language server and MCP server process this session started (safe to
+        call more than once); returns one line per background process it stopped, for the front end to show."""
         stopped = await self.stop_background()
+        if (lsp := self._services.pop("lsp", None)) is not None:  # tools/diagnostics.py made it
+            stopped += await lsp.aclose()
         if self.mcp is not None:
             await self.mcp.aclose()
         self._observe("close")

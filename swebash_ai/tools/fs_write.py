@@ -9,6 +9,7 @@ atomic: a temporary file in the same directory, ``fsync``, then ``os.replace`` k
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import difflib
 import os
 import stat
@@ -217,7 +218,20 @@ async def write_file(
     if isinstance(plan, ToolResult):
         return plan
     verb = {"overwrite": "Wrote", "append": "Appended to", "create": "Created"}[mode]
-    return await asyncio.to_thread(_commit, path, plan, create_dirs, verb, ctx)
+    result = await asyncio.to_thread(_commit, path, plan, create_dirs, verb, ctx)
+    return await _with_diagnostics(ctx, plan, result)
+
+
+async def _with_diagnostics(ctx: ToolContext, change: _Change, result: ToolResult) -> ToolResult:
+    """``result`` with the language server's diagnostics of the new text (``tools/diagnostics.py``)."""
+    if not result.ok:
+        return result
+    from swebash_ai.tools.diagnostics import after_edit
+
+    shown, data = await after_edit(ctx, change.resolved, change.new.decode("utf-8", "replace"))
+    if data is None:
+        return result
+    return dataclasses.replace(result, content=result.text + shown, metadata={**result.metadata, "diagnostics": data})
 
 
 def _line_of(text: str, offset: int) -> int:
@@ -326,10 +340,10 @@ async def edit_file(
     result = await asyncio.to_thread(_commit, path, plan, False, "Edited", ctx)
     if result.ok:
         n = plan.replaced
-        return ToolResult.success(
+        result = ToolResult.success(
             f"{result.text[:-1]}; replaced {n} occurrence{'s' * (n > 1)}.", metadata=result.metadata
         )
-    return result
+    return await _with_diagnostics(ctx, plan, result)
 
 
 TOOLS: list[Tool] = [write_file, edit_file]

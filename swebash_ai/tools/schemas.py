@@ -10,9 +10,10 @@ signature gets its schema from its model (see tools/registry.py).
 from typing import Any
 
 SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '3caa284a5bcd5a36',
- 'swebash_ai.tools.fs_write': '946da824f5b3f5a3',
+ 'swebash_ai.tools.fs_write': 'bf564fe644fd7c4f',
  'swebash_ai.tools.search': '609aeb4779ab9336',
  'swebash_ai.tools.find': 'cd557f2a430f5a40',
+ 'swebash_ai.tools.diagnostics': '7ce298dbc6815d7c',
  'swebash_ai.tools.exec': 'd1762d11d547f6cd',
  'swebash_ai.tools.background': '4398269f6a827659',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
@@ -246,6 +247,23 @@ SCHEMAS['find_files'] = {'module': 'swebash_ai.tools.find',
                                                                   '(build output, node_modules...).',
                                                    'type': 'boolean'}},
                 'required': ['pattern'],
+                'type': 'object'}}
+
+SCHEMAS['diagnostics'] = {'module': 'swebash_ai.tools.diagnostics',
+ 'category': 'fs',
+ 'description': 'Language-server diagnostics (errors and warnings) of a file, or of every file checked so '
+                'far.\n'
+                '\n'
+                "Edits already report their file's diagnostics; call this to check a file you did not edit, "
+                'or to see\n'
+                'all problems found in the project so far. Read-only: it runs no project command.',
+ 'fingerprint': '11d5aa3555492eca',
+ 'parameters': {'additionalProperties': False,
+                'properties': {'path': {'default': '',
+                                        'description': 'A file to check now (relative to the working '
+                                                       'directory); empty: every file the running language '
+                                                       'servers have reported on.',
+                                        'type': 'string'}},
                 'type': 'object'}}
 
 SCHEMAS['run_command'] = {'module': 'swebash_ai.tools.exec',
