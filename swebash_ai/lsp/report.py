@@ -83,7 +83,8 @@ def render(check: FileCheck, cwd: Path) -> tuple[str, dict[str, Any]]:
     """``(text, data)`` of one check: text for the tool result (empty when no server checks such files), and
     the same as data for ``metadata["diagnostics"]``."""
     name = clean_message(_rel(str(check.path), cwd))
-    data: dict[str, Any] = {"status": check.status, "server": check.server, "path": name}
+    data: dict[str, Any] = {"status": check.status, "server": check.server, "path": name,
+                            "seconds": round(check.seconds, 3)}
     if check.status == "none":
         return "", data
     if check.status == "pending":
@@ -103,7 +104,7 @@ def render(check: FileCheck, cwd: Path) -> tuple[str, dict[str, Any]]:
     ordered = _ordered(check.diags)
     shown = ordered[:PER_FILE]
     data.update(errors=sum(1 for d in ordered if d.severity == 1), warnings=sum(1 for d in ordered if d.severity == 2),
-                items=[_data(d, cwd) for d in shown], more=len(ordered) - len(shown), seconds=round(check.seconds, 3))
+                items=[_data(d, cwd) for d in shown], more=len(ordered) - len(shown))
     if not ordered:
         lines = [f"Diagnostics ({check.server}): no problems in {name}."]
     else:

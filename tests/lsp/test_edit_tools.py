@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import fake_table
+from lsp_helpers import fake_table
 
 from swebash_ai.config.settings import load_settings
 from swebash_ai.safety.paths import PathPolicy

@@ -64,6 +64,6 @@ async def test_ty_reports_the_new_errors_with_lines_then_none_after_the_fix(
         if (svc := ctx.services.get("lsp")) is not None:
             pids = svc.pids()
             await svc.aclose()
-            from conftest import gone_within
+            from lsp_helpers import gone_within
 
             assert gone_within(pids)

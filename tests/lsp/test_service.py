@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import alive, fake_spec, gone_within, pids_of, service
+from lsp_helpers import alive, fake_spec, gone_within, pids_of, service
 
 from swebash_ai.lsp.report import render
 from swebash_ai.lsp.service import MAX_FAILURES
