@@ -222,7 +222,7 @@ class LspService:
         now = time.monotonic()
         return [ServerRow(s.spec.name, str(root), s.client.handle.pid, now - s.client.started, s.client.busy_seconds,
                           len(s.client.versions), s.where)
-                for (_name, root), s in self._running.items() if s.client.running]
+                for (_name, root), s in list(self._running.items()) if s.client.running]
 
     def pids(self) -> list[int]:
         return [s.client.handle.pid for s in self._running.values()]

@@ -129,3 +129,20 @@ def test_report_cleans_untrusted_messages() -> None:
 def test_report_names_paths_relative_to_the_workspace() -> None:
     text, _ = render(FileCheck(Path("/ws/pkg/a.py"), "ok", "ty", (_d(3, path="/ws/pkg/a.py"),)), Path("/ws"))
     assert f"pkg{os.sep}a.py:3:1: error[code] (src) m" in text
+
+
+def test_doctor_names_the_server_of_each_language_found_and_how_to_get_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from swebash_ai.commands.doctor import _lsp_check
+
+    bin_dir = tmp_path / "bin"
+    _exe(bin_dir / "gopls")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SWEBASH_AI_LSP_DIAGNOSTICS", "edit")
+    check = _lsp_check(load_settings())
+    assert check.status == "ok" and f"go: gopls ({bin_dir / 'gopls'})" in check.detail
+    assert "none for python, typescript, rust, bash, c" in check.detail
+    assert "pip install 'swebash-ai[lsp]'" in check.fix
+    monkeypatch.setenv("SWEBASH_AI_LSP_DIAGNOSTICS", "off")
+    assert _lsp_check(load_settings()).detail == 'off (lsp_diagnostics = "off")'

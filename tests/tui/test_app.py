@@ -281,6 +281,7 @@ async def test_ctrl_l_clears_the_screen(make_app):
 def test_command_table_matches_the_issue():
     assert list(commands.SLASH_COMMANDS) == [  # the issue's commands, /ollama to accept the offer, /undo (issue 14)
         "/help", "/clear", "/new", "/model", "/ollama", "/login", "/profile", "/tools", "/rules", "/mcp", "/ps",
+        "/diagnostics",  # language servers: docs/tools.md "Diagnostics"
         "/theme", "/undo", "/save",  # /login: the setup screen (issue 25)
         "/sessions", "/context", "/stats", "/compact",  # memory: docs/memory.md; /stats: docs/observability.md
         "/exit",

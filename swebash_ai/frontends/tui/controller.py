@@ -419,6 +419,13 @@ class Controller:
         if session is not None:
             await ps_command(self.app, session, arg)
 
+    async def cmd_diagnostics(self, arg: str) -> None:
+        from swebash_ai.frontends.tui.processes import diagnostics_command
+
+        session = await self.ready_session()
+        if session is not None:
+            await diagnostics_command(self.app, session, arg)
+
     async def cmd_help(self, arg: str) -> None:
         from swebash_ai.frontends.tui.user_input import BUILTINS, help_rows, prompt_hints
         from swebash_ai.frontends.tui.widgets.chat import HelpMessage
