@@ -257,6 +257,14 @@ class Session:
     def _hook_files(self) -> list[Path]:
         return [self.cwd / word for hook in self.gate.hooks for word in hook.file_words()]
 
+    async def _turn_diagnostics(self) -> str:
+        from swebash_ai.tools.diagnostics import turn_report  # with lsp_diagnostics = "turn" only
+
+        report = await turn_report(self._services, self.cwd)
+        if report:
+            self.conversation.note_for_next_turn(report)
+        return report
+
     def _call_starting(self, name: str) -> None:
         """The model began a tool call (its arguments still stream): a command's supervisor starts now, so the
         command finds it ready, and an answer that runs nothing never starts one (issue 23: 12% of a ``-c hi``)."""
@@ -406,6 +414,8 @@ class Session:
                         self._observe("on_event", event)
                         yield event
                 if not retry:
+                    if self.settings.lsp_diagnostics == "turn" and (report := await self._turn_diagnostics()):
+                        yield Notice(report)  # and the model hears it with the next message
                     return
                 dropped = self.conversation.messages[mark:]
                 self.conversation.truncate(mark)

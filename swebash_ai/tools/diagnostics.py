@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from swebash_ai.lsp.client import Handle, Launch
     from swebash_ai.lsp.service import LspService
 
-__all__ = ["TOOLS", "after_edit", "diagnostics", "launcher", "lsp_service"]
+__all__ = ["TOOLS", "after_edit", "diagnostics", "launcher", "lsp_service", "turn_report"]
 
 _PROJECT_FILES = 20  # files listed by diagnostics(path="") at most
 
@@ -123,6 +123,23 @@ async def after_edit(ctx: ToolContext, path: Path, text: str) -> tuple[str, dict
     check = await svc.check(path, text, wait=ctx.settings.lsp_diagnostics == "edit")
     shown, data = render(check, ctx.cwd)
     return shown, (data if check.status != "none" else None)
+
+
+async def turn_report(services: dict[str, Any], cwd: Path) -> str:
+    """With ``lsp_diagnostics = "turn"``: the diagnostics of the files the turn changed, checked now as the turn
+    left them ("" when no file was changed or none has a problem or a failed check to report)."""
+    svc: LspService | None = services.get("lsp")
+    if svc is None or not svc.pending:
+        return ""
+    from swebash_ai.lsp.report import render
+
+    parts = []
+    for path in svc.take_pending():
+        check = await svc.check(path)
+        text, _ = render(check, cwd)
+        if text and (check.status != "ok" or check.diags or check.new_elsewhere):
+            parts.append(text.strip())
+    return "Diagnostics of the files changed in this turn:\n" + "\n".join(parts) if parts else ""
 
 
 def _describe(args: Any) -> str:

@@ -109,3 +109,21 @@ def test_ctrl_c_or_a_killed_one_shot_leaves_no_server(
             proc.kill()
             proc.wait()
     assert _gone(pids), f"a language server process outlived the one-shot ({how})"
+
+
+def test_turn_mode_reports_at_the_end_of_the_turn_not_in_the_edit(
+        llm_env: FakeLLMServer, run_cli: Any, isolated_env: Path, workspace: Path) -> None:
+    _configure(isolated_env, workspace)
+    llm_env.enqueue(
+        Reply.tool_calls([("write_file", {"path": "m.fk", "content": "ERROR: half done\n"})]),
+        Reply.tool_calls([("write_file", {"path": "ok.fk", "content": "fine\n"})]),
+        Reply.text("Done."),
+    )
+    res = run_cli("-c", "write it", "--yes", "--json", env={"SWEBASH_AI_LSP_DIAGNOSTICS": "turn"}, timeout=120)
+    assert res.returncode == 0, res.stderr
+    events = [json.loads(line) for line in res.stdout.splitlines()]
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert all("Diagnostics" not in r["content"] and r["diagnostics"]["status"] == "pending" for r in results)
+    notices = [e["text"] for e in events if e["type"] == "notice" and "Diagnostics" in e["text"]]
+    assert len(notices) == 1
+    assert "m.fk:1:1: error[fake-error] (fake) half done" in notices[0] and "ok.fk" not in notices[0]
