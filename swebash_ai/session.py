@@ -84,7 +84,6 @@ class Session:
         self._services = dict(services or {})
         # The sandbox keeps the files trusted hooks run read-only: they run later, outside it.
         self._services.setdefault("read_only_files", self._hook_files)
-        self._services.setdefault("lsp_tables", loaded.lsp)  # the language servers start at the first edit
         self._tools = list(tools) if tools is not None else builtin_tools()
         self.session_approvals = SessionApprovals()
         self._unsaved_mark = uuid.uuid4().hex  # the checkpoints recorded since the last save (move_unsaved)
@@ -198,6 +197,7 @@ class Session:
         self.gate.rules = rules
         self.gate.hooks = self.loaded.hooks + self.project.hooks_in_force
         self.context.rules = rules
+        self._services["lsp_tables"] = {**self.loaded.lsp, **self.project.lsp_in_force}  # trusted: its servers too
         return self.project
 
     def trust_project(self) -> ProjectRules:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from swebash_ai.lsp.client import Diag, Launch, LspClient, Outcome
 from swebash_ai.lsp.servers import ServerSpec, choose, language_of
@@ -96,6 +96,8 @@ class LspService:
     idle: float = 600.0
     start_timeout: float = 15.0
     path_env: str | None = None
+    tables: Any = None
+    """The ``[lsp.NAME]`` tables ``servers`` was made from (the caller's, to see when they change)."""
     where: str = ""
     """How the servers run (``sandbox (bwrap)``, ``not sandboxed: ...``), for ``/ps`` and ``doctor``."""
     _running: dict[tuple[str, Path], _Started] = field(default_factory=dict)

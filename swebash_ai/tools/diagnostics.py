@@ -91,17 +91,20 @@ def lsp_service(ctx: ToolContext) -> LspService | None:
     """The session's language servers, made at first use; ``None`` when turned off."""
     if ctx.settings.lsp_diagnostics == "off":
         return None
+    from swebash_ai.lsp.servers import merge_servers
+
     svc: LspService | None = ctx.services.get("lsp")
+    tables = ctx.services.get("lsp_tables") or {}
     if svc is None:
-        from swebash_ai.lsp.servers import merge_servers
         from swebash_ai.lsp.service import LspService
 
         launch, where = launcher(ctx)
-        tables = ctx.services.get("lsp_tables") or {}
         s = ctx.settings
         svc = LspService(merge_servers(tables), ctx.cwd, launch, wait=s.lsp_wait, settle=s.lsp_settle,
-                         idle=s.lsp_idle_stop, where=where)
+                         idle=s.lsp_idle_stop, where=where, tables=tables)
         ctx.services["lsp"] = svc
+    elif svc.tables != tables:  # the project's tables came into force (trusted) or left: for servers started now on
+        svc.servers, svc.tables = merge_servers(tables), tables
     return svc
 
 
