@@ -161,7 +161,8 @@ async def diagnostics(ctx: ToolContext, path: str = "") -> ToolResult | JSON:
     """Language-server diagnostics (errors and warnings) of a file, or of every file checked so far.
 
     Edits already report their file's diagnostics; call this to check a file you did not edit, or to see
-    all problems found in the project so far. Read-only: it runs no project command.
+    all problems found in the project so far. It changes nothing (the file's language server starts if it
+    is not running, in the sandbox).
 
     Args:
         path: A file to check now (relative to the working directory); empty: every file the running

@@ -206,7 +206,8 @@ async def write_file(
     """Write a text file (UTF-8). Always needs the user's approval; they see the diff first.
 
     Prefer edit_file for changing part of an existing file. The result must stay under the size limit
-    (fs_max_size, 1 MiB by default). The write is atomic and keeps the file's permissions.
+    (fs_max_size, 1 MiB by default). The write is atomic and keeps the file's permissions. For code, the
+    result lists the language server's errors and warnings of the new text (or says why it could not).
 
     Args:
         path: File to write, relative to the working directory.
@@ -326,7 +327,8 @@ async def edit_file(
 
     old must match the file exactly (whitespace and indentation included, no line-number prefixes)
     and exactly count times; otherwise nothing changes and the error says how many times it matched
-    and where. Include a few surrounding lines in old to make it unique.
+    and where. Include a few surrounding lines in old to make it unique. For code, the result lists the
+    language server's errors and warnings of the edited file (or says why it could not).
 
     Args:
         path: File to edit, relative to the working directory.
