@@ -153,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Check that the settings load, a provider key is present, the server "
                             "answers, the model can call tools, the sandbox and shell parser work, and what "
                             "swebash-ai stores is readable by you alone; list the tool categories with their "
-                            "tools, and why any is off here, and the language server each language would use. Exit 0 when everything is fine, else 1.")
+                            "tools, and why any is off here, and the language server each language would use. "
+                            "Exit 0 when everything is fine, else 1.")
     _common_options(doctor, suppress=True)
     mcp = sub.add_parser("mcp", help="list the configured MCP servers; or serve swebash-ai's tools over MCP",
                          description="mcp list: start each [mcp_servers.NAME] server of the config file, print "
