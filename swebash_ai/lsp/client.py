@@ -99,7 +99,11 @@ class Outcome:
     others: Mapping[str, tuple[Diag, ...]] = field(default_factory=dict)
     """Other documents the server published for during the wait: their diagnostics now."""
     before: Mapping[str, tuple[Diag, ...]] = field(default_factory=dict)
-    """The same documents' diagnostics before the change (to tell the new errors from the old)."""
+    """The same documents' diagnostics before the change (to tell the new errors from the old); a document
+    missing here had none published before."""
+    warm: bool = True
+    """The server had published something before the change: a document it reports for the first time now
+    is news of this change, not the server's first look at the project."""
     seconds: float = 0.0
     detail: str = ""
 
@@ -138,6 +142,8 @@ class LspClient:
         self.crashed = ""
         """Why the process ended by itself ("" while it runs, or after :meth:`close`)."""
         self.closing = False
+        self.waiting = 0
+        """Checks waiting for this server now (the idle reaper leaves it alone meanwhile)."""
         self._seq = 0
         self._changed = asyncio.Event()
         self._stderr = bytearray()
@@ -269,14 +275,16 @@ class LspClient:
         start = time.monotonic()
         deadline = start + limit
         before = {k: p.diags for k, p in self.published.items() if k != key and p.seq <= seq}
+        self.waiting += 1
         try:
             while True:
                 now = time.monotonic()
                 got = self._fresh(key, version, seq)
                 if got is not None and (now - got.at >= settle or now >= deadline):
                     return self._outcome("ok", got.diags, seq, key, before, start)
-                if self.crashed:
-                    return self._outcome("crashed", (), seq, key, before, start, self.crashed)
+                if self.crashed or self.closing:
+                    why = self.crashed or "it was stopped (the session is ending)"
+                    return self._outcome("crashed", (), seq, key, before, start, why)
                 if now >= deadline:
                     return self._outcome("timeout", (), seq, key, before, start)
                 until = deadline if got is None else min(deadline, got.at + settle)
@@ -284,14 +292,15 @@ class LspClient:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), max(0.0, until - now))
         finally:
+            self.waiting -= 1
             self.busy_seconds += time.monotonic() - start
             self.last_used = time.monotonic()
 
     def _outcome(self, status: Literal["ok", "timeout", "crashed"], diags: tuple[Diag, ...], seq: int, key: str,
                  before: Mapping[str, tuple[Diag, ...]], start: float, detail: str = "") -> Outcome:
         others = {k: p.diags for k, p in self.published.items() if k != key and p.seq > seq}
-        return Outcome(status, diags, others, {k: before.get(k, ()) for k in others}, time.monotonic() - start,
-                       detail)
+        return Outcome(status, diags, others, {k: before[k] for k in others if k in before}, warm=seq > 0,
+                       seconds=time.monotonic() - start, detail=detail)
 
     async def close(self) -> Any:
         """Shut the server down politely, then stop its process tree; returns the handle's stop report."""

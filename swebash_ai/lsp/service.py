@@ -137,7 +137,7 @@ class LspService:
             return FileCheck(path, "failed", spec.name, detail=f"{spec.name} could not start: {exc}")
         if text is None:
             try:
-                text = path.read_text("utf-8", "replace")
+                text = await asyncio.to_thread(path.read_text, "utf-8", "replace")
             except OSError as exc:
                 return FileCheck(path, "failed", spec.name, detail=f"cannot read {path.name}: {exc.strerror}")
         client = started.client
@@ -215,7 +215,7 @@ class LspService:
             await asyncio.sleep(step)
             now = time.monotonic()
             for key, started in list(self._running.items()):
-                if now - started.client.last_used >= self.idle:
+                if not started.client.waiting and now - started.client.last_used >= self.idle:
                     log.info("language server %s idle for %.0f s: stopped", started.spec.name, self.idle)
                     await self._drop(key)
 
@@ -259,6 +259,8 @@ class LspService:
 def _file_check(path: Path, server: str, outcome: Outcome, limit: float) -> FileCheck:
     new: list[Diag] = []
     for other, diags in outcome.others.items():
+        if other not in outcome.before and not outcome.warm:
+            continue  # a server's first look at the project: what it finds elsewhere was there before the edit
         old = {d.key() for d in outcome.before.get(other, ())}
         new += [d for d in diags if d.severity == 1 and d.key() not in old]
     return FileCheck(path, outcome.status, server, outcome.diags, tuple(new), outcome.seconds, outcome.detail, limit)

@@ -143,6 +143,8 @@ async def test_one_server_per_root(workspace: Path) -> None:
 async def test_new_errors_in_other_files_are_reported_old_ones_not(workspace: Path) -> None:
     svc = service(workspace, fake_spec(workspace, delay=0.02), settle=0.3)
     try:
+        cold = await svc.check(workspace / "a.fk", "BREAKS: c.fk\n")
+        assert cold.new_elsewhere == ()  # the server's first look: c.fk's error may have been there before
         check = await svc.check(workspace / "a.fk", "BREAKS: b.fk\n")
         assert [(Path(d.path).name, d.message) for d in check.new_elsewhere] == [("b.fk", "broken by a change in a.fk")]
         assert "New errors in other files after this change: 1" in render(check, workspace)[0]
@@ -205,3 +207,16 @@ async def test_missing_and_unchecked_files_say_which(workspace: Path) -> None:
         render(check, workspace)[0]
     assert (await svc.check(workspace / "README.md", "x\n")).status == "none"
     assert render(await svc.check(workspace / "README.md", "x\n"), workspace)[0] == ""
+
+
+async def test_a_check_waiting_when_the_session_ends_says_the_server_was_stopped(workspace: Path) -> None:
+    svc = service(workspace, fake_spec(workspace, never=True), wait=30.0)
+    task = asyncio.create_task(svc.check(workspace / "a.fk", "x\n"))
+    while not svc.rows():
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.2)
+    started = time.monotonic()
+    await svc.aclose()
+    check = await asyncio.wait_for(task, 10)
+    assert time.monotonic() - started < 10
+    assert check.status == "crashed" and "stopped (the session is ending)" in check.detail
