@@ -126,7 +126,8 @@ def _diag(path: str, d: Any) -> Diag:
 
 
 class LspClient:
-    """The conversation with one server (see the module docstring). Build with :meth:`start`."""
+    """The conversation with one server (see the module docstring): built on a started process, then
+    :meth:`initialize`; messages from the server stay plain JSON (see :func:`_raw_protocol`)."""
 
     def __init__(self, name: str, handle: Handle, root: Path, init_options: Mapping[str, Any] | None = None) -> None:
         from pygls.lsp._base_client import BaseLanguageClient
