@@ -144,9 +144,11 @@ class Session:
         return wrap(policy, argv, cwd=cwd, backend=backend_setting(self.settings))
 
     async def aclose(self) -> list[str]:
-        """End every background process and MCP server process this session started (safe to call more than
-        once); returns one line per background process it stopped, for the front end to show."""
+        """End every background process, language server and MCP server process this session started (safe to
+        call more than once); returns one line per background process it stopped, for the front end to show."""
         stopped = await self.stop_background()
+        if (lsp := self._services.pop("lsp", None)) is not None:  # tools/diagnostics.py made it
+            stopped += await lsp.aclose()
         if self.mcp is not None:
             await self.mcp.aclose()
         self._observe("close")
@@ -206,6 +208,7 @@ class Session:
         self.gate.rules = rules
         self.gate.hooks = self.loaded.hooks + self.project.hooks_in_force
         self.context.rules = rules
+        self._services["lsp_tables"] = {**self.loaded.lsp, **self.project.lsp_in_force}  # trusted: its servers too
         return self.project
 
     def trust_project(self) -> ProjectRules:
@@ -264,6 +267,14 @@ class Session:
 
     def _hook_files(self) -> list[Path]:
         return [self.cwd / word for hook in self.gate.hooks for word in hook.file_words()]
+
+    async def _turn_diagnostics(self) -> str:
+        from swebash_ai.tools.diagnostics import turn_report  # with lsp_diagnostics = "turn" only
+
+        report = await turn_report(self._services, self.cwd)
+        if report:
+            self.conversation.note_for_next_turn(report)
+        return report
 
     def _call_starting(self, name: str) -> None:
         """The model began a tool call (its arguments still stream): a command's supervisor starts now, so the
@@ -438,6 +449,8 @@ class Session:
                         self._observe("on_event", event)
                         yield event
                 if not retry:
+                    if self.settings.lsp_diagnostics == "turn" and (report := await self._turn_diagnostics()):
+                        yield Notice(report)  # and the model hears it with the next message
                     return
                 dropped = self.conversation.messages[mark:]
                 self.conversation.truncate(mark)

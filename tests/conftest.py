@@ -39,6 +39,9 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     # Never touch the real user's keyring: the tests that want one install a fake backend.
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    # No language server after the edits of tests that are about something else (the test extra installs ty):
+    # tests/lsp/ turn them on where they are the subject.
+    monkeypatch.setenv("SWEBASH_AI_LSP_DIAGNOSTICS", "off")
     return home
 
 

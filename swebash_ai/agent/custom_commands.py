@@ -35,7 +35,7 @@ __all__ = ["BUILTIN_COMMANDS", "CommandSet", "CustomCommand", "command_dirs", "l
 
 BUILTIN_COMMANDS: frozenset[str] = frozenset({
     "help", "clear", "new", "model", "ollama", "login", "profile", "tools", "agents", "rules", "mcp", "ps", "theme",
-    "undo", "save", "sessions", "context", "stats", "compact", "exit",
+    "undo", "save", "sessions", "context", "stats", "compact", "exit", "diagnostics",
 })
 """The interactive app's own commands (its /help lists them); a command file cannot take their names."""
 

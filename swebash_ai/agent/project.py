@@ -35,7 +35,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from swebash_ai.config.rules import ToolRules, parse_rule_list
 from swebash_ai.errors import ConfigError
@@ -91,6 +91,8 @@ class ProjectRules:
     """Why it cannot be trusted (a file its hooks name cannot be hashed); empty when it can."""
     stale: bool = False
     """The user trusted this file once, with another hash: it, or a file its hooks name, changed since."""
+    lsp: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Its ``[lsp.NAME]`` tables: language servers it adds, changes or turns off (in force once trusted)."""
 
     @property
     def in_force(self) -> ToolRules:
@@ -102,15 +104,25 @@ class ProjectRules:
         return self.hooks if self.trusted else ()
 
     @property
+    def lsp_in_force(self) -> dict[str, dict[str, Any]]:
+        """Its language-server tables once trusted: a server it names runs programs of its choosing."""
+        return self.lsp if self.trusted else {}
+
+    @property
     def needs_trust(self) -> bool:
-        """It would widen something (allow rules, hooks) and the user has not trusted this version."""
-        return not self.trusted and (bool(self.hooks) or any(r.decision == "allow" for r in self.rules.rules))
+        """It would widen something (allow rules, hooks, language servers) and the user has not trusted this
+        version."""
+        return not self.trusted and (bool(self.hooks) or bool(self.lsp)
+                                     or any(r.decision == "allow" for r in self.rules.rules))
 
     def summary(self) -> list[str]:
         """One line per rule and hook, for the trust prompt."""
         lines = [f"{r.decision:5}  {r.what()}" + (f"  (only in {', '.join(r.workspaces)})" if r.workspaces else "")
                  for r in self.rules.rules]
         lines += [f"hook   {h.event}: runs {' '.join(h.command)}" for h in self.hooks]
+        lines += [f"lsp    {name}: " + ("turned off" if table.get("enabled") is False else
+                                        f"runs {' '.join(table['command'])}" if table.get("command") else "changed")
+                  for name, table in self.lsp.items()]
         lines += [f"       {c.line()}" for c in self.covered]
         if self.unverified:
             lines.append(f"!      cannot be trusted: {self.unverified}")
@@ -136,12 +148,15 @@ def load_project(
     digest = hashlib.sha256(got.text.encode("utf-8")).hexdigest()
     try:
         data = tomllib.loads(got.text)
-        unknown = sorted(set(data) - {"rules", "hooks"})
+        unknown = sorted(set(data) - {"rules", "hooks", "lsp"})
         if unknown:
             raise ConfigError(f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-                              "(a project file has [[rules]] and [[hooks]])")
+                              "(a project file has [[rules]], [[hooks]] and [lsp.NAME] tables)")
         rules = parse_rule_list(data.get("rules"), str(path), "[[rules]]", "project")
         hooks = parse_hooks(data.get("hooks"), str(path), "[[hooks]]", "project")
+        from swebash_ai.config.lsp import parse_lsp_tables
+
+        lsp = parse_lsp_tables(data.get("lsp"), str(path))
     except (tomllib.TOMLDecodeError, ConfigError) as exc:
         return ProjectRules(path, digest, problem=f"{path} was left out: {exc}")
     covered, unverified = _cover(root, policy, hooks, os.environ if environ is None else environ)
@@ -150,7 +165,8 @@ def load_project(
     key = str(got.resolved)
     ok = not unverified and any(t.path == key and t.sha256 == digest for t in trusted)
     stale = not ok and any(t.path == key for t in trusted)
-    return ProjectRules(got.resolved, digest, rules, hooks, ok, covered=covered, unverified=unverified, stale=stale)
+    return ProjectRules(got.resolved, digest, rules, hooks, ok, covered=covered, unverified=unverified, stale=stale,
+                        lsp=lsp)
 
 
 def _digest(rules_digest: str, covered: Sequence[Covered]) -> str:

@@ -117,7 +117,38 @@ def checks(flags: Mapping[str, Any] | None = None, *, profile: str | None = None
     out.extend(_toolset_checks(loaded))
     out.extend(_storage_checks(loaded))
     out.extend(_mcp_checks(loaded))
+    out.append(_lsp_check(loaded))
     return out
+
+
+def _lsp_check(loaded: LoadedSettings) -> Check:
+    """Which language server each language would use here (found on PATH, or in ./.venv/bin, ./node_modules/.bin),
+    and where they run; nothing is started."""
+    from pathlib import Path
+
+    from swebash_ai.lsp.servers import choose, merge_servers
+
+    if loaded.settings.lsp_diagnostics == "off":
+        return Check("language servers", "ok", "off (lsp_diagnostics = \"off\")")
+    servers = merge_servers(loaded.lsp)
+    cwd = Path.cwd()
+    found: list[str] = []
+    missing: list[str] = []
+    for language in dict.fromkeys(s.languages[0] for s in servers if s.enabled):
+        sample = next(s for s in servers if s.enabled and s.languages[0] == language).extensions
+        spec, _root, program, _looked = choose(cwd / f"x{sample[0] if sample else ''}", servers, cwd)
+        (found if spec is not None else missing).append(f"{language}: {spec.name} ({program})" if spec else language)
+    from swebash_ai.sandbox import detect
+    from swebash_ai.sandbox.confine import backend_setting
+
+    backend = detect.choose(backend_setting(loaded.settings)).backend
+    where = ("unconfined (exec_sandbox = none)" if loaded.settings.exec_sandbox == "none" else
+             f"in the sandbox ({backend}), workspace read-only" if backend else "unconfined: no sandbox works here")
+    detail = (("; ".join(found) if found else "none found") + f"; run {where}, started at the first edit of a file "
+              f"of their language" + (f"; none for {', '.join(missing)}" if missing else ""))
+    fix = "" if any(f.startswith("python:") for f in found) else \
+        "pip install 'swebash-ai[lsp]' brings ty, a Python language server (docs/tools.md \"Diagnostics\")."
+    return Check("language servers", "ok" if found else "warn", detail, fix)
 
 
 def _snapshot_check(loaded: LoadedSettings) -> Check:

@@ -195,6 +195,21 @@ class Settings(BaseModel):
     """Bytes of output kept per background process between two reads (the latest); older output is dropped
     and the next read says how much."""
 
+    # --- language servers (docs/tools.md "Diagnostics"; the servers are [lsp.NAME] tables) -----------------
+    lsp_diagnostics: Literal["edit", "turn", "off"] = "edit"
+    """When the language server of an edited file reports: ``edit`` (each ``write_file``/``edit_file`` result
+    carries the file's new errors), ``turn`` (the servers get every change, and the files changed are reported
+    at the end of the turn), ``off`` (no language server is started)."""
+
+    lsp_wait: float = Field(5.0, ge=0.5, le=60)
+    """Seconds an edit waits for its file's diagnostics (0.5-60); past it the result says the server timed out."""
+
+    lsp_settle: float = Field(0.15, ge=0.0, le=5)
+    """Seconds without a newer publication after which a file's diagnostics are taken as settled (0-5)."""
+
+    lsp_idle_stop: float = Field(600.0, ge=0, le=86_400)
+    """Seconds a language server may sit unused before it is stopped (0: only at the session's end)."""
+
     exec_sandbox: Literal["auto", "all", "none", "bwrap"] = "auto"
     """Which commands run in the OS sandbox (writable workspace and /tmp, read-only elsewhere, secrets hidden, no
     network; docs/safety.md). ``auto``: every command the policy could not prove read-only that runs without
@@ -316,6 +331,8 @@ class LoadedSettings:
     """``[[hooks]]`` tables (file, then profile); see config/hooks.py."""
     trusted_projects: tuple[TrustedProject, ...] = ()
     """Project rule files the user trusted, by path and hash (``swebash-ai trust``)."""
+    lsp: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """``[lsp.NAME]`` tables (file, then profile): language servers added, changed or turned off; see config/lsp.py."""
 
     @property
     def config_file(self) -> Path:
@@ -427,6 +444,12 @@ def load_settings(
         hooks = parse_hooks(raw.pop("hooks", None), where, "[[hooks]]", "config") + parse_hooks(
             profile_table.pop("hooks", None), where, f"[[profiles.{chosen}.hooks]]", f"profile.{chosen}")
         trusted = parse_trusted(raw.pop("trusted_projects", None), where)
+    lsp: dict[str, dict[str, Any]] = {}
+    if "lsp" in raw or "lsp" in profile_table:
+        from swebash_ai.config.lsp import parse_lsp_tables
+
+        lsp = parse_lsp_tables(raw.pop("lsp", None), where)
+        lsp.update(parse_lsp_tables(profile_table.pop("lsp", None), f"[profiles.{chosen}] in {where}"))
     raw.update(_sandbox_table(raw.pop("sandbox", None), where))
     profile_table.update(_sandbox_table(profile_table.pop("sandbox", None), f"[profiles.{chosen}] in {where}"))
     _check_keys(raw, str(locs.config_file))
@@ -458,7 +481,7 @@ def load_settings(
         settings = settings.model_copy(update={"api_key": SecretStr(_keyring_key(chosen, locs.config_file))})
         origins["api_key"] = "keyring"
     return LoadedSettings(settings, origins, chosen, sorted(config.profiles), locs, mcp_servers, rules, hooks,
-                          trusted)
+                          trusted, lsp)
 
 
 def _keyring_key(profile: str | None, path: Path) -> str:

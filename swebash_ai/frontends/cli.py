@@ -57,6 +57,8 @@ examples:
   swebash-ai --approval-mode plan -c "how would you split cli.py?"
                                                read-only: nothing is written, no command that is not read-only runs
   swebash-ai rules                             the approval rules in force (swebash-ai rules remove N)
+  SWEBASH_AI_LSP_DIAGNOSTICS=turn swebash-ai   language-server errors at the end of each turn, not in each
+                                               edit (edit: the default; off: no server starts; docs/tools.md)
 
 exit codes: 0 answered, 1 provider or runtime error, 2 usage or configuration error,
             3 a needed action was denied, 4 the answer broke off (what arrived is shown and saved),
@@ -155,7 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Check that the settings load, a provider key is present, the server "
                             "answers, the model can call tools, the sandbox and shell parser work, and what "
                             "swebash-ai stores is readable by you alone; list the tool categories with their "
-                            "tools, and why any is off here. Exit 0 when everything is fine, else 1.")
+                            "tools, and why any is off here, and the language server each language would use. "
+                            "Exit 0 when everything is fine, else 1.")
     _common_options(doctor, suppress=True)
     mcp = sub.add_parser("mcp", help="list the configured MCP servers; or serve swebash-ai's tools over MCP",
                          description="mcp list: start each [mcp_servers.NAME] server of the config file, print "

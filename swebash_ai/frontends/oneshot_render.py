@@ -340,6 +340,7 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
             "decided_by": event.decided_by,
             **({"sandbox": res.metadata["sandbox"]} if "sandbox" in res.metadata else {}),
             **({"sandbox_blocked": res.metadata["sandbox_blocked"]} if "sandbox_blocked" in res.metadata else {}),
+            **({"diagnostics": res.metadata["diagnostics"]} if "diagnostics" in res.metadata else {}),
             "content": res.text,
         }
     if isinstance(event, ev.PlanUpdated):

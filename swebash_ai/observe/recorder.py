@@ -40,6 +40,7 @@ class TurnRecorder:
         self._completion = 0
         self._cached = 0
         self._cost: float | None = None
+        self._lsp = [0, 0.0, 0]  # checks after edits, seconds waited for language servers, timeouts
         self._active = False
         self._ended: str | None = None  # how the turn ended, once its last event came
         self._agents: dict[str, dict[str, Any]] = {}  # helper agents (task calls): their own figures, by name
@@ -57,6 +58,11 @@ class TurnRecorder:
             self._requests.append([round(event.seconds, 4), event.tool_calls, event.ok, first])
         elif isinstance(event, ev.ToolCallStarted):
             self._tool_calls += 1
+        elif isinstance(event, ev.ToolCallFinished) and isinstance(diag := event.result.metadata.get("diagnostics"),
+                                                                   dict) and diag.get("status") not in ("none", None):
+            self._lsp[0] += 1
+            self._lsp[1] += float(diag.get("seconds") or 0.0)
+            self._lsp[2] += diag.get("status") == "timeout"
         elif isinstance(event, ev.Usage):
             self._prompt += event.prompt_tokens
             self._completion += event.completion_tokens
@@ -117,6 +123,7 @@ class TurnRecorder:
             "cached_tokens": self._cached,
             "cost": self._cost,
             **({"agents": self._agents} if self._agents else {}),
+            **({"lsp": [self._lsp[0], round(self._lsp[1], 3), self._lsp[2]]} if self._lsp[0] else {}),
         }
         self._reset()
         line = json.dumps(entry, separators=(",", ":")) + "\n"

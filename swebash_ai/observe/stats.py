@@ -236,6 +236,7 @@ def collect(where: Locations, window: Window = Window()) -> dict[str, Any]:
     recorded: set[str] = set()
     models: Counter[str] = Counter()
     agents: dict[str, Counter[str]] = defaultdict(Counter)
+    lsp = {"checks": 0, "seconds": 0.0, "timeouts": 0}
     for turn in _lines(where.turns_log):
         session = str(turn.get("session", ""))
         recorded.add(session)
@@ -269,6 +270,10 @@ def collect(where: Locations, window: Window = Window()) -> dict[str, Any]:
             if isinstance(figures, dict):
                 agents[str(name)].update({k: int(v) for k, v in figures.items()
                                           if k != "cost" and isinstance(v, int) and not isinstance(v, bool)})
+        if isinstance(got := turn.get("lsp"), list) and len(got) == 3:  # checks, seconds, timeouts
+            lsp["checks"] += int(got[0])
+            lsp["seconds"] += float(got[1])
+            lsp["timeouts"] += int(got[2])
     older = _old_session_turns(where.sessions_dir, window, recorded)
     since = None if window.since is None else dt.datetime.fromtimestamp(window.since).isoformat(" ", "seconds")
     return {
@@ -294,6 +299,7 @@ def collect(where: Locations, window: Window = Window()) -> dict[str, Any]:
         "agents": {name: dict(figures) for name, figures in sorted(agents.items())},
         "tokens": tokens,
         "cost": {"usd": round(cost, 6), "turns_without_price": unpriced},
+        "language_servers": {**lsp, "seconds": round(float(lsp["seconds"]), 3)},
     }
 
 
@@ -387,6 +393,10 @@ def render(stats: dict[str, Any]) -> str:
         top = max(turns["rounds"].values())
         for k, v in turns["rounds"].items():
             out.append(f"  {k:>3} {v:>6}  {_bar(v, top)}")
+    lsp = stats.get("language_servers") or {}
+    if lsp.get("checks"):
+        out.append(f"language servers: {_n(lsp['checks'], 'check')} after edits, {lsp['seconds']:.1f}s waited, "
+                   f"{lsp['timeouts']} timed out")
     req = stats["requests"]
     out.append(_title("Model requests"))
     out.append(f"{_n(req['count'], 'request')}, {req['failed']} failed, {_n(req['retries'], 'retry', 'retries')}")

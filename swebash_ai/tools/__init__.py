@@ -16,6 +16,7 @@ TOOL_MODULES = (
     "swebash_ai.tools.fs_write",
     "swebash_ai.tools.search",
     "swebash_ai.tools.find",
+    "swebash_ai.tools.diagnostics",
     "swebash_ai.tools.exec",
     "swebash_ai.tools.background",
     "swebash_ai.tools.web",

@@ -9,6 +9,7 @@ atomic: a temporary file in the same directory, ``fsync``, then ``os.replace`` k
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import difflib
 import os
 import stat
@@ -238,7 +239,8 @@ async def write_file(
     """Write a text file (UTF-8). Always needs the user's approval; they see the diff first.
 
     Prefer edit_file for changing part of an existing file. The result must stay under the size limit
-    (fs_max_size, 1 MiB by default). The write is atomic and keeps the file's permissions.
+    (fs_max_size, 1 MiB by default). The write is atomic and keeps the file's permissions. For code, the
+    result lists the language server's errors and warnings of the new text (or says why it could not).
 
     Args:
         path: File to write, relative to the working directory.
@@ -251,7 +253,20 @@ async def write_file(
     if isinstance(plan, ToolResult):
         return plan
     verb = {"overwrite": "Wrote", "append": "Appended to", "create": "Created"}[mode]
-    return await _commit_to(editor, ctx, path, plan, create_dirs, verb)
+    result = await _commit_to(editor, ctx, path, plan, create_dirs, verb)
+    return await _with_diagnostics(ctx, plan, result)
+
+
+async def _with_diagnostics(ctx: ToolContext, change: _Change, result: ToolResult) -> ToolResult:
+    """``result`` with the language server's diagnostics of the new text (``tools/diagnostics.py``)."""
+    if not result.ok:
+        return result
+    from swebash_ai.tools.diagnostics import after_edit
+
+    shown, data = await after_edit(ctx, change.resolved, change.new.decode("utf-8", "replace"))
+    if data is None:
+        return result
+    return dataclasses.replace(result, content=result.text + shown, metadata={**result.metadata, "diagnostics": data})
 
 
 def _line_of(text: str, offset: int) -> int:
@@ -348,7 +363,8 @@ async def edit_file(
 
     old must match the file exactly (whitespace and indentation included, no line-number prefixes)
     and exactly count times; otherwise nothing changes and the error says how many times it matched
-    and where. Include a few surrounding lines in old to make it unique.
+    and where. Include a few surrounding lines in old to make it unique. For code, the result lists the
+    language server's errors and warnings of the edited file (or says why it could not).
 
     Args:
         path: File to edit, relative to the working directory.
@@ -363,10 +379,10 @@ async def edit_file(
     result = await _commit_to(editor, ctx, path, plan, False, "Edited")
     if result.ok:
         n = plan.replaced
-        return ToolResult.success(
+        result = ToolResult.success(
             f"{result.text[:-1]}; replaced {n} occurrence{'s' * (n > 1)}.", metadata=result.metadata
         )
-    return result
+    return await _with_diagnostics(ctx, plan, result)
 
 
 async def planned_change(ctx: ToolContext, tool: str, arguments: dict[str, Any],

@@ -10,9 +10,10 @@ signature gets its schema from its model (see tools/registry.py).
 from typing import Any
 
 SOURCES: dict[str, str] = {'swebash_ai.tools.fs': 'dc7fdf1519362ce1',
- 'swebash_ai.tools.fs_write': '42a84aac3d49fb6f',
+ 'swebash_ai.tools.fs_write': '231c07ea69866238',
  'swebash_ai.tools.search': '53ce2df72fa4672d',
  'swebash_ai.tools.find': '3726a6d8de79996d',
+ 'swebash_ai.tools.diagnostics': '6bc913b8b46e1ab8',
  'swebash_ai.tools.exec': 'cc4a034454d51547',
  'swebash_ai.tools.background': '09f8ddb07c972427',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
@@ -114,8 +115,11 @@ SCHEMAS['write_file'] = {'module': 'swebash_ai.tools.fs_write',
                 '\n'
                 'Prefer edit_file for changing part of an existing file. The result must stay under the size '
                 'limit\n'
-                "(fs_max_size, 1 MiB by default). The write is atomic and keeps the file's permissions.",
- 'fingerprint': '07b0807187e2c5c3',
+                "(fs_max_size, 1 MiB by default). The write is atomic and keeps the file's permissions. For "
+                'code, the\n'
+                "result lists the language server's errors and warnings of the new text (or says why it "
+                'could not).',
+ 'fingerprint': '56cefc298e843085',
  'parameters': {'additionalProperties': False,
                 'properties': {'path': {'description': 'File to write, relative to the working directory.',
                                         'type': 'string'},
@@ -141,8 +145,10 @@ SCHEMAS['edit_file'] = {'module': 'swebash_ai.tools.fs_write',
                 'prefixes)\n'
                 'and exactly count times; otherwise nothing changes and the error says how many times it '
                 'matched\n'
-                'and where. Include a few surrounding lines in old to make it unique.',
- 'fingerprint': '131532f04873a167',
+                'and where. Include a few surrounding lines in old to make it unique. For code, the result '
+                'lists the\n'
+                "language server's errors and warnings of the edited file (or says why it could not).",
+ 'fingerprint': '2d1f2d202087b574',
  'parameters': {'additionalProperties': False,
                 'properties': {'path': {'description': 'File to edit, relative to the working directory.',
                                         'type': 'string'},
@@ -246,6 +252,25 @@ SCHEMAS['find_files'] = {'module': 'swebash_ai.tools.find',
                                                                   '(build output, node_modules...).',
                                                    'type': 'boolean'}},
                 'required': ['pattern'],
+                'type': 'object'}}
+
+SCHEMAS['diagnostics'] = {'module': 'swebash_ai.tools.diagnostics',
+ 'category': 'fs',
+ 'description': 'Language-server diagnostics (errors and warnings) of a file, or of every file checked so '
+                'far.\n'
+                '\n'
+                "Edits already report their file's diagnostics; call this to check a file you did not edit, "
+                'or to see\n'
+                "all problems found in the project so far. It changes nothing (the file's language server "
+                'starts if it\n'
+                'is not running, in the sandbox).',
+ 'fingerprint': 'ae3c197c54ac89db',
+ 'parameters': {'additionalProperties': False,
+                'properties': {'path': {'default': '',
+                                        'description': 'A file to check now (relative to the working '
+                                                       'directory); empty: every file the running language '
+                                                       'servers have reported on.',
+                                        'type': 'string'}},
                 'type': 'object'}}
 
 SCHEMAS['run_command'] = {'module': 'swebash_ai.tools.exec',

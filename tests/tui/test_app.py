@@ -282,7 +282,9 @@ def test_command_table_matches_the_issue():
     assert list(commands.SLASH_COMMANDS) == [  # the issue's commands, /ollama to accept the offer, /undo (issue 14)
         "/help", "/clear", "/new", "/model", "/ollama", "/login", "/profile", "/tools",
         "/agents",  # helper agents: docs/agents.md
-        "/rules", "/mcp", "/ps", "/theme", "/undo", "/save",  # /login: the setup screen (issue 25)
+        "/rules", "/mcp", "/ps",
+        "/diagnostics",  # language servers: docs/tools.md "Diagnostics"
+        "/theme", "/undo", "/save",  # /login: the setup screen (issue 25)
         "/sessions", "/context", "/stats", "/compact",  # memory: docs/memory.md; /stats: docs/observability.md
         "/exit",
     ]

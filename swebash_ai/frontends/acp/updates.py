@@ -30,7 +30,7 @@ Send = Callable[[Any], Awaitable[None]]
 KINDS: dict[str, schema.ToolKind] = {
     "read_file": "read", "list_dir": "read", "exists": "read", "metadata": "read",
     "find_files": "search", "search": "search",
-    "write_file": "edit", "edit_file": "edit",
+    "write_file": "edit", "edit_file": "edit", "diagnostics": "read",
     "run_command": "execute", "read_process": "execute", "stop_process": "execute",
     "web_search": "fetch", "fetch_url": "fetch",
     "update_plan": "think", "ask_user": "other",
@@ -45,6 +45,11 @@ OUTPUT_EVERY = 0.2
 
 def tool_kind(name: str) -> schema.ToolKind:
     return KINDS.get(name, "other")
+
+
+def _diagnostics(result: ToolResult) -> dict[str, Any]:
+    """An edit's language-server diagnostics as data (docs/tools.md "Diagnostics"), for the editor's raw output."""
+    return {"diagnostics": result.metadata["diagnostics"]} if "diagnostics" in result.metadata else {}
 
 
 def text_content(text: str) -> schema.ContentToolCallContent:
@@ -214,7 +219,8 @@ class TurnUpdates:
         await self.send(schema.ToolCallProgress(
             session_update="tool_call_update", tool_call_id=call_id, status="completed" if result.ok else "failed",
             content=content or None,
-            raw_output={"status": result.status, "exit_code": result.exit_code, "decided_by": decided_by}))
+            raw_output={"status": result.status, "exit_code": result.exit_code, "decided_by": decided_by,
+                        **_diagnostics(result)}))
 
     async def close_open(self, why: str) -> None:
         """Calls still open when the turn ended (cancelled, failed): each gets its final status now."""

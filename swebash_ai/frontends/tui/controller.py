@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from swebash_ai.frontends.tui import commands
 from swebash_ai.frontends.tui.provider_setup import ProviderSetup
 from swebash_ai.frontends.tui.session_switch import SessionSwitch
-from swebash_ai.frontends.tui.widgets.activity import background_note, sandbox_tag
+from swebash_ai.frontends.tui.widgets.activity import background_note, diagnostics_tag, sandbox_tag
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import AgentEvent
@@ -347,7 +347,8 @@ class Controller:
                 app.activity.output(event.call_id, event.text)
             case ev.ToolCallFinished(result=result):
                 app.activity.finish(event.call_id, event.name, result.status, result.text, result.exit_code,
-                                    result.duration, note=background_note(result), where=sandbox_tag(result))
+                                    result.duration, note=background_note(result),
+                                    where=sandbox_tag(result) or diagnostics_tag(result))
             case ev.PlanUpdated(plan=plan):
                 app.plan.show(plan)
             case ev.Usage():
@@ -427,6 +428,13 @@ class Controller:
         session = await self.ready_session()
         if session is not None:
             await ps_command(self.app, session, arg)
+
+    async def cmd_diagnostics(self, arg: str) -> None:
+        from swebash_ai.frontends.tui.processes import diagnostics_command
+
+        session = await self.ready_session()
+        if session is not None:
+            await diagnostics_command(self.app, session, arg)
 
     async def cmd_help(self, arg: str) -> None:
         from swebash_ai.frontends.tui.user_input import BUILTINS, help_rows, prompt_hints

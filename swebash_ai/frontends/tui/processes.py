@@ -1,5 +1,5 @@
-"""``/ps``: the session's background processes in the chat, stopping one by hand, and a notice when one
-exits by itself.
+"""``/ps``: the session's background processes (and language servers) in the chat, stopping one by hand, and a
+notice when one exits by itself; ``/diagnostics``.
 
 The processes live on the engine loop (``tools/background.py``); the listing reads plain rows (safe from the
 UI thread), a stop runs on the engine loop, like a turn, and an exit's notice is handed to the UI loop.
@@ -48,11 +48,23 @@ def watch_exits(app: Any, session: Session) -> None:
     session.processes.on_exit = exited
 
 
+def server_listing(session: Session) -> str:
+    """The language servers running for ``session`` (tools/diagnostics.py), one line each; "" when none."""
+    svc = session.context.services.get("lsp")
+    if svc is None or not (rows := svc.rows()):
+        return ""
+    lines = [f"{r.name}  {_age(r.seconds):>7} up, {r.busy:.1f}s waited, {r.documents} file(s)  {r.root}"
+             for r in rows]
+    return "\n".join(["Language servers (" + svc.where + "; stopped with the session or when idle):", *lines])
+
+
 async def ps_command(app: Any, session: Session, arg: str) -> None:
     """``/ps`` and ``/ps stop ID``."""
     words = arg.split()
     if not words:
-        app.chat.add_info(listing(session.processes.rows()), title="Background processes")
+        servers = server_listing(session)
+        app.chat.add_info(listing(session.processes.rows()) + (f"\n\n{servers}" if servers else ""),
+                          title="Background processes")
         return
     if words[0] != "stop" or len(words) != 2:
         app.chat.add_notice(USAGE, "warning")
@@ -74,3 +86,16 @@ async def ps_command(app: Any, session: Session, arg: str) -> None:
         app.chat.add_notice(f"{text} {c.survivors_text()}", "warning")
     else:
         app.chat.add_notice(text)
+
+
+async def diagnostics_command(app: Any, session: Session, arg: str) -> None:
+    """``/diagnostics [PATH]``: the language servers' diagnostics of a file, or of every file checked so far
+    (the ``diagnostics`` tool, run for the person; the path guard applies as for the model)."""
+    from swebash_ai.tools.diagnostics import diagnostics
+
+    call = diagnostics.invoke(session.context, diagnostics.args_model(path=arg.strip()))
+    result = (await app.engine.call(call)).with_secrets_masked()
+    if result.ok:
+        app.chat.add_info(result.text, title="Diagnostics")
+    else:
+        app.chat.add_notice(result.text, "warning")

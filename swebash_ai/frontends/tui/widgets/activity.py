@@ -94,6 +94,19 @@ def sandbox_tag(result: Any) -> str:
     return "sandbox: blocked something" if result.metadata.get("sandbox_blocked") else "sandboxed"
 
 
+def diagnostics_tag(result: Any) -> str:
+    """What the language server said of an edit, for its status line (the lines are in the entry's body)."""
+    diag = result.metadata.get("diagnostics")
+    if not isinstance(diag, dict) or diag.get("status") in (None, "none", "pending"):
+        return ""
+    if diag["status"] != "ok":
+        return "no diagnostics" if diag["status"] != "timeout" else "diagnostics timed out"
+    errors, warnings = diag.get("errors", 0), diag.get("warnings", 0)
+    if not errors and not warnings:
+        return f"{diag.get('server', 'server')}: clean"
+    return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+
+
 def state_for_status(status: str) -> str:
     """Entry state for a ``ToolResult.status``."""
     return _STATUS_TO_STATE.get(status, "failed")
