@@ -4,7 +4,8 @@ Invariants:
 - every assistant ``tool_calls`` entry is answered by a ``tool`` message with its id before the next
   assistant or user message (:meth:`Conversation.repair` restores this after a crash or a cancel);
 - trimming for a request drops whole old *turns* (a turn starts at a user message), so a tool call is never
-  separated from its result; the full history stays in memory and on disk;
+  separated from its result, and cuts the oldest tool results of a turn too long alone
+  (:mod:`~swebash_ai.agent.context_fit`); the full history stays in memory and on disk;
 - a save never overwrites a turn it has not seen: two instances of the app that resumed the same session
   each keep their turns (the second to save forks a new session, see :meth:`Conversation.save`).
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from swebash_ai.agent.context_fit import fit
 from swebash_ai.agent.image_store import ATTACHMENTS, IMAGES, ImageStore, image_cost
 from swebash_ai.providers.base import Message, ToolCall
 from swebash_ai.storage import private_files
@@ -255,9 +257,10 @@ class Conversation:
         return list(zip(starts, [*starts[1:], len(self.messages)][: len(starts)], strict=True))
 
     def for_request(self, system: str | None, budget_tokens: int) -> list[Message]:
-        """System prompt + the most recent whole turns that fit ``budget_tokens`` (the last turn always)."""
+        """System prompt + the most recent whole turns that fit ``budget_tokens``; the last turn always, its oldest
+        tool results cut when it outgrows the budget alone (:mod:`swebash_ai.agent.context_fit`)."""
         head: list[Message] = [{"role": "system", "content": system}] if system else []
-        budget = budget_tokens - sum(estimate_tokens(m) for m in head)
+        allowed = budget = budget_tokens - sum(estimate_tokens(m) for m in head)
         costs = self._token_costs()
         first = len(self.messages)
         for start, end in reversed(self._turn_bounds()):
@@ -266,8 +269,9 @@ class Conversation:
                 break
             first = start
             budget -= cost
-        return head + [self.images.wire(_for_wire(m), m[IMAGES]) if m.get(IMAGES) else _for_wire(m)
-                       for m in self.messages[first:]]
+        sent = [self.images.wire(_for_wire(m), m[IMAGES]) if m.get(IMAGES) else _for_wire(m)
+                for m in self.messages[first:]]
+        return head + (fit(sent, costs[first:], allowed) if budget < 0 else sent)
 
     @property
     def title(self) -> str:
