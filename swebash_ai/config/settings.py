@@ -82,7 +82,8 @@ class Settings(BaseModel):
     """First backoff delay in seconds; doubles on every retry (0-60)."""
 
     context_tokens: int = Field(100_000, ge=1_000)
-    """Token budget for the conversation sent to the model; older whole turns are dropped beyond it."""
+    """Token budget for the conversation sent to the model; older whole turns are dropped beyond it, and a turn
+    longer than it alone has its oldest tool results cut from the request (never from the saved session)."""
 
     tool_calling: Literal["auto", "native", "text"] = "auto"
     """How the model calls tools: ``native`` (the API's tool calls), ``text`` (tools described in the prompt and
