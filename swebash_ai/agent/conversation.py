@@ -316,9 +316,10 @@ class Conversation:
             meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title,
                     **self.meta, TITLE_RULE: "typed", "generation": generation}
             self.images.save(path.parent / ATTACHMENTS, self.messages)  # before the file that refers to them
-            lines = [json.dumps({"meta": meta}, ensure_ascii=False)]
-            lines += [json.dumps(msg, ensure_ascii=False) for msg in self.messages]
-            private_files.write_file(path, ("\n".join(lines) + "\n").encode("utf-8"))  # what the model read: 0600
+            # One line at a time: a long session is never held twice more in memory (lines, joined, encoded).
+            lines = (json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n"
+                     for obj in ({"meta": meta}, *self.messages))
+            private_files.write_file(path, lines)  # what the model read: 0600
             self._generation = generation
         return notice
 
