@@ -126,12 +126,21 @@ class Conversation:
     meta: dict[str, Any] = field(default_factory=dict)
     _costs: list[int] = field(default_factory=list, repr=False, compare=False)
     """Token estimates of ``messages[:len(_costs)]``: messages are only ever appended, so each is costed once."""
+    _sent: list[Message | None] = field(default_factory=list, repr=False, compare=False)
+    """``messages[:len(_sent)]`` as providers get them (:func:`_for_wire`; ``None`` for a message with images,
+    made each time): kept like ``_costs``, so a request of a long turn does not remake every message."""
     _generation: int | None = field(default=None, repr=False, compare=False)
     """The save counter of this session's file as this instance last read or wrote it (``None``: not on disk)."""
     _pinned_title: str = field(default="", repr=False, compare=False)
     """The title saved before a compaction replaced the first messages (see :attr:`title`)."""
     images: ImageStore = field(default_factory=ImageStore, repr=False, compare=False)
     """The bytes of the images its messages refer to (the messages hold references, see :data:`IMAGES`)."""
+
+    def _wire_forms(self) -> list[Message | None]:
+        if len(self._sent) > len(self.messages):
+            self._sent.clear()
+        self._sent.extend(None if m.get(IMAGES) else _for_wire(m) for m in self.messages[len(self._sent):])
+        return self._sent
 
     def _token_costs(self) -> list[int]:
         if len(self._costs) > len(self.messages):  # the list was replaced or cut: start over
@@ -201,17 +210,20 @@ class Conversation:
             return
         last.setdefault(NOTES, []).append(text)
         del self._costs[len(self.messages) - 1 :]  # its token estimate grew
+        del self._sent[len(self.messages) - 1 :]
 
     def truncate(self, length: int) -> None:
         """Drop every message from index ``length`` on (undo a failed attempt)."""
         del self.messages[length:]
         del self._costs[length:]
+        del self._sent[length:]
 
     def replace_head(self, cut: int, messages: Sequence[Message]) -> None:
         """Replace ``messages[:cut]`` (compaction by summary); token estimates are recomputed."""
         self._pinned_title = self.title  # the question the session began with is about to go
         self.messages[:cut] = list(messages)
         self._costs.clear()
+        self._sent.clear()
 
     # --- invariants -----------------------------------------------------------------------------------
     def unanswered_calls(self) -> list[tuple[str, str]]:
@@ -269,8 +281,9 @@ class Conversation:
                 break
             first = start
             budget -= cost
-        sent = [self.images.wire(_for_wire(m), m[IMAGES]) if m.get(IMAGES) else _for_wire(m)
-                for m in self.messages[first:]]
+        wire = self._wire_forms()
+        sent = [w if w is not None else self.images.wire(_for_wire(m), m[IMAGES])
+                for m, w in zip(self.messages[first:], wire[first:], strict=True)]
         return head + (fit(sent, costs[first:], allowed) if budget < 0 else sent)
 
     @property
