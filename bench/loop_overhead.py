@@ -4,7 +4,9 @@ A turn of N iterations, each a call of a no-op tool, against the loopback fake s
 through the fast httpx lane), compared with N bare provider requests answered the same way. The difference
 divided by N is what the loop itself costs per round trip (validation, policy, events, conversation).
 
-    python bench/loop_overhead.py [N]
+    python bench/loop_overhead.py [N] [PAIRS]
+
+The two run in turn, pair by pair; the ratio of each pair is printed (its median is the figure to quote).
 """
 
 from __future__ import annotations
@@ -85,22 +87,25 @@ async def http_run(server: FakeLLMServer, n: int) -> float:
     return time.perf_counter() - start
 
 
-async def main(n: int) -> None:
+async def main(n: int, pairs: int = 5) -> None:
     import os
 
     os.environ.setdefault("SWEBASH_AI_HOME", tempfile.mkdtemp())
     with FakeLLMServer("openai") as server:
         await http_run(server, 5)  # warm up: imports, connection pool
         loops, https = [], []
-        for _ in range(3):
+        for _ in range(pairs):
             https.append(await http_run(server, n))
             loops.append(await loop_run(server, n))
     loop_t, http_t = statistics.median(loops), statistics.median(https)
+    ratios = sorted(loop / http for loop, http in zip(loops, https, strict=True))
     print(f"iterations per turn          {n}")
     print(f"turn through the loop        {loop_t * 1000:8.1f} ms  ({loop_t / (n + 1) * 1000:.2f} ms per request)")
     print(f"same requests, HTTP only     {http_t * 1000:8.1f} ms  ({http_t / (n + 1) * 1000:.2f} ms per request)")
-    print(f"loop overhead per iteration  {(loop_t - http_t) / n * 1000:8.2f} ms  (median of 3)")
+    print(f"loop overhead per iteration  {(loop_t - http_t) / n * 1000:8.2f} ms  (median of {pairs})")
+    print(f"loop / HTTP, pair by pair    median {statistics.median(ratios):.2f}  "
+          f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f}; a loaded machine widens the range)")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 100))
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 100, int(sys.argv[2]) if len(sys.argv) > 2 else 5))

@@ -20,7 +20,8 @@ from swebash_ai.agent.events import (
     TurnFinished,
     Usage,
 )
-from swebash_ai.agent.loop import Agent, LoopLimits
+from swebash_ai.agent.limits import LoopLimits
+from swebash_ai.agent.loop import Agent
 
 __all__ = [
     "Agent",

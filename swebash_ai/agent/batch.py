@@ -4,7 +4,7 @@
 yields it (:meth:`CallBatch.offer`) and starts those the loop says may start early; when the response has
 ended, :meth:`CallBatch.run` starts the others in call order, waits for all and adds every result to the
 conversation in call order, whatever order they finished in. At most ``parallel`` run at a time, early or
-not, and calls past the turn's budget (``max_tool_calls``) are never started here.
+not, and calls past the turn's count (``max_tool_calls``, when one is set) are never started here.
 
 Why results wait for the end: the conversation needs the assistant message (with all its calls) before any
 result, and the model reads results in the order it made the calls.
@@ -128,9 +128,9 @@ class CallBatch:
             place.settled()  # refused, failed, cancelled or done: nothing later waits for it any more
             slot.give_back()
 
-    async def run(self, calls: list[ToolCall]) -> None:
+    async def run(self, calls: list[ToolCall]) -> list[ToolResult]:
         """The response ended: start the calls not started yet (in order), wait for all, and add the results to
-        the conversation in call order. Cancelled: stops them all and keeps what finished."""
+        the conversation in call order (and return them so). Cancelled: stops them all and keeps what finished."""
         self._line.streaming = False
         for _ in range(len(calls) - len(self.tasks)):
             self.tasks.append(None)
@@ -146,6 +146,7 @@ class CallBatch:
             raise
         for call, result in zip(calls, results, strict=True):
             self._conv.add_tool_result(call.id, call.name, result.for_model())
+        return results
 
     async def abandon(self, calls: list[ToolCall], text: str, *, cut: bool) -> None:
         """The stream ended early (``cut`` by an error, or cancelled) after calls started: stop them, and keep

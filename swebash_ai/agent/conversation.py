@@ -4,7 +4,8 @@ Invariants:
 - every assistant ``tool_calls`` entry is answered by a ``tool`` message with its id before the next
   assistant or user message (:meth:`Conversation.repair` restores this after a crash or a cancel);
 - trimming for a request drops whole old *turns* (a turn starts at a user message), so a tool call is never
-  separated from its result; the full history stays in memory and on disk;
+  separated from its result, and cuts the oldest tool results of a turn too long alone
+  (:mod:`~swebash_ai.agent.context_fit`); the full history stays in memory and on disk;
 - a save never overwrites a turn it has not seen: two instances of the app that resumed the same session
   each keep their turns (the second to save forks a new session, see :meth:`Conversation.save`).
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from swebash_ai.agent.context_fit import fit
 from swebash_ai.agent.image_store import ATTACHMENTS, IMAGES, ImageStore, image_cost
 from swebash_ai.providers.base import Message, ToolCall
 from swebash_ai.storage import private_files
@@ -133,12 +135,21 @@ class Conversation:
     meta: dict[str, Any] = field(default_factory=dict)
     _costs: list[int] = field(default_factory=list, repr=False, compare=False)
     """Token estimates of ``messages[:len(_costs)]``: messages are only ever appended, so each is costed once."""
+    _sent: list[Message | None] = field(default_factory=list, repr=False, compare=False)
+    """``messages[:len(_sent)]`` as providers get them (:func:`_for_wire`; ``None`` for a message with images,
+    made each time): kept like ``_costs``, so a request of a long turn does not remake every message."""
     _generation: int | None = field(default=None, repr=False, compare=False)
     """The save counter of this session's file as this instance last read or wrote it (``None``: not on disk)."""
     _pinned_title: str = field(default="", repr=False, compare=False)
     """The title saved before a compaction replaced the first messages (see :attr:`title`)."""
     images: ImageStore = field(default_factory=ImageStore, repr=False, compare=False)
     """The bytes of the images its messages refer to (the messages hold references, see :data:`IMAGES`)."""
+
+    def _wire_forms(self) -> list[Message | None]:
+        if len(self._sent) > len(self.messages):
+            self._sent.clear()
+        self._sent.extend(None if m.get(IMAGES) else _for_wire(m) for m in self.messages[len(self._sent):])
+        return self._sent
 
     def _token_costs(self) -> list[int]:
         if len(self._costs) > len(self.messages):  # the list was replaced or cut: start over
@@ -208,17 +219,20 @@ class Conversation:
             return
         last.setdefault(NOTES, []).append(text)
         del self._costs[len(self.messages) - 1 :]  # its token estimate grew
+        del self._sent[len(self.messages) - 1 :]
 
     def truncate(self, length: int) -> None:
         """Drop every message from index ``length`` on (undo a failed attempt)."""
         del self.messages[length:]
         del self._costs[length:]
+        del self._sent[length:]
 
     def replace_head(self, cut: int, messages: Sequence[Message]) -> None:
         """Replace ``messages[:cut]`` (compaction by summary); token estimates are recomputed."""
         self._pinned_title = self.title  # the question the session began with is about to go
         self.messages[:cut] = list(messages)
         self._costs.clear()
+        self._sent.clear()
 
     # --- invariants -----------------------------------------------------------------------------------
     def unanswered_calls(self) -> list[tuple[str, str]]:
@@ -264,9 +278,10 @@ class Conversation:
         return list(zip(starts, [*starts[1:], len(self.messages)][: len(starts)], strict=True))
 
     def for_request(self, system: str | None, budget_tokens: int) -> list[Message]:
-        """System prompt + the most recent whole turns that fit ``budget_tokens`` (the last turn always)."""
+        """System prompt + the most recent whole turns that fit ``budget_tokens``; the last turn always, its oldest
+        tool results cut when it outgrows the budget alone (:mod:`swebash_ai.agent.context_fit`)."""
         head: list[Message] = [{"role": "system", "content": system}] if system else []
-        budget = budget_tokens - sum(estimate_tokens(m) for m in head)
+        allowed = budget = budget_tokens - sum(estimate_tokens(m) for m in head)
         costs = self._token_costs()
         first = len(self.messages)
         for start, end in reversed(self._turn_bounds()):
@@ -275,8 +290,10 @@ class Conversation:
                 break
             first = start
             budget -= cost
-        return head + [self.images.wire(_for_wire(m), m[IMAGES]) if m.get(IMAGES) else _for_wire(m)
-                       for m in self.messages[first:]]
+        wire = self._wire_forms()
+        sent = [w if w is not None else self.images.wire(_for_wire(m), m[IMAGES])
+                for m, w in zip(self.messages[first:], wire[first:], strict=True)]
+        return head + (fit(sent, costs[first:], allowed) if budget < 0 else sent)
 
     @property
     def title(self) -> str:
@@ -321,9 +338,10 @@ class Conversation:
             meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title,
                     **self.meta, TITLE_RULE: "typed", "generation": generation}
             self.images.save(path.parent / ATTACHMENTS, self.messages)  # before the file that refers to them
-            lines = [json.dumps({"meta": meta}, ensure_ascii=False)]
-            lines += [json.dumps(msg, ensure_ascii=False) for msg in self.messages]
-            private_files.write_file(path, ("\n".join(lines) + "\n").encode("utf-8"))  # what the model read: 0600
+            # One line at a time: a long session is never held twice more in memory (lines, joined, encoded).
+            lines = (json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n"
+                     for obj in ({"meta": meta}, *self.messages))
+            private_files.write_file(path, lines)  # what the model read: 0600
             self._generation = generation
         return notice
 

@@ -174,6 +174,23 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class BudgetUsed:
+    """What the running turn has spent so far, against its bounds (after each round of tool calls): for the
+    front ends to show as the turn runs (:class:`~swebash_ai.agent.limits.Budget`)."""
+
+    requests: int
+    """Model requests made so far."""
+    tool_calls: int
+    tokens: int
+    """Prompt + completion tokens of every request so far, and of any child agent its calls ran."""
+    cost: float | None
+    """USD, when the price is known."""
+    max_requests: int
+    max_tokens: int | None = None
+    max_cost: float | None = None
+
+
+@dataclass(frozen=True)
 class ModelRequest:
     """One model request ended (its stream finished, failed or was cancelled): for statistics and telemetry."""
 
@@ -203,7 +220,10 @@ class ModelNote:
     text: str
 
 
-StopReason = Literal["answered", "max_iterations", "max_tool_calls", "cancelled"]
+StopReason = Literal["answered", "max_iterations", "max_tool_calls", "max_turn_tokens", "max_turn_cost", "loop",
+                     "cancelled"]
+"""Why a turn ended: it was answered, a bound was reached (:mod:`swebash_ai.agent.limits`), the loop detector
+stopped it (``loop``), or it was cancelled."""
 
 
 @dataclass(frozen=True)
@@ -214,6 +234,9 @@ class TurnFinished:
     """Totals for the whole turn."""
     denied: int = 0
     """Calls that needed approval and did not get it."""
+    detail: str = ""
+    """For a turn that stopped at a bound or a loop: a sentence saying what stopped it and the setting that
+    moves the bound; front ends add how to go on (their key, ``--resume``)."""
 
 
 @dataclass(frozen=True)
@@ -243,6 +266,7 @@ AgentEvent = (
     | ToolCallFinished
     | PlanUpdated
     | Usage
+    | BudgetUsed
     | ModelRequest
     | Notice
     | ModelNote

@@ -39,7 +39,6 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Coroutine
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
@@ -66,6 +65,7 @@ from swebash_ai.agent.events import (
     TurnFinished,
     Usage,
 )
+from swebash_ai.agent.limits import LIMIT_SETTINGS, Budget, LoopLimits
 from swebash_ai.agent.question_order import Place
 from swebash_ai.errors import ProviderError, SwebashError
 from swebash_ai.providers.base import (
@@ -87,20 +87,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _DONE = object()
+_NO_COUNT = 1 << 62  # the batch's cap on calls when no count is set
 
-LIMIT_SETTINGS: dict[str, str] = {"max_tool_calls": "max_tool_calls_per_turn", "max_iterations": "tools_max_iter"}
-"""The setting that raises each limit a turn can stop at (its variable: ``SWEBASH_AI_`` + the name, upper case)."""
-
-
-@dataclass(frozen=True)
-class LoopLimits:
-    max_iterations: int = 10
-    max_tool_calls: int = 10
-    parallel: int = 4
-    context_tokens: int = 100_000
-    early_tools: bool = True
-    """Start a call the policy allows as soon as it is complete in the stream, not when the response ends."""
-
+__all__ = ["LIMIT_SETTINGS", "Agent", "LoopLimits"]  # the bounds live in agent/limits.py; old imports still work
 
 class Agent:
     """Runs turns. Stateless between turns except the "allow for this session" memory."""
@@ -200,6 +189,7 @@ class _Turn:
         self.denied = 0
         self.finished_text = ""
         self._finalized = False
+        self.budget = Budget(agent.limits)
 
     def emit(self, event: AgentEvent) -> None:
         self.queue.put_nowait(event)
@@ -306,13 +296,16 @@ class _Turn:
         started = time.monotonic()
         first: float | None = None
         ok = False
+        stream = agent.provider.stream(messages, tools, tool_choice)
         try:
-            async for chunk in agent.provider.stream(messages, tools, tool_choice):
+            async for chunk in stream:
                 if first is None and isinstance(chunk, TextChunk | ToolCall):
                     first = time.monotonic() - started
                 if isinstance(chunk, TextChunk):
                     self.partial_text.append(chunk.text)
                     self.emit(TextDelta(chunk.text))
+                    if self.budget.runaway(self.partial_text):
+                        break
                 elif isinstance(chunk, ReasoningChunk):
                     self.emit(ReasoningDelta(chunk.text))
                 elif isinstance(chunk, ToolCall):
@@ -325,6 +318,8 @@ class _Turn:
                     self.cached_tokens += chunk.cached_tokens
                     if chunk.cost is not None:
                         self.cost = (self.cost or 0.0) + chunk.cost
+                    self.budget.charge(prompt_tokens=chunk.prompt_tokens, completion_tokens=chunk.completion_tokens,
+                                       cached_tokens=chunk.cached_tokens, cost=chunk.cost)
                     self.emit(Usage(chunk.prompt_tokens, chunk.completion_tokens, chunk.cost, chunk.cached_tokens))
                 elif isinstance(chunk, ProviderToolChunk):
                     # Run by the provider, its result already in the answer: shown, never run here.
@@ -333,64 +328,63 @@ class _Turn:
                     pass
             ok = True
         finally:
+            if (close := getattr(stream, "aclose", None)) is not None:
+                await close()  # a stream left early (a runaway answer) gives its connection back now
             self.emit(ModelRequest(agent.provider.model, time.monotonic() - started, len(calls), ok, first))
 
     async def _drive(self, user_message: str) -> None:
         agent = self.agent
-        limits = agent.limits
+        budget = self.budget
         self.conv.repair()  # a previous crash must not poison this turn
         self.conv.add_user(user_message, typed=True)
         self._tell_kept_note()
         agent.context.provenance.add_text(user_message)  # URLs the user wrote may be fetched unasked
         tools = agent.registry.definitions() or None
-        used = 0
-        for iteration in range(1, limits.max_iterations + 1):
-            budget = max(0, limits.max_tool_calls - used)
+        while True:
+            left = budget.calls_left()
+            cap = _NO_COUNT if left is None else left
             batch = CallBatch(self._run_call,
                               lambda call: allowed_outright(agent.registry, agent.context, call, self._early),
-                              self.conv, limits.parallel, budget, early=limits.early_tools, cancelled=_cancelled_result,
-                              approval_lock=agent.approval_lock)
+                              self.conv, agent.limits.parallel, cap, early=agent.limits.early_tools,
+                              cancelled=_cancelled_result, approval_lock=agent.approval_lock)
+            budget.charge(requests=1)
             text, calls = await self._stream(tools, batch=batch)
-            if not calls:
+            if not calls and budget.stopped is None:
                 await self._finished(text, "answered")
                 return
-            await batch.run(calls[:budget])
-            for call in calls[budget:]:
-                result = ToolResult.error(
-                    f"Not run: the limit of {limits.max_tool_calls} tool calls per turn is reached."
-                )
+            results = await batch.run(calls[:cap])
+            for call in calls[cap:]:
+                result = ToolResult.error(f"Not run: the limit of {agent.limits.max_tool_calls} tool calls per "
+                                          "turn is reached.")
                 self.emit(ToolCallStarted(call.id, call.name, _loads(call.arguments), call.name))
                 self.emit(ToolCallFinished(call.id, call.name, result, "limit"))
                 self.conv.add_tool_result(call.id, call.name, result.for_model())
-            used += min(budget, len(calls))
-            reason: StopReason | None = None
-            if len(calls) > budget or used >= limits.max_tool_calls:
-                reason = "max_tool_calls"
-            elif iteration >= limits.max_iterations:
-                reason = "max_iterations"
-            if reason is not None:
-                await self._final_answer(reason, tools)
+            budget.watch_round(text, calls, results)
+            self.emit(budget.progress())
+            if budget.requests == 1 and agent.limits.max_turn_cost is not None and budget.cost is None:
+                self.emit(Notice(f"max_turn_cost is set, but the price of {agent.provider.model} is not known: "
+                                 "the turn is bounded by its tokens, requests and the loop detector.", "warning"))
+            stop = budget.stop_reason()
+            if stop is not None:
+                reason, detail = stop
+                if reason in ("max_tool_calls", "max_iterations"):
+                    await self._final_answer(reason, detail, tools)
+                else:  # a spent budget pays for no more requests; a loop is not asked to go round once more
+                    self.emit(Notice(f"Stopped: {detail}.", "warning"))
+                    await self._finished(text, reason, detail)
                 return
-        raise AssertionError("unreachable: the loop returns at its last iteration")  # pragma: no cover
 
-    async def _final_answer(self, reason: StopReason, tools: list[dict[str, Any]] | None) -> None:
-        limits = self.agent.limits
-        why = (
-            f"the limit of {limits.max_tool_calls} tool calls per turn"
-            if reason == "max_tool_calls"
-            else f"the limit of {limits.max_iterations} tool rounds per turn"
-        )
-        self.emit(Notice(f"Stopped calling tools: {why} was reached (SWEBASH_AI_{LIMIT_SETTINGS[reason].upper()}).",
-                         "warning"))
+    async def _final_answer(self, reason: StopReason, detail: str, tools: list[dict[str, Any]] | None) -> None:
+        self.emit(Notice(f"Stopped calling tools: {detail}.", "warning"))
         note = {
             "role": "user",
-            "content": f"[swebash-ai] Tool use stopped: {why} was reached. Do not call tools. Answer now with "
+            "content": f"[swebash-ai] Tool use stopped: {detail}. Do not call tools. Answer now with "
             "what you have, and say what is left undone.",
         }
         text, calls = await self._stream(tools, "none", extra=[note])
         for call in calls:  # a model that ignores tool_choice="none" still gets every call answered
-            self.conv.add_tool_result(call.id, call.name, f"Not run: {why} was reached.")
-        await self._finished(text, reason)
+            self.conv.add_tool_result(call.id, call.name, f"Not run: {detail}.")
+        await self._finished(text, reason, detail)
 
     async def _run_call(self, call: ToolCall, place: Place | None = None) -> ToolResult:
         agent = self.agent
@@ -547,10 +541,10 @@ class _Turn:
         elif opinion.output:
             self.emit(Notice(f"{hook.describe()}: {opinion.output[:2000]}", "info"))
 
-    async def _finished(self, text: str, reason: StopReason) -> None:
+    async def _finished(self, text: str, reason: StopReason, detail: str = "") -> None:
         for hook in self.agent.gate.matching("turn_end"):
             await self._hook_notice(hook, {"event": "turn_end", "text": text, "reason": reason})
-        self.emit(TurnFinished(text, reason, self._usage(), self.denied))
+        self.emit(TurnFinished(text, reason, self._usage(), self.denied, detail))
 
     async def _approve(
         self,

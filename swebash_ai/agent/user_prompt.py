@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # a prompt without "/" or "@" needs neither module
 
 __all__ = ["PreparedPrompt", "images_refused", "prepare_prompt"]
 
-GO_ON = ("[swebash-ai] The user gives you a fresh budget of tool calls and rounds. Go on with the task where "
-         "you stopped.")
+GO_ON = ("[swebash-ai] The user gives you a fresh budget for this task. Go on with it where you stopped; if you "
+         "were repeating yourself, try another way.")
 """The message of the TUI's "go on" action after a turn stopped at a limit."""
 
 

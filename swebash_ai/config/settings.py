@@ -82,7 +82,8 @@ class Settings(BaseModel):
     """First backoff delay in seconds; doubles on every retry (0-60)."""
 
     context_tokens: int = Field(100_000, ge=1_000)
-    """Token budget for the conversation sent to the model; older whole turns are dropped beyond it."""
+    """Token budget for the conversation sent to the model; older whole turns are dropped beyond it, and a turn
+    longer than it alone has its oldest tool results cut from the request (never from the saved session)."""
 
     tool_calling: Literal["auto", "native", "text"] = "auto"
     """How the model calls tools: ``native`` (the API's tool calls), ``text`` (tools described in the prompt and
@@ -132,11 +133,35 @@ class Settings(BaseModel):
     ``plan``: read-only: writes and every command not proven read-only are refused, even with ``--yes``.
     What the policy always denies never runs in any mode. See docs/approvals.md."""
 
-    tools_max_iter: int = Field(10, ge=1, le=100)
-    """Model round trips with tool calls allowed in one turn (1-100)."""
+    # --- budgets of a turn and the loop detector (see docs/configuration.md "When a turn stops") ----------
+    tools_max_iter: int = Field(300, ge=1, le=10_000)
+    """Model requests with tool calls allowed in one turn (1-10000): a ceiling for a runaway, not a budget for
+    work (the loop detector stops a model that repeats itself). At the ceiling the model is asked for a last
+    answer without tools."""
 
-    max_tool_calls_per_turn: int = Field(10, ge=1, le=200)
-    """Tool calls allowed in one turn (1-200)."""
+    max_tool_calls_per_turn: int = Field(0, ge=0, le=100_000)
+    """Tool calls allowed in one turn; 0 (the default): no count, the other bounds apply."""
+
+    max_turn_tokens: int | None = Field(None, ge=1_000)
+    """Tokens (prompt + completion of every request, each resending the conversation) after which a turn stops,
+    checked between two requests; unset: no budget."""
+
+    max_turn_cost: float | None = Field(None, gt=0)
+    """US dollars after which a turn stops, checked between two requests, where the price of the model is known
+    (litellm's price list, or the provider's own figure); unset: no budget."""
+
+    loop_repeats: int = Field(5, ge=0, le=1_000)
+    """The loop detector: a turn stops when the model makes the same call with the same arguments this many
+    times in a row with the same result (a file that changed in between is a new result), the same call fails
+    3 times in a row, its texts go round a cycle twice this many times, or one answer keeps repeating a
+    phrase. 0 turns it off; the lowest window is 2."""
+
+    @field_validator("loop_repeats")
+    @classmethod
+    def _a_window(cls, value: int) -> int:
+        if value == 1:
+            raise PydanticCustomError("loop_repeats", "loop_repeats is 0 (off) or at least 2: 1 would stop every call")
+        return value
 
     tools_parallel: int = Field(4, ge=1, le=32)
     """Tool calls from one response that run at the same time (1-32)."""

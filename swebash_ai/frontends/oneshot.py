@@ -384,9 +384,22 @@ async def _run_turn(session: Session, question: str, renderer: Renderer, shown: 
         _show_notices(session, renderer)
 
 
+def go_on_hint(session: Session, reason: str) -> str:
+    """How to go on after a turn stopped at a bound or a loop (the turn's notice said what stopped it)."""
+    from swebash_ai.agent.limits import LIMIT_SETTINGS
+
+    name = LIMIT_SETTINGS[reason]
+    now = getattr(session.settings, name)
+    if reason == "loop":
+        return ("to go on, tell the model what to do differently: swebash-ai --resume -c '...'; to widen the "
+                f"detector, set SWEBASH_AI_{name.upper()} (now {now}; 0 turns it off) or {name} in the config file")
+    return (f"to go on with a fresh budget: swebash-ai --resume -c 'go on'; to allow more, set "
+            f"SWEBASH_AI_{name.upper()} (now {now}) or {name} in the config file")
+
+
 async def _render_turn(session: Session, events: Any, renderer: Renderer, shown: _Shown) -> int:
     from swebash_ai.agent import events as ev
-    from swebash_ai.agent.loop import LIMIT_SETTINGS
+    from swebash_ai.agent.limits import LIMIT_SETTINGS
 
     code: int = ExitCode.ERROR
     async for event in events:
@@ -412,9 +425,5 @@ async def _render_turn(session: Session, events: Any, renderer: Renderer, shown:
             if code is ExitCode.INTERRUPTED:
                 renderer.interrupted()
             elif event.reason in LIMIT_SETTINGS:
-                name = LIMIT_SETTINGS[event.reason]
-                renderer.handle(ev.Notice(
-                    f"to allow more, set SWEBASH_AI_{name.upper()} (now {getattr(session.settings, name)}) or "
-                    f"{name} in the config file; to go on with a fresh budget: swebash-ai --resume -c 'go on'"),
-                    session)
+                renderer.handle(ev.Notice(go_on_hint(session, event.reason)), session)
     return code

@@ -137,6 +137,10 @@ class PlainRenderer:
             self.status("\n".join([head, *("  " + line for line in plan.lines())]))
         elif isinstance(event, ev.Notice):
             self.status(f"swebash-ai: {event.text}")
+        elif isinstance(event, ev.BudgetUsed) and event.requests % BUDGET_EVERY == 0:
+            from swebash_ai.agent.limits import spent_line
+
+            self.status(f"swebash-ai: {spent_line(event)}")
         elif isinstance(event, ev.ModelNote):  # no one else said it: one-shot shows no exit as it happens
             self.status(f"swebash-ai: told the model: {event.text}")
         elif isinstance(event, ev.TurnFinished):
@@ -349,6 +353,10 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
         return {"type": "usage", **(usage(event) or {})}
     if isinstance(event, ev.Notice):
         return {"type": "notice", "level": event.level, "text": event.text}
+    if isinstance(event, ev.BudgetUsed):
+        return {"type": "budget", "requests": event.requests, "tool_calls": event.tool_calls, "tokens": event.tokens,
+                "cost": event.cost, "max_requests": event.max_requests, "max_tokens": event.max_tokens,
+                "max_cost": event.max_cost}
     if isinstance(event, ev.ModelNote):
         return {"type": "model_note", "text": event.text}
     if isinstance(event, ev.TurnFinished):
@@ -356,10 +364,15 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
             "type": "final",
             "text": event.text,
             "reason": event.reason,
+            **({"detail": event.detail} if event.detail else {}),
             "denied": event.denied,
             "usage": usage(event.usage),
         }
     return None
+
+
+BUDGET_EVERY = 10
+"""The plain renderer says what a turn has spent every this many model requests (``--json``: every one)."""
 
 
 def finished_code(event: Any) -> ExitCode:

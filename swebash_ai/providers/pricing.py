@@ -18,9 +18,9 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 
-@cache
 def _price_list() -> str:
-    """The text of litellm's price list ("" when litellm is not installed)."""
+    """The text of litellm's price list ("" when litellm is not installed). Read again for each model asked
+    about (:func:`_entry` keeps the answer), never kept: 3 MB a session would hold for nothing."""
     try:
         spec = importlib.util.find_spec("litellm")
     except (ImportError, ValueError):

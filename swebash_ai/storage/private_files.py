@@ -70,14 +70,15 @@ def make_dirs(path: Path) -> None:
             os.chmod(folder, DIR_MODE)  # mkdir's mode is filtered by the umask, which may be odd (0o277)
 
 
-def write_file(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, mode 0600, creating its folders 0700. This module stays free of
-    the tools package, so the TUI can use it before its first frame."""
+def write_file(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` (bytes, or pieces written one after the other: a large session is never joined in
+    memory) to ``path`` atomically, mode 0600, creating its folders 0700. This module stays free of the tools
+    package, so the TUI can use it before its first frame."""
     make_dirs(path.parent)
     replace_atomically(path, data, FILE_MODE)
 
 
-def replace_atomically(path: Path, data: bytes, mode: int, *, exclusive: bool = False) -> None:
+def replace_atomically(path: Path, data: bytes | Iterable[bytes], mode: int, *, exclusive: bool = False) -> None:
     """The one atomic write (here, and for workspace files in ``tools.atomic``): a temporary file beside
     ``path`` (created 0600), fsynced, given ``mode``, then ``os.replace`` (``os.link`` when ``exclusive``: an
     existing file is never replaced). A crash leaves the old content or the new, never half of either; the
@@ -95,7 +96,10 @@ def replace_atomically(path: Path, data: bytes, mode: int, *, exclusive: bool = 
             raise FileExistsError(f"no free temporary name beside {path}")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                if isinstance(data, bytes):
+                    f.write(data)
+                else:
+                    f.writelines(data)
                 f.flush()
                 os.fsync(f.fileno())
             if mode != FILE_MODE:

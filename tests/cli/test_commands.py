@@ -23,7 +23,7 @@ def test_config_shows_sources_and_masks_secrets(run_cli: Any, cli_env: dict[str,
     assert rows["api_base"].endswith("env SWEBASH_AI_API_BASE")
     assert rows["exec_timeout"].split()[1:] == ["60", "profile", "[profiles.work]"]
     assert rows["theme"].split()[1:] == ["light", "file"]
-    assert rows["tools_max_iter"].split()[1:] == ["10", "default"]
+    assert rows["tools_max_iter"].split()[1:] == ["300", "default"]
     assert "****" + key[-4:] in rows["api_key"]
     assert key not in res.stdout  # never the secret itself
     assert "provider:    openai/other-model via the OpenAI-compatible client" in res.stdout

@@ -87,7 +87,7 @@ def test_a_model_price_is_found_without_parsing_the_whole_list_and_agrees_with_i
                "b": {"input_cost_per_token": 2.0, "output_cost_per_token": 3.0}}
     text = json.dumps(listing, indent=4)
     text = text[:-2] + ',\n"c": {"input_cost_per_token": 4.0},\n    "b": {"input_cost_per_token": 5.0}\n}'
-    for cached in (pricing._price_list, pricing._prices, pricing._entry):
+    for cached in (pricing._prices, pricing._entry):
         cached.cache_clear()
     monkeypatch.setattr(pricing, "_price_list", lambda: text)
     try:

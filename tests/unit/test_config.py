@@ -23,7 +23,7 @@ def write_config(text: str) -> Path:
 def test_defaults() -> None:
     s = load_settings().settings
     assert (s.tools_fs, s.tools_exec, s.tools_web, s.tools_confirm) == (True, True, True, True)
-    assert (s.tools_max_iter, s.max_tool_calls_per_turn, s.fs_max_size, s.exec_timeout) == (10, 10, 1048576, 30)
+    assert (s.tools_max_iter, s.max_tool_calls_per_turn, s.fs_max_size, s.exec_timeout) == (300, 0, 1048576, 30)
     assert s.web_provider == "duckduckgo" and s.api_key is None
 
 
@@ -38,7 +38,7 @@ def test_precedence_flag_env_profile_file_default(monkeypatch: pytest.MonkeyPatc
     assert (s.exec_timeout, o["exec_timeout"]) == (44, "flag")
     assert (s.fs_max_size, o["fs_max_size"]) == (3000, "profile")
     assert (s.theme, o["theme"]) == ("light", "file")
-    assert (s.tools_max_iter, o["tools_max_iter"]) == (10, "default")
+    assert (s.tools_max_iter, o["tools_max_iter"]) == (300, "default")
     assert load_settings().settings.exec_timeout == 33  # env beats profile
     assert loaded.profile == "work" and loaded.profiles == ["work"]
 

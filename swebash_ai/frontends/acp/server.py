@@ -42,7 +42,9 @@ MODE_TEXT = {"ask": "Asks before what the policy flags",
              "plan": "Read-only: writes and commands not proven read-only are refused"}
 """Descriptions of the approval modes; a mode defined in agent/decide.py and not here is offered by its name."""
 STOP_REASONS: dict[str, schema.StopReason] = {"answered": "end_turn", "max_iterations": "max_turn_requests",
-                                              "max_tool_calls": "max_turn_requests", "cancelled": "cancelled"}
+                                              "max_tool_calls": "max_turn_requests",
+                                              "max_turn_cost": "max_turn_requests", "max_turn_tokens": "max_tokens",
+                                              "loop": "end_turn", "cancelled": "cancelled"}
 _SERVER_NAME = re.compile(r"[^A-Za-z0-9_-]")
 MCP_PROMPT_WAIT = 5.0
 """Seconds a prompt waits for MCP servers still starting; then its turn runs without their tools."""

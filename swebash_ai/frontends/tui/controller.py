@@ -328,6 +328,7 @@ class Controller:
     async def handle(self, event: AgentEvent) -> None:
         """Render one event."""
         from swebash_ai.agent import events as ev
+        from swebash_ai.agent.limits import LIMIT_SETTINGS, spent_line
 
         app = self.app
         match event:
@@ -353,6 +354,8 @@ class Controller:
                 app.plan.show(plan)
             case ev.Usage():
                 app.status.add_usage(event.prompt_tokens, event.completion_tokens, event.cost, event.cached_tokens)
+            case ev.BudgetUsed():
+                app.status.set_budget(spent_line(event))
             case ev.Notice():
                 app.chat.add_notice(event.text, event.level)
             case ev.ModelNote():
@@ -369,9 +372,10 @@ class Controller:
                 await app.chat.end_reply()
                 if reason == "cancelled":
                     app.chat.add_notice("Cancelled. The conversation is kept; ask again or go on.", "warning")
-                elif reason in ("max_tool_calls", "max_iterations"):
+                elif reason in LIMIT_SETTINGS:
                     self.can_go_on = True
-                    app.chat.add_notice("Press Ctrl+G to go on with a fresh budget of tool calls.", "warning")
+                    app.chat.add_notice("Tell the model what to do differently, or press Ctrl+G to go on." if reason
+                                        == "loop" else "Press Ctrl+G to go on with a fresh budget.", "warning")
                     app.refresh_bindings()
                 elif event.denied:
                     app.chat.add_notice(f"{event.denied} call{'' if event.denied == 1 else 's'} denied.", "info")

@@ -45,6 +45,8 @@ class StatusBar(Static):
         """The part of the prompt tokens in ``tokens`` read from the provider's prompt cache."""
         self.cost: float | None = None
         self.busy_text = ""
+        self.budget = ""
+        """What the running turn spent (``step 12 of 300 · 45.2k tokens``); cleared when it ends."""
         self._frame = 0
         self._last: Content | None = None
 
@@ -85,6 +87,12 @@ class StatusBar(Static):
             self._spinner.resume()
         else:
             self._spinner.pause()
+            self.budget = ""
+        self.render_status()
+
+    def set_budget(self, text: str) -> None:
+        """What the running turn spent so far, shown beside the spinner until the turn ends."""
+        self.budget = text
         self.render_status()
 
     def _spin(self) -> None:
@@ -97,6 +105,8 @@ class StatusBar(Static):
         pieces: list[Content | str | tuple[str, str]] = []
         if self.busy_text:
             pieces += [(f"{SPINNER[self._frame]} {self.busy_text}", "$text-accent bold"), "  "]
+            if self.budget:
+                pieces += [(self.budget, "$text-muted"), "  "]
         pieces += [
             styled(self.model or "no provider", "bold"),  # markers of invisible characters stand out
             styled(f" · profile {self.profile}" if self.profile else ""),

@@ -1,0 +1,105 @@
+"""Memory of a long TUI session, against the text it holds.
+
+The app (headless, 120x40) against the loopback server: TURNS turns, each a question, one ``read_file`` of a
+4 KB file and a Markdown answer of about 1 KB. Printed: the resident memory after the warm-up turns and at
+the end, how much it grew, and the text the conversation took on meanwhile (messages' content and call
+arguments). The goal: the growth is no more than that text.
+
+    python bench/tui_session_memory.py [--turns 300] [--warmup 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+ANSWER = "## Findings\n\n" + "The file says what the notes say, in more words. " * 20 + "\n\n- one\n- two\n"
+
+
+def _responder(server: FakeLLMServer) -> Any:
+    def respond(body: dict[str, Any]) -> Reply:
+        server.requests.clear()  # the server keeps every request otherwise: not the app's memory
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply.text(ANSWER, chunk_size=64)
+        turn = sum(1 for m in body["messages"] if m["role"] == "user")
+        return Reply.tool_calls([("read_file", {"path": f"notes{turn % 7}.txt"})])
+
+    return respond
+
+
+def _held(messages: list[dict[str, Any]]) -> int:
+    return sum(len(m.get("content") or "") + len(json.dumps(m.get("tool_calls") or "")) for m in messages)
+
+
+async def _turn(app: Any, pilot: Any, text: str) -> None:
+    answers = sum(1 for m in app.session.conversation.messages if m["role"] == "assistant" and m.get("content"))
+    app.prompt.load_text(text)
+    await pilot.press("enter")
+    deadline = time.monotonic() + 60
+    while app.busy or answers == sum(1 for m in app.session.conversation.messages
+                                     if m["role"] == "assistant" and m.get("content")):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"a turn did not end (prompt: {app.prompt.text!r})")
+        await pilot.pause(0.02)
+
+
+async def run(turns: int, warmup: int, workspace: Path) -> tuple[int, int, int, int]:
+    from swebash_ai.config.settings import load_settings
+    from swebash_ai.frontends.tui.app import SwebashApp
+
+    me = psutil.Process()
+    app = SwebashApp(load_settings(), cwd=workspace, probe_ollama=False, setup_on_start=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not app.session_ready.is_set():
+            await pilot.pause(0.05)
+        for i in range(warmup):
+            await _turn(app, pilot, f"question {i}: what do the notes say?")
+        gc.collect()
+        start, held_start = me.memory_info().rss, _held(app.session.conversation.messages)
+        for i in range(warmup, turns):
+            await _turn(app, pilot, f"question {i}: what do the notes say?")
+        gc.collect()
+        return start, me.memory_info().rss, held_start, _held(app.session.conversation.messages)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=20)
+    args = parser.parse_args()
+    with FakeLLMServer("openai") as server, tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        workspace = root / "ws"
+        workspace.mkdir()
+        for n in range(7):
+            (workspace / f"notes{n}.txt").write_text(f"notes {n}: " + "a line of notes about the project\n" * 120)
+        os.environ.update(HOME=str(root), SWEBASH_AI_HOME=str(root / ".swebash-ai"),
+                          SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
+                          SWEBASH_AI_API_KEY="sk-fake", OLLAMA_HOST="http://127.0.0.1:9")
+        server.responder = _responder(server)
+        start, end, held_start, held_end = asyncio.run(run(args.turns, args.warmup, workspace))
+        server.requests.clear()
+    mib = 1024 * 1024
+    print(f"turns                        {args.turns} (measured from turn {args.warmup})")
+    print(f"resident after the warm-up   {start / mib:7.1f} MiB")
+    print(f"resident at the end          {end / mib:7.1f} MiB")
+    print(f"growth                       {(end - start) / mib:7.1f} MiB")
+    print(f"text taken on meanwhile      {(held_end - held_start) / mib:7.1f} MiB")
+    print(f"growth / text                {(end - start) / max(1, held_end - held_start):7.2f}   (goal: <= 1)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
