@@ -135,18 +135,14 @@ class Session:
 
     def _confine_server(self, argv: list[str], cwd: Path) -> list[str]:
         """A ``sandbox = true`` MCP server's argv in the sandbox of this session's unasked commands."""
-        from swebash_ai.errors import ToolError
-        from swebash_ai.sandbox.confine import backend_setting, policy_for, with_proxy, wrap
+        from swebash_ai.sandbox.confine import confine_server
 
-        if self.settings.exec_sandbox == "none":
-            raise ToolError("it must run in the sandbox, and exec_sandbox is none")
-        policy = with_proxy(policy_for(self.context.path_policy, self.settings))
-        return wrap(policy, argv, cwd=cwd, backend=backend_setting(self.settings))
+        return confine_server(self.context.path_policy, self.settings, argv, cwd)
 
     async def aclose(self) -> list[str]:
         """End every background process, language server and MCP server process this session started (safe to
         call more than once); returns one line per background process it stopped, for the front end to show."""
-        stopped = await self.stop_background()
+        stopped = await self.processes.stop_all()
         if (lsp := self._services.pop("lsp", None)) is not None:  # tools/diagnostics.py made it
             stopped += await lsp.aclose()
         if self.mcp is not None:
@@ -161,16 +157,6 @@ class Session:
         """The background processes of this session: they outlive a turn, and end with :meth:`aclose`."""
         svc: ProcessService = self.context.processes
         return svc
-
-    async def stop_background(self) -> list[str]:
-        """Stop every background process still running; one line per process stopped (and what survived)."""
-        lines = []
-        for proc in await self.processes.aclose():
-            line = f"stopped background process {proc.id} at the end of the session: $ {proc.command}"
-            if proc.containment is not None and not proc.containment.complete:
-                line += f" ({proc.containment.survivors_text()})"
-            lines.append(line)
-        return lines
 
     def take_processes(self, old: Session) -> None:
         """Adopt ``old``'s background processes (the TUI switched model or profile: the session goes on)."""

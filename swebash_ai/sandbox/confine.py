@@ -105,6 +105,16 @@ _BLOCKED = (
 )
 
 
+def confine_server(paths: PathPolicy, settings: Settings, argv: Sequence[str], cwd: Path) -> list[str]:
+    """A long-lived server's argv (an MCP server with ``sandbox = true``) in the sandbox of the session's unasked
+    commands, its network through the proxy; refused when ``exec_sandbox`` is ``none``."""
+    from swebash_ai.errors import ToolError
+
+    if settings.exec_sandbox == "none":
+        raise ToolError("it must run in the sandbox, and exec_sandbox is none")
+    return wrap(with_proxy(policy_for(paths, settings)), argv, cwd=cwd, backend=backend_setting(settings))
+
+
 def blocked_note(stderr: str, backend: str, exit_code: int | None) -> str | None:
     """A short note when a failed command's stderr shows a refusal the sandbox would cause, else ``None``."""
     if exit_code == 0 or not stderr:

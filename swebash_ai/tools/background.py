@@ -346,6 +346,17 @@ class ProcessService:
         await asyncio.gather(*(p.stop("the end of the session") for p in live), return_exceptions=True)
         return live
 
+    async def stop_all(self) -> list[str]:
+        """Stop every process still running (the session ends): one line per process stopped, naming what
+        survived it, for the front end to show."""
+        lines = []
+        for proc in await self.aclose():
+            line = f"stopped background process {proc.id} at the end of the session: $ {proc.command}"
+            if proc.containment is not None and not proc.containment.complete:
+                line += f" ({proc.containment.survivors_text()})"
+            lines.append(line)
+        return lines
+
     def take_exits(self) -> list[BackgroundProcess]:
         """The processes that exited by themselves since the last call, which no result the model read has
         shown ended yet (each is returned once)."""
