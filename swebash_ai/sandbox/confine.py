@@ -11,6 +11,7 @@ Contract:
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tempfile
 from collections.abc import Sequence
@@ -108,10 +109,12 @@ _BLOCKED = (
 def confine_server(paths: PathPolicy, settings: Settings, argv: Sequence[str], cwd: Path) -> list[str]:
     """A long-lived server's argv (an MCP server with ``sandbox = true``) in the sandbox of the session's unasked
     commands, its network through the proxy; refused when ``exec_sandbox`` is ``none``."""
-    from swebash_ai.errors import ToolError
-
     if settings.exec_sandbox == "none":
         raise ToolError("it must run in the sandbox, and exec_sandbox is none")
+    # The server's own files (its program, the script it is given) are shown read-only, folder by folder: the
+    # view holds nothing else of the disk outside the system and the workspace (never the home folder whole).
+    own = [str(Path(a).parent) for a in argv if os.path.isabs(a) and os.path.isfile(a)]
+    settings = settings.model_copy(update={"sandbox_read": [*settings.sandbox_read, *own]})
     return wrap(with_proxy(policy_for(paths, settings)), argv, cwd=cwd, backend=backend_setting(settings))
 
 

@@ -166,6 +166,9 @@ def _expand(raw: str | Path, home: Path) -> Path | None:
     return Path(os.path.realpath(text)) if os.path.isabs(text) else None
 
 
+_OWN_PACKAGE = Path(os.path.realpath(Path(__file__).parent.parent))
+"""The ``swebash_ai`` package folder."""
+
 _CACHE_SECONDS = 5.0
 _cache: dict[tuple[object, ...], tuple[float, list[Shown]]] = {}
 
@@ -221,6 +224,9 @@ def _shown(home: Path, read: Sequence[str | Path], write: Sequence[str | Path], 
         extra.append((venv, "a folder on PATH"))
     for prefix in {sys.prefix, sys.base_prefix}:
         extra.append((Path(os.path.realpath(prefix)), "swebash-ai's own Python (the relay, the Landlock launcher)"))
+    # swebash-ai's own package, wherever it is installed (an editable install's checkout lies outside the
+    # environment): the servers it starts of its own code import it. The package folder only, never its parent.
+    extra.append((_OWN_PACKAGE, "swebash-ai's own code (servers it starts of its own import it)"))
     shown_now = [s.path for s in out]
     for p, why in extra:
         if fits(p) and not _under(p, shown_now) and not _under(p, workspace):

@@ -70,7 +70,8 @@ def test_json_events_parse_and_pair_up(llm_env: FakeLLMServer, run_cli: Any) -> 
     assert res.returncode == 0, res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines()]
     types = [e["type"] for e in events]
-    assert set(types) <= {"text", "tool_call", "approval", "tool_output", "tool_result", "usage", "notice", "final"}
+    assert set(types) <= {"text", "tool_call", "approval", "tool_output", "tool_result", "usage", "notice", "budget",
+                          "final"}
     calls = {e["id"]: e for e in events if e["type"] == "tool_call"}
     results = {e["id"]: e for e in events if e["type"] == "tool_result"}
     assert set(calls) == set(results) == {"call_a", "call_b"}
