@@ -60,6 +60,7 @@ def render(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, bwrap: str)
     out += ["--dev", "/dev", "--proc", "/proc"]
     if policy.private_tmp:
         out += ["--tmpfs", "/tmp"]  # noqa: S108 - a fresh tmpfs, not a shared temporary file
+        out += _tmp_view(policy)  # a virtual environment under /tmp (as CI makes one) stays reachable
     home = policy.empty_home
     if home is not None:  # an empty home, then what the view shows of it
         out += ["--tmpfs", str(home)]
@@ -96,6 +97,8 @@ def _view(policy: SandboxPolicy) -> list[str]:
     for s in policy.view or ():
         if home is not None and s.path.is_relative_to(home):
             continue  # after home's tmpfs
+        if policy.private_tmp and s.path.is_relative_to(_TMP):
+            continue  # after the private /tmp
         target = os.readlink(s.path) if s.path.parent == Path("/") and os.path.islink(s.path) else None
         if target is not None and not os.path.isabs(target):
             out += ["--symlink", target, str(s.path)]
@@ -105,6 +108,20 @@ def _view(policy: SandboxPolicy) -> list[str]:
         resolv = os.path.realpath("/etc/resolv.conf")
         if resolv.startswith("/run/") and os.path.isfile(resolv):
             out += ["--ro-bind", resolv, resolv]
+    return out
+
+
+_TMP = Path("/tmp")  # noqa: S108 - the mount point of the private /tmp, not a temporary file
+
+
+def _tmp_view(policy: SandboxPolicy) -> list[str]:
+    """The view's folders under ``/tmp`` (a virtual environment made there, a tool on ``PATH``), bound after the
+    private ``/tmp`` is mounted: bound before it, the fresh tmpfs would hide them."""
+    home = policy.empty_home
+    out: list[str] = []
+    for s in policy.view or ():
+        if s.path.is_relative_to(_TMP) and not (home is not None and s.path.is_relative_to(home)):
+            out += _bind(s.mode, s.path)
     return out
 
 

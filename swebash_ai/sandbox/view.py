@@ -159,6 +159,20 @@ def _under(p: Path, roots: Iterable[Path]) -> bool:
     return any(within(p, r) for r in roots)
 
 
+def _toolchain_root(folder: Path) -> Path:
+    """A folder on ``PATH`` inside a toolchain the home table names (``/root/.pyenv/shims`` with another
+    ``HOME``): the toolchain's whole root, read-only, as the table shows it under home (a pyenv shim runs
+    ``.pyenv/libexec/pyenv``). Any other folder: itself."""
+    text = folder.as_posix()
+    for rel, mode, _why in HOME_TOOLCHAINS:
+        if mode != "ro":
+            continue
+        at = text.find("/" + rel + "/")
+        if at > 0 and not text.endswith("/" + rel):
+            return Path(text[: at + 1 + len(rel)])
+    return folder
+
+
 def _expand(raw: str | Path, home: Path) -> Path | None:
     text = str(raw).strip()
     if text.startswith("~"):
@@ -221,7 +235,7 @@ def _shown(home: Path, read: Sequence[str | Path], write: Sequence[str | Path], 
         if folder is None or not os.path.isdir(folder) or _under(folder, system) or _under(folder, [home]):
             continue
         venv = folder.parent if (folder.parent / "pyvenv.cfg").exists() else folder
-        extra.append((venv, "a folder on PATH"))
+        extra.append((_toolchain_root(venv), "a folder on PATH"))
     for prefix in {sys.prefix, sys.base_prefix}:
         extra.append((Path(os.path.realpath(prefix)), "swebash-ai's own Python (the relay, the Landlock launcher)"))
     # swebash-ai's own package, wherever it is installed (an editable install's checkout lies outside the

@@ -219,3 +219,27 @@ async def test_landlock_refuses_a_service_socket_on_the_host(box: tuple[Path, Pa
         res = await _run(ws, home, f"python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
                          f"s.connect(\"{runtime}/bus\"); print(\"REACHED\")'", backend="landlock")
     assert "REACHED" not in res.stdout and res.exit_code != 0 and "Permission denied" in res.stderr
+
+
+async def test_a_tool_folder_under_tmp_on_path_runs_in_the_sandbox(box: tuple[Path, Path],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A virtual environment made under /tmp (as CI and `mktemp -d` make one) is on PATH: the sandbox's own /tmp
+    must not hide it, or `python3` silently falls through to another one further down PATH."""
+    ws, home = box
+    venv = Path(tempfile.mkdtemp(prefix="sbx-venv-", dir="/tmp"))  # noqa: S108 - the place under test
+    try:
+        (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (venv / "bin").mkdir()
+        tool = venv / "bin" / "tool-under-tmp"
+        tool.write_text("#!/bin/sh\necho from-the-venv\n")
+        tool.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{venv / 'bin'}:{os.environ['PATH']}")
+        scratch = f"scratch-{venv.name}"
+        result = await _run(ws, home, f"tool-under-tmp && touch /tmp/{scratch} && ls /tmp")
+        assert result.exit_code == 0, result.stderr
+        assert "from-the-venv" in result.stdout
+        assert scratch in result.stdout and not (Path("/tmp") / scratch).exists()  # /tmp is still private
+        denied = await _run(ws, home, f"touch {venv / 'bin' / 'x'}")
+        assert denied.exit_code != 0 and not (venv / "bin" / "x").exists()  # shown read-only
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import time
@@ -169,3 +170,37 @@ def test_a_large_workspace_costs_a_stat_per_folder_after_the_first_walk(tmp_path
     second = time.perf_counter() - started
     assert not cut and secret == again == [ws / "pkg7" / "src" / ".env"]
     assert second < first
+
+
+def test_a_path_folder_inside_a_toolchain_shows_the_toolchain_root(tmp_path: Path, tree: tuple[Path, Path]) -> None:
+    """Another HOME (a test's, a sudo's) with the real pyenv's shims on PATH: a shim runs pyenv's libexec, so the
+    whole toolchain root is shown, read-only; a plain folder stays itself."""
+    home, ws = tree
+    other = tmp_path / "realhome"
+    (other / ".pyenv" / "shims").mkdir(parents=True)
+    (other / ".pyenv" / "libexec").mkdir()
+    (other / ".cargo" / "bin").mkdir(parents=True)
+    plain = tmp_path / "opt" / "bin"
+    plain.mkdir(parents=True)
+    view = {v.path: v.mode for v in shown(home, path_env=f"{other / '.pyenv' / 'shims'}:{other / '.cargo' / 'bin'}:"
+                                                         f"{plain}", workspace=[ws])}
+    assert view[(other / ".pyenv").resolve()] == "ro" and (other / ".pyenv" / "shims").resolve() not in view
+    assert view[(other / ".cargo" / "bin").resolve()] == "ro" and (other / ".cargo").resolve() not in view
+    assert view[plain.resolve()] == "ro"
+
+
+def test_a_view_folder_under_tmp_is_bound_after_the_private_tmp(tmp_path: Path, tree: tuple[Path, Path]) -> None:
+    home, ws = tree
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    policy = build_policy(PathPolicy(roots=[ws], home=home))
+    policy = dataclasses.replace(policy, view=(*(policy.view or ()), *shown(home, path_env=str(venv / "bin"),
+                                                                             workspace=[ws])))
+    argv = bwrap.render(policy, ["true"], cwd=ws, bwrap="bwrap")
+    if str(venv.resolve()).startswith("/tmp/") and policy.private_tmp:
+        at = [i for i, a in enumerate(argv) if a == str(venv.resolve())]
+        tmpfs = [i for i in range(len(argv) - 1) if argv[i] == "--tmpfs" and argv[i + 1] == "/tmp"]
+        assert at and tmpfs and min(at) > tmpfs[0]
+    else:
+        pytest.skip("the temporary folder is not under /tmp here")
