@@ -226,7 +226,7 @@ async def test_a_tool_folder_under_tmp_on_path_runs_in_the_sandbox(box: tuple[Pa
     """A virtual environment made under /tmp (as CI and `mktemp -d` make one) is on PATH: the sandbox's own /tmp
     must not hide it, or `python3` silently falls through to another one further down PATH."""
     ws, home = box
-    venv = Path(tempfile.mkdtemp(prefix="sbx-venv-", dir="/tmp"))  # noqa: S108 - the place under test
+    venv = Path(tempfile.mkdtemp(prefix="sbx-venv-", dir="/tmp"))
     try:
         (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
         (venv / "bin").mkdir()
