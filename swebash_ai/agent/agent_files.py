@@ -25,7 +25,7 @@ from swebash_ai.config.agents import BUILTIN_AGENTS, AgentSpec, Scope, parse_age
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.unasked import DEFAULT_MAX_BYTES, UnaskedRefusal, read_unasked
 
-__all__ = ["Agents", "agent_dirs", "load_agents"]
+__all__ = ["Agents", "agent_dirs", "load_agents", "project_agent_files"]
 
 MAX_FILES = 100
 """Files read per folder; a folder with more is cut (and says so)."""
@@ -83,6 +83,13 @@ def load_agents(cwd: Path, config_dir: Path, policy: PathPolicy, *, project_trus
                 spec = replace(spec, in_force=False)
             found[spec.name] = spec
     return Agents(found, tuple(notices))
+
+
+def project_agent_files(cwd: Path) -> list[tuple[Path, Path]]:
+    """(file, the folder it must stay in) for every project agent file :func:`load_agents` would read: what
+    trusting the project covers (agent/project.py), so a file changed or added after the trust asks again."""
+    return [(path, within) for folder, scope, within in agent_dirs(cwd, Path("/nonexistent"))
+            if scope == "project" and within is not None for path in _entries(folder, [])]
 
 
 def _entries(folder: Path, notices: list[str]) -> list[Path]:

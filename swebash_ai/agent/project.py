@@ -9,7 +9,9 @@ Contract:
     (:meth:`~swebash_ai.config.hooks.Hook.file_words`: ``./.swebash-ai/hooks/check.sh``, the
     ``scripts/x.py`` of ``python scripts/x.py``) or runs without naming them
     (:func:`~swebash_ai.agent.hook_files.indirect_files`: a bare ``eslint`` found in ``./node_modules/.bin``
-    on ``PATH``, the module files of ``python -m tools.check``), so a change to any of them asks again.
+    on ``PATH``, the module files of ``python -m tools.check``), so a change to any of them asks again. It
+    covers the project's agent files too (``.swebash-ai/agents/*.md``, ``.claude/agents``, ``.opencode``'s):
+    trusting the project puts them in force, so one changed, added or removed afterwards asks again.
 
     What the hash covers, per word: a file inside the project, its bytes; a word naming nothing yet, that
     it is absent (a file appearing there later asks again); a directory or a file outside the project
@@ -160,6 +162,9 @@ def load_project(
     except (tomllib.TOMLDecodeError, ConfigError) as exc:
         return ProjectRules(path, digest, problem=f"{path} was left out: {exc}")
     covered, unverified = _cover(root, policy, hooks, os.environ if environ is None else environ)
+    agents, agents_unverified = _cover_agents(root, policy)
+    covered += agents
+    unverified = unverified or agents_unverified
     if covered:
         digest = _digest(digest, covered)
     key = str(got.resolved)
@@ -208,6 +213,26 @@ def _cover(root: Path, policy: PathPolicy, hooks: Sequence[Hook],
             if not state.startswith("sha256:"):
                 return tuple(out), f"{word}: {state}"
             out.append(Covered(word, resolved, state, via))
+    return tuple(out), ""
+
+
+def _cover_agents(root: Path, policy: PathPolicy) -> tuple[tuple[Covered, ...], str]:
+    """Every project agent file (agent/agent_files.py reads them; trusting the project puts them in force),
+    hashed whole: an agent's prompt, tools and model are what a child runs with, as a hook's script is what a
+    hook runs. A file added, changed or removed after the trust asks again. None: nothing is added (a project
+    trusted before agents existed keeps its record)."""
+    from swebash_ai.agent.agent_files import project_agent_files
+
+    out: list[Covered] = []
+    for path, top in project_agent_files(root):
+        word = _shown(path, Path(os.path.realpath(top)))
+        resolved = Path(os.path.realpath(path))
+        if not resolved.is_relative_to(Path(os.path.realpath(top))):
+            return tuple(out), f"{word}: leads outside the project"
+        state = _hash(resolved, policy)
+        if not state.startswith("sha256:"):
+            return tuple(out), f"{word}: {state}"
+        out.append(Covered(word, resolved, state, "an agent file"))
     return tuple(out), ""
 
 
