@@ -19,14 +19,23 @@ log = logging.getLogger(__name__)
 
 
 class AuditLog:
-    def __init__(self, path: Path, session_id: str = "") -> None:
+    def __init__(self, path: Path, session_id: str = "", fixed: dict[str, str] | None = None) -> None:
         self.path = path
         self.session_id = session_id
+        self.fixed = dict(fixed or {})
+        """Fields every line of this log carries (a child agent's ``agent`` and ``task_call``)."""
+
+    def for_child(self, agent: str, task_call: str) -> AuditLog:
+        """The same log, each line naming the child agent that made the call and the parent's ``task`` call it
+        runs under (a nested child: ``TASK/CALL``), so a line can be traced to who asked for it."""
+        under = f"{self.fixed['task_call']}/{task_call}" if "task_call" in self.fixed else task_call
+        return AuditLog(self.path, self.session_id, {**self.fixed, "agent": agent, "task_call": under})
 
     def record(self, **fields: Any) -> None:
         from swebash_ai.safety.redact import redact  # with the first tool call: an answer alone records nothing
 
-        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "session": self.session_id, **redact(fields)}
+        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "session": self.session_id, **self.fixed,
+                 **redact(fields)}
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
         try:
             with private_files.open_append(self.path) as fh:

@@ -236,7 +236,8 @@ class Delegation:
                   "report of what you found or did. It is all the main assistant gets back."
                   + (f"\n\n{spec.prompt}" if spec.prompt else ""))
         child = Agent(provider, ToolRegistry(tools), context, _AgentAsks(parent.approver, spec.name, under),
-                      limits=LoopLimits(**limits), confirm=parent.confirm, system_prompt=system, audit=parent.audit,
+                      limits=LoopLimits(**limits), confirm=parent.confirm, system_prompt=system,
+                      audit=parent.audit.for_child(spec.name, under) if parent.audit is not None else None,
                       session_approvals=parent.session_approvals, gate=gate)
         child.approval_lock = parent.approval_lock  # one question on screen at a time, parent and children
         if nested:

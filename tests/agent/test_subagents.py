@@ -321,6 +321,23 @@ async def test_a_project_agent_waits_for_trust(llm_env: FakeLLMServer, workspace
     assert all(CHILD not in r["body"]["messages"][0]["content"] for r in llm_env.requests)  # no child started
 
 
+async def test_a_childs_audit_lines_name_the_agent_and_the_task_call(llm_env: FakeLLMServer,
+                                                                     workspace: Path) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    llm_env.responder = Script(
+        [Reply.tool_calls([("read_file", {"path": "a.txt"}, "own"), task("look", "explore", call_id="t1")]),
+         Reply.text("ok")],
+        {"look": [Reply.tool_calls([("read_file", {"path": "a.txt"}, "inner")]), Reply.text("alpha")]})
+    s = session()
+    await run(s)
+    assert s.agent.audit is not None
+    lines = [json.loads(line) for line in s.agent.audit.path.read_text().splitlines()]
+    by_call = {line["call_id"]: line for line in lines if line.get("tool") == "read_file"}
+    assert by_call["inner"]["agent"] == "explore" and by_call["inner"]["task_call"] == "t1"
+    assert "agent" not in by_call["own"] and "task_call" not in by_call["own"]  # the parent's own call
+    assert "agent" not in by_call.get("t1", {})
+
+
 def test_an_agent_file_changed_or_added_after_the_trust_asks_again(llm_env: FakeLLMServer, workspace: Path) -> None:
     (workspace / ".swebash-ai" / "agents").mkdir(parents=True)
     (workspace / ".swebash-ai" / "rules.toml").write_text('[[rules]]\nprefix = ["make"]\n'
