@@ -465,6 +465,28 @@ def progress_line(nested: SubagentEvent) -> tuple[str, str, AgentEvent]:
     return nested.call_id, line, event
 
 
+def transcript_lines(record: dict[str, Any], summary: Callable[[str, str], str],
+                     status_of: Callable[[str], str]) -> str:
+    """The progress lines :func:`progress_line` showed live for a kept child transcript (a resumed session):
+    ``summary(name, arguments)`` is the ``▸`` line of a call, ``status_of(text)`` a result's status."""
+    who = f"[{record.get('agent', '?')}]"
+    names: dict[str, str] = {}
+    lines: list[str] = []
+    for msg in transcript_messages(record):
+        if msg.get("role") == "assistant":
+            for call in msg.get("tool_calls") or ():
+                fn = call.get("function") or {}
+                name = str(fn.get("name", "?"))
+                names[str(call.get("id", ""))] = name
+                lines.append(f"{who} ▸ {summary(name, str(fn.get('arguments', '')))}\n")
+        elif msg.get("role") == "tool":
+            content = msg.get("content")
+            status = status_of(content if isinstance(content, str) else str(content))
+            name = names.get(str(msg.get("tool_call_id", "")), str(msg.get("name", "?")))
+            lines.append(f"{who} {_MARKS.get(status, '✗')} {name}: {status}\n")
+    return "".join(lines)
+
+
 _AGENT_MENTION = re.compile(r"(?:^|(?<=[\s(\[{]))@([a-z0-9][a-z0-9_-]{0,63})(?![\w./-])")
 
 

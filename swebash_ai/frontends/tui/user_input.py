@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from swebash_ai.agent.conversation import BROKE_OFF, NOTES, STOPPED, UNSAID, is_note_only, user_run, why_incomplete
 from swebash_ai.frontends.tui import commands
@@ -139,6 +139,8 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
 
     chat = app.chat
     calls: dict[str, ToolRecord] = {}  # shown at once at the end: most stay records (see ActivityPane)
+    kept = session.conversation.meta.get("subagents")
+    children: dict[str, Any] = kept if isinstance(kept, dict) else {}  # helpers' transcripts, by task call
     with chat.resuming():  # only the newest chapters are mounted for the first frame
         for msg in session.conversation.messages:
             role, content = msg.get("role"), msg.get("content")
@@ -170,6 +172,10 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
                 call_id, name = str(msg.get("tool_call_id", "")), str(msg.get("name", "?"))
                 record = calls.setdefault(call_id, ToolRecord(call_id, name, name, {}))
                 record.finish(status, text, None, None)  # the session keeps no duration
+                if isinstance(kept := children.get(call_id), dict):  # a helper's group, as it was drawn live
+                    from swebash_ai.agent.subagents import transcript_lines
+
+                    record.output = transcript_lines(kept, lambda n, a: _summary(session, n, a), _status_of) or text
     app.activity.load_history(calls.values())
     from swebash_ai.tools.plan import Plan
 
