@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
-import contextlib
 import os
 import shutil
 import socket
@@ -29,6 +28,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from swebash_ai.sandbox.relay import pipe
 
 __all__ = ["RELAY_PORT", "Proxy", "shared"]
 
@@ -48,23 +49,11 @@ def _split_host_port(target: str, default: int) -> tuple[str, int]:
     return host.strip("[]").lower().rstrip("."), int(port)
 
 
-def _pipe(a: socket.socket, b: socket.socket) -> None:
-    """Copy ``a`` to ``b`` until ``a`` ends; then tell ``b`` nothing more comes."""
-    try:
-        while data := a.recv(65_536):
-            b.sendall(data)
-    except OSError:
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            b.shutdown(socket.SHUT_WR)
-
-
 def splice(a: socket.socket, b: socket.socket) -> None:
     """Copy both ways until both sides have ended (one direction in a thread of its own)."""
-    other = threading.Thread(target=_pipe, args=(b, a), daemon=True)
+    other = threading.Thread(target=pipe, args=(b, a), daemon=True)
     other.start()
-    _pipe(a, b)
+    pipe(a, b)
     other.join(_IDLE_TIMEOUT)
 
 

@@ -19,7 +19,8 @@ import threading
 _VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
 
 
-def _pipe(a: socket.socket, b: socket.socket) -> None:
+def pipe(a: socket.socket, b: socket.socket) -> None:
+    """Copy ``a`` to ``b`` until ``a`` ends; then tell ``b`` nothing more comes (the proxy outside uses it too)."""
     try:
         while data := a.recv(65_536):
             b.sendall(data)
@@ -37,9 +38,9 @@ def _carry(conn: socket.socket, path: str) -> None:
     except OSError:
         conn.close()
         return
-    back = threading.Thread(target=_pipe, args=(out, conn), daemon=True)
+    back = threading.Thread(target=pipe, args=(out, conn), daemon=True)
     back.start()
-    _pipe(conn, out)
+    pipe(conn, out)
     back.join()
     conn.close()
     out.close()
