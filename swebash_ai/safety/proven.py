@@ -64,6 +64,10 @@ PROJECT_LAUNCHERS = frozenset(("npx", "bunx", "npm", "pnpm", "yarn", "uv", "poet
 _PLAIN_EXPANSION = re.compile(
     r"\$\{#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?:[0-9]+|@|\*)\])?"
     r"(?:\}|(?::?[-=+?]|##?|%%?|//?|\^\^?|,,?)[^}]*\})")
+#: The operators of ``[[ ]]`` that evaluate their operand's value as arithmetic or a subscript, which runs any
+#: ``$(...)`` inside it (``x='a[$(touch M)]'; [[ $x -eq 1 ]]``). ``[``/``test`` split a computed word into
+#: operators of its own, so there no computed word is proven.
+_EVALUATING = frozenset(("-v", "-R", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"))
 _FD_PATH = re.compile(r"^/(?:proc/[^/]+/fd|dev/fd)/|^/dev/std(?:in|out|err)$")
 
 
@@ -110,6 +114,12 @@ def unproven(command: str, cwd: str | None = None, covered: Callable[[Sequence[s
         exact = run.exact[1:] if len(run.exact) == len(run.argv) else (False,) * len(args)
         if name not in INERT:
             computed = [a for a, e in zip(args, exact, strict=True) if not e]
+            if computed and name == "[[":  # [[ parses its operators first: a value stays a string, but for these
+                evaluating = sorted(_EVALUATING & {a for a, e in zip(args, exact, strict=True) if e})
+                if evaluating:
+                    why.append(f"[[ {evaluating[0]} evaluates {computed[0] or 'a computed word'} as arithmetic or a "
+                               "subscript, which can run commands")
+                continue
             if computed:
                 why.append(f"{name} is given a word the shell computes ({computed[0]}), which could be an option "
                            f"that runs a program")

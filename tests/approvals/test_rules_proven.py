@@ -74,6 +74,7 @@ CORPUS: tuple[tuple[str, str], ...] = (
     ("subscript", "x='a[$(touch @A@)]'; echo $((x))"),
     ("subscript", "declare -a a; test -v 'a[$(touch @A@)]'"),
     ("subscript", "x='a[$(touch @A@)]'; [[ $x -eq 0 ]]"),
+    ("subscript", "x='a[$(touch @A@)]'; [[ -v $x ]]"),
     ("subscript", "let 'x=a[$(touch @A@)]'"),
     ("subscript", "read 'a[$(touch @A@)]' <<< x"),
     ("subscript", "declare -n r='a[$(touch @A@)]'; r=1"),

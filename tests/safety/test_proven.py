@@ -29,6 +29,9 @@ from tests.safety.everyday import build_workspace, load_commands
     "find docs -name '*.md' -exec wc -l {} +", "timeout 5 env LANG=C sort data.csv", "bash -c 'ls; pwd'",
     "set -euo pipefail; ls", "cd src && ls", "tar -xzf dist.tgz", "chmod -x run.sh", "less -N README.md",
     "npm ls --depth 0", "NODE_ENV=test echo ok", "/usr/bin/ls",
+    # [[ ]] parses its operators before expanding: a computed value is a string to these operators
+    "[[ -n $x ]] && echo y", "[[ -z ${name} ]] || ls", "[[ $x == main ]] && git status", "[[ -f $f ]] && cat $f",
+    "[[ $branch =~ ^feat/ ]] && echo feature", "for f in *.md; do [[ -s $f ]] && wc -l \"$f\"; done",
 ])
 def test_proven(command: str, tmp_path: Path) -> None:
     assert unproven(command, str(tmp_path)) == []
@@ -72,7 +75,11 @@ def test_proven(command: str, tmp_path: Path) -> None:
     ("echo $((a[$(touch M)]))", "arithmetic"),
     ("i='x[$(touch M)]'; echo ${a[$i]}", "bash evaluates part of it"),
     ("test -v 'a[$(touch M)]'", "test"),
-    ("[[ $x -eq 0 ]]", "[["),
+    ("[[ $x -eq 0 ]]", "[[ -eq evaluates $x"),
+    ("[[ -v $x ]]", "[[ -v evaluates $x"),
+    ("[[ -n $y && $x -lt 2 ]]", "[[ -lt evaluates"),
+    ("[ -n $x ]", "[ is given a word the shell computes"),  # [ splits $x: its value can bring -v
+    ("test -n \"$x\"", "test is given a word the shell computes"),
     ("let 'x=a[$(touch M)]'", "let is not in the table"),
     ("read 'a[$(touch M)]' <<< x", "read"),
     ("declare -n r='a[$(touch M)]'; echo $r", "declare -n"),
