@@ -251,7 +251,11 @@ async def run_command(
         "sandbox": "none" if confinement is None else _backend_used(backend),
     }
     if res.sandbox_note:
+        from swebash_ai.sandbox.confine import refusals
+
         metadata["sandbox_blocked"] = res.sandbox_note
+        metadata["sandbox_refused"] = [{"operation": r.operation, "path": r.path}
+                                       for r in refusals(res.stderr + res.stdout[-2000:], str(workdir))]
     text = res.render()
     if confinement is not None and confinement.private_tmp and _TMP_WORD.search(command):
         text += ("\n(sandbox: /tmp here is the sandbox's own: what the command wrote there is gone now; write to the "
