@@ -159,7 +159,7 @@ def _where(agent: Approving, tool: str, arguments: dict[str, Any], verdict: Verd
         cwd = str(agent.context.cwd)
         if isinstance(arguments.get("cwd"), str):
             cwd = os.path.normpath(os.path.join(cwd, os.path.expanduser(arguments["cwd"])))
-        effects = tuple(foresee(str(arguments.get("command", "")), cwd, policy,
+        effects = tuple(foresee(str(arguments.get("command", "")), cwd, policy, backend=choice.backend or "",
                                 asks_hosts=agent.approver.interactive))
     except (OSError, ValueError):  # a word the guard cannot resolve: the question stays, without the forecast
         effects = ()

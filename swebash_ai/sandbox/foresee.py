@@ -77,7 +77,7 @@ def _absolute(word: str, cwd: str, home: Path) -> str | None:
     return os.path.normpath(os.path.join(cwd, word))
 
 
-def _write_fate(path: str, policy: SandboxPolicy) -> str | None:
+def _write_fate(path: str, policy: SandboxPolicy, backend: str) -> str | None:
     """What becomes of a write to ``path`` (absolute, normalised), or ``None``: it lands, and stays."""
     kept = [*policy.read_only, *policy.sealed]
     if any(within(path, w) for w in policy.writable):
@@ -86,8 +86,12 @@ def _write_fate(path: str, policy: SandboxPolicy) -> str | None:
     for s in policy.view or ():
         if within(path, s.path) and s.mode in ("rw", "cache"):
             return None if s.mode == "rw" else "goes to a cache whose writes are thrown away when it ends"
+    home = policy.empty_home
+    if home is not None and within(path, home):  # bubblewrap remounts it read-only: a write fails, loudly
+        return "will fail: the sandbox shows your home folder read-only (its toolchains alone)"
     if policy.private_tmp and within(path, "/tmp"):  # noqa: S108 - the sandbox's own /tmp, named
-        return _TMP_FATE
+        # bubblewrap's /tmp is a fresh tmpfs; Landlock and Seatbelt give a fresh folder in TMPDIR instead
+        return _TMP_FATE if backend == "bwrap" else "will fail: only the fresh folder in $TMPDIR is writable there"
     return "will fail: outside the workspace the sandbox is read-only"
 
 
@@ -102,7 +106,7 @@ def _allowed(host: str, policy: SandboxPolicy) -> bool:
 _TMP_FATE = "lands in the sandbox's own /tmp and is gone when it ends"
 
 
-def _fates(parsed: Any, cwd: str, policy: SandboxPolicy) -> list[tuple[str, str]]:
+def _fates(parsed: Any, cwd: str, policy: SandboxPolicy, backend: str) -> list[tuple[str, str]]:
     """(word, what becomes of the write) of each path the parsed command writes that does not simply land."""
     words = [w.text for w, mode in parsed.file_targets if mode == "write"]
     for simple in parsed.commands:
@@ -110,21 +114,22 @@ def _fates(parsed: Any, cwd: str, policy: SandboxPolicy) -> list[tuple[str, str]
     out = []
     for word in dict.fromkeys(words):
         path = _absolute(word, cwd, policy.home)
-        fate = None if path is None else _write_fate(path, policy)
+        fate = None if path is None else _write_fate(path, policy, backend)
         if fate is not None:
             out.append((word, fate))
     return out
 
 
-def foresee(command: str, cwd: str, policy: SandboxPolicy, *, asks_hosts: bool = False) -> list[str]:
-    """Phrases for what the sandbox does to ``command`` (see the module docstring); ``asks_hosts``: a host the
-    allow list does not name is put to a person when the command connects (an asking proxy)."""
+def foresee(command: str, cwd: str, policy: SandboxPolicy, *, backend: str = "bwrap",
+            asks_hosts: bool = False) -> list[str]:
+    """Phrases for what the sandbox does to ``command`` (see the module docstring) under ``backend``;
+    ``asks_hosts``: a host the allow list does not name is put to a person when the command connects."""
     from swebash_ai.safety.shell_parse import parse
 
     parsed = parse(command)
     if parsed is None:
         return []
-    said = [f"its write to {word} {fate}" for word, fate in _fates(parsed, cwd, policy)]
+    said = [f"its write to {word} {fate}" for word, fate in _fates(parsed, cwd, policy, backend)]
     if policy.network != "full":
         for simple in parsed.commands:
             hosts, networked = _hosts(simple.argv)
@@ -143,9 +148,9 @@ def foresee(command: str, cwd: str, policy: SandboxPolicy, *, asks_hosts: bool =
 
 
 def private_tmp_writes(command: str, cwd: str, policy: SandboxPolicy) -> list[str]:
-    """The paths ``command`` writes that can only land in the sandbox's private ``/tmp`` (``/tmp/x``, or ``~/x``
-    with a home under ``/tmp``), as the command wrote them."""
+    """The paths ``command`` writes that can only land in bubblewrap's private ``/tmp`` (``/tmp/x``, ``$TMPDIR``
+    is not read), as the command wrote them."""
     from swebash_ai.safety.shell_parse import parse
 
     parsed = parse(command)
-    return [] if parsed is None else [word for word, fate in _fates(parsed, cwd, policy) if fate == _TMP_FATE]
+    return [] if parsed is None else [word for word, fate in _fates(parsed, cwd, policy, "bwrap") if fate == _TMP_FATE]

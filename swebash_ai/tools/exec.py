@@ -258,8 +258,7 @@ async def run_command(
                                        for r in refusals(res.stderr + res.stdout[-2000:], str(workdir))]
     text = res.render()
     if confinement is not None and confinement.private_tmp and _TMP_WORD.search(command):
-        text += ("\n(sandbox: /tmp here is the sandbox's own: what the command wrote there is gone now; write to the "
-                 "workspace to keep it)")
+        text += "\n" + _private_tmp_note(command, workdir, confinement, metadata["sandbox"])
     if planted:
         metadata["sandbox_planted"] = planted
         text += "\n" + "\n".join(f"(sandbox: {line})" for line in planted)
@@ -277,6 +276,18 @@ async def run_command(
     # for the model with the stricter rules of redact_output (scanning here too would read the output twice).
     return ToolResult(res.status == "ok", text, res.status, res.exit_code, truncated=res.truncated, metadata=metadata,
                       unasked_output=not ctx.approved)
+
+
+def _private_tmp_note(command: str, workdir: Path, confinement: SandboxPolicy, backend: str) -> str:
+    """What became of the command's writes to ``/tmp``: the sandbox's own (bubblewrap), gone with it."""
+    if backend != "bwrap":
+        return ("(sandbox: /tmp is not writable here; the command's own temporary folder is $TMPDIR, gone now: "
+                "write to the workspace to keep a file)")
+    from swebash_ai.sandbox.foresee import private_tmp_writes
+
+    named = private_tmp_writes(command, str(workdir), confinement)
+    what = f"what it wrote to {', '.join(named)}" if named else "what the command wrote there"
+    return f"(sandbox: /tmp here is the sandbox's own: {what} is gone now; write to the workspace to keep it)"
 
 
 _TMP_WORD = re.compile(r"(?:^|[\s=:'\"<>(])/tmp(?:/|\b)|\$TMPDIR|\bmktemp\b")

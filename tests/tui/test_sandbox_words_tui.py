@@ -40,16 +40,23 @@ async def test_what_the_sandbox_refused_is_named_in_full_under_the_status(llm_en
         assert line.size.height > 1 and line.size.width < len(LONG)  # wrapped in the pane, not cut
 
 
-@pytest.mark.parametrize(("base", "fate"), [
-    ("/var/tmp", "will fail: outside the workspace the sandbox is read-only"),
-    ("/tmp", "lands in the sandbox's own /tmp and is gone when it ends"),  # a home under /tmp
+HOME_FATE = "will fail: the sandbox shows your home folder read-only (its toolchains alone)"
+
+
+@pytest.mark.parametrize(("base", "command", "fate"), [
+    ("/var/tmp", "echo hi > ~/notes.txt", HOME_FATE),
+    ("/tmp", "echo hi > ~/notes.txt", HOME_FATE),  # a home under /tmp: read-only too, not the private /tmp
+    ("/var/tmp", "echo hi > /etc/notes.txt", "will fail: outside the workspace the sandbox is read-only"),
+    ("/var/tmp", "echo hi > /tmp/notes.txt", "lands in the sandbox's own /tmp and is gone when it ends"),
 ])
-async def test_the_dialog_says_what_y_and_o_each_do(llm_env, make_app, monkeypatch, base, fate):
+async def test_the_dialog_says_what_y_and_o_each_do(llm_env, make_app, monkeypatch, base, command, fate):
     if not os.access(base, os.W_OK):
         pytest.skip(f"{base} is not writable here")
+    if "/tmp/" in command and detect.choose("auto").backend != "bwrap":
+        pytest.skip("only bubblewrap gives a private /tmp")
     home = Path(tempfile.mkdtemp(prefix="home-", dir=base))
     monkeypatch.setenv("HOME", str(home))
-    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "echo hi > ~/notes.txt"})]), Reply.text("Ok."))
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": command})]), Reply.text("Ok."))
     app = make_app(tools=[run_command])
     try:
         async with app.run_test(size=(120, 50)) as pilot:
@@ -57,7 +64,8 @@ async def test_the_dialog_says_what_y_and_o_each_do(llm_env, make_app, monkeypat
             await type_and_send(pilot, "write a note")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question", timeout=60)
             text = " ".join(str(app.screen.query_one("#confirm-sandbox", Static).render()).split())
-            assert f"y runs it in the sandbox: its write to ~/notes.txt {fate}; o runs it outside the sandbox" in text
+            word = command.split("> ")[1]
+            assert f"y runs it in the sandbox: its write to {word} {fate}; o runs it outside the sandbox" in text
             await pilot.press("n")
             await wait_for(pilot, lambda: "Ok." in app.chat.last_reply_text(), what="answer", timeout=60)
     finally:
