@@ -201,11 +201,13 @@ async def run_command(
         store = ctx.services.get("checkpoints")  # the store of this turn: the session's may change meanwhile
         bg_watch = None if confinement is None else await asyncio.to_thread(_watch_before, ctx, confinement)
 
-        def on_end() -> None:
-            if bg_watch is not None and confinement is not None:  # put back what it planted (not reported)
-                _watch_after(ctx, bg_watch, confinement)
+        def on_end() -> list[str]:
+            said = []
+            if bg_watch is not None and confinement is not None:  # put back what it planted, said at its end
+                said = [f"sandbox: {line}" for line in _watch_after(ctx, bg_watch, confinement)]
             if snapshot is not None:
                 _snapshot_after(ctx, snapshot, store)
+            return said
 
         result = await start_background(ctx, command, workdir, keep_env=APPROVED_ENV if ctx.approved else (),
                                         sandbox=confinement, backend=backend, on_end=on_end)

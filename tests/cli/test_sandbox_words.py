@@ -72,3 +72,31 @@ def test_a_write_to_tmp_is_said_to_be_gone(llm_env: FakeLLMServer, run_cli: Any)
     result = _result(res.stdout)
     assert result["exit_code"] == 0 and not os.path.exists(name)
     assert f"(sandbox: /tmp here is the sandbox's own: what it wrote to {name} is gone now" in result["content"]
+
+
+def test_a_background_command_gets_the_check_after_a_run_and_says_what_it_did(
+        llm_env: FakeLLMServer, run_cli: Any, workspace: Path) -> None:
+    """A confined background command that makes a nested repository whose config runs a program at the user's
+    next `git status`: when it ends, the check after a run removes that .git, and its end says so."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    command = "sleep 0.5; git init -q sub && git -C sub config core.fsmonitor 'touch ran-on-the-host'"
+    llm_env.enqueue(
+        Reply.tool_calls([("run_command", {"command": command, "background": True})]),
+        Reply.tool_calls([("read_process", {"id": "p1", "wait_seconds": 60})]),
+        Reply.text("Done."),
+    )
+    res = run_cli("-c", "set it up", "--yes", "--json", timeout=150)
+    assert res.returncode == 0, res.stderr
+    events = [json.loads(line) for line in res.stdout.splitlines()]
+    read = next(e for e in events if e["type"] == "tool_result" and e["name"] == "read_process")
+    assert "exited with code 0" in read["content"]
+    assert (f"note: sandbox: a new repository at {(workspace / 'sub').resolve()} was refused, its .git removed"
+            in read["content"]), read["content"]
+    assert not (workspace / "sub" / ".git").exists()
+    subprocess.run(["git", "-C", str(workspace), "status", "--short"], check=True, capture_output=True)
+    assert not (workspace / "ran-on-the-host").exists()
