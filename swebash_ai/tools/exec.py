@@ -206,7 +206,7 @@ async def run_command(
             if bg_watch is not None and confinement is not None:  # put back what it planted, said at its end
                 said = [f"sandbox: {line}" for line in _watch_after(ctx, bg_watch, confinement)]
             if snapshot is not None:
-                _snapshot_after(ctx, snapshot, store)
+                _snapshot_after(ctx, _with_new_repos(snapshot, bg_watch), store)
             return said
 
         result = await start_background(ctx, command, workdir, keep_env=APPROVED_ENV if ctx.approved else (),
@@ -239,7 +239,8 @@ async def run_command(
         if watch is not None and confinement is not None:  # before the snapshot: it records the put-back state
             planted = await asyncio.shield(asyncio.to_thread(_watch_after, ctx, watch, confinement))
         if snapshot is not None:  # shielded: a Ctrl-C that killed the command must not lose its after-state
-            await asyncio.shield(asyncio.to_thread(_snapshot_after, ctx, snapshot, ctx.services.get("checkpoints")))
+            await asyncio.shield(asyncio.to_thread(_snapshot_after, ctx, _with_new_repos(snapshot, watch),
+                                                   ctx.services.get("checkpoints")))
     metadata: dict[str, Any] = {
         "cwd": str(workdir),
         "signal": res.signal,
@@ -299,6 +300,13 @@ def _watch_before(ctx: ToolContext, confinement: SandboxPolicy) -> Any:
     from swebash_ai.sandbox import planted
 
     return planted.before(confinement, path_policy_of(ctx))
+
+
+def _with_new_repos(entry: dict[str, Any], watch: Any) -> dict[str, Any]:
+    """The snapshot record with the nested repositories the check after a run kept (undo removes them: the
+    snapshots leave ``.git`` folders out)."""
+    kept = getattr(watch, "kept", None)
+    return {**entry, "new_repos": [str(p) for p in kept]} if kept else entry
 
 
 def _watch_after(ctx: ToolContext, watch: Any, confinement: SandboxPolicy) -> list[str]:
