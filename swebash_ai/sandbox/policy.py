@@ -38,7 +38,7 @@ from swebash_ai.sandbox.view import Shown, shown, within
 __all__ = ["RUNTIME_SOCKETS", "SHOWN_WALK_DEPTH", "WALK_LIMIT", "Hidden", "SandboxPolicy", "Shown", "build_policy",
            "git_dirs"]
 
-WALK_LIMIT = 20_000
+WALK_LIMIT = 50_000
 """Entries of the workspace looked at for files the guard denies by name; past it the rest is not looked at
 (and :attr:`SandboxPolicy.notes` says so)."""
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules"})  # what the guard's own workspace walk skips
