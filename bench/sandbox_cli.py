@@ -3,7 +3,8 @@
 ``swebash-ai --yes -c go`` against the scripted loopback server, whose model runs one command through
 ``run_command`` and then answers: with ``--yes`` the command runs in the sandbox (the default,
 ``exec_sandbox = auto``); with ``SWEBASH_AI_EXEC_SANDBOX=none`` it does not. Pairs alternate which goes first and
-the ratio is taken pair by pair. Two commands: ``true`` (target <= 1.1x), and a build-like job (1,000 small files
+the ratio is taken pair by pair. Two commands: ``exit 0`` for ``true`` (target <= 1.1x: ``true`` itself is proven
+read-only, so it never runs in the sandbox and measures nothing of it), and a build-like job (1,000 small files
 written, then read back; target <= 1.05x). Measure as a user installs: ``--python`` the interpreter of a fresh
 ``pip install .`` (not editable) venv.
 
@@ -39,6 +40,9 @@ from swebash_ai.testing.replies import Reply
 
 BUILD = "mkdir -p out && for i in $(seq 1000); do echo \"file $i\" > out/f$i.txt; done && cat out/*.txt > /dev/null " \
         "&& rm -r out"
+
+TRIVIAL = "exit 0"
+"""A command that does nothing and is not proven read-only (``true`` is: it would run unconfined both ways)."""
 
 
 def make_workspace(ws: Path, files: int) -> None:
@@ -141,9 +145,9 @@ def main() -> int:
                 print(f"  note: {note}")
             return 0
         with FakeLLMServer("openai") as server:
-            _once(args.python, ws, home, server, "true", True)  # warm the caches both ways
-            _once(args.python, ws, home, server, "true", False)
-            for name, command, target in (("true", "true", 1.1), ("1,000 files", BUILD, 1.05)):
+            _once(args.python, ws, home, server, TRIVIAL, True)  # warm the caches both ways
+            _once(args.python, ws, home, server, TRIVIAL, False)
+            for name, command, target in (("true", TRIVIAL, 1.1), ("1,000 files", BUILD, 1.05)):
                 plain, boxed, ratios = [], [], []
                 for i in range(args.runs):
                     order = (True, False) if i % 2 else (False, True)
