@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -57,13 +58,32 @@ def test_bwrap_is_found_on_path_first_then_in_the_wheel(monkeypatch: pytest.Monk
 def test_seatbelt_profile_text() -> None:
     text = seatbelt.profile(POLICY)
     lines = text.splitlines()
-    assert lines[:3] == ["(version 1)", "(allow default)", "(deny file-write*)"]
+    assert lines[:2] == ["(version 1)", "(deny default)"]  # an allowlist: what no rule allows is refused
+    assert "(allow default)" not in text and text.count("(") == text.count(")")
+    assert text.index("(allow file-read*)") < text.index("(deny file-write*)") < text.index("(allow file-write*")
     assert '(allow file-write*\n    (subpath "/w/ws")\n    (subpath (param "TMPDIR"))' in text
     # later rules win in Seatbelt: the read-only and hidden denials come after the writable allowance
     assert text.index('(deny file-write*\n    (literal "/w/ws/.git/config")') > text.index('(subpath "/w/ws")')
     assert '(deny file-read* file-write*\n    (subpath "/h/.ssh")\n    (literal "/w/ws/.env"))' in text
     assert lines[-1] == "(deny network*)"
-    assert "(deny network*)" not in seatbelt.profile(SandboxPolicy(writable=(WS,), network="full"))
+    full = seatbelt.profile(SandboxPolicy(writable=(WS,), network="full"))
+    assert "(deny network*)" not in full and full.splitlines()[-1] == "(allow network*)"
+
+
+def test_seatbelt_allows_each_operation_and_service_by_name() -> None:
+    """Deny by default: the operations and system services it needs are named, each with why; a service that
+    acts for the user (the keychain's items, the user's launchd, a pasteboard) is in no list."""
+    text = seatbelt.profile(POLICY)
+    for rule, why in seatbelt.ALLOWED:
+        assert rule in text and why
+    services = text[text.index("(allow mach-lookup"):]
+    services = services[:services.index(")\n(") + 1]
+    named = re.findall(r'\(global-name "([^"]+)"\)', services)
+    assert named == [n for n, _why in seatbelt.MACH_SERVICES]
+    assert "(allow mach-lookup)" not in text and "com.apple.pasteboard.1" not in text
+    assert "com.apple.SystemConfiguration.configd" not in text  # the network's services only when it is open
+    assert "com.apple.SystemConfiguration.configd" in seatbelt.profile(SandboxPolicy(writable=(WS,), network="full"))
+    assert "(allow process-info* (target same-sandbox))" in text and "(allow signal (target same-sandbox))" in text
 
 
 def test_seatbelt_quotes_paths() -> None:

@@ -56,7 +56,7 @@ def test_a_commit_made_in_it_since_is_not_thrown_away_without_force(workspace: P
     time.sleep(0.05)  # the commit's files must be stamped after the command's end
     _git("-C", str(workspace / "sub"), "add", "f")
     _git("-C", str(workspace / "sub"), "commit", "-qm", "mine")
-    with pytest.raises(UndoRefused, match="changed since the assistant's turn: .*sub/.git"):
+    with pytest.raises(UndoRefused, match=r"changed since the assistant.s turn: .*sub/\.git"):
         session.undo()
     assert (workspace / "sub" / ".git").is_dir()
     session.undo(force=True)
