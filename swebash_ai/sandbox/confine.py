@@ -166,7 +166,7 @@ def refusals(text: str, cwd: str | None = None) -> list[Refusal]:
                     continue
                 verb, path = parts
             path = path.strip()
-            if not path or (" " in path and not path.startswith("/")) or path.startswith("[Errno"):
+            if not path or (" " in path and not path.startswith("/")) or path.startswith("[Errno") or "@" in path:
                 continue
             if cwd is not None and not path.startswith("/"):
                 path = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))

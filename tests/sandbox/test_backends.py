@@ -175,6 +175,30 @@ def test_a_blocked_command_says_so(stderr: str, code: int, says: str | None) -> 
         assert note is not None and says in note and "sandbox (bwrap)" in note
 
 
+def test_refusals_name_each_operation_and_path_in_full() -> None:
+    out = "\n".join([
+        "touch: cannot touch '/home/u/x': Read-only file system",
+        "bash: line 1: /home/u/y: Read-only file system",
+        "mkdir: cannot create directory ‘/opt/z’: Read-only file system",
+        "OSError: [Errno 30] Read-only file system: '/root/.config/q'",
+        "cat: /h/.ssh/id_rsa: Permission denied",
+        "error: could not lock config file .git/config: Read-only file system",
+        "touch: cannot touch '/home/u/x': Read-only file system",  # said twice, named once
+        "curl: (6) Could not resolve host: example.com",
+        "git@github.com: Permission denied (publickey).",  # not a path
+        "error: tests failed",
+    ])
+    assert [r.words() for r in confine.refusals(out, "/w")] == [
+        "write /home/u/x", "write /home/u/y", "write /opt/z", "write /root/.config/q", "access /h/.ssh/id_rsa",
+        "write /w/.git/config", "connect example.com"]
+    note = confine.blocked_note(out, "bwrap", 1, "/w")
+    assert note is not None and note.startswith("the command ran in the sandbox (bwrap); refused: write /home/u/x, ")
+    assert "and 1 more;" in note  # the first ones in full, then how many more
+    assert confine.refused_line({"sandbox_blocked": note, "sandbox_refused": [
+        {"operation": "write", "path": "/home/u/x"}]}) == "the sandbox refused: write /home/u/x"
+    assert confine.refused_line({}) == ""
+
+
 def _run_bpf(prog: list[tuple[int, int, int, int]], data: bytes) -> int:
     """A classic-BPF interpreter for the few instructions the filter uses (load word, and, jeq, jge, ret)."""
     import struct
