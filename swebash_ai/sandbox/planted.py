@@ -102,7 +102,8 @@ def before(policy: SandboxPolicy, paths: PathPolicy) -> Watch:
             files[p] = _read(p)
         else:
             absent.add(p)
-    return Watch(files, frozenset(absent), _repos(paths, roots), {r: (r / ".swebash-ai").exists() for r in roots})
+    repos = frozenset(policy.repos) if policy.repos is not None else _repos(paths, roots)  # the walk just made
+    return Watch(files, frozenset(absent), repos, {r: (r / ".swebash-ai").exists() for r in roots})
 
 
 # The keys a new repository's config may hold: what `git init`, `git clone`, `cargo new` and `git remote add`
