@@ -14,6 +14,7 @@ order, a stale approval runs nothing) are read and changed apart from the stream
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
@@ -87,7 +88,7 @@ async def settle_ask(
         verdict=verdict,
         arguments=arguments,
         always=agent.gate.propose(tool, arguments, verdict),
-        sandboxed=_confined_by_default(agent, tool, arguments) and verdict.rule != "sandbox.host",
+        **_where(agent, tool, arguments, verdict),
     )
     async with asking() if asking is not None else agent.approval_lock:  # one question at a time, in call order
         emit(ApprovalRequested(request))
@@ -128,18 +129,41 @@ OUTSIDE = "user-outside"
 """Who decided, when a person allowed a command once outside the sandbox."""
 
 
-def _confined_by_default(agent: Approving, tool: str, arguments: dict[str, Any]) -> bool:
-    """Whether a plain yes to this call keeps it in the sandbox (a command, with the sandbox on): leaving it is
-    the answer :attr:`~swebash_ai.agent.approval.Decision.ALLOW_OUTSIDE`, even for a call that asked to leave."""
+def _where(agent: Approving, tool: str, arguments: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+    """Where a yes runs this call, for the question (:func:`~swebash_ai.agent.events.where_words`): the request's
+    ``sandboxed``, ``runs``, ``effects`` and ``unconfined_why``. A plain yes keeps a command in the sandbox;
+    leaving it is the answer :attr:`~swebash_ai.agent.approval.Decision.ALLOW_OUTSIDE`, even for a call that
+    asked to leave. With no working backend a yes runs it unconfined (and its result says so): the question must
+    not promise a sandbox."""
     settings = agent.context.settings
-    if tool != "run_command" or settings.exec_sandbox != "auto":
-        return False
-    from swebash_ai.sandbox.confine import backend_setting
+    if tool != "run_command" or verdict.rule == "sandbox.host":
+        return {}
+    if settings.exec_sandbox == "none":
+        return {"runs": "unconfined", "unconfined_why": "exec_sandbox is none"}
+    from swebash_ai.sandbox.confine import backend_setting, policy_for
     from swebash_ai.sandbox.detect import choose
 
-    # With no working backend a yes runs the command unconfined (and its result says so): the question must not
-    # promise a sandbox.
-    return choose(backend_setting(settings)).ok
+    choice = choose(backend_setting(settings))
+    strict = settings.exec_sandbox in ("all", "bwrap")
+    if not choice.ok:
+        if strict or backend_setting(settings) != "auto":  # refused, not run unconfined: the result says so
+            return {}
+        return {"runs": "unconfined", "unconfined_why": f"no sandbox works here ({choice.problem})"}
+    effects: tuple[str, ...] = ()
+    try:
+        from swebash_ai.sandbox.foresee import foresee
+        from swebash_ai.tools.guard import path_policy_of
+
+        files = agent.context.services.get("read_only_files")
+        policy = policy_for(path_policy_of(agent.context), settings, files() if callable(files) else ())
+        cwd = str(agent.context.cwd)
+        if isinstance(arguments.get("cwd"), str):
+            cwd = os.path.normpath(os.path.join(cwd, os.path.expanduser(arguments["cwd"])))
+        effects = tuple(foresee(str(arguments.get("command", "")), cwd, policy, backend=choice.backend or "",
+                                asks_hosts=agent.approver.interactive))
+    except (OSError, ValueError):  # a word the guard cannot resolve: the question stays, without the forecast
+        effects = ()
+    return {"sandboxed": not strict, "runs": "sandbox", "effects": effects}
 
 
 def audit_call(agent: Approving, call: ToolCall, arguments: Any, decision: str, decided_by: str,

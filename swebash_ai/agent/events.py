@@ -19,6 +19,20 @@ SANDBOX_NOTE = "runs in the sandbox: the workspace writable, your keys hidden, n
 "outside the sandbox")."""
 
 
+def where_words(request: ApprovalRequest, yes: str = "y", outside: str = "o") -> str:
+    """The one sentence on where a command runs, for every front end (``yes`` and ``outside``: how it names its
+    two answers), true in every case: a yes keeps it in the sandbox (and what the sandbox will do to it), the
+    answer ``outside`` leaves it; or a yes runs it unconfined, and why; "" for a call that is not a command."""
+    if request.runs == "unconfined":
+        return f"{yes} runs it unconfined, with all of your rights: {request.unconfined_why}"
+    if request.runs != "sandbox":
+        return ""
+    what = "; ".join(request.effects) if request.effects else SANDBOX_NOTE.removeprefix("runs in the sandbox: ")
+    then = (f"{outside} runs it outside the sandbox, with all of your rights" if request.sandboxed else
+            "no answer runs it outside (exec_sandbox = all)")
+    return f"{yes} runs it in the sandbox: {what}; {then}"
+
+
 @dataclass(frozen=True)
 class TextDelta:
     """A piece of the assistant's answer."""
@@ -87,9 +101,16 @@ class ApprovalRequest:
     """The rule "always allow this in this workspace" would save (a ``[[rules]]`` table), shown before it is
     saved; ``None`` when no rule can be offered (a compound command, a write, a catastrophe...)."""
     sandboxed: bool = False
-    """A yes runs this command in the sandbox (:data:`SANDBOX_NOTE` says so in every front end);
+    """A yes runs this command in the sandbox (:func:`where_words` says so in every front end);
     :attr:`~swebash_ai.agent.approval.Decision.ALLOW_OUTSIDE` (offered only then) runs it outside, with all
     of the user's rights."""
+    runs: Literal["", "sandbox", "unconfined"] = ""
+    """Where a yes runs this command: in the sandbox, or unconfined (no sandbox works here, or
+    ``exec_sandbox = "none"``; :attr:`unconfined_why` says which); "" for a call that is not a command."""
+    effects: tuple[str, ...] = ()
+    """What the sandbox will do to the command, read from its words (``sandbox/foresee.py``): "its write to ~/x
+    will fail", "its connection to example.com will fail (...)"."""
+    unconfined_why: str = ""
 
     @property
     def heading(self) -> str | None:

@@ -40,12 +40,7 @@ def _show(loaded: LoadedSettings, cwd: Path, out: TextIO) -> int:
     wanted = backend_setting(loaded.settings)
     choice = detect.choose(wanted)
     policy = _policy(loaded, cwd)
-    applies = {"all": "every command (exec_sandbox = all)", "bwrap": "every command (exec_sandbox = bwrap)",
-               "none": "no command (exec_sandbox = none; auto mode is refused)",
-               "auto": "every command not proven read-only, whoever allowed it (a rule, a hook, --yes, auto mode, "
-                       "a session approval, your plain yes); only your answer 'outside' to one command runs it "
-                       "unconfined. Proven read-only commands run outside, with the environment scrubbed"}[
-        loaded.settings.exec_sandbox]
+    applies = _applies(loaded.settings.exec_sandbox, wanted, choice.problem if choice.backend is None else None)
     print(f"sandbox policy for {cwd}", file=out)
     if choice.backend is not None:
         print(f"backend: {choice.backend} ({choice.binary})" + ("" if wanted == "auto" else " (sandbox_backend)"),
@@ -58,6 +53,25 @@ def _show(loaded: LoadedSettings, cwd: Path, out: TextIO) -> int:
     for limit in choice.limits:
         print(f"limit: {limit}", file=out)
     return ExitCode.OK if choice.backend is not None else ExitCode.ERROR
+
+
+def _applies(mode: str, wanted: str, problem: str | None) -> str:
+    """Who is confined, as it is here: by ``exec_sandbox``, and whether a backend works (``problem``: none does)."""
+    if mode == "none":
+        return "no command (exec_sandbox = none; auto mode is refused)"
+    if problem is not None and (mode != "auto" or wanted != "auto"):
+        return (f"no command is confined: every command not proven read-only is refused, since sandbox_backend = "
+                f"{wanted} does not work here ({problem}); proven read-only commands run outside, with the "
+                "environment scrubbed" if mode == "auto"
+                else f"no command runs: exec_sandbox = {mode} and no sandbox works here ({problem})")
+    if problem is not None:
+        return ("nothing is confined: no sandbox works here, so a command you allow runs unconfined, with all of "
+                "your rights (its result says so); commands are never run unasked (auto mode is refused)")
+    if mode in ("all", "bwrap"):
+        return f"every command (exec_sandbox = {mode}); no answer runs one outside"
+    return ("every command not proven read-only, whoever allowed it (a rule, a hook, --yes, auto mode, a session "
+            "approval, your plain yes); only your answer 'outside' to one command runs it unconfined. Proven "
+            "read-only commands run outside, with the environment scrubbed")
 
 
 def run_sandbox(loaded: LoadedSettings, cwd: Path, command: list[str], *, show: bool,

@@ -126,6 +126,10 @@ class PlainRenderer:
             by = f" [{event.decided_by}]" if event.decided_by in ("--yes", "no-confirm", "session") else ""
             mark = "✓" if event.result.ok else "✗"
             self.status(f"{mark} {summary}: {_outcome(event)}{by}")
+            if event.result.metadata.get("sandbox_blocked"):  # in full, on a line of its own: never cut
+                from swebash_ai.sandbox.confine import refused_line
+
+                self.status(f"  {refused_line(event.result.metadata)}")
             if event.decided_by == "non-interactive":
                 if event.call_id in self._severe:
                     self._need_a_person += 1
@@ -344,6 +348,7 @@ def event_to_json(event: AgentEvent) -> dict[str, Any] | None:
             "decided_by": event.decided_by,
             **({"sandbox": res.metadata["sandbox"]} if "sandbox" in res.metadata else {}),
             **({"sandbox_blocked": res.metadata["sandbox_blocked"]} if "sandbox_blocked" in res.metadata else {}),
+            **({"sandbox_refused": res.metadata["sandbox_refused"]} if "sandbox_refused" in res.metadata else {}),
             **({"diagnostics": res.metadata["diagnostics"]} if "diagnostics" in res.metadata else {}),
             "content": res.text,
         }

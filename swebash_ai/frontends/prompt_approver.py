@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from swebash_ai.agent.approval import Decision
-from swebash_ai.agent.events import SANDBOX_NOTE
+from swebash_ai.agent.events import where_words
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import ApprovalRequest
@@ -173,8 +173,8 @@ class PromptApprover:
             await self.before_ask(request)
         self._say(_reverse_markers(format_request(request)))
         choices = OUTSIDE_CHOICES if request.sandboxed else CHOICES
-        if request.sandboxed:
-            self._say(f"   {SANDBOX_NOTE}{OUTSIDE_HINT}")
+        if where := where_words(request):
+            self._say(f"   {where}" + (OUTSIDE_HINT if request.sandboxed else ""))
         self._say("   " + choices)
         session = self._prompt_session()
         while True:

@@ -14,9 +14,9 @@ import dataclasses
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from swebash_ai.errors import ToolError
 from swebash_ai.sandbox import detect
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from swebash_ai.config.settings import Settings
     from swebash_ai.safety.paths import PathPolicy
 
-__all__ = ["UNAVAILABLE_TITLE", "backend_setting", "blocked_note", "policy_for", "unasked_mode_problem", "with_proxy",
-           "wrap"]
+__all__ = ["UNAVAILABLE_TITLE", "Refusal", "backend_setting", "blocked_note", "policy_for", "refusals", "refused_line",
+           "unasked_mode_problem", "with_proxy", "wrap"]
 
 UNAVAILABLE_TITLE = "Sandbox unavailable"
 
@@ -118,12 +118,100 @@ def confine_server(paths: PathPolicy, settings: Settings, argv: Sequence[str], c
     return wrap(with_proxy(policy_for(paths, settings)), argv, cwd=cwd, backend=backend_setting(settings))
 
 
-def blocked_note(stderr: str, backend: str, exit_code: int | None) -> str | None:
-    """A short note when a failed command's stderr shows a refusal the sandbox would cause, else ``None``."""
+_ERROR = re.compile(r"(Read-only file system|Permission denied|Operation not permitted)")
+_QUOTED = re.compile(r"['‘\"`]([^'’\"`]+)['’\"`]")
+_HOST = re.compile(r"(?:resolve host(?:name)?:? |connect to (?:host |server )?)\(?([A-Za-z0-9][A-Za-z0-9.\-]*)")
+_WRITES = ("creat", "touch", "writ", "remov", "lock", "mkdir", "renam", "mov", "link", "truncat", "delet", "unlink",
+           "replac", "chmod", "sav", "install", "mak")
+MOST_REFUSALS = 6
+"""Most refusals named in a note (the first ones: a build that fails on a write fails on many)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """One operation the output shows refused: ``write``, ``open`` or ``access`` of a path, or ``connect`` to a
+    host; ``path`` as the output wrote it, made absolute against the command's folder."""
+
+    operation: str
+    path: str
+
+    def words(self) -> str:
+        return f"{self.operation} {self.path}"
+
+
+def _path_of(segment: str) -> tuple[str, str] | None:
+    """(the words before the path, the path) of ``cannot touch '/x'``, ``/x`` or ``could not lock file x``."""
+    quoted = list(_QUOTED.finditer(segment))
+    if quoted:
+        return segment[:quoted[-1].start()], quoted[-1].group(1)
+    head, _, last = segment.strip().rpartition(" ")
+    return (head, last) if last else None
+
+
+def refusals(text: str, cwd: str | None = None) -> list[Refusal]:
+    """What a confined command's output shows refused, in order, each once: a write (a read-only file system,
+    or a permission error on a verb that writes), an open or access (a permission error), a connection (a host
+    that could not be resolved or reached). Paths are absolute when ``cwd`` is given."""
+    found: list[Refusal] = []
+    for line in text.splitlines():
+        hit = _ERROR.search(line)
+        if hit is not None:
+            after = _QUOTED.match(line[hit.end():].lstrip(": "))  # Python: "[Errno 30] Read-only ...: '/x'"
+            if after is not None:
+                verb, path = line[:hit.start()], after.group(1)
+            else:
+                segment = line[:hit.start()].rstrip().removesuffix(":").rpartition(": ")[2]
+                parts = _path_of(segment)
+                if parts is None:
+                    continue
+                verb, path = parts
+            path = path.strip()
+            if not path or (" " in path and not path.startswith("/")) or path.startswith("[Errno") or "@" in path:
+                continue
+            if cwd is not None and not path.startswith("/"):
+                path = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+            lowered = verb.lower()
+            op = ("write" if hit.group(1) == "Read-only file system" or any(w in lowered for w in _WRITES) else
+                  "open" if "open" in lowered else "read" if "read" in lowered else "access")
+            refusal = Refusal(op, path)
+        elif (host := _HOST.search(line)) is not None and _NETWORK.search(line):
+            refusal = Refusal("connect", host.group(1).rstrip("."))
+        else:
+            continue
+        if refusal not in found:
+            found.append(refusal)
+    return found
+
+
+_NETWORK = _BLOCKED[1][0]
+
+
+def refused_line(metadata: Mapping[str, Any]) -> str:
+    """One line for a person from a command result's metadata: each operation and path the sandbox refused
+    (``sandbox_refused``), or what the note says may have been blocked; "" when it blocked nothing."""
+    note = metadata.get("sandbox_blocked")
+    if not isinstance(note, str) or not note:
+        return ""
+    named = [f"{r.get('operation')} {r.get('path')}" for r in metadata.get("sandbox_refused") or ()
+             if isinstance(r, dict)]
+    if named:
+        return "the sandbox refused: " + ", ".join(named)
+    return "the sandbox " + note.split("; ", 1)[-1].removeprefix("it ")  # "may have been blocked: ..."
+
+
+def blocked_note(stderr: str, backend: str, exit_code: int | None, cwd: str | None = None) -> str | None:
+    """A note when a failed command's output shows a refusal the sandbox would cause, else ``None``: each
+    operation and path refused, in full (:func:`refusals`), then why such things are refused."""
     if exit_code == 0 or not stderr:
         return None
     said = [why for pattern, why in _BLOCKED if pattern.search(stderr)]
     if not said:
         return None
-    return (f"the command ran in the sandbox ({backend}); it may have been blocked: {'; '.join(said)}. "
+    named = refusals(stderr, cwd)
+    what = ""
+    if named:
+        more = len(named) - MOST_REFUSALS
+        what = "refused: " + ", ".join(r.words() for r in named[:MOST_REFUSALS]) + (f" and {more} more" if more > 0
+                                                                                    else "") + "; "
+    return (f"the command ran in the sandbox ({backend}); {what}it may have been blocked: {'; '.join(said)}. "
             "`swebash-ai sandbox --show` prints what it allows")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,6 +47,8 @@ class Watch:
     repos: frozenset[Path]
     own: dict[Path, bool]
     """Each root's ``.swebash-ai``: whether it existed."""
+    kept: list[Path] = field(default_factory=list)
+    """Filled by :func:`after`: the new nested repositories it kept (their config runs nothing), for undo."""
 
 
 def _watched(roots: tuple[Path, ...]) -> list[Path]:
@@ -100,7 +102,8 @@ def before(policy: SandboxPolicy, paths: PathPolicy) -> Watch:
             files[p] = _read(p)
         else:
             absent.add(p)
-    return Watch(files, frozenset(absent), _repos(paths, roots), {r: (r / ".swebash-ai").exists() for r in roots})
+    repos = frozenset(policy.repos) if policy.repos is not None else _repos(paths, roots)  # the walk just made
+    return Watch(files, frozenset(absent), repos, {r: (r / ".swebash-ai").exists() for r in roots})
 
 
 # The keys a new repository's config may hold: what `git init`, `git clone`, `cargo new` and `git remote add`
@@ -202,5 +205,7 @@ def after(watch: Watch, policy: SandboxPolicy, paths: PathPolicy) -> list[str]:
             lines.append(f"a new repository at {repo} was refused, its .git removed: it would run programs at "
                          f"your next git command there or in the repository above ({', '.join(why)})")
         else:
-            lines.append(f"a new repository was created at {repo} (its config and hooks run nothing)")
+            watch.kept.append(repo)
+            lines.append(f"a new repository was created at {repo} (its config and hooks run nothing; undo removes "
+                         "it)")
     return lines

@@ -38,7 +38,7 @@ from swebash_ai.sandbox.view import Shown, shown, within
 __all__ = ["RUNTIME_SOCKETS", "SHOWN_WALK_DEPTH", "WALK_LIMIT", "Hidden", "SandboxPolicy", "Shown", "build_policy",
            "git_dirs"]
 
-WALK_LIMIT = 20_000
+WALK_LIMIT = 50_000
 """Entries of the workspace looked at for files the guard denies by name; past it the rest is not looked at
 (and :attr:`SandboxPolicy.notes` says so)."""
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules"})  # what the guard's own workspace walk skips
@@ -115,6 +115,9 @@ class SandboxPolicy:
     read-only folders (bubblewrap leaves the empty folder on the disk, its mount point: git ignores it)."""
     env_pass: tuple[str, ...] = ()
     """Variables the user lets through on top of ``view.ENV_PASS`` (``[sandbox] env_pass``)."""
+    repos: tuple[Path, ...] | None = None
+    """The nested repositories the walk found as the policy was built (``None``: not walked): the check before a
+    run (``planted.py``) starts from them instead of walking the workspace again."""
 
     @property
     def empty_home(self) -> Path | None:
@@ -410,4 +413,5 @@ def build_policy(
         view=view,
         sealed=tuple(p for p in dict.fromkeys(sealed) if _inside(p, roots) and not _inside(p, hidden_paths)),
         env_pass=tuple(env_pass),
+        repos=None if cut else tuple(repos),
     )

@@ -28,6 +28,8 @@ is stopped or exits (``on_end``), so ``/undo`` can revert what it changed. The a
 checkpoints that hold the before-state when it ends, whatever the session did meanwhile: the turn that
 started it may have been handed to a fork by its save (then the fork's checkpoints, which the fork's undo
 reads), or saved before a later fork, or left by ``/new`` (then the original's, whose undo reverts that turn).
+A confined command's ``on_end`` also runs the sandbox's check after a run (``sandbox/planted.py``); the lines it
+returns are said in the exit notice and in what ``read_process`` and ``stop_process`` return.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ __all__ = ["FIRST_LINES", "FIRST_WAIT", "MAX_WAIT", "TOOLS", "BackgroundProcess"
            "Ring", "background_exits", "read_process", "stop_process"]
 
 log = logging.getLogger(__name__)
+
+EndHook = Callable[[], Sequence[str] | None]
+"""Run in a thread when a process has ended, before its end is news: what it did, one line each (or nothing)."""
 
 FIRST_WAIT = 1.0  # seconds run_command(background=true) waits for the first output
 FIRST_LINES = 5  # ... or until this many lines came
@@ -142,7 +147,7 @@ class BackgroundProcess:
     """One background command: its containment, its output ring and its state (see the module docstring)."""
 
     def __init__(self, pid_id: str, command: str, cwd: Path, job: Contained, cap: int, approved: bool,
-                 on_end: Callable[[], None] | None, on_exit: Callable[[BackgroundProcess], None] | None = None,
+                 on_end: EndHook | None, on_exit: Callable[[BackgroundProcess], None] | None = None,
                  ) -> None:
         self.id, self.command, self.cwd, self.job, self.approved = pid_id, command, cwd, job, approved
         self.ring = Ring(cap)
@@ -154,6 +159,9 @@ class BackgroundProcess:
         self.containment: Containment | None = None
         self._on_end = on_end
         self._on_exit = on_exit
+        self.end_notes: list[str] = []
+        """What ``on_end`` did when it ended (the sandbox's check after a run put back a planted hook...): said
+        in its exit notice and in what read_process and stop_process return."""
         self.announce = False
         """Whether an exit by itself is announced: set once ``run_command`` answered that it runs."""
         self.model_knows_end = False
@@ -184,8 +192,9 @@ class BackgroundProcess:
         return f"{self.describe_state()} after {_duration(self.ended_at - self.started)}"
 
     def exit_notice(self) -> str:
-        """The one line a front end shows when it ended by itself."""
-        return f"background process {self.id} `{_short(self.command)}` {self.ended_words()}"
+        """The one line a front end shows when it ended by itself (and what was done after it, in full)."""
+        notes = "".join(f"; {n}" for n in self.end_notes)
+        return f"background process {self.id} `{_short(self.command)}` {self.ended_words()}{notes}"
 
     def row(self) -> ProcessRow:
         end = self.ended_at if self.ended_at is not None else time.monotonic()
@@ -227,6 +236,12 @@ class BackgroundProcess:
                 self.signal = signal.Signals(-rc).name if -rc in signal.valid_signals() else f"signal {-rc}"
                 rc = 128 - rc
             self.exit_code, self.ended_at = rc, time.monotonic()
+            if self._on_end is not None:  # the check after a run, the after-snapshot for undo: before the end is
+                try:  # news, so the notice and what the model reads say what they did
+                    notes = await asyncio.to_thread(self._on_end)
+                    self.end_notes = list(notes or ())
+                except Exception:
+                    log.exception("the end of background process %s could not be recorded", self.id)
             self.state = "stopped" if stop and self._stop_requested else "exited"
             self._changed.set()
             if self.state == "exited" and self.announce and self._on_exit is not None:
@@ -234,8 +249,6 @@ class BackgroundProcess:
                     self._on_exit(self)
                 except Exception:  # a front end's listener must not break the process's ending
                     log.exception("the background process exit listener failed")
-        if self._on_end is not None:  # the after-snapshot for undo; a failure is logged by the callback
-            await asyncio.to_thread(self._on_end)
 
     async def wait_output(self, since: int, timeout: float, *, lines: int | None = None) -> None:  # noqa: ASYNC109
         """Return when output past ``since`` came (``lines``: when that many lines in all came), the process
@@ -301,7 +314,7 @@ class ProcessService:
         return [p.row() for p in list(self._procs.values())]
 
     async def start(self, command: str, argv: Sequence[str], *, cwd: Path, env: dict[str, str], approved: bool,
-                    on_end: Callable[[], None] | None = None) -> BackgroundProcess:
+                    on_end: EndHook | None = None) -> BackgroundProcess:
         """Start ``argv`` (bash running ``command``) in the background.
 
         Raises:
@@ -354,6 +367,7 @@ class ProcessService:
             line = f"stopped background process {proc.id} at the end of the session: $ {proc.command}"
             if proc.containment is not None and not proc.containment.complete:
                 line += f" ({proc.containment.survivors_text()})"
+            line += "".join(f"; {n}" for n in proc.end_notes)
             lines.append(line)
         return lines
 
@@ -445,7 +459,7 @@ def _ending_lines(proc: BackgroundProcess) -> list[str]:
     c = proc.containment
     if c is None:
         return []
-    lines = []
+    lines = [f"note: {n}" for n in proc.end_notes]
     if c.stopped_count:
         lines.append(f"also stopped {c.stopped_count} process(es) it had started: {c.stopped_names()}")
     if not c.complete:
@@ -456,7 +470,7 @@ def _ending_lines(proc: BackgroundProcess) -> list[str]:
 
 async def start_background(ctx: ToolContext, command: str, workdir: Path, *, keep_env: Sequence[str],
                            sandbox: SandboxPolicy | None = None, backend: str = "auto",
-                           on_end: Callable[[], None] | None) -> ToolResult:
+                           on_end: EndHook | None) -> ToolResult:
     """The background half of ``run_command``: the command was judged and approved already."""
     from swebash_ai.tools.command_env import build_argv, child_environment
 

@@ -159,7 +159,9 @@ class Checkpoints:
         snap = snapshots.ShadowRepo(self.shadow, Path(entry["root"]), limits, policy).snapshot()
         with _MOVING:  # not between a fork's copy of the record and its ``moved`` line (see move_unsaved)
             self.holder_of(entry["id"])._append({"kind": "command_after", "id": entry["id"], "after": snap.commit,
-                                                 "skipped": snap.reason or None, "protected": snap.protected or None})
+                                                 "skipped": snap.reason or None, "protected": snap.protected or None,
+                                                 **({"new_repos": entry["new_repos"], "time": time.time()}
+                                                    if entry.get("new_repos") else {})})
 
     def holder_of(self, entry_id: str) -> Checkpoints:
         """The store that holds record ``entry_id`` now: this one, or the fork its turn moved to (and on, when
@@ -250,7 +252,8 @@ def _pending(entries: list[dict[str, Any]]) -> dict[_Turn, list[dict[str, Any]]]
             if e["kind"] == "command":
                 after = afters.get(e["id"], {})
                 e = {**e, "after": after.get("after"), "after_skipped": after.get("skipped"),
-                     "after_protected": after.get("protected")}
+                     "after_protected": after.get("protected"), "new_repos": after.get("new_repos") or [],
+                     "after_time": after.get("time")}
             turns.setdefault(key, []).append(e)
     return turns
 
@@ -297,12 +300,24 @@ def _command_steps(store: Checkpoints, e: dict[str, Any]) -> list[_Step]:
                      lambda: snapshots.matches(path, change.after))
 
     found = [step(change) for change in repo.changes(e["before"], e["after"])]
+    found += [_repo_step(root, Path(p), float(e.get("time", 0)), float(e.get("after_time") or 0))
+              for p in e.get("new_repos") or () if isinstance(p, str)]
     before, after = e.get("protected") or {}, e.get("after_protected") or {}
     for rel in sorted(set(before) | set(after)):
         if before.get(rel) != after.get(rel):  # its stat data moved: the command may have changed it
             found.append(_Step(str(root / rel), lambda: "NOT restored", lambda: True,
                                f"not snapshotted: {rel} is protected"))
     return found
+
+
+def _repo_step(root: Path, repo: Path, started: float, ended: float) -> _Step:
+    """Undoing a nested repository a sandboxed command created and the check after the run kept (its config runs
+    nothing): the snapshots leave ``.git`` folders out, so it is removed here: its ``.git``, and the folder too
+    when everything in it is the command's (nothing older than its start)."""
+    from swebash_ai.tools import repo_undo
+
+    return _Step(str(repo / ".git"), lambda: repo_undo.remove(root, repo, started),
+                 lambda: repo_undo.unchanged_since(repo, ended))
 
 
 def _cleared(store: Checkpoints, e: dict[str, Any]) -> bool:

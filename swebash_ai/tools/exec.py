@@ -201,11 +201,13 @@ async def run_command(
         store = ctx.services.get("checkpoints")  # the store of this turn: the session's may change meanwhile
         bg_watch = None if confinement is None else await asyncio.to_thread(_watch_before, ctx, confinement)
 
-        def on_end() -> None:
-            if bg_watch is not None and confinement is not None:  # put back what it planted (not reported)
-                _watch_after(ctx, bg_watch, confinement)
+        def on_end() -> list[str]:
+            said = []
+            if bg_watch is not None and confinement is not None:  # put back what it planted, said at its end
+                said = [f"sandbox: {line}" for line in _watch_after(ctx, bg_watch, confinement)]
             if snapshot is not None:
-                _snapshot_after(ctx, snapshot, store)
+                _snapshot_after(ctx, _with_new_repos(snapshot, bg_watch), store)
+            return said
 
         result = await start_background(ctx, command, workdir, keep_env=APPROVED_ENV if ctx.approved else (),
                                         sandbox=confinement, backend=backend, on_end=on_end)
@@ -237,7 +239,8 @@ async def run_command(
         if watch is not None and confinement is not None:  # before the snapshot: it records the put-back state
             planted = await asyncio.shield(asyncio.to_thread(_watch_after, ctx, watch, confinement))
         if snapshot is not None:  # shielded: a Ctrl-C that killed the command must not lose its after-state
-            await asyncio.shield(asyncio.to_thread(_snapshot_after, ctx, snapshot, ctx.services.get("checkpoints")))
+            await asyncio.shield(asyncio.to_thread(_snapshot_after, ctx, _with_new_repos(snapshot, watch),
+                                                   ctx.services.get("checkpoints")))
     metadata: dict[str, Any] = {
         "cwd": str(workdir),
         "signal": res.signal,
@@ -251,11 +254,14 @@ async def run_command(
         "sandbox": "none" if confinement is None else _backend_used(backend),
     }
     if res.sandbox_note:
+        from swebash_ai.sandbox.confine import refusals
+
         metadata["sandbox_blocked"] = res.sandbox_note
+        metadata["sandbox_refused"] = [{"operation": r.operation, "path": r.path}
+                                       for r in refusals(res.stderr + res.stdout[-2000:], str(workdir))]
     text = res.render()
     if confinement is not None and confinement.private_tmp and _TMP_WORD.search(command):
-        text += ("\n(sandbox: /tmp here is the sandbox's own: what the command wrote there is gone now; write to the "
-                 "workspace to keep it)")
+        text += "\n" + _private_tmp_note(command, workdir, confinement, metadata["sandbox"])
     if planted:
         metadata["sandbox_planted"] = planted
         text += "\n" + "\n".join(f"(sandbox: {line})" for line in planted)
@@ -275,6 +281,18 @@ async def run_command(
                       unasked_output=not ctx.approved)
 
 
+def _private_tmp_note(command: str, workdir: Path, confinement: SandboxPolicy, backend: str) -> str:
+    """What became of the command's writes to ``/tmp``: the sandbox's own (bubblewrap), gone with it."""
+    if backend != "bwrap":
+        return ("(sandbox: /tmp is not writable here; the command's own temporary folder is $TMPDIR, gone now: "
+                "write to the workspace to keep a file)")
+    from swebash_ai.sandbox.foresee import private_tmp_writes
+
+    named = private_tmp_writes(command, str(workdir), confinement)
+    what = f"what it wrote to {', '.join(named)}" if named else "what the command wrote there"
+    return f"(sandbox: /tmp here is the sandbox's own: {what} is gone now; write to the workspace to keep it)"
+
+
 _TMP_WORD = re.compile(r"(?:^|[\s=:'\"<>(])/tmp(?:/|\b)|\$TMPDIR|\bmktemp\b")
 
 
@@ -282,6 +300,13 @@ def _watch_before(ctx: ToolContext, confinement: SandboxPolicy) -> Any:
     from swebash_ai.sandbox import planted
 
     return planted.before(confinement, path_policy_of(ctx))
+
+
+def _with_new_repos(entry: dict[str, Any], watch: Any) -> dict[str, Any]:
+    """The snapshot record with the nested repositories the check after a run kept (undo removes them: the
+    snapshots leave ``.git`` folders out)."""
+    kept = getattr(watch, "kept", None)
+    return {**entry, "new_repos": [str(p) for p in kept]} if kept else entry
 
 
 def _watch_after(ctx: ToolContext, watch: Any, confinement: SandboxPolicy) -> list[str]:

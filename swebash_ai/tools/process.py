@@ -549,7 +549,7 @@ async def run_process(
         from swebash_ai.sandbox.confine import blocked_note
         from swebash_ai.sandbox.detect import choose
 
-        note = blocked_note(err_text + out_text[-2000:], choose(sandbox_backend).backend or "?", rc)
+        note = blocked_note(err_text + out_text[-2000:], choose(sandbox_backend).backend or "?", rc, str(cwd))
     return ProcessResult(
         exit_code=rc,
         signal=sig_name,

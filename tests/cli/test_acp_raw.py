@@ -209,6 +209,8 @@ def test_a_permission_request_on_the_wire(llm_env: FakeLLMServer, wire: Wire, wo
     params = message["params"]
     assert starts and starts[0]["toolCallId"] == params["toolCall"]["toolCallId"] and starts[0]["kind"] == "execute"
     assert "touch made.txt" in params["toolCall"]["content"][0]["content"]["text"]
+    assert ("'Allow once' runs it in the sandbox: the workspace writable" in params["toolCall"]["content"][0]
+            ["content"]["text"])  # the one sentence on where it runs, in the editor's words
     offered = [option["optionId"] for option in params["options"]]
     # a yes keeps the command in the sandbox; running it outside is an answer of its own
     assert offered[:2] == ["allow_once", "allow_session"] and offered[-2:] == ["allow_outside", "reject"]

@@ -33,6 +33,8 @@ def test_prompt_answer_decides(answer: str, survives: bool, code: int, llm_env: 
         child.expect("run_command needs your approval")
         child.expect("rm canary.txt")  # the full command is shown
         child.expect("why: ")  # with the policy's reasons
+        child.expect("y runs it in the sandbox: ")  # the one sentence on where it runs, and what o does
+        child.expect("o runs it outside the sandbox, with all of your rights")
         child.expect(r"Allow\? \[y/o/a/N/d\]")  # a yes keeps the command in the sandbox; o runs it outside
         if answer == "ctrl-c":
             child.sendcontrol("c")

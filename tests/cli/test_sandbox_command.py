@@ -76,3 +76,25 @@ def test_doctor_says_what_landlock_gives_less_than_bubblewrap(run_cli: Any) -> N
     assert line.startswith("✓ sandbox: landlock, self-test passed"), line
     assert "Landlock gives less than bubblewrap: inside the workspace .git/config, hooks and .env are not" in line
     assert "no pid namespace" in line
+
+
+def test_show_says_who_is_confined_when_no_backend_works(run_cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never "every command is confined" where none can be: a named backend that does not work refuses the
+    commands; with the automatic choice and none working, a command a person allows runs unconfined."""
+    import io
+
+    from swebash_ai.commands import sandbox as command
+    from swebash_ai.config.settings import load_settings
+
+    other = "seatbelt" if detect.sys.platform != "darwin" else "landlock"
+    res = run_cli("sandbox", "--show", env={"SWEBASH_AI_SANDBOX_BACKEND": other})
+    assert res.returncode == 1
+    assert (f"applies to: no command is confined: every command not proven read-only is refused, since "
+            f"sandbox_backend = {other} does not work here") in res.stdout
+    none_works = detect.Choice(None, "", "no bubblewrap, no Landlock")
+    monkeypatch.setattr(detect, "choose", lambda wanted="auto": none_works)
+    out = io.StringIO()
+    assert command._show(load_settings(), Path.cwd(), out) == 1
+    text = out.getvalue()
+    assert "applies to: nothing is confined: no sandbox works here, so a command you allow runs unconfined" in text
+    assert "every command not proven read-only, whoever allowed it" not in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -57,13 +58,32 @@ def test_bwrap_is_found_on_path_first_then_in_the_wheel(monkeypatch: pytest.Monk
 def test_seatbelt_profile_text() -> None:
     text = seatbelt.profile(POLICY)
     lines = text.splitlines()
-    assert lines[:3] == ["(version 1)", "(allow default)", "(deny file-write*)"]
+    assert lines[:2] == ["(version 1)", "(deny default)"]  # an allowlist: what no rule allows is refused
+    assert "(allow default)" not in text and text.count("(") == text.count(")")
+    assert text.index("(allow file-read*)") < text.index("(deny file-write*)") < text.index("(allow file-write*")
     assert '(allow file-write*\n    (subpath "/w/ws")\n    (subpath (param "TMPDIR"))' in text
     # later rules win in Seatbelt: the read-only and hidden denials come after the writable allowance
     assert text.index('(deny file-write*\n    (literal "/w/ws/.git/config")') > text.index('(subpath "/w/ws")')
     assert '(deny file-read* file-write*\n    (subpath "/h/.ssh")\n    (literal "/w/ws/.env"))' in text
     assert lines[-1] == "(deny network*)"
-    assert "(deny network*)" not in seatbelt.profile(SandboxPolicy(writable=(WS,), network="full"))
+    full = seatbelt.profile(SandboxPolicy(writable=(WS,), network="full"))
+    assert "(deny network*)" not in full and full.splitlines()[-1] == "(allow network*)"
+
+
+def test_seatbelt_allows_each_operation_and_service_by_name() -> None:
+    """Deny by default: the operations and system services it needs are named, each with why; a service that
+    acts for the user (the keychain's items, the user's launchd, a pasteboard) is in no list."""
+    text = seatbelt.profile(POLICY)
+    for rule, why in seatbelt.ALLOWED:
+        assert rule in text and why
+    services = text[text.index("(allow mach-lookup"):]
+    services = services[:services.index(")\n(") + 1]
+    named = re.findall(r'\(global-name "([^"]+)"\)', services)
+    assert named == [n for n, _why in seatbelt.MACH_SERVICES]
+    assert "(allow mach-lookup)" not in text and "com.apple.pasteboard.1" not in text
+    assert "com.apple.SystemConfiguration.configd" not in text  # the network's services only when it is open
+    assert "com.apple.SystemConfiguration.configd" in seatbelt.profile(SandboxPolicy(writable=(WS,), network="full"))
+    assert "(allow process-info* (target same-sandbox))" in text and "(allow signal (target same-sandbox))" in text
 
 
 def test_seatbelt_quotes_paths() -> None:
@@ -153,6 +173,30 @@ def test_a_blocked_command_says_so(stderr: str, code: int, says: str | None) -> 
         assert note is None
     else:
         assert note is not None and says in note and "sandbox (bwrap)" in note
+
+
+def test_refusals_name_each_operation_and_path_in_full() -> None:
+    out = "\n".join([
+        "touch: cannot touch '/home/u/x': Read-only file system",
+        "bash: line 1: /home/u/y: Read-only file system",
+        "mkdir: cannot create directory ‘/opt/z’: Read-only file system",
+        "OSError: [Errno 30] Read-only file system: '/root/.config/q'",
+        "cat: /h/.ssh/id_rsa: Permission denied",
+        "error: could not lock config file .git/config: Read-only file system",
+        "touch: cannot touch '/home/u/x': Read-only file system",  # said twice, named once
+        "curl: (6) Could not resolve host: example.com",
+        "git@github.com: Permission denied (publickey).",  # not a path
+        "error: tests failed",
+    ])
+    assert [r.words() for r in confine.refusals(out, "/w")] == [
+        "write /home/u/x", "write /home/u/y", "write /opt/z", "write /root/.config/q", "access /h/.ssh/id_rsa",
+        "write /w/.git/config", "connect example.com"]
+    note = confine.blocked_note(out, "bwrap", 1, "/w")
+    assert note is not None and note.startswith("the command ran in the sandbox (bwrap); refused: write /home/u/x, ")
+    assert "and 1 more;" in note  # the first ones in full, then how many more
+    assert confine.refused_line({"sandbox_blocked": note, "sandbox_refused": [
+        {"operation": "write", "path": "/home/u/x"}]}) == "the sandbox refused: write /home/u/x"
+    assert confine.refused_line({}) == ""
 
 
 def _run_bpf(prog: list[tuple[int, int, int, int]], data: bytes) -> int:

@@ -160,3 +160,36 @@ def test_a_host_nobody_listed_is_put_to_the_person(place: tuple[Path, Path], web
     assert len(hosts) == 1 and f"127.0.0.1:{web}" in hosts[0].verdict.reasons[0] and hosts[0].verdict.severe
     assert not hosts[0].sandboxed  # a question about a host, not a command: no "outside" answer
     assert ("hello through the proxy" in done.result.text) is reached
+
+
+def test_the_question_says_what_y_and_o_each_do_with_this_command(place: tuple[Path, Path]) -> None:
+    """The one sentence on where a command runs, with what the sandbox will do to this one: read from its words."""
+    from swebash_ai.agent.events import where_words
+
+    ws, outside = place
+    person = Person(Decision.DENY)
+    _run(ws, person, {"command": f"echo x > {outside}/a.txt; curl -s https://example.com/x"})
+    (asked,) = person.asked
+    assert asked.runs == "sandbox" and asked.sandboxed
+    assert where_words(asked) == (
+        f"y runs it in the sandbox: its write to {outside}/a.txt will fail: outside the workspace the sandbox is "
+        "read-only; its connection to example.com is put to you first (sandbox_allow_hosts does not list it); "
+        "o runs it outside the sandbox, with all of your rights")
+    person = Person(Decision.DENY)
+    _run(ws, person, {"command": "touch made.txt"})  # nothing the sandbox stops: what it allows, in general
+    assert where_words(person.asked[0]).startswith("y runs it in the sandbox: the workspace writable, your keys hidden")
+
+
+def test_with_no_sandbox_the_question_never_promises_one(place: tuple[Path, Path],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from swebash_ai.agent.events import where_words
+
+    ws, outside = place
+    monkeypatch.setattr(detect, "choose", lambda wanted="auto": detect.Choice(None, "", "no bubblewrap here"))
+    person = Person(Decision.ALLOW_ONCE)
+    done = _run(ws, person, {"command": f"touch {outside}/unconfined.txt"})
+    (asked,) = person.asked
+    assert not asked.sandboxed and asked.runs == "unconfined"
+    assert where_words(asked) == ("y runs it unconfined, with all of your rights: no sandbox works here (no "
+                                  "bubblewrap here)")
+    assert (outside / "unconfined.txt").exists() and done.result.metadata["sandbox"] == "unavailable"

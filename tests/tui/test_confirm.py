@@ -245,14 +245,15 @@ async def test_a_sandboxed_command_offers_outside_as_its_own_answer() -> None:
 
     def request(sandboxed: bool) -> ApprovalRequest:
         return ApprovalRequest(call_id="c1", tool="run_command", summary="$ npm install", detail="npm install",
-                               cwd="/ws", verdict=Verdict.ask("installs"), sandboxed=sandboxed)
+                               cwd="/ws", verdict=Verdict.ask("installs"), sandboxed=sandboxed,
+                               runs="sandbox" if sandboxed else "")
 
     answers: list[Decision | None] = []
     app = App()
     async with app.run_test(size=(80, 30)) as pilot:
         await app.push_screen(ConfirmScreen(request(True)), answers.append)
         await pilot.pause()
-        assert app.screen.query("#allow_outside") and "runs in the sandbox" in str(
+        assert app.screen.query("#allow_outside") and "y runs it in the sandbox" in str(
             app.screen.query_one("#confirm-sandbox").render())
         await pilot.press("o")
         await pilot.pause()

@@ -25,7 +25,7 @@ from acp import schema
 from acp.exceptions import RequestError
 
 from swebash_ai.agent.approval import Decision
-from swebash_ai.agent.events import SANDBOX_NOTE
+from swebash_ai.agent.events import where_words
 from swebash_ai.frontends.acp.updates import CallIds, diff_content, locations, notice_chunk, text_content, tool_kind
 from swebash_ai.tools.ask import Answer, Question, nobody_can_answer
 
@@ -71,8 +71,8 @@ def request_text(request: ApprovalRequest) -> str:
         facts.append(f"⚠ {marked_note(invisible)}")
     facts.append(f"in {request.cwd}")
     facts.extend(f"why: {reason}" for reason in request.verdict.reasons)
-    if request.sandboxed:
-        facts.append(f"{SANDBOX_NOTE}, unless allowed outside it")
+    if where := where_words(request, yes="'Allow once'", outside="'Allow once, outside the sandbox'"):
+        facts.append(where)
     if request.always is not None:
         facts.append(f"always allow here saves a rule: {describe_rule(request.always)}")
     lines = [f"{request.tool} needs your approval: {request.summary}", "", fence, detail, fence, "",

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING
 from swebash_ai.frontends.tui import commands
 from swebash_ai.frontends.tui.provider_setup import ProviderSetup
 from swebash_ai.frontends.tui.session_switch import SessionSwitch
-from swebash_ai.frontends.tui.widgets.activity import background_note, diagnostics_tag, sandbox_tag
+from swebash_ai.frontends.tui.widgets.activity import (
+    background_note,
+    diagnostics_tag,
+    sandbox_refused_line,
+    sandbox_tag,
+)
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import AgentEvent
@@ -349,7 +354,8 @@ class Controller:
             case ev.ToolCallFinished(result=result):
                 app.activity.finish(event.call_id, event.name, result.status, result.text, result.exit_code,
                                     result.duration, note=background_note(result),
-                                    where=sandbox_tag(result) or diagnostics_tag(result))
+                                    where=sandbox_tag(result) or diagnostics_tag(result),
+                                    refused=sandbox_refused_line(result))
             case ev.PlanUpdated(plan=plan):
                 app.plan.show(plan)
             case ev.Usage():

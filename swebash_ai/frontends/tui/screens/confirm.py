@@ -23,7 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from swebash_ai.agent.approval import Decision
-from swebash_ai.agent.events import SANDBOX_NOTE, ApprovalRequest
+from swebash_ai.agent.events import ApprovalRequest, where_words
 from swebash_ai.frontends.tui.shown import shown, styled
 from swebash_ai.safety.terminal_text import marked_note, safe
 
@@ -131,9 +131,8 @@ class ConfirmScreen(ModalScreen[Decision]):
                 yield Static(render_detail(req.detail), id="confirm-detail-text")
             yield Static(Content.assemble(("in ", "dim"), shown(req.cwd)), id="confirm-cwd")
             yield Static(styled("\n".join(f"• {r}" for r in reasons)), id="confirm-reasons")
-            if req.sandboxed:
-                yield Static(Content.styled(f"{SANDBOX_NOTE}; o runs it outside, with all of your rights", "dim"),
-                             id="confirm-sandbox")
+            if where := where_words(req):
+                yield Static(Content.styled(safe(where, visible=True), "dim"), id="confirm-sandbox")
             if req.always is not None:
                 yield Static(Content.assemble(("w saves a rule: ", "dim"), safe(describe_always(req.always),
                                                                                  visible=True)), id="confirm-always")

@@ -91,7 +91,17 @@ def sandbox_tag(result: Any) -> str:
         return "unsandboxed: no sandbox here"
     if where.startswith("outside"):
         return "OUTSIDE the sandbox"
-    return "sandbox: blocked something" if result.metadata.get("sandbox_blocked") else "sandboxed"
+    return "sandbox refused something" if result.metadata.get("sandbox_blocked") else "sandboxed"
+
+
+def sandbox_refused_line(result: Any) -> str:
+    """What the sandbox refused, each operation and path in full, for the wrapped line under a command's status
+    ("" when it refused nothing): the status line is one row, and a path cut there is no path at all."""
+    if not result.metadata.get("sandbox_blocked"):
+        return ""
+    from swebash_ai.sandbox.confine import refused_line
+
+    return refused_line(result.metadata)
 
 
 def diagnostics_tag(result: Any) -> str:
@@ -178,6 +188,7 @@ class ToolEntry(Vertical, can_focus=True):
         self.exit_code: int | None = None
         self.note = ""  # said instead of the state's label (see background_note)
         self.where = ""  # where a command ran (see sandbox_tag)
+        self.refused = ""  # what the sandbox refused, wrapped under the status (see sandbox_refused_line)
         self.has_output = False
         self._user_toggled = False
         self._pending: list[str] = []  # output not in the log yet (no log until the entry is expanded)
@@ -195,8 +206,13 @@ class ToolEntry(Vertical, can_focus=True):
         self._header.update(Content.assemble(styled(self.tool_name, "bold"), "  ", styled(self.summary)))
         self.refresh_status()
         self._ready = True
+        self._show_refused()
         if self.expanded:
             self._build_body()
+
+    def _show_refused(self) -> None:
+        if self.refused and self._ready and not self.query(".tool-refused"):
+            self.mount(Static(self.refused, classes="tool-refused", markup=False), after=self._status)
 
     def _build_body(self) -> None:
         if self._log is not None or not self._ready:
@@ -275,11 +291,14 @@ class ToolEntry(Vertical, can_focus=True):
             self.set_state("running")
 
     def finish(self, status: str, content: str, exit_code: int | None, duration: float, note: str = "",
-               where: str = "") -> None:
+               where: str = "", refused: str = "") -> None:
         self.exit_code = exit_code
         self.duration = duration
         self.note = note
         self.where = where
+        if refused and not self.refused:
+            self.refused = safe(refused, visible=True)
+            self._show_refused()
         if held := self._clean.finish():
             self._write(held)
         if not self.has_output and content:
@@ -441,12 +460,13 @@ class ActivityPane(FollowingScroll):
 
     def finish(
         self, call_id: str, name: str, status: str, content: str, exit_code: int | None, duration: float,
-        *, note: str = "", where: str = "",
+        *, note: str = "", where: str = "", refused: str = "",
     ) -> None:
         """``note``: said instead of the state's label (a background process started: not "done"); ``where``:
-        where a command ran (:func:`sandbox_tag`)."""
+        where a command ran (:func:`sandbox_tag`); ``refused``: what the sandbox refused, shown wrapped in full
+        (:func:`sandbox_refused_line`)."""
         entry = self.entries.get(call_id) or self.start(call_id, name, name, {})
-        entry.finish(status, content, exit_code, duration, note, where)
+        entry.finish(status, content, exit_code, duration, note, where, refused)
         if name == "task":  # a helper's group closes when it is done (unless the user opened or closed it)
             entry.close_if_opened_itself()
 
