@@ -161,12 +161,18 @@ def _covered_words(run: Any, start: int, named: Sequence[str]) -> list[str]:
 
 
 def _by_path(word: str, name: str, cwd: str | None) -> str | None:
-    """A program named by a path is proven only as the program of that name on PATH (``/usr/bin/cat``)."""
+    """A program named by a path is proven only as the program of that name on PATH, spelled as PATH spells it
+    (``/usr/bin/cat``). A relative path, a ``..``, or a symlink outside PATH's folders is resolved when the
+    command runs, after the line may have changed the directory (``cd d && ../../usr/bin/cat``) or the link
+    (``ln -sfn /usr/bin/touch ./cat-link && $PWD/cat-link``): what it names now proves nothing then."""
     if _FD_PATH.search(word):
         return f"runs {word}: a program read from an open file, which cannot be known"
-    full = os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(word)))
     found = shutil.which(name)
-    if found is None or os.path.realpath(found) != full:
+    full = os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(word)))
+    on_path = {os.path.join(os.path.normpath(d), name) for d in os.environ.get("PATH", os.defpath).split(os.pathsep)
+               if d.startswith("/")}
+    if (found is None or os.path.realpath(found) != full or word != os.path.normpath(word)
+            or word not in on_path):
         return f"runs {word} by path: not proven to be the program {name}"
     return None
 

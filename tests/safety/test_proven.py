@@ -165,3 +165,18 @@ def test_copying_into_a_path_folder_still_needs_a_person(tmp_path: Path) -> None
     for command in ("cp /usr/bin/touch ~/.local/bin/ls", "ln -s /usr/bin/touch -t ~/.local/bin"):
         verdict = policy.assess(command, str(home))
         assert verdict.severe and any("PATH" in r for r in verdict.reasons), (command, verdict)
+
+
+def test_a_path_the_line_can_redirect_is_not_proven(tmp_path: Path) -> None:
+    """A relative path, ``..`` or a workspace symlink names the program it resolves to when the command runs,
+    after the line changed the directory or the link: ``cd d && ../../usr/bin/cat`` ran a copy of touch."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    up = "../" * (len(ws.parts) - 1)  # from the workspace, up to / and down to the real cat
+    (ws / "cat-link").symlink_to(os.path.realpath("/usr/bin/cat"))
+    for command in (f"mkdir -p d1/d2/{up}x d1/usr/bin && cp /usr/bin/touch d1/usr/bin/cat && "
+                    f"cd d1/{'d/' * (len(ws.parts) - 1)} && {up}usr/bin/cat M",
+                    f"cd d1 && {up}usr/bin/cat M", f"ln -sfn /usr/bin/touch cat-link && {ws}/cat-link M",
+                    f"{ws}/../ws/cat-link M"):
+        assert any("by path" in why for why in unproven(command, str(ws))), command
+    assert unproven("/usr/bin/cat M", str(ws)) == []
