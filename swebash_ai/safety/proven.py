@@ -129,10 +129,32 @@ def unproven(command: str, cwd: str | None = None, covered: Callable[[Sequence[s
                 continue
         why += runs_nothing(name, args)
         if name == "git" and not why:
-            from swebash_ai.safety.git_rules import git_config_dangers
-
-            why += git_config_dangers(cwd or os.getcwd())
+            why += _git_configs(found.runs, args, cwd or os.getcwd())
     return list(dict.fromkeys(why))
+
+
+def _git_configs(runs: Sequence[Any], args: list[str], cwd: str) -> list[str]:
+    """The program-running settings of every repository git may read here: the one in ``cwd``, and those the
+    line moves to (``cd sub && git diff``, ``git -C sub diff``: a nested repository's own config)."""
+    from swebash_ai.safety.git_rules import git_config_dangers
+    from swebash_ai.safety.programs import check_program
+
+    dirs = [cwd]
+    for run in runs:  # every cd the line holds, in order (cd may fail: the earlier folders stay possible)
+        if os.path.basename(run.argv[0]) not in ("cd", "pushd", "popd"):
+            continue
+        words = [w for w in run.argv[1:] if w not in ("-P", "-L", "--")]
+        if os.path.basename(run.argv[0]) == "popd" or not words:
+            words = ["~"] if not words and os.path.basename(run.argv[0]) == "cd" else []
+        elif len(words) != 1 or words[0].startswith(("-", "+")):
+            return [f"{' '.join(run.argv)}: git may run in a folder whose repository config cannot be checked"]
+        dirs += [os.path.join(d, os.path.expanduser(w)) for d in dirs for w in words]
+        if len(dirs) > 64:
+            return ["it changes directory too often to check the config of each repository git may read"]
+    check = check_program("git", args)
+    if check is not None and check.workdir is not None:
+        dirs = [os.path.join(d, os.path.expanduser(check.workdir)) for d in dirs]
+    return [why for d in dict.fromkeys(dirs) for why in git_config_dangers(d)]
 
 
 _CODE_LIKE = re.compile(r"[\s;|&$`()<>!{}'\"\\]")

@@ -180,3 +180,19 @@ def test_a_path_the_line_can_redirect_is_not_proven(tmp_path: Path) -> None:
                     f"{ws}/../ws/cat-link M"):
         assert any("by path" in why for why in unproven(command, str(ws))), command
     assert unproven("/usr/bin/cat M", str(ws)) == []
+
+
+def test_git_in_a_nested_repository_is_judged_by_that_repository_config(tmp_path: Path) -> None:
+    """``git -C sub diff`` and ``cd sub && git diff`` read sub's own config, whose diff.external runs a program:
+    only the workspace's config was checked, so with a deny rule for touch they were proven."""
+    ws = tmp_path / "ws"
+    sub = ws / "sub" / ".git"
+    sub.mkdir(parents=True)
+    (sub / "HEAD").write_text("ref: refs/heads/main\n")
+    (sub / "config").write_text("[diff]\n\texternal = touch M\n")
+    assert unproven("git diff", str(ws)) == []
+    for command in ("git -C sub diff", "cd sub && git diff", "bash -c 'cd sub; git diff'",
+                    "cd / && cd " + str(ws / "sub") + " && git status"):
+        assert any("diff.external" in why for why in unproven(command, str(ws))), command
+    assert unproven("cd - && git diff", str(ws)) != []
+    assert unproven("cd a; " * 10 + "git diff", str(ws)) != []
