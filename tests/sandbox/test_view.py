@@ -204,3 +204,21 @@ def test_a_view_folder_under_tmp_is_bound_after_the_private_tmp(tmp_path: Path, 
         assert at and tmpfs and min(at) > tmpfs[0]
     else:
         pytest.skip("the temporary folder is not under /tmp here")
+
+
+@pytest.mark.skipif(bwrap.find() is None or not __import__("swebash_ai.sandbox.detect", fromlist=["choose"])
+                    .choose("bwrap").ok, reason="bubblewrap does not work here")
+def test_an_existing_cache_folder_runs_with_any_bwrap(tree: tuple[Path, Path]) -> None:
+    """An existing cache folder (~/.npm) was rendered as an overlay, which bubblewrap before 0.10 (Debian 12's
+    0.8) refuses: every confined command failed with "Unknown option --overlay-src"."""
+    home, ws = tree
+    (home / ".npm").mkdir()
+    (home / ".npm" / "kept").write_text("cached\n")
+    policy = build_policy(PathPolicy(roots=[ws], home=home))
+    found = bwrap.find()
+    assert found is not None
+    argv = bwrap.render(policy, ["/bin/sh", "-c", f"cat {home}/.npm/kept; echo x > {home}/.npm/new"], cwd=ws,
+                        bwrap=found)
+    out = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=60)
+    assert "cached" in out.stdout, out.stderr
+    assert not (home / ".npm" / "new").exists()  # the cache's writes are never the host's
