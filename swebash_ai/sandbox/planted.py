@@ -201,8 +201,9 @@ def after(watch: Watch, policy: SandboxPolicy, paths: PathPolicy) -> list[str]:
     lines: list[str] = []
     now = set(_watched(roots)) | set(watch.files) | set(watch.absent)
     for link in sorted(_links(sorted(now), roots) - watch.links):  # only the link goes, never what it points to
+        target = _target(link)
         link.unlink(missing_ok=True)
-        lines.append(f"{link} was a link made by the command to {_target(link)}: removed")
+        lines.append(f"{link} was a link made by the command to {target}: removed")
     if lines:
         now = set(_watched(roots)) | set(watch.files) | set(watch.absent)
     for p in sorted(now):

@@ -252,4 +252,5 @@ def test_what_the_command_linked_elsewhere_is_never_removed_or_written_there(tmp
     assert (victim / "a.txt").read_text() == "precious\n"
     assert (other / ".git" / "config").exists() and (other / ".git" / "hooks" / "post-commit").exists(), lines
     assert not (ws / ".swebash-ai").exists() and not hooks.is_symlink()
+    assert any(f"to {victim}: removed" in line for line in lines), lines
     assert (hooks / "pre-commit").read_text() == "#!/bin/sh\necho the user's hook\n"  # put back in place
