@@ -183,6 +183,8 @@ class LspService:
             handle = await self.launch([program, *spec.command[1:]], root)
             client = LspClient(spec.name, handle, root, spec.settings)
             await client.initialize(self.start_timeout)
+            if self._closed:  # the end stopped waiting for this start: nothing else would stop this server
+                raise ConnectionError("the session is ending")
         except (ConnectionError, OSError, Exception) as exc:
             reason = str(exc) or type(exc).__name__
             self._failed(key, reason)

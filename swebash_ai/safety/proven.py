@@ -129,10 +129,32 @@ def unproven(command: str, cwd: str | None = None, covered: Callable[[Sequence[s
                 continue
         why += runs_nothing(name, args)
         if name == "git" and not why:
-            from swebash_ai.safety.git_rules import git_config_dangers
-
-            why += git_config_dangers(cwd or os.getcwd())
+            why += _git_configs(found.runs, args, cwd or os.getcwd())
     return list(dict.fromkeys(why))
+
+
+def _git_configs(runs: Sequence[Any], args: list[str], cwd: str) -> list[str]:
+    """The program-running settings of every repository git may read here: the one in ``cwd``, and those the
+    line moves to (``cd sub && git diff``, ``git -C sub diff``: a nested repository's own config)."""
+    from swebash_ai.safety.git_rules import git_config_dangers
+    from swebash_ai.safety.programs import check_program
+
+    dirs = [cwd]
+    for run in runs:  # every cd the line holds, in order (cd may fail: the earlier folders stay possible)
+        if os.path.basename(run.argv[0]) not in ("cd", "pushd", "popd"):
+            continue
+        words = [w for w in run.argv[1:] if w not in ("-P", "-L", "--")]
+        if os.path.basename(run.argv[0]) == "popd" or not words:
+            words = ["~"] if not words and os.path.basename(run.argv[0]) == "cd" else []
+        elif len(words) != 1 or words[0].startswith(("-", "+")):
+            return [f"{' '.join(run.argv)}: git may run in a folder whose repository config cannot be checked"]
+        dirs += [os.path.join(d, os.path.expanduser(w)) for d in dirs for w in words]
+        if len(dirs) > 64:
+            return ["it changes directory too often to check the config of each repository git may read"]
+    check = check_program("git", args)
+    if check is not None and check.workdir is not None:
+        dirs = [os.path.join(d, os.path.expanduser(check.workdir)) for d in dirs]
+    return [why for d in dict.fromkeys(dirs) for why in git_config_dangers(d)]
 
 
 _CODE_LIKE = re.compile(r"[\s;|&$`()<>!{}'\"\\]")
@@ -161,12 +183,18 @@ def _covered_words(run: Any, start: int, named: Sequence[str]) -> list[str]:
 
 
 def _by_path(word: str, name: str, cwd: str | None) -> str | None:
-    """A program named by a path is proven only as the program of that name on PATH (``/usr/bin/cat``)."""
+    """A program named by a path is proven only as the program of that name on PATH, spelled as PATH spells it
+    (``/usr/bin/cat``). A relative path, a ``..``, or a symlink outside PATH's folders is resolved when the
+    command runs, after the line may have changed the directory (``cd d && ../../usr/bin/cat``) or the link
+    (``ln -sfn /usr/bin/touch ./cat-link && $PWD/cat-link``): what it names now proves nothing then."""
     if _FD_PATH.search(word):
         return f"runs {word}: a program read from an open file, which cannot be known"
-    full = os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(word)))
     found = shutil.which(name)
-    if found is None or os.path.realpath(found) != full:
+    full = os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(word)))
+    on_path = {os.path.join(os.path.normpath(d), name) for d in os.environ.get("PATH", os.defpath).split(os.pathsep)
+               if d.startswith("/")}
+    if (found is None or os.path.realpath(found) != full or word != os.path.normpath(word)
+            or word not in on_path):
         return f"runs {word} by path: not proven to be the program {name}"
     return None
 

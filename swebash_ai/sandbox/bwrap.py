@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,7 +88,33 @@ def render(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, bwrap: str)
         # sandbox (its /tmp is its own), the interpreter it links to is.
         argv = [os.path.realpath(sys.executable), "-I", "-S", "-c", _relay_code(), str(policy.proxy),
                 str(RELAY_PORT), "--", *argv]
+    if "--overlay-src" in out and not _overlays(bwrap):
+        out = _without_overlays(out)
     return [*out, "--chdir", str(cwd), "--", *argv]
+
+
+@functools.lru_cache(maxsize=4)
+def _overlays(bwrap: str) -> bool:
+    """Whether this ``bwrap`` has ``--overlay-src`` (0.10 on): an older one refuses the whole command line."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--overlay-src" in done.stdout + done.stderr
+
+
+def _without_overlays(out: list[str]) -> list[str]:
+    """A cache folder read-only in place of its throw-away overlay (as under Landlock: a write there fails)."""
+    kept: list[str] = []
+    i = 0
+    while i < len(out):
+        if out[i] == "--overlay-src" and i + 3 < len(out) and out[i + 2] == "--tmp-overlay":
+            kept += ["--ro-bind-try", out[i + 1], out[i + 3]]
+            i += 4
+        else:
+            kept.append(out[i])
+            i += 1
+    return kept
 
 
 def _view(policy: SandboxPolicy) -> list[str]:

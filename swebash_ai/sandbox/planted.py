@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swebash_ai.sandbox.policy import WALK_LIMIT, _walk_workspace, git_dirs
+from swebash_ai.sandbox.view import within
 
 if TYPE_CHECKING:
     from swebash_ai.safety.paths import PathPolicy
@@ -47,6 +48,8 @@ class Watch:
     repos: frozenset[Path]
     own: dict[Path, bool]
     """Each root's ``.swebash-ai``: whether it existed."""
+    links: frozenset[Path] = frozenset()
+    """The symbolic links (below a root) on the way to a watched file: the ones that were there before."""
     kept: list[Path] = field(default_factory=list)
     """Filled by :func:`after`: the new nested repositories it kept (their config runs nothing), for undo."""
 
@@ -103,7 +106,23 @@ def before(policy: SandboxPolicy, paths: PathPolicy) -> Watch:
         else:
             absent.add(p)
     repos = frozenset(policy.repos) if policy.repos is not None else _repos(paths, roots)  # the walk just made
-    return Watch(files, frozenset(absent), repos, {r: (r / ".swebash-ai").exists() for r in roots})
+    return Watch(files, frozenset(absent), repos, {r: (r / ".swebash-ai").exists() for r in roots},
+                 _links([*files, *absent], roots))
+
+
+def _links(paths: list[Path], roots: tuple[Path, ...]) -> frozenset[Path]:
+    """The symbolic links below a root on the way to ``paths``: the put-back runs on the host, and what it
+    removes or writes through a link the command made is somewhere else (a folder of the user's)."""
+    seen: set[Path] = set()
+    found: set[Path] = set()
+    for p in paths:
+        for up in p.parents:
+            if up in seen or not any(up != r and within(up, r) for r in roots):
+                continue
+            seen.add(up)
+            if up.is_symlink():
+                found.add(up)
+    return frozenset(found)
 
 
 # The keys a new repository's config may hold: what `git init`, `git clone`, `cargo new` and `git remote add`
@@ -164,6 +183,13 @@ def runs_programs(gitdir: Path) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:
+        return "?"
+
+
 def _remove(p: Path) -> None:
     if p.is_dir() and not p.is_symlink():
         shutil.rmtree(p, ignore_errors=True)
@@ -177,9 +203,17 @@ def after(watch: Watch, policy: SandboxPolicy, paths: PathPolicy) -> list[str]:
     roots = policy.writable
     lines: list[str] = []
     now = set(_watched(roots)) | set(watch.files) | set(watch.absent)
+    for link in sorted(_links(sorted(now), roots) - watch.links):  # only the link goes, never what it points to
+        target = _target(link)
+        link.unlink(missing_ok=True)
+        lines.append(f"{link} was a link made by the command to {target}: removed")
+    if lines:
+        now = set(_watched(roots)) | set(watch.files) | set(watch.absent)
     for p in sorted(now):
         existed, exists = p in watch.files, os.path.lexists(p)
         old = watch.files.get(p)
+        if not existed and not any(within(os.path.realpath(p), r) for r in roots):
+            continue  # reached through a pointer the command wrote (a .git file): not the command's to lose
         if not existed and exists:
             _remove(p)
             lines.append(f"{p} was created by the command and removed: git or swebash-ai would run it later")

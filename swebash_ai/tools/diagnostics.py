@@ -67,8 +67,12 @@ def launcher(ctx: ToolContext, environ: dict[str, str] | None = None) -> tuple[L
             full = policy_for(ctx.path_policy, s, files() if callable(files) else ())
             # The workspace read-only: a server reads the project, it has no business writing it.
             policy = dataclasses.replace(full, read_only=(*full.read_only, *full.writable))
-            if choice.backend != "bwrap":  # landlock and seatbelt grant by path: no writable roots at all
-                policy = dataclasses.replace(full, writable=())
+            if choice.backend != "bwrap":  # landlock and seatbelt grant by path: no writable roots at all, and
+                # the workspace shown read-only (its hidden files stay out of the grants), or nothing can read it
+                from swebash_ai.sandbox.view import Shown
+
+                ro = tuple(Shown(r, "ro", "the workspace, read-only for a language server") for r in full.writable)
+                policy = dataclasses.replace(full, writable=(), view=None if full.view is None else (*full.view, *ro))
             own_tmp = choice.backend == "bwrap" and policy.private_tmp
             where = f"sandbox ({choice.backend}), workspace read-only"
 

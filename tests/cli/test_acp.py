@@ -501,3 +501,22 @@ def test_the_loops_limit_is_max_turn_requests(llm_env: FakeLLMServer, cli_env: d
 
     response, _ = drive({**cli_env, "SWEBASH_AI_TOOLS_MAX_ITER": "1"}, workspace, Editor(), script)
     assert response.stop_reason == "max_turn_requests"
+
+
+def test_loading_an_open_session_again_keeps_its_id_on_disk(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                             workspace: Path) -> None:
+    """session/load of a session open on this connection: the old copy was saved after the new one had read the
+    file, so the new one's next save found the file moved on and forked to another id: the editor's id then
+    named a session without the turns that followed."""
+    llm_env.enqueue(Reply.text("first answer"), Reply.text("second answer"))
+
+    async def script(conn: Any, init: Any) -> Any:
+        sid = await new(conn, workspace)
+        await conn.prompt(session_id=sid, prompt=[text_block("one")])
+        await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        await conn.prompt(session_id=sid, prompt=[text_block("two")])
+        return sid
+
+    sid, _ = drive(cli_env, workspace, Editor(), script)
+    saved = [p for p in Path(cli_env["SWEBASH_AI_HOME"]).rglob("*.jsonl") if "second answer" in p.read_text()]
+    assert [p.stem for p in saved] == [sid]

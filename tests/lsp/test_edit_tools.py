@@ -120,3 +120,25 @@ async def test_the_scrubbed_environment_reaches_the_server(
     await handle.stop()
     handle.close()
     assert b"MY_API_TOKEN" not in out and b"TERM=dumb" in out
+
+
+@pytest.mark.skipif(not detect.choose("landlock").ok, reason="Landlock does not work here")
+async def test_under_landlock_the_server_reads_the_workspace_and_writes_nothing(
+        workspace: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Landlock grants by path: the server's policy had no writable roots and nothing gave the workspace back
+    for reading, so a server could not read the project it checks."""
+    monkeypatch.setenv("SWEBASH_AI_SANDBOX_BACKEND", "landlock")
+    from swebash_ai.tools.diagnostics import launcher
+
+    (workspace / "a.txt").write_text("project text\n")
+    (workspace / ".env").write_text("TOKEN=hidden-value\n")
+    ctx = _ctx(workspace, isolated_env, {})
+    launch, where = launcher(ctx)
+    assert "landlock" in where
+    handle = await launch(["/bin/sh", "-c", "cat a.txt; echo x > written; cat .env"], workspace)
+    out = await handle.stdout.read()
+    await handle.stop()
+    handle.close()
+    assert b"project text" in out
+    assert not (workspace / "written").exists()
+    assert b"hidden-value" not in out

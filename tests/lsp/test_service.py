@@ -220,3 +220,30 @@ async def test_a_check_waiting_when_the_session_ends_says_the_server_was_stopped
     check = await asyncio.wait_for(task, 10)
     assert time.monotonic() - started < 10
     assert check.status == "crashed" and "stopped (the session is ending)" in check.detail
+
+
+async def test_a_server_that_finishes_starting_after_the_end_is_stopped(workspace: Path) -> None:
+    """The end waits ``start_timeout`` for a start under way; a start that took longer (a slow launch) used to
+    register its server after the end had stopped the others, and nothing stopped it."""
+    from lsp_helpers import launch
+
+    from swebash_ai.lsp.service import LspService
+
+    pid_file = workspace / "pids"
+    begun = asyncio.Event()
+
+    async def slow_launch(argv: list[str], root: Path) -> object:
+        begun.set()
+        await asyncio.sleep(1.5)  # longer than the end waits for it
+        return await launch(argv, root)
+
+    svc = LspService([fake_spec(workspace, pid_file=str(pid_file))], workspace, slow_launch, wait=5.0,
+                     start_timeout=1.0)
+    task = asyncio.create_task(svc.check(workspace / "a.fk", "x\n"))
+    await begun.wait()
+    await svc.aclose()
+    result = await task
+    assert result.status == "failed", result
+    assert svc.rows() == []
+    if pid_file.exists():
+        assert gone_within(await asyncio.to_thread(pids_of, pid_file)), "a server started after the end survived"

@@ -165,3 +165,34 @@ def test_copying_into_a_path_folder_still_needs_a_person(tmp_path: Path) -> None
     for command in ("cp /usr/bin/touch ~/.local/bin/ls", "ln -s /usr/bin/touch -t ~/.local/bin"):
         verdict = policy.assess(command, str(home))
         assert verdict.severe and any("PATH" in r for r in verdict.reasons), (command, verdict)
+
+
+def test_a_path_the_line_can_redirect_is_not_proven(tmp_path: Path) -> None:
+    """A relative path, ``..`` or a workspace symlink names the program it resolves to when the command runs,
+    after the line changed the directory or the link: ``cd d && ../../usr/bin/cat`` ran a copy of touch."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    up = "../" * (len(ws.parts) - 1)  # from the workspace, up to / and down to the real cat
+    (ws / "cat-link").symlink_to(os.path.realpath("/usr/bin/cat"))
+    for command in (f"mkdir -p d1/d2/{up}x d1/usr/bin && cp /usr/bin/touch d1/usr/bin/cat && "
+                    f"cd d1/{'d/' * (len(ws.parts) - 1)} && {up}usr/bin/cat M",
+                    f"cd d1 && {up}usr/bin/cat M", f"ln -sfn /usr/bin/touch cat-link && {ws}/cat-link M",
+                    f"{ws}/../ws/cat-link M"):
+        assert any("by path" in why for why in unproven(command, str(ws))), command
+    assert unproven("/usr/bin/cat M", str(ws)) == []
+
+
+def test_git_in_a_nested_repository_is_judged_by_that_repository_config(tmp_path: Path) -> None:
+    """``git -C sub diff`` and ``cd sub && git diff`` read sub's own config, whose diff.external runs a program:
+    only the workspace's config was checked, so with a deny rule for touch they were proven."""
+    ws = tmp_path / "ws"
+    sub = ws / "sub" / ".git"
+    sub.mkdir(parents=True)
+    (sub / "HEAD").write_text("ref: refs/heads/main\n")
+    (sub / "config").write_text("[diff]\n\texternal = touch M\n")
+    assert unproven("git diff", str(ws)) == []
+    for command in ("git -C sub diff", "cd sub && git diff", "bash -c 'cd sub; git diff'",
+                    "cd / && cd " + str(ws / "sub") + " && git status"):
+        assert any("diff.external" in why for why in unproven(command, str(ws))), command
+    assert unproven("cd - && git diff", str(ws)) != []
+    assert unproven("cd a; " * 10 + "git diff", str(ws)) != []

@@ -204,3 +204,53 @@ def test_a_view_folder_under_tmp_is_bound_after_the_private_tmp(tmp_path: Path, 
         assert at and tmpfs and min(at) > tmpfs[0]
     else:
         pytest.skip("the temporary folder is not under /tmp here")
+
+
+@pytest.mark.skipif(bwrap.find() is None or not __import__("swebash_ai.sandbox.detect", fromlist=["choose"])
+                    .choose("bwrap").ok, reason="bubblewrap does not work here")
+def test_an_existing_cache_folder_runs_with_any_bwrap(tree: tuple[Path, Path]) -> None:
+    """An existing cache folder (~/.npm) was rendered as an overlay, which bubblewrap before 0.10 (Debian 12's
+    0.8) refuses: every confined command failed with "Unknown option --overlay-src"."""
+    home, ws = tree
+    (home / ".npm").mkdir()
+    (home / ".npm" / "kept").write_text("cached\n")
+    policy = build_policy(PathPolicy(roots=[ws], home=home))
+    found = bwrap.find()
+    assert found is not None
+    argv = bwrap.render(policy, ["/bin/sh", "-c", f"cat {home}/.npm/kept; echo x > {home}/.npm/new"], cwd=ws,
+                        bwrap=found)
+    out = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=60)
+    assert "cached" in out.stdout, out.stderr
+    assert not (home / ".npm" / "new").exists()  # the cache's writes are never the host's
+
+
+def test_what_the_command_linked_elsewhere_is_never_removed_or_written_there(tmp_path: Path) -> None:
+    """The put-back runs on the host: a `.swebash-ai` link to a folder of the user's listed every file there as
+    "created by the command" and removed it; a `.git/hooks` replaced by a link had the old hook written through
+    it; a `.git` file naming another repository had that repository's config and hooks removed."""
+    ws, victim, other = tmp_path / "ws", tmp_path / "victim", tmp_path / "other"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "a.txt").write_text("precious\n")
+    (victim / "sub" / "b.txt").write_text("precious too\n")
+    (ws / "nested" / ".git" / "hooks").mkdir(parents=True)
+    (ws / "nested" / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    (ws / "nested" / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\necho the user's hook\n")
+    (other / ".git" / "hooks").mkdir(parents=True)
+    (other / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    (other / ".git" / "hooks" / "post-commit").write_text("#!/bin/sh\n")
+    paths = PathPolicy(roots=[ws])
+    policy = build_policy(paths)
+    watch = planted.before(dataclasses.replace(policy, writable=(ws, ws / "nested")), paths)
+    # what a confined command can do in its workspace
+    (ws / ".swebash-ai").symlink_to(victim)
+    hooks = ws / "nested" / ".git" / "hooks"
+    hooks.rename(ws / "moved-hooks")
+    hooks.symlink_to(victim)
+    (ws / ".git").write_text(f"gitdir: {other / '.git'}\n")
+    lines = planted.after(watch, dataclasses.replace(policy, writable=(ws, ws / "nested")), paths)
+    assert sorted(p.name for p in victim.rglob("*")) == ["a.txt", "b.txt", "sub"], lines
+    assert (victim / "a.txt").read_text() == "precious\n"
+    assert (other / ".git" / "config").exists() and (other / ".git" / "hooks" / "post-commit").exists(), lines
+    assert not (ws / ".swebash-ai").exists() and not hooks.is_symlink()
+    assert any(f"to {victim}: removed" in line for line in lines), lines
+    assert (hooks / "pre-commit").read_text() == "#!/bin/sh\necho the user's hook\n"  # put back in place

@@ -253,6 +253,9 @@ class SwebashAgent:
             raise RequestError.invalid_params({"details": f"{session_id!r} is not a session id (letters, digits, "
                                                "'-' and '_', as session/new gave it)", "sessionId": session_id})
         session, approver = self._open(cwd, mcp_servers)
+        old = self.sessions.pop(session_id, None)
+        if old is not None:  # saved before the file is read again: else the new copy's next save forks it
+            await self._end(old)
         try:
             session.resume(session_id)
             if session.conversation.id != session_id:  # the CLI's --resume takes a prefix; an editor names one
@@ -260,9 +263,6 @@ class SwebashAgent:
         except SwebashError as exc:
             await session.aclose()
             raise RequestError.invalid_params({"details": exc.message, "sessionId": session_id}) from exc
-        old = self.sessions.pop(session_id, None)
-        if old is not None:
-            await self._end(old)
         conv = self._register(session_id, session, approver)
         problems = self._take_skipped()
         await replay(session.conversation.messages, self._sender(conv.id), session.cwd, approver.ids)
