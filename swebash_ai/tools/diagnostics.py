@@ -13,7 +13,10 @@ project's code (build scripts, plugins), so :func:`launcher` starts it like a co
 the per-run supervisor (its whole process tree stops with it), with the scrubbed environment of every command
 (``command_env.child_environment``), and in the OS sandbox with the workspace read-only where one works
 (``exec_sandbox = "auto"`` without a working sandbox runs it unconfined and ``/ps`` and ``doctor`` say so;
-``exec_sandbox = "all"`` then starts none; ``"none"`` confines nothing, as for commands).
+``exec_sandbox = "all"`` then starts none; ``"none"`` confines nothing, as for commands). Unconfined, a
+program that lies in the project (its ``.venv/bin``, ``node_modules/.bin``, a path under the workspace) is not
+started at all: a cloned repository's own binary would run with all of the user's rights at the first edit,
+unasked; one installed on ``PATH`` is the user's.
 """
 
 from __future__ import annotations
@@ -79,6 +82,10 @@ def launcher(ctx: ToolContext, environ: dict[str, str] | None = None) -> tuple[L
     async def launch(argv: Sequence[str], root: Path) -> Handle:
         if refused:
             raise ConnectionError(refused)
+        if policy is None and argv and _in_project(argv[0], root, ctx.cwd):
+            raise ConnectionError(f"{argv[0]} is the project's own program, and it would run outside any sandbox "
+                                  "here, unasked: install the server on PATH to use it (or make a sandbox work: "
+                                  "swebash-ai doctor)")
         env = child_environment(base)
         env[MARKER_VAR] = uuid.uuid4().hex
         full_argv = list(argv)
@@ -89,6 +96,13 @@ def launcher(ctx: ToolContext, environ: dict[str, str] | None = None) -> tuple[L
         return await start_contained(full_argv, cwd=root, env=env, stdin=True)
 
     return launch, where
+
+
+def _in_project(program: str, root: Path, workspace: Path) -> bool:
+    """Whether ``program`` (as the server table found it, unresolved: ``.venv/bin/python`` links out) lies in
+    the server's root or the workspace."""
+    where = Path(os.path.abspath(os.path.join(root, program)))
+    return any(where.is_relative_to(Path(os.path.abspath(top))) for top in (root, workspace))
 
 
 def lsp_service(ctx: ToolContext) -> LspService | None:

@@ -142,3 +142,30 @@ async def test_under_landlock_the_server_reads_the_workspace_and_writes_nothing(
     assert b"project text" in out
     assert not (workspace / "written").exists()
     assert b"hidden-value" not in out
+
+
+async def test_unconfined_a_program_the_project_ships_is_never_started(
+        workspace: Path, isolated_env: Path, lsp_on: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a sandbox, a cloned repository's own `.venv/bin` or `node_modules/.bin` server would run with all of
+    the user's rights at the first edit, unasked: it is refused, saying why; one on PATH still starts."""
+    monkeypatch.setenv("SWEBASH_AI_EXEC_SANDBOX", "none")
+    from swebash_ai.tools.diagnostics import launcher
+
+    shipped = workspace / "node_modules" / ".bin" / "typescript-language-server"
+    shipped.parent.mkdir(parents=True)
+    marker = workspace.parent / "ran-unconfined"
+    shipped.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    shipped.chmod(0o755)
+    ctx = _ctx(workspace, isolated_env, {})
+    launch, _where = launcher(ctx)
+    with pytest.raises(ConnectionError, match="the project's own program"):
+        await launch([str(shipped), "--stdio"], workspace)
+    with pytest.raises(ConnectionError, match="the project's own program"):
+        await launch([str(workspace / ".venv" / "bin" / "python"), "-m", "pylsp"], workspace)
+    assert not marker.exists()
+    handle = await launch(["/usr/bin/env"], workspace)  # a program installed outside the project starts
+    out = await handle.stdout.read()
+    await handle.stop()
+    handle.close()
+    assert b"PATH=" in out
+    await _close(ctx)
