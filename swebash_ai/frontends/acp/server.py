@@ -131,6 +131,8 @@ class SwebashAgent:
         self._warming = False
         self.client_fs = (False, False)
         """Whether the client reads and writes files for the agent (its buffers): ``fs`` of its capabilities."""
+        self.client_terminal = False
+        """Whether the client runs commands in terminals of its own (``terminal`` of its capabilities)."""
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -154,6 +156,7 @@ class SwebashAgent:
                          **_: Any) -> schema.InitializeResponse:
         fs = getattr(client_capabilities, "fs", None)
         self.client_fs = (getattr(fs, "read_text_file", False) is True, getattr(fs, "write_text_file", False) is True)
+        self.client_terminal = getattr(client_capabilities, "terminal", False) is True
         auth: list[schema.EnvVarAuthMethod | schema.TerminalAuthMethod | schema.AuthMethodAgent] = []
         if not self._has_provider():
             auth.append(schema.AuthMethodAgent(
@@ -235,6 +238,15 @@ class SwebashAgent:
 
             session.context.services[SERVICE] = ClientFiles(self.conn, session_id, can_read=self.client_fs[0],
                                                             can_write=self.client_fs[1])
+        if self.client_terminal:
+            from swebash_ai.frontends.acp.terminals import ClientTerminals
+            from swebash_ai.tools.editor_terminal import SERVICE as TERMINALS
+
+            async def show(call_id: str, terminal_id: str) -> None:
+                if conv.updates is not None:
+                    await conv.updates.terminal(approver.ids.of(call_id), terminal_id)
+
+            session.context.services[TERMINALS] = ClientTerminals(self.conn, session_id, show)
         conv = self.sessions[session_id] = EditorSession(session_id, session, approver)
         return conv
 
