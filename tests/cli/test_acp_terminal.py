@@ -264,3 +264,68 @@ def test_the_client_output_is_bounded(llm_env: FakeLLMServer, cli_env: dict[str,
     (result,) = tool_results(llm_env)
     assert len(result) < 4000 and "head" in result and "tail" in result and "bytes cut" in result
     assert os.environ.get("SWEBASH_AI_EXEC_MAX_OUTPUT") is None
+
+
+def test_the_terminal_methods_on_the_wire(llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path) -> None:
+    """A raw JSON-RPC client: the requests as the specification spells them; an answer that does not parse (a
+    terminal id that is a number) is an error result, and nothing hangs."""
+    from .test_acp_raw import Wire, request
+
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "echo wired", "sandbox": False})]),
+                    Reply.text("Ran."),
+                    Reply.tool_calls([("run_command", {"command": "echo local", "sandbox": False})]),
+                    Reply.text("Ran again."))
+    wire = Wire(cli_env, workspace)
+    try:
+        wire.send(request(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {"terminal": True}}))
+        wire.until(1)
+        wire.send(request(2, "session/new", {"cwd": str(workspace), "mcpServers": []}))
+        sid = wire.until(2)[0]["result"]["sessionId"]
+
+        def answer(message: dict[str, Any], result: Any) -> None:
+            wire.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+        def next_request() -> dict[str, Any]:
+            while "id" not in (message := wire.next()) or "method" not in message:
+                pass
+            return message
+
+        wire.send(request(3, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "run"}]}))
+        asked = next_request()
+        assert asked["method"] == "session/request_permission"
+        chosen = outside([schema.PermissionOption.model_validate(o) for o in asked["params"]["options"]], None)
+        answer(asked, {"outcome": {"outcome": "selected", "optionId": chosen}})
+        create = next_request()
+        assert create["method"] == "terminal/create" and create["params"]["sessionId"] == sid
+        params = create["params"]
+        assert params["cwd"] == str(workspace) and params["args"][-1] == "echo wired"
+        assert params["outputByteLimit"] > 0 and {"name": "NO_COLOR", "value": "1"} in params["env"]
+        answer(create, {"terminalId": "t-7"})
+        seen: list[dict[str, Any]] = []
+        while (wait := wire.next()).get("method") != "terminal/wait_for_exit":
+            seen.append(wait)
+        shown = [m["params"]["update"] for m in seen if m.get("method") == "session/update"]
+        assert {"type": "terminal", "terminalId": "t-7"} in shown[-1]["content"]
+        answer(wait, {"exitCode": 0})
+        output = next_request()
+        assert output["method"] == "terminal/output" and output["params"]["terminalId"] == "t-7"
+        answer(output, {"output": "wired\n", "truncated": False, "exitStatus": {"exitCode": 0}})
+        release = next_request()
+        assert release["method"] == "terminal/release"
+        answer(release, {})
+        done, _ = wire.until(3)
+        assert done["result"]["stopReason"] == "end_turn"
+        assert "wired" in tool_results(llm_env)[0] and "exit code 0" in tool_results(llm_env)[0]
+
+        wire.send(request(4, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "again"}]}))
+        asked = next_request()
+        answer(asked, {"outcome": {"outcome": "selected", "optionId": chosen}})
+        create = next_request()
+        answer(create, {"terminalId": 7})
+        done, before = wire.until(4)
+        assert done["result"]["stopReason"] == "end_turn"
+        assert not [m for m in before if m.get("method", "").startswith("terminal/")]
+        assert "could not run the command in its terminal" in tool_results(llm_env)[-1]
+    finally:
+        code, stderr = wire.close()
+    assert code == 0 and "Traceback" not in stderr, stderr
