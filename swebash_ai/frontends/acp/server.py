@@ -112,6 +112,8 @@ class EditorSession:
     updates: TurnUpdates | None = None
     mcp_start: asyncio.Task[None] | None = None
     """The start of the session's MCP servers, in the background."""
+    to_ask: list[Any] = dataclasses.field(default_factory=list)
+    """The editor's MCP servers put to the person before they start (no sandbox works here)."""
 
     def event(self, call_id: str) -> asyncio.Event:
         return self.shown.setdefault(call_id, asyncio.Event())
@@ -128,6 +130,8 @@ class SwebashAgent:
         self._later: set[asyncio.Task[None]] = set()
         self._skipped: list[str] = []
         """The editor's MCP servers left out of the session being opened (told once it is open)."""
+        self._to_ask: list[Any] = []
+        """The editor's MCP servers of the session being opened that start only after a yes (no sandbox works)."""
         self._warming = False
         self.client_fs = (False, False)
         """Whether the client reads and writes files for the agent (its buffers): ``fs`` of its capabilities."""
@@ -186,25 +190,32 @@ class SwebashAgent:
     def _with_servers(self, servers: list[Any] | None, cwd: Path) -> LoadedSettings:
         """The settings with the client's MCP servers beside the configured ones. A client's server is a
         command nobody said yes to: it runs in the sandbox, as an unasked command does (``sandbox``), in the
-        session's folder, and does not start where no sandbox works; every tool of theirs asks, as a configured
-        server's does unless its ``auto_approve`` names it (theirs name none)."""
+        session's folder; where no sandbox works it is put to the person first (:mod:`.servers`); every tool
+        of theirs asks, as a configured server's does unless its ``auto_approve`` names it (theirs name none)."""
+        self._to_ask = []  # a session that failed to open leaves none behind
         if not servers:
             return self.loaded
         from swebash_ai.config.mcp import McpServerConfig
+        from swebash_ai.frontends.acp.servers import sandbox_works
 
         merged = dict(self.loaded.mcp_servers)
+        confined = any(isinstance(s, schema.McpServerStdio) for s in servers) and sandbox_works(self.loaded.settings)
         for server in servers:
             if not isinstance(server, schema.McpServerStdio):  # not advertised: left out, and the person told
                 self._skipped.append(f"MCP server {server.name!r} is not used: swebash-ai takes stdio servers "
                                      "from the editor (configure others in [mcp_servers], see docs/mcp.md).")
                 continue
             name = _SERVER_NAME.sub("-", server.name)[:24] or "editor"
-            while name in merged:
+            while name in merged or name in {c.name for c in self._to_ask}:
                 name = f"{name[:28]}-ed"
-            merged[name] = McpServerConfig.model_validate({"name": name, "command": server.command,
-                                                           "args": list(server.args), "cwd": str(cwd),
-                                                           "env": {e.name: e.value for e in server.env},
-                                                           "sandbox": True})
+            config = McpServerConfig.model_validate({"name": name, "command": server.command,
+                                                     "args": list(server.args), "cwd": str(cwd),
+                                                     "env": {e.name: e.value for e in server.env},
+                                                     "sandbox": confined})
+            if confined:
+                merged[name] = config
+            else:
+                self._to_ask.append(config)
         return dataclasses.replace(self.loaded, mcp_servers=merged)
 
     def _take_skipped(self) -> list[str]:
@@ -247,7 +258,8 @@ class SwebashAgent:
                     await conv.updates.terminal(approver.ids.of(call_id), terminal_id)
 
             session.context.services[TERMINALS] = ClientTerminals(self.conn, session_id, show)
-        conv = self.sessions[session_id] = EditorSession(session_id, session, approver)
+        conv = self.sessions[session_id] = EditorSession(session_id, session, approver, to_ask=self._to_ask)
+        self._to_ask = []
         return conv
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> schema.NewSessionResponse:
@@ -427,7 +439,7 @@ class SwebashAgent:
         return task
 
     def _start_mcp(self, conv: EditorSession) -> None:
-        if conv.session.loaded.mcp_servers:
+        if conv.session.loaded.mcp_servers or conv.to_ask:
             conv.mcp_start = self._after_response(self._start_servers(conv))
 
     async def _servers_started(self, conv: EditorSession, updates: TurnUpdates) -> None:
@@ -460,7 +472,12 @@ class SwebashAgent:
         """The session's MCP servers, started once its response went out: a slow or broken one never holds
         ``session/new``; their tools join the turns that start once they are ready (as in the TUI)."""
         session = conv.session
-        problems = await session.start_mcp()
+        refused: list[str] = []
+        if conv.to_ask:
+            from swebash_ai.frontends.acp.servers import ask_for_servers
+
+            refused = await ask_for_servers(session, conv.approver, conv.to_ask, self._sender(conv.id))
+        problems = [*refused, *await session.start_mcp()]
         if session.mcp is not None and session.mcp.tools:
             ready = sum(1 for s in session.mcp.servers if s.state == "ready")
             problems.insert(0, f"MCP: {ready} server(s) ready, {len(session.mcp.tools)} tool(s).")
