@@ -43,7 +43,7 @@ class HttpProvider(EndpointProvider):
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         # litellm's "openai/gpt-4.1" names the provider; the API itself wants "gpt-4.1".
-        self.wire_model = model.split("/", 1)[1] if model.startswith("openai/") else model
+        self.wire_model = wire_name(model)
         self._client: Any = None
         # The official client's OPENAI_BASE_URL is read by the rule SWEBASH_AI_API_BASE follows (a guessed scheme
         # is https:// unless the host is this machine); a value that is no address stops here, naming it.
@@ -194,10 +194,22 @@ def _import_httpx() -> Any:
     return httpx
 
 
-def preload_http() -> None:
-    """Import what the first request needs (the TUI calls this in a thread after its first frame)."""
+def wire_name(model: str) -> str:
+    """The model's name on the wire: litellm's "openai/gpt-4.1" names the provider; the API wants "gpt-4.1"."""
+    return model.split("/", 1)[1] if model.startswith("openai/") else model
+
+
+def preload_http(model: str | None = None) -> None:
+    """Import what the first request needs (the TUI calls this in a thread after its first frame); with
+    ``model``, also find its price, which the first answer's usage needs (a search of a 3 MB list: done here,
+    it does not hold the event loop at the end of the first turn, or before its first chunk)."""
     _import_httpx()
     import httpx_sse  # noqa: F401
+
+    if model is not None:
+        from swebash_ai.providers.pricing import cost_of
+
+        cost_of(wire_name(model), 0, 0)
 
 
 async def _events(source: Any, done: list[bool]) -> AsyncIterator[dict[str, Any]]:

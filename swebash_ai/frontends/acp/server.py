@@ -80,7 +80,7 @@ def workspace_refusal(where: Path) -> str | None:
     return None
 
 
-def _warm(via_litellm: bool) -> None:
+def _warm(via_litellm: bool, model: str) -> None:
     """Import what the first turn needs (the provider's library, the HTTP client and anyio's asyncio backend,
     which the connection pool loads on its first request) in a thread, while the editor is still opening a
     session: the first answer then starts as soon as a later one would."""
@@ -92,7 +92,7 @@ def _warm(via_litellm: bool) -> None:
         else:
             from swebash_ai.providers.http_provider import preload_http
 
-            preload_http()
+            preload_http(model)
         import anyio._backends._asyncio  # noqa: F401
     except Exception as exc:  # the turn reports a real problem; a warm-up never fails anything
         log.debug("swebash-ai acp: warm-up failed: %s", exc)
@@ -149,7 +149,7 @@ class SwebashAgent:
         choice = choose_provider(settings, None, model_from=self.loaded.model_from)
         if choice is not None and not self._warming:  # while the editor opens a session, not in the first turn
             self._warming = True
-            self._after_response(asyncio.to_thread(_warm, bool(choice.via_litellm)))
+            self._after_response(asyncio.to_thread(_warm, bool(choice.via_litellm), choice.model))
         return choice is not None
 
     def warm(self) -> None:
