@@ -14,6 +14,7 @@ client per provider, kept open so that the turns of a tool loop reuse the connec
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Sequence
@@ -70,16 +71,30 @@ class HttpProvider(EndpointProvider):
 
     def _get_client(self) -> Any:
         if self._client is None:
-            httpx = _import_httpx()
-            # An https client builds a verifying SSL context (the CA bundle: ~20-80 ms). A plain-http endpoint
-            # (a local server) never uses it, and redirects are not followed, so no request can reach https.
-            plain = self._url().startswith("http://")
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
-                verify=not plain,
-                follow_redirects=False,
-            )
+            self._client = self._new_client()
         return self._client
+
+    def _new_client(self) -> Any:
+        httpx = _import_httpx()
+        # An https client builds a verifying SSL context (the CA bundle: ~20-80 ms). A plain-http endpoint
+        # (a local server) never uses it, and redirects are not followed, so no request can reach https.
+        plain = self._url().startswith("http://")
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+            verify=not plain,
+            follow_redirects=False,
+        )
+
+    async def warm(self) -> None:
+        """Build the HTTP client in a thread (an https one reads the CA bundle) before the first request needs
+        it: an editor calls this once a session is open. A request that came first keeps its own client."""
+        if self._client is not None:
+            return
+        client = await asyncio.to_thread(self._new_client)
+        if self._client is None:
+            self._client = client
+        else:
+            await client.aclose()
 
     def classify(self, exc: BaseException) -> errors.ProviderError:
         """Transport errors by kind; never imports the openai package (that is the point of this lane)."""

@@ -267,6 +267,7 @@ class SwebashAgent:
         conv = self._register(session.conversation.id, session, approver)
         self._after_response(self._greet(conv, self._take_skipped()))
         self._start_mcp(conv)
+        self._after_response(self._warm_provider(conv))
         return schema.NewSessionResponse(session_id=conv.id, modes=self._modes(session))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
@@ -299,6 +300,7 @@ class SwebashAgent:
                 await self._sender(conv.id)(plan_update(restored))
         self._after_response(self._greet(conv, problems))
         self._start_mcp(conv)
+        self._after_response(self._warm_provider(conv))
         return schema.LoadSessionResponse(modes=self._modes(session))
 
     def _conversation(self, session_id: str) -> EditorSession:
@@ -449,6 +451,19 @@ class SwebashAgent:
         await asyncio.wait({conv.mcp_start}, timeout=MCP_PROMPT_WAIT)
         if not conv.mcp_start.done():
             await updates.notice("MCP servers are still starting: this turn runs without their tools.", "warning")
+
+    @staticmethod
+    async def _warm_provider(conv: EditorSession) -> None:
+        """The provider's HTTP client, built while the editor is still idle (an https one reads the CA bundle:
+        tens of milliseconds the first prompt would otherwise wait)."""
+        provider = conv.session.provider
+        while provider is not None and not hasattr(provider, "warm"):
+            provider = getattr(provider, "inner", None)
+        if provider is not None:
+            try:
+                await provider.warm()
+            except Exception as exc:  # the first request builds it then, and reports a real problem
+                log.debug("swebash-ai acp: could not prepare the provider's client: %s", exc)
 
     async def _greet(self, conv: EditorSession, problems: list[str]) -> None:
         """What follows a new or loaded session: its commands, and what the person should know."""
