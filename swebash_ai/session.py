@@ -463,7 +463,7 @@ class Session:
         if self.agent is None or self.provider is None:
             return [Notice("No model is configured to write a summary.", "warning")] if force else []
         budget = self.settings.context_tokens
-        tools = self.registry.definitions() or None
+        tools = self.registry.definitions(copied=False) or None  # measured only
         size = cp.request_tokens(self.conversation, self.agent.system_prompt, tools) + len(upcoming) // 4
         if not force and (not self.settings.auto_compact or size < budget * cp.COMPACT_AT):
             return []

@@ -14,6 +14,7 @@ client per provider, kept open so that the turns of a tool loop reuse the connec
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Sequence
@@ -43,7 +44,7 @@ class HttpProvider(EndpointProvider):
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         # litellm's "openai/gpt-4.1" names the provider; the API itself wants "gpt-4.1".
-        self.wire_model = model.split("/", 1)[1] if model.startswith("openai/") else model
+        self.wire_model = wire_name(model)
         self._client: Any = None
         # The official client's OPENAI_BASE_URL is read by the rule SWEBASH_AI_API_BASE follows (a guessed scheme
         # is https:// unless the host is this machine); a value that is no address stops here, naming it.
@@ -70,16 +71,30 @@ class HttpProvider(EndpointProvider):
 
     def _get_client(self) -> Any:
         if self._client is None:
-            httpx = _import_httpx()
-            # An https client builds a verifying SSL context (the CA bundle: ~20-80 ms). A plain-http endpoint
-            # (a local server) never uses it, and redirects are not followed, so no request can reach https.
-            plain = self._url().startswith("http://")
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
-                verify=not plain,
-                follow_redirects=False,
-            )
+            self._client = self._new_client()
         return self._client
+
+    def _new_client(self) -> Any:
+        httpx = _import_httpx()
+        # An https client builds a verifying SSL context (the CA bundle: ~20-80 ms). A plain-http endpoint
+        # (a local server) never uses it, and redirects are not followed, so no request can reach https.
+        plain = self._url().startswith("http://")
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+            verify=not plain,
+            follow_redirects=False,
+        )
+
+    async def warm(self) -> None:
+        """Build the HTTP client in a thread (an https one reads the CA bundle) before the first request needs
+        it: an editor calls this once a session is open. A request that came first keeps its own client."""
+        if self._client is not None:
+            return
+        client = await asyncio.to_thread(self._new_client)
+        if self._client is None:
+            self._client = client
+        else:
+            await client.aclose()
 
     def classify(self, exc: BaseException) -> errors.ProviderError:
         """Transport errors by kind; never imports the openai package (that is the point of this lane)."""
@@ -194,10 +209,22 @@ def _import_httpx() -> Any:
     return httpx
 
 
-def preload_http() -> None:
-    """Import what the first request needs (the TUI calls this in a thread after its first frame)."""
+def wire_name(model: str) -> str:
+    """The model's name on the wire: litellm's "openai/gpt-4.1" names the provider; the API wants "gpt-4.1"."""
+    return model.split("/", 1)[1] if model.startswith("openai/") else model
+
+
+def preload_http(model: str | None = None) -> None:
+    """Import what the first request needs (the TUI calls this in a thread after its first frame); with
+    ``model``, also find its price, which the first answer's usage needs (a search of a 3 MB list: done here,
+    it does not hold the event loop at the end of the first turn, or before its first chunk)."""
     _import_httpx()
     import httpx_sse  # noqa: F401
+
+    if model is not None:
+        from swebash_ai.providers.pricing import cost_of
+
+        cost_of(wire_name(model), 0, 0)
 
 
 async def _events(source: Any, done: list[bool]) -> AsyncIterator[dict[str, Any]]:

@@ -25,6 +25,7 @@ from pydantic import Field
 
 from swebash_ai.errors import ToolError
 from swebash_ai.safety.verdict import Verdict
+from swebash_ai.tools.editor_terminal import EditorRun, editor_terminal, run_in_editor
 from swebash_ai.tools.guard import path_policy_of
 from swebash_ai.tools.process import ProcessResult, build_argv, child_environment, clean_output, run_process
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult, tool
@@ -220,17 +221,23 @@ async def run_command(
         confinement = dataclasses.replace(confinement, proxy=hosts.path)
     watch = None if confinement is None else await asyncio.to_thread(_watch_before, ctx, confinement)
     planted: list[str] = []
+    # Unconfined with a person's yes: where the editor offers its terminal, it runs there, seen live.
+    editor = editor_terminal(ctx) if confinement is None and ctx.approved else None
     try:
-        res = await run_process(
-            command,
-            cwd=workdir,
-            timeout=seconds,
-            max_output=settings.exec_max_output,
-            on_output=ctx.on_output,
-            sandbox=confinement,
-            sandbox_backend=backend,
-            keep_env=APPROVED_ENV if ctx.approved else (),
-        )
+        if editor is not None:
+            res: ProcessResult = await run_in_editor(editor, ctx, command, workdir, timeout=seconds,
+                                                     keep_env=APPROVED_ENV)
+        else:
+            res = await run_process(
+                command,
+                cwd=workdir,
+                timeout=seconds,
+                max_output=settings.exec_max_output,
+                on_output=ctx.on_output,
+                sandbox=confinement,
+                sandbox_backend=backend,
+                keep_env=APPROVED_ENV if ctx.approved else (),
+            )
     except ToolError as exc:
         return ToolResult.error(exc.message)
     finally:
@@ -259,6 +266,8 @@ async def run_command(
         metadata["sandbox_blocked"] = res.sandbox_note
         metadata["sandbox_refused"] = [{"operation": r.operation, "path": r.path}
                                        for r in refusals(res.stderr + res.stdout[-2000:], str(workdir))]
+    if isinstance(res, EditorRun):
+        metadata["ran_in"] = "editor terminal"
     text = res.render()
     if confinement is not None and confinement.private_tmp and _TMP_WORD.search(command):
         text += "\n" + _private_tmp_note(command, workdir, confinement, metadata["sandbox"])

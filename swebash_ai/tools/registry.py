@@ -568,8 +568,13 @@ class ToolRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def definitions(self) -> list[dict[str, Any]]:
-        return [t.definition() for t in self._tools.values()]
+    def definitions(self, *, copied: bool = True) -> list[dict[str, Any]]:
+        """The tools' definitions; ``copied=False``: the tools' own schemas, to read and never change (a size
+        measured before every turn need not copy 50 schemas)."""
+        if copied:
+            return [t.definition() for t in self._tools.values()]
+        return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                  "parameters": t.parameters}} for t in self._tools.values()]
 
     def unknown_tool(self, name: str) -> ToolResult:
         available = ", ".join(self._tools) or "none (tools are disabled)"

@@ -5,6 +5,9 @@ ids, the message size limit holds while reading, no workspace at `/` or home, an
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -227,3 +230,34 @@ def test_a_permission_request_nobody_answers_ends_as_a_refusal(
     assert "No answer to the request about" in editor.answer() and "within 2 seconds" in editor.answer()
     final = editor.of("tool_call_update")[-1]
     assert final.status == "failed" and "denied" in final.content[0].content.text.lower()
+
+
+def test_stdin_from_a_regular_file_is_read_with_back_pressure(cli_env: dict[str, str], workspace: Path,
+                                                              tmp_path: Path) -> None:
+    """A regular file cannot be watched by asyncio and is read in a thread: the thread waits while the reader
+    holds more than two chunks, as a pipe would, so a large file is never read ahead into memory. stdout is a
+    regular file too (it was refused: asyncio's pipe transport takes pipes, sockets and terminals only)."""
+    import subprocess
+
+    def peak_rss_kb(messages: Path) -> tuple[int, bytes]:
+        out = tmp_path / f"{messages.name}.out"
+        with messages.open("rb") as stdin, out.open("wb") as stdout:
+            proc = subprocess.Popen([sys.executable, "-m", "swebash_ai", "acp"], stdin=stdin, stdout=stdout,
+                                    stderr=subprocess.DEVNULL, env=cli_env, cwd=workspace)
+            _pid, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        assert proc.returncode == 0
+        return usage.ru_maxrss, out.read_bytes()
+
+    init = json.dumps(request(1, "initialize", {"protocolVersion": 1})).encode() + b"\n"
+    small, large = tmp_path / "small", tmp_path / "large"
+    small.write_bytes(init)
+    bad = b"{" + b"z" * 1022 + b"\n"  # not JSON: each is parsed and answered, slower than the file is read
+    with large.open("wb") as f:
+        f.write(init)
+        for _ in range(64):
+            f.write(bad * 1024)
+    base, _ = peak_rss_kb(small)
+    peak, out = peak_rss_kb(large)
+    assert out.count(b'"code":-32700') == 64 * 1024  # every line was read and answered
+    assert (peak - base) * 1024 < 24 * 1024 * 1024, (base, peak)

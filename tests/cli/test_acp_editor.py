@@ -191,3 +191,62 @@ def test_a_slow_or_broken_editor_server_never_holds_session_new(llm_env: FakeLLM
     said = editor.answer()
     assert "answered without them" in said and "still starting" in said
     assert "MCP server broken" in said and "cannot run the command" in said
+
+
+@pytest.mark.parametrize("answer", ["allow_once", "reject", None])
+def test_where_no_sandbox_works_the_editors_server_is_put_to_the_person(
+        answer: str | None, llm_env: FakeLLMServer, cli_env: dict[str, str], workspace: Path) -> None:
+    env = {**cli_env, "SWEBASH_AI_SANDBOX_BACKEND": "seatbelt" if sys.platform != "darwin" else "bwrap"}
+    editor = Editor(lambda options, call: answer)
+
+    async def script(conn: Any) -> Any:
+        server = schema.McpServerStdio(name="demo", command=sys.executable, args=[str(DEMO)], env=[])
+        started = time.monotonic()
+        await conn.new_session(cwd=str(workspace), mcp_servers=[server])
+        opened = time.monotonic() - started
+        for _ in range(600):
+            if "MCP: 1 server(s) ready" in editor.answer() or "was not started" in editor.answer():
+                break
+            await asyncio.sleep(0.1)
+        return opened
+
+    opened = drive_with(env, workspace, editor, script, fs=False)
+    assert opened < 3  # the question never holds session/new
+    ((call, options),) = editor.asked
+    assert [o.option_id for o in options] == ["allow_once", "reject"]
+    assert "demo" in call.title and str(DEMO) in call.content[0].content.text
+    assert "all of your rights" in call.content[0].content.text
+    (start,) = editor.of("tool_call")
+    assert start.tool_call_id == call.tool_call_id
+    final = editor.of("tool_call_update")[-1]
+    if answer == "allow_once":
+        assert "MCP: 1 server(s) ready" in editor.answer() and final.status == "completed"
+    else:
+        assert "MCP server 'demo' was not started" in editor.answer() and final.status == "failed"
+        assert "ready" not in editor.answer()
+
+
+def test_a_server_question_nobody_answers_leaves_it_unstarted(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                              workspace: Path) -> None:
+    env = {**cli_env, "SWEBASH_AI_SANDBOX_BACKEND": "seatbelt" if sys.platform != "darwin" else "bwrap",
+           "SWEBASH_AI_ACP_PERMISSION_TIMEOUT": "1"}
+
+    class Silent(Editor):
+        async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+            self.asked.append((kwargs.get("tool_call"), kwargs.get("options")))
+            await asyncio.Event().wait()
+
+    editor = Silent()
+
+    async def script(conn: Any) -> Any:
+        server = schema.McpServerStdio(name="demo", command=sys.executable, args=[str(DEMO)], env=[])
+        await conn.new_session(cwd=str(workspace), mcp_servers=[server])
+        for _ in range(600):
+            if "was not started" in editor.answer():
+                break
+            await asyncio.sleep(0.1)
+
+    drive_with(env, workspace, editor, script, fs=False)
+    said = editor.answer()
+    assert len(editor.asked) == 1 and "No answer to the request" in said
+    assert "MCP server 'demo' was not started" in said and "ready" not in said

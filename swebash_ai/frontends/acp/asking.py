@@ -143,14 +143,15 @@ class EditorApprover:
         self.answers = value
 
     async def _ask(self, provider_id: str, make_update: Callable[[str], schema.ToolCallUpdate],
-                   options: list[schema.PermissionOption]) -> str | None:
+                   options: list[schema.PermissionOption], *, wait_shown: bool = True) -> str | None:
         """The option the person chose; ``None`` for a refusal: a cancelled request, a client that cannot answer,
         no answer within the time limit, or an option that was not offered (an answer is data: it can only
         pick one of the choices put to the person)."""
         if not self.answers:
             return None
         try:
-            await asyncio.wait_for(self.shown(self.session_id, provider_id), SHOWN_WAIT)
+            if wait_shown:
+                await asyncio.wait_for(self.shown(self.session_id, provider_id), SHOWN_WAIT)
         except TimeoutError:
             log.warning("swebash-ai acp: asking about %s before its tool_call update went out", provider_id)
         update = make_update(self.ids.of(provider_id))  # its editor id is known once its tool_call went out
@@ -202,6 +203,20 @@ class EditorApprover:
         if decision is not Decision.DENY and self.allowed is not None:
             await self.allowed(self.session_id, self.ids.of(request.call_id))
         return decision
+
+    async def ask_to_start(self, call_id: str, title: str, text: str) -> bool:
+        """Whether the person lets a program start unconfined (an editor's MCP server where no sandbox works):
+        allow once or reject; no answer, a cancel or a choice never offered is a no. ``call_id``: the editor
+        id of the ``tool_call`` already sent for it."""
+        options = [schema.PermissionOption(option_id="allow_once", name="Start it, with all of your rights",
+                                           kind="allow_once"),
+                   schema.PermissionOption(option_id="reject", name="Do not start it", kind="reject_once")]
+
+        def update(editor_id: str) -> schema.ToolCallUpdate:
+            return schema.ToolCallUpdate(tool_call_id=editor_id, title=title, kind="execute", status="pending",
+                                         content=[text_content(text)])
+
+        return await self._ask(call_id, update, options, wait_shown=False) == "allow_once"
 
     async def ask(self, question: Question) -> Answer:
         if not question.options:

@@ -80,7 +80,7 @@ def workspace_refusal(where: Path) -> str | None:
     return None
 
 
-def _warm(via_litellm: bool) -> None:
+def _warm(via_litellm: bool, model: str) -> None:
     """Import what the first turn needs (the provider's library, the HTTP client and anyio's asyncio backend,
     which the connection pool loads on its first request) in a thread, while the editor is still opening a
     session: the first answer then starts as soon as a later one would."""
@@ -92,7 +92,7 @@ def _warm(via_litellm: bool) -> None:
         else:
             from swebash_ai.providers.http_provider import preload_http
 
-            preload_http()
+            preload_http(model)
         import anyio._backends._asyncio  # noqa: F401
     except Exception as exc:  # the turn reports a real problem; a warm-up never fails anything
         log.debug("swebash-ai acp: warm-up failed: %s", exc)
@@ -112,6 +112,8 @@ class EditorSession:
     updates: TurnUpdates | None = None
     mcp_start: asyncio.Task[None] | None = None
     """The start of the session's MCP servers, in the background."""
+    to_ask: list[Any] = dataclasses.field(default_factory=list)
+    """The editor's MCP servers put to the person before they start (no sandbox works here)."""
 
     def event(self, call_id: str) -> asyncio.Event:
         return self.shown.setdefault(call_id, asyncio.Event())
@@ -128,9 +130,13 @@ class SwebashAgent:
         self._later: set[asyncio.Task[None]] = set()
         self._skipped: list[str] = []
         """The editor's MCP servers left out of the session being opened (told once it is open)."""
+        self._to_ask: list[Any] = []
+        """The editor's MCP servers of the session being opened that start only after a yes (no sandbox works)."""
         self._warming = False
         self.client_fs = (False, False)
         """Whether the client reads and writes files for the agent (its buffers): ``fs`` of its capabilities."""
+        self.client_terminal = False
+        """Whether the client runs commands in terminals of its own (``terminal`` of its capabilities)."""
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -143,7 +149,7 @@ class SwebashAgent:
         choice = choose_provider(settings, None, model_from=self.loaded.model_from)
         if choice is not None and not self._warming:  # while the editor opens a session, not in the first turn
             self._warming = True
-            self._after_response(asyncio.to_thread(_warm, bool(choice.via_litellm)))
+            self._after_response(asyncio.to_thread(_warm, bool(choice.via_litellm), choice.model))
         return choice is not None
 
     def warm(self) -> None:
@@ -154,6 +160,7 @@ class SwebashAgent:
                          **_: Any) -> schema.InitializeResponse:
         fs = getattr(client_capabilities, "fs", None)
         self.client_fs = (getattr(fs, "read_text_file", False) is True, getattr(fs, "write_text_file", False) is True)
+        self.client_terminal = getattr(client_capabilities, "terminal", False) is True
         auth: list[schema.EnvVarAuthMethod | schema.TerminalAuthMethod | schema.AuthMethodAgent] = []
         if not self._has_provider():
             auth.append(schema.AuthMethodAgent(
@@ -183,25 +190,32 @@ class SwebashAgent:
     def _with_servers(self, servers: list[Any] | None, cwd: Path) -> LoadedSettings:
         """The settings with the client's MCP servers beside the configured ones. A client's server is a
         command nobody said yes to: it runs in the sandbox, as an unasked command does (``sandbox``), in the
-        session's folder, and does not start where no sandbox works; every tool of theirs asks, as a configured
-        server's does unless its ``auto_approve`` names it (theirs name none)."""
+        session's folder; where no sandbox works it is put to the person first (:mod:`.servers`); every tool
+        of theirs asks, as a configured server's does unless its ``auto_approve`` names it (theirs name none)."""
+        self._to_ask = []  # a session that failed to open leaves none behind
         if not servers:
             return self.loaded
         from swebash_ai.config.mcp import McpServerConfig
+        from swebash_ai.frontends.acp.servers import sandbox_works
 
         merged = dict(self.loaded.mcp_servers)
+        confined = any(isinstance(s, schema.McpServerStdio) for s in servers) and sandbox_works(self.loaded.settings)
         for server in servers:
             if not isinstance(server, schema.McpServerStdio):  # not advertised: left out, and the person told
                 self._skipped.append(f"MCP server {server.name!r} is not used: swebash-ai takes stdio servers "
                                      "from the editor (configure others in [mcp_servers], see docs/mcp.md).")
                 continue
             name = _SERVER_NAME.sub("-", server.name)[:24] or "editor"
-            while name in merged:
+            while name in merged or name in {c.name for c in self._to_ask}:
                 name = f"{name[:28]}-ed"
-            merged[name] = McpServerConfig.model_validate({"name": name, "command": server.command,
-                                                           "args": list(server.args), "cwd": str(cwd),
-                                                           "env": {e.name: e.value for e in server.env},
-                                                           "sandbox": True})
+            config = McpServerConfig.model_validate({"name": name, "command": server.command,
+                                                     "args": list(server.args), "cwd": str(cwd),
+                                                     "env": {e.name: e.value for e in server.env},
+                                                     "sandbox": confined})
+            if confined:
+                merged[name] = config
+            else:
+                self._to_ask.append(config)
         return dataclasses.replace(self.loaded, mcp_servers=merged)
 
     def _take_skipped(self) -> list[str]:
@@ -235,7 +249,17 @@ class SwebashAgent:
 
             session.context.services[SERVICE] = ClientFiles(self.conn, session_id, can_read=self.client_fs[0],
                                                             can_write=self.client_fs[1])
-        conv = self.sessions[session_id] = EditorSession(session_id, session, approver)
+        if self.client_terminal:
+            from swebash_ai.frontends.acp.terminals import ClientTerminals
+            from swebash_ai.tools.editor_terminal import SERVICE as TERMINALS
+
+            async def show(call_id: str, terminal_id: str) -> None:
+                if conv.updates is not None:
+                    await conv.updates.terminal(approver.ids.of(call_id), terminal_id)
+
+            session.context.services[TERMINALS] = ClientTerminals(self.conn, session_id, show)
+        conv = self.sessions[session_id] = EditorSession(session_id, session, approver, to_ask=self._to_ask)
+        self._to_ask = []
         return conv
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> schema.NewSessionResponse:
@@ -243,6 +267,7 @@ class SwebashAgent:
         conv = self._register(session.conversation.id, session, approver)
         self._after_response(self._greet(conv, self._take_skipped()))
         self._start_mcp(conv)
+        self._after_response(self._warm_provider(conv))
         return schema.NewSessionResponse(session_id=conv.id, modes=self._modes(session))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
@@ -275,6 +300,7 @@ class SwebashAgent:
                 await self._sender(conv.id)(plan_update(restored))
         self._after_response(self._greet(conv, problems))
         self._start_mcp(conv)
+        self._after_response(self._warm_provider(conv))
         return schema.LoadSessionResponse(modes=self._modes(session))
 
     def _conversation(self, session_id: str) -> EditorSession:
@@ -415,7 +441,7 @@ class SwebashAgent:
         return task
 
     def _start_mcp(self, conv: EditorSession) -> None:
-        if conv.session.loaded.mcp_servers:
+        if conv.session.loaded.mcp_servers or conv.to_ask:
             conv.mcp_start = self._after_response(self._start_servers(conv))
 
     async def _servers_started(self, conv: EditorSession, updates: TurnUpdates) -> None:
@@ -425,6 +451,19 @@ class SwebashAgent:
         await asyncio.wait({conv.mcp_start}, timeout=MCP_PROMPT_WAIT)
         if not conv.mcp_start.done():
             await updates.notice("MCP servers are still starting: this turn runs without their tools.", "warning")
+
+    @staticmethod
+    async def _warm_provider(conv: EditorSession) -> None:
+        """The provider's HTTP client, built while the editor is still idle (an https one reads the CA bundle:
+        tens of milliseconds the first prompt would otherwise wait)."""
+        provider = conv.session.provider
+        while provider is not None and not hasattr(provider, "warm"):
+            provider = getattr(provider, "inner", None)
+        if provider is not None:
+            try:
+                await provider.warm()
+            except Exception as exc:  # the first request builds it then, and reports a real problem
+                log.debug("swebash-ai acp: could not prepare the provider's client: %s", exc)
 
     async def _greet(self, conv: EditorSession, problems: list[str]) -> None:
         """What follows a new or loaded session: its commands, and what the person should know."""
@@ -448,7 +487,12 @@ class SwebashAgent:
         """The session's MCP servers, started once its response went out: a slow or broken one never holds
         ``session/new``; their tools join the turns that start once they are ready (as in the TUI)."""
         session = conv.session
-        problems = await session.start_mcp()
+        refused: list[str] = []
+        if conv.to_ask:
+            from swebash_ai.frontends.acp.servers import ask_for_servers
+
+            refused = await ask_for_servers(session, conv.approver, conv.to_ask, self._sender(conv.id))
+        problems = [*refused, *await session.start_mcp()]
         if session.mcp is not None and session.mcp.tools:
             ready = sum(1 for s in session.mcp.servers if s.state == "ready")
             problems.insert(0, f"MCP: {ready} server(s) ready, {len(session.mcp.tools)} tool(s).")

@@ -142,6 +142,9 @@ class TurnUpdates:
         self.open: dict[str, list[Any]] = {}
         """Calls announced and not finished: id -> their diffs (kept in the final content: an update replaces it)."""
         self._output: dict[str, list[str]] = {}
+        self.terminals: dict[str, schema.TerminalToolCallContent] = {}
+        """Calls running in an editor terminal: id -> the terminal, kept in the call's content to the end (the
+        editor goes on showing a released terminal's output)."""
         self._output_at: dict[str, float] = {}
 
     async def handle(self, event: ev.AgentEvent) -> None:
@@ -199,6 +202,13 @@ class TurnUpdates:
             await self.send(schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id,
                                                     **fields))
 
+    async def terminal(self, call_id: str, terminal_id: str) -> None:
+        """The call's command runs in the editor's terminal ``terminal_id``: shown in the call, live."""
+        if call_id not in self.open:
+            return
+        shown = self.terminals[call_id] = schema.TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
+        await self.progress(call_id, status="in_progress", content=[*self.open[call_id], shown])
+
     async def _output_arrived(self, call_id: str, piece: str) -> None:
         parts = self._output.setdefault(call_id, [])
         parts.append(piece)
@@ -214,8 +224,10 @@ class TurnUpdates:
             return
         diffs = self.open.pop(call_id)
         self._output.pop(call_id, None)
+        terminal = self.terminals.pop(call_id, None)
         body = result.text if result.ok else result.for_model()
-        content: list[Any] = [*(diffs if result.ok else []), *([text_content(_cap(body))] if body else [])]
+        content: list[Any] = [*(diffs if result.ok else []), *([terminal] if terminal is not None else []),
+                              *([text_content(_cap(body))] if body else [])]
         await self.send(schema.ToolCallProgress(
             session_update="tool_call_update", tool_call_id=call_id, status="completed" if result.ok else "failed",
             content=content or None,
@@ -226,8 +238,10 @@ class TurnUpdates:
         """Calls still open when the turn ended (cancelled, failed): each gets its final status now."""
         for call_id in list(self.open):
             del self.open[call_id]
+            terminal = self.terminals.pop(call_id, None)
             await self.send(schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id,
-                                                    status="failed", content=[text_content(why)]))
+                                                    status="failed",
+                                                    content=[*([terminal] if terminal else []), text_content(why)]))
 
 
 # --- the prompt ---------------------------------------------------------------------------------------------

@@ -12,12 +12,15 @@ specification asks. The SDK's own framing would skip such lines silently, leavin
 A line longer than the message limit is never held whole: it is read in chunks of :data:`READ_CHUNK`, and
 once past the limit the rest is dropped up to its newline; the client gets an invalid-request error (with the
 request's id when the line starts with it) and the next line is read, so the stream stays in step. Memory stays
-below the limit plus two chunks (the stream reader stops reading the pipe past two chunks).
+below the limit plus two chunks (the stream reader stops reading the pipe past two chunks), whatever stdin is: a
+pipe, a socket or a terminal through asyncio's own transport, a regular file (which asyncio cannot watch)
+through a thread with the same back pressure. A regular file as stdout is written directly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import logging
@@ -181,16 +184,75 @@ async def open_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader, a
     except ValueError:  # a regular file or a terminal: read it in a thread
         _feed_in_thread(loop, reader, source)
     sink = os.fdopen(out_fd, "wb", buffering=0)
-    transport, protocol = await loop.connect_write_pipe(_WriteProtocol, sink)
+    try:
+        transport, protocol = await loop.connect_write_pipe(_WriteProtocol, sink)
+    except ValueError:  # a regular file: written at once (a write to a file does not wait for a reader)
+        return reader, _FileWriter(sink)  # type: ignore[return-value]
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
+class _FileWriter:
+    """What :class:`LineTransport` needs of a stream writer, over a regular file."""
+
+    def __init__(self, sink: Any) -> None:
+        self.sink = sink
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:  # an unbuffered write may take part of it
+            view = view[self.sink.write(view) or 0:]
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self.sink.close()
+
+
 def _feed_in_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, source: Any) -> None:
+    """Feed ``reader`` from ``source`` (a regular file, which asyncio cannot watch) in a thread, with the back
+    pressure a pipe has: the thread hands one chunk at a time to the loop and waits while the reader holds more
+    than two (:class:`_ThreadFeed`), so a file of any size is never read ahead into memory."""
+    feed = _ThreadFeed()
+    reader.set_transport(feed)
+
+    async def give(data: bytes) -> None:
+        reader.feed_data(data)
+
     def pump() -> None:
         try:
-            while data := source.read(READ_CHUNK):
-                loop.call_soon_threadsafe(reader.feed_data, data)
+            while feed.wanted.wait() and not feed.closed and (data := source.read(READ_CHUNK)):
+                asyncio.run_coroutine_threadsafe(give(data), loop).result()
+        except (RuntimeError, OSError, concurrent.futures.CancelledError) as exc:  # the loop is gone
+            log.info("swebash-ai acp: stopped reading stdin (%s)", exc)
         finally:
-            loop.call_soon_threadsafe(reader.feed_eof)
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(reader.feed_eof)
 
     threading.Thread(target=pump, name="acp-stdin", daemon=True).start()
+
+
+class _ThreadFeed(asyncio.ReadTransport):
+    """What the stream reader pauses and resumes when its buffer passes two chunks (as a pipe's transport)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wanted = threading.Event()
+        self.wanted.set()
+        self.closed = False
+
+    def pause_reading(self) -> None:
+        self.wanted.clear()
+
+    def resume_reading(self) -> None:
+        self.wanted.set()
+
+    def is_reading(self) -> bool:
+        return self.wanted.is_set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.wanted.set()
+
+    def is_closing(self) -> bool:
+        return self.closed
