@@ -150,15 +150,16 @@ class EditorApprover:
         if not self.answers:
             return None
         try:
-            if wait_shown:
-                await asyncio.wait_for(self.shown(self.session_id, provider_id), SHOWN_WAIT)
+            if wait_shown:  # asyncio.timeout, not wait_for: on 3.11 wait_for can lose a cancel that meets an answer
+                async with asyncio.timeout(SHOWN_WAIT):
+                    await self.shown(self.session_id, provider_id)
         except TimeoutError:
             log.warning("swebash-ai acp: asking about %s before its tool_call update went out", provider_id)
         update = make_update(self.ids.of(provider_id))  # its editor id is known once its tool_call went out
         try:
-            response = await asyncio.wait_for(
-                self.conn.request_permission(session_id=self.session_id, tool_call=update, options=options),
-                self.timeout)
+            async with asyncio.timeout(self.timeout):
+                response = await self.conn.request_permission(session_id=self.session_id, tool_call=update,
+                                                              options=options)
         except TimeoutError:
             await self._tell(f"No answer to the request about {update.title} within {_duration(self.timeout)}: "
                              "taken as a refusal (`acp_permission_timeout` sets how long a request waits).")

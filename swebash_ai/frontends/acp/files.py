@@ -37,8 +37,8 @@ class ClientFiles:
         if not self.can_read:
             return None
         try:
-            response = await asyncio.wait_for(
-                self.conn.read_text_file(session_id=self.session_id, path=str(path)), ANSWER_WAIT)
+            async with asyncio.timeout(ANSWER_WAIT):  # not wait_for: on 3.11 it can lose a cancel
+                response = await self.conn.read_text_file(session_id=self.session_id, path=str(path))
         except (RequestError, ConnectionError, TimeoutError, ValueError) as exc:
             log.warning("swebash-ai acp: the editor did not give %s (%s); reading the disk from now on", path, exc)
             self.can_read = False
@@ -48,8 +48,8 @@ class ClientFiles:
 
     async def write(self, path: Path, text: str) -> None:
         try:
-            await asyncio.wait_for(
-                self.conn.write_text_file(session_id=self.session_id, path=str(path), content=text), ANSWER_WAIT)
+            async with asyncio.timeout(ANSWER_WAIT):
+                await self.conn.write_text_file(session_id=self.session_id, path=str(path), content=text)
         except (RequestError, ConnectionError, TimeoutError, ValueError) as exc:
             self.can_write = False
             raise OSError(f"the editor did not take the change ({exc})") from exc
