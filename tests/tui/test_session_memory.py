@@ -6,6 +6,8 @@ go through what a 300-turn session does with the app's own (see ``bench/tui_sess
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,7 @@ async def test_a_long_session_keeps_its_widgets_bounded_and_every_old_message_an
         for n in range(MEASURED_FROM):
             await _turn(pilot, app, n)
         before = _widgets(app)
+        first_lines = weakref.ref(next(iter(app.query(UserMessage)))._styles_cache)  # what it drew
         for n in range(MEASURED_FROM, TURNS):
             await _turn(pilot, app, n)
         after = _widgets(app)
@@ -65,6 +68,11 @@ async def test_a_long_session_keeps_its_widgets_bounded_and_every_old_message_an
         assert len(list(app.chat.messages())) <= 3 * CHAPTER_SIZE
         assert len(app.activity.entries) <= activity.LIVE_ENTRIES
         assert app.chat.query(EarlierMessages) and app.activity.earlier
+        # A message stored as a blueprint lets go of the lines it drew (Textual's caches keyed on them are
+        # emptied at the end of each turn: garbage.release_render_caches).
+        gc.unfreeze()  # the app freezes what lives after a turn (garbage.settle_memory)
+        gc.collect()
+        assert first_lines() is None
 
         # The first question and its answer come back when the chat is scrolled to its top.
         def first_question() -> UserMessage | None:
