@@ -7,6 +7,12 @@ divided by N is what the loop itself costs per round trip (validation, policy, e
     python bench/loop_overhead.py [N] [PAIRS]
 
 The two run in turn, pair by pair; the ratio of each pair is printed (its median is the figure to quote).
+
+    python bench/loop_overhead.py N --only loop|http
+
+runs one side alone (one turn of N, after the same warm-up), to time the two as whole processes side by side
+with an outside timer (``/usr/bin/time``, hyperfine); run it from outside the source tree against an
+installed copy (``pip install .``, not editable) to measure what users run.
 """
 
 from __future__ import annotations
@@ -107,5 +113,23 @@ async def main(n: int, pairs: int = 5) -> None:
           f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f}; a loaded machine widens the range)")
 
 
+async def only(n: int, side: str) -> None:
+    import os
+
+    os.environ.setdefault("SWEBASH_AI_HOME", tempfile.mkdtemp())
+    with FakeLLMServer("openai") as server:
+        await http_run(server, 5)  # the same warm-up as main()
+        took = await (loop_run(server, n) if side == "loop" else http_run(server, n))
+    print(f"{side}: {n} iterations in {took * 1000:.1f} ms")
+
+
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 100, int(sys.argv[2]) if len(sys.argv) > 2 else 5))
+    if "--only" in sys.argv:
+        at = sys.argv.index("--only")
+        side, args = sys.argv[at + 1], sys.argv[1:at] + sys.argv[at + 2:]
+        if side not in ("loop", "http"):
+            raise SystemExit("--only loop or --only http")
+        asyncio.run(only(int(args[0]) if args else 100, side))
+    else:
+        asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 100,
+                         int(sys.argv[2]) if len(sys.argv) > 2 else 5))

@@ -3,7 +3,9 @@
 The app (headless, 120x40) against the loopback server: TURNS turns, each a question, one ``read_file`` of a
 4 KB file and a Markdown answer of about 1 KB. Printed: the resident memory after the warm-up turns and at
 the end, how much it grew, and the text the conversation took on meanwhile (messages' content and call
-arguments). The goal: the growth is no more than that text.
+arguments). The goal: the growth is no more than that text. Between two turns the app collects what a
+user's pause lets it collect (see ``reading``): the turns here follow one another at once, and without those
+collections the garbage of hundreds of turns piles up and stays as resident memory once freed.
 
     python bench/tui_session_memory.py [--turns 300] [--warmup 20]
 """
@@ -44,6 +46,18 @@ def _held(messages: list[dict[str, Any]]) -> int:
     return sum(len(m.get("content") or "") + len(json.dumps(m.get("tool_calls") or "")) for m in messages)
 
 
+def reading(app: Any, turn: int) -> None:
+    """What the app does while the user reads an answer and types the next question, which the turns here do
+    not wait for: the collection held off during a turn, run a second after it (``Controller.collect_when_idle``),
+    and every ``DEEP_COLLECT_TURNS`` turns the collection of everything, once no key came for a few seconds."""
+    from swebash_ai.frontends.tui.controller import DEEP_COLLECT_TURNS
+    from swebash_ai.frontends.tui.garbage import collect_everything, collect_garbage
+
+    collect_garbage()
+    if turn % DEEP_COLLECT_TURNS == 0:
+        collect_everything()
+
+
 async def _turn(app: Any, pilot: Any, text: str) -> None:
     answers = sum(1 for m in app.session.conversation.messages if m["role"] == "assistant" and m.get("content"))
     app.prompt.load_text(text)
@@ -54,6 +68,15 @@ async def _turn(app: Any, pilot: Any, text: str) -> None:
         if time.monotonic() > deadline:
             raise SystemExit(f"a turn did not end (prompt: {app.prompt.text!r})")
         await pilot.pause(0.02)
+
+
+def settle(app: Any) -> None:
+    """What the app does once the user has not typed for a few seconds (``Controller.collect_everything_when_quiet``):
+    one collection of everything, frozen objects included. The turns here follow one another at once, so the
+    app never finds that quiet moment by itself."""
+    from swebash_ai.frontends.tui.garbage import collect_everything
+
+    collect_everything()
 
 
 async def run(turns: int, warmup: int, workspace: Path) -> tuple[int, int, int, int]:
@@ -67,11 +90,15 @@ async def run(turns: int, warmup: int, workspace: Path) -> tuple[int, int, int, 
             await pilot.pause(0.05)
         for i in range(warmup):
             await _turn(app, pilot, f"question {i}: what do the notes say?")
-        gc.collect()
+            reading(app, i + 1)
+        settle(app)
         start, held_start = me.memory_info().rss, _held(app.session.conversation.messages)
         for i in range(warmup, turns):
             await _turn(app, pilot, f"question {i}: what do the notes say?")
-        gc.collect()
+            reading(app, i + 1)
+        frozen = gc.get_freeze_count()
+        settle(app)
+        print(f"objects frozen before the last collection: {frozen:,}")
         return start, me.memory_info().rss, held_start, _held(app.session.conversation.messages)
 
 

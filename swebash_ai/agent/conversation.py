@@ -16,6 +16,7 @@ differ per provider, and the budget only needs to be safely below the model's co
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import secrets
@@ -125,6 +126,13 @@ def estimate_tokens(message: Message) -> int:
     return len(json.dumps(message, ensure_ascii=False)) // 4 + 4 + image_cost(message.get(IMAGES))
 
 
+@functools.lru_cache(maxsize=4)
+def _system_cost(system: str | None) -> int:
+    """The estimate of the system prompt's message: the same text for every request of a session (it was
+    serialised again for each)."""
+    return estimate_tokens({"role": "system", "content": system}) if system else 0
+
+
 @dataclass
 class Conversation:
     """Messages of one session (without the system prompt, which is added per request)."""
@@ -138,6 +146,9 @@ class Conversation:
     _sent: list[Message | None] = field(default_factory=list, repr=False, compare=False)
     """``messages[:len(_sent)]`` as providers get them (:func:`_for_wire`; ``None`` for a message with images,
     made each time): kept like ``_costs``, so a request of a long turn does not remake every message."""
+    _starts: list[int] = field(default_factory=list, repr=False, compare=False)
+    """Where the turns of ``messages[:_scanned]`` start (kept like ``_costs``: each message is looked at once)."""
+    _scanned: int = field(default=0, repr=False, compare=False)
     _generation: int | None = field(default=None, repr=False, compare=False)
     """The save counter of this session's file as this instance last read or wrote it (``None``: not on disk)."""
     _pinned_title: str = field(default="", repr=False, compare=False)
@@ -226,6 +237,7 @@ class Conversation:
         del self.messages[length:]
         del self._costs[length:]
         del self._sent[length:]
+        self._scanned = 0  # looked at again (once)
 
     def replace_head(self, cut: int, messages: Sequence[Message]) -> None:
         """Replace ``messages[:cut]`` (compaction by summary); token estimates are recomputed."""
@@ -233,6 +245,7 @@ class Conversation:
         self.messages[:cut] = list(messages)
         self._costs.clear()
         self._sent.clear()
+        self._scanned = 0
 
     # --- invariants -----------------------------------------------------------------------------------
     def unanswered_calls(self) -> list[tuple[str, str]]:
@@ -274,14 +287,19 @@ class Conversation:
         return [self.messages[a:b] for a, b in self._turn_bounds()]
 
     def _turn_bounds(self) -> list[tuple[int, int]]:
-        starts = [i for i, m in enumerate(self.messages) if m.get("role") == "user" or i == 0]
-        return list(zip(starts, [*starts[1:], len(self.messages)][: len(starts)], strict=True))
+        messages, starts = self.messages, self._starts
+        if self._scanned > len(messages) or not self._scanned:  # cut or replaced: start over
+            starts.clear()
+            self._scanned = 0
+        starts.extend(i for i in range(self._scanned, len(messages)) if i == 0 or messages[i].get("role") == "user")
+        self._scanned = len(messages)
+        return list(zip(starts, [*starts[1:], len(messages)][: len(starts)], strict=True))
 
     def for_request(self, system: str | None, budget_tokens: int) -> list[Message]:
         """System prompt + the most recent whole turns that fit ``budget_tokens``; the last turn always, its oldest
         tool results cut when it outgrows the budget alone (:mod:`swebash_ai.agent.context_fit`)."""
         head: list[Message] = [{"role": "system", "content": system}] if system else []
-        allowed = budget = budget_tokens - sum(estimate_tokens(m) for m in head)
+        allowed = budget = budget_tokens - _system_cost(system)
         costs = self._token_costs()
         first = len(self.messages)
         for start, end in reversed(self._turn_bounds()):

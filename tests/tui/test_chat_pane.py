@@ -8,11 +8,21 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from textual import events
 
 from swebash_ai.frontends.tui.widgets.chat import CHAPTER_SIZE, Chapter, ChatPane, Shelf
 from swebash_ai.frontends.tui.widgets.stream import TAIL_CHARS, tail_excerpt
 from tests.tui.tui_helpers import ChatHost, wait_for
+
+
+@pytest.fixture(autouse=True)
+def many_chapters_mounted(monkeypatch: Any) -> None:
+    """Folding is about chapters kept as widgets: here more of them are kept than the app keeps (the tests of
+    storing set their own allowance)."""
+    from swebash_ai.frontends.tui.widgets import chat as chat_module
+
+    monkeypatch.setattr(chat_module, "MOUNTED_CHAPTERS", 40)
 
 
 @contextlib.asynccontextmanager
@@ -224,9 +234,20 @@ async def test_the_oldest_chapters_are_stored_behind_an_earlier_line_and_come_ba
         assert str(next(chat.messages()).render()) == "question 0"
         assert any(isinstance(w, ErrorMessage) for w in chat.messages())
 
-        chat.add_user("one more")  # the chapters shown again stay until the chat is cleared
+        chat.scroll_home(animate=False)  # reading up there: the chapters shown again stay
         await settle(pilot)
-        assert not chat.query(EarlierMessages)
+        chat.add_user("one more")
+        await settle(pilot)
+        assert not chat.query(EarlierMessages) and str(next(chat.messages()).render()) == "question 0"
+        chat.scroll_end(animate=False)  # back at the end: the next message stores them again
+        await settle(pilot)
+        chat.add_user("and another")
+        await settle(pilot)
+        assert len(chapters(chat)) == 4 and "earlier messages" in str(chat.query_one(EarlierMessages).render())
+        chat.scroll_home(animate=False)  # and scrolling up brings them back: nothing is lost
+        await settle(pilot)
+        await settle(pilot)
+        assert len(chapters(chat)) > 4
         await chat.clear()
         await settle(pilot)
         assert chat._stored == [] and not chapters(chat)

@@ -196,6 +196,7 @@ class ToolEntry(Vertical, can_focus=True):
         self._header = Static(classes="tool-header")
         self._status = Static(classes="tool-status")
         self._log: Log | None = None  # built with the body on first expansion: most entries never are
+        self._result = ""  # the result's text: the conversation's own string, referred to, never copied
         self._ready = False  # on_mount has run (is_mounted turns true only after it)
 
     def compose(self) -> Any:
@@ -244,9 +245,11 @@ class ToolEntry(Vertical, can_focus=True):
         return shown + "".join(self._pending)
 
     def record(self) -> ToolRecord:
-        """This call as plain data (see :class:`ToolRecord`)."""
+        """This call as plain data (see :class:`ToolRecord`). A call whose output is its result keeps the
+        result's string (the one the conversation holds), not the lines of its log joined again."""
+        output = self._result if self._result and not self.has_output else self.output_text
         return ToolRecord(self.call_id, self.tool_name, self.summary, self.arguments, self.state,
-                          self.duration, self.exit_code, _cut_output(self.output_text))
+                          self.duration, self.exit_code, _cut_output(output))
 
     @classmethod
     def from_record(cls, record: ToolRecord) -> ToolEntry:
@@ -255,7 +258,8 @@ class ToolEntry(Vertical, can_focus=True):
         entry.state, entry.duration, entry.exit_code = record.state, record.duration, record.exit_code
         entry.add_class(f"-{record.state}")
         if record.output:
-            entry._pending.append(safe(record.output, visible=True))
+            entry._result = safe(record.output, visible=True)
+            entry._pending.append(entry._result)
         return entry
 
     # --- state ----------------------------------------------------------------------------------------
@@ -302,7 +306,8 @@ class ToolEntry(Vertical, can_focus=True):
         if held := self._clean.finish():
             self._write(held)
         if not self.has_output and content:
-            self._write(safe(content, visible=True))
+            self._result = safe(content, visible=True)  # the same string unless it had something to show
+            self._write(self._result)
         elif self.has_output and exit_code is not None:
             self._write(f"\n[exit {exit_code}]\n")
         self.remove_class(f"-{self.state}")

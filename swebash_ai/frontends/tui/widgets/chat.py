@@ -303,7 +303,11 @@ class ChatPane(FollowingScroll):
     def _store_oldest(self) -> None:
         """Beyond the allowance, turn the oldest chapters into blueprints, while nobody reads up there."""
         chapters = [c for c in self.query_children(Chapter) if not c.stored]  # removal is not immediate
-        if len(chapters) <= self._allowance or (self.max_scroll_y and self.scroll_y < self.max_scroll_y - 1):
+        if self.max_scroll_y and self.scroll_y < self.max_scroll_y - 1:
+            return  # someone reads up there
+        # Back at the end: chapters the user asked to see again go back behind the line (memory stays bounded).
+        self._allowance = MOUNTED_CHAPTERS
+        if len(chapters) <= self._allowance:
             return
         stored = 0
         for chapter in chapters[: len(chapters) - self._allowance]:
@@ -392,7 +396,8 @@ class ChatPane(FollowingScroll):
         keep_view()
 
     def show_earlier(self) -> None:
-        """Mount the newest stored chapters again, above the others; they stay until the chat is cleared."""
+        """Mount the newest stored chapters again, above the others; they stay while the user reads up there
+        (stored again by the first message added once the view follows the end)."""
         first = next(iter(self.query_children(Chapter)), None)
         shown = 0
         while self._stored and shown < SHOW_MORE:

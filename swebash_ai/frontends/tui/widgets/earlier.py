@@ -19,8 +19,12 @@ from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import Static
 
-MOUNTED_CHAPTERS = 40
-"""Chapters kept as widgets (12 messages each) before the oldest are stored as blueprints."""
+MOUNTED_CHAPTERS = 4
+"""Chapters kept as widgets (12 messages each, several screens) before the oldest are stored as blueprints.
+
+A message widget costs tens of KB however short its text (Textual's styles and caches, its message queue,
+the rendered lines of a reply); forty chapters were some 480 of them, and a session had to run about 200
+turns before the first was stored. A blueprint holds the text alone."""
 SHOW_MORE = 5
 """Chapters mounted again per Enter (or click) on the "earlier messages" line."""
 

@@ -1,0 +1,107 @@
+"""A long session in the app keeps a bounded number of widgets, and loses nothing: the first question, its
+answer and its tool's output are still readable after many turns (scrolled to, or expanded).
+
+The allowances are made small here (two chapters of chat, four tool entries) so that a few dozen turns
+go through what a 300-turn session does with the app's own (see ``bench/tui_session_memory.py``)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tui_helpers import idle, type_and_send, wait_for
+
+from swebash_ai.frontends.tui.widgets import activity
+from swebash_ai.frontends.tui.widgets import chat as chat_module
+from swebash_ai.frontends.tui.widgets.activity import ToolEntry
+from swebash_ai.frontends.tui.widgets.chat import CHAPTER_SIZE, UserMessage
+from swebash_ai.frontends.tui.widgets.earlier import EarlierMessages
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
+from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+
+TURNS = 26
+MEASURED_FROM = 8
+
+
+def _responder(body: dict[str, Any]) -> Reply:
+    messages = body["messages"]
+    turn = sum(1 for m in messages if m["role"] == "user" and m.get("content")) - 1
+    if messages[-1]["role"] == "tool":
+        return Reply.text(f"## Answer {turn}\n\nThe notes of turn {turn} say what they say.\n")
+    return Reply.tool_calls([("read_file", {"path": f"notes{turn}.txt"})])
+
+
+def _widgets(app: Any) -> int:
+    return len(list(app.screen.walk_children(with_self=False)))
+
+
+async def _turn(pilot: Any, app: Any, n: int) -> None:
+    await type_and_send(pilot, f"question {n}")
+    await wait_for(pilot, lambda: any(f"Answer {n}" in m.source for m in app.query(AssistantMessage)),
+                   timeout=30, what=f"answer {n}")
+    await idle(pilot)
+
+
+async def test_a_long_session_keeps_its_widgets_bounded_and_every_old_message_and_output_readable(
+    llm_env: FakeLLMServer, make_app: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(chat_module, "MOUNTED_CHAPTERS", 2)
+    monkeypatch.setattr(activity, "LIVE_ENTRIES", 4)
+    for n in range(TURNS):
+        (workspace / f"notes{n}.txt").write_text(f"notes of turn {n}\n" + "a line of notes\n" * 40)
+    llm_env.responder = _responder
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        for n in range(MEASURED_FROM):
+            await _turn(pilot, app, n)
+        before = _widgets(app)
+        first_lines = weakref.ref(next(iter(app.query(UserMessage)))._styles_cache)  # what it drew
+        for n in range(MEASURED_FROM, TURNS):
+            await _turn(pilot, app, n)
+        after = _widgets(app)
+        # Unbounded, each turn adds a question, an answer and a tool entry of three widgets: 90 more here.
+        assert after <= before + 2 * CHAPTER_SIZE, (before, after)
+        assert len(list(app.chat.messages())) <= 3 * CHAPTER_SIZE
+        assert len(app.activity.entries) <= activity.LIVE_ENTRIES
+        assert app.chat.query(EarlierMessages) and app.activity.earlier
+        # A message stored as a blueprint lets go of the lines it drew (Textual's caches keyed on them are
+        # emptied at the end of each turn: garbage.release_render_caches).
+        gc.unfreeze()  # the app freezes what lives after a turn (garbage.settle_memory)
+        gc.collect()
+        assert first_lines() is None
+
+        # The first question and its answer come back when the chat is scrolled to its top.
+        def first_question() -> UserMessage | None:
+            return next((m for m in app.chat.query(UserMessage) if str(m.render()) == "question 0"), None)
+
+        for _ in range(TURNS):
+            if first_question() is not None:
+                break
+            app.chat.scroll_home(animate=False)
+            await pilot.pause(0.05)
+        await wait_for(pilot, lambda: first_question() is not None, what="the first question mounted again")
+        app.chat.scroll_home(animate=False)  # all mounted again: to the very top, where they are drawn
+        question = first_question()
+        answer = next(m for m in app.query(AssistantMessage) if "Answer 0" in m.source)
+        await wait_for(pilot, lambda: question is not None and question.region.height > 0 and answer.region.height > 0,
+                       what="the first question and answer on screen")
+        assert any("Answer 0" in line for line in answer.text_lines())
+
+        # The first call's output comes back from behind the tool pane's "earlier" line, expanded on Enter.
+        pane = app.activity
+        for _ in range(TURNS):
+            if not pane.earlier:
+                break
+            pane.earlier_line.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+        first = next(e for e in pane.query_children(ToolEntry) if e.summary.endswith("notes0.txt")
+                     or "notes0.txt" in str(e.arguments))
+        first.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: first.expanded and "notes of turn 0" in first.output_text,
+                       what="the first call's output")
