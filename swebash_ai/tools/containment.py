@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 __all__ = [
     "FALLBACK_NOTE", "KILL_GRACE", "MARKER_VAR", "Containment", "ProcessInfo", "Tree",
-    "become_subreaper", "parse_report",
+    "become_subreaper", "parse_report", "processes",
 ]
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,12 @@ class Containment:
         if not self.survivors:
             return ""
         n = len(self.survivors)
-        return f"{n} process{'es' if n != 1 else ''} could not be stopped: {_names(self.survivors, n)}"
+        return f"{processes(n)} could not be stopped: {_names(self.survivors, n)}"
+
+
+def processes(n: int, kind: str = "") -> str:
+    """``"1 background process"``, ``"2 background processes"``: a count in words that agree with it."""
+    return f"{n} {kind + ' ' if kind else ''}process{'' if n == 1 else 'es'}"
 
 
 def _names(procs: tuple[ProcessInfo, ...], count: int) -> str:

@@ -15,7 +15,7 @@ SOURCES: dict[str, str] = {'swebash_ai.tools.fs': 'dc7fdf1519362ce1',
  'swebash_ai.tools.find': '3726a6d8de79996d',
  'swebash_ai.tools.diagnostics': '6bc913b8b46e1ab8',
  'swebash_ai.tools.exec': 'cc4a034454d51547',
- 'swebash_ai.tools.background': '3f21286d40e7f1f2',
+ 'swebash_ai.tools.background': '873d753d3009c1a7',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
  'swebash_ai.tools.plan': '0bc8aad0ee2e4e3d',
  'swebash_ai.tools.ask': 'e9370f811b8fac6d'}

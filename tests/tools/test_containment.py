@@ -125,7 +125,9 @@ async def test_normal_exit_stops_what_the_command_left(escape: str, workspace: P
     assert recorded(pids), "the escapee never started"
     assert_none_left(pids, d)
     stopped = res.metadata["stopped_background"]
-    assert stopped >= 1 and f"note: {stopped} background process(es) still running at the end were stopped" in res.text
+    words = "1 background process still running at the end was" if stopped == 1 else \
+        f"{stopped} background processes still running at the end were"
+    assert stopped >= 1 and f"note: {words} stopped" in res.text
     assert f"pid {recorded(pids)[0]} (" in res.text  # named, by the pid the escapee wrote itself
     assert "could not be stopped" not in res.text
 
@@ -229,7 +231,7 @@ def test_survivors_are_named_never_all_killed() -> None:
     assert timed.startswith("timed out after 2 s; 2 processes could not be stopped: "
                             "pid 12 (sleep 62), pid 13 (python3 -c spin); the rest were killed. Output:")
     ended = _result(c, timed_out=False).render()
-    assert "note: 1 background process(es) still running at the end were stopped: pid 11 (sleep 58)" in ended
+    assert "note: 1 background process still running at the end was stopped: pid 11 (sleep 58)" in ended
     assert "warning: 2 processes could not be stopped: pid 12 (sleep 62), pid 13 (python3 -c spin)" in ended
     cancelled = CommandCancelled(c).result_message
     assert "all it started" not in cancelled and "2 processes could not be stopped: pid 12" in cancelled

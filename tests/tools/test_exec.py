@@ -235,7 +235,7 @@ async def test_background_jobs_are_stopped_when_the_command_ends(workspace: Path
     pids = tmp_path / "pids"
     res = await call(run_command, make_ctx(workspace),
                      command=f"nohup sleep 100 >/dev/null 2>&1 & echo $! > {pids}; echo done")
-    assert res.ok and "done" in res.text and "1 background process(es)" in res.text
+    assert res.ok and "done" in res.text and "1 background process still running at the end was stopped" in res.text
     assert survivors(read_pids(pids)) == []
 
 
