@@ -9,11 +9,11 @@ signature gets its schema from its model (see tools/registry.py).
 
 from typing import Any
 
-SOURCES: dict[str, str] = {'swebash_ai.tools.fs': 'dc7fdf1519362ce1',
+SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '56f0ba0a53c561db',
  'swebash_ai.tools.fs_write': '231c07ea69866238',
  'swebash_ai.tools.search': '53ce2df72fa4672d',
  'swebash_ai.tools.find': '3726a6d8de79996d',
- 'swebash_ai.tools.diagnostics': '6bc913b8b46e1ab8',
+ 'swebash_ai.tools.diagnostics': '8414df4eec89ab71',
  'swebash_ai.tools.exec': 'cc4a034454d51547',
  'swebash_ai.tools.background': '873d753d3009c1a7',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',

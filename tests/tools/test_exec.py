@@ -440,7 +440,7 @@ async def test_output_of_unapproved_commands_has_secret_values_masked(workspace:
     res = raw.with_secrets_masked()
     assert "hunter2hunter2" not in res.content and "DB_PASSWORD=[masked:secret-env]" in res.content
     assert "DEBUG=true" in res.content and res.metadata["masked_secrets"] == 1
-    assert "1 value(s) in credential formats (secret-env) shown as [masked:KIND]" in res.content
+    assert "1 value in credential formats (secret-env) shown as [masked:KIND]" in res.content
     ctx.approved = True  # approved: the tool keeps the output (shown live); the loop masks the model's copy
     approved = await run_command.invoke(ctx, args)
     assert "hunter2hunter2" in approved.content and not approved.unasked_output
