@@ -54,6 +54,15 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return ws
 
 
+@pytest.fixture(scope="session")
+def litellm_loaded() -> None:
+    """litellm imported once per worker, in set-up: its import takes seconds of CPU (a minute on a loaded
+    machine), which must never count against a test's own bound on a turn (``asyncio.wait_for(run(...), 20)``)."""
+    from swebash_ai.providers.litellm_provider import import_litellm
+
+    import_litellm()
+
+
 @pytest.fixture
 def fake_llm() -> Iterator[FakeLLMServer]:
     """A scripted OpenAI-compatible server on 127.0.0.1 (real HTTP + SSE)."""

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from swebash_ai.words import count
+
 if TYPE_CHECKING:
     from swebash_ai.config.ambient import NetworkRoute
     from swebash_ai.config.settings import LoadedSettings
@@ -91,7 +93,7 @@ def print_instructions(loaded: LoadedSettings, cwd: Path, out: TextIO | None = N
         return
     found = load_instructions(cwd, loaded.locations.config_dir, settings.instructions_max_chars,
                               policy=session_path_policy(loaded, cwd), max_bytes=settings.fs_max_size)
-    print(f"instructions: {len(found.files)} file(s), {found.chars} characters" if found.files
+    print(f"instructions: {count(len(found.files), 'file')}, {found.chars} characters" if found.files
           else "instructions: no AGENTS.md file in force", file=out)
     for f in found.files:
         print(f"  {f.path}" + (" (cut)" if f.cut else ""), file=out)

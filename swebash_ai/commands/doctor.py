@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from swebash_ai.config.address import env_base, is_loopback_url
 from swebash_ai.errors import ConfigError
 from swebash_ai.safety.terminal_text import safe
+from swebash_ai.words import count
 
 if TYPE_CHECKING:
     from swebash_ai.config.settings import LoadedSettings
@@ -225,7 +226,7 @@ def _mcp_checks(loaded: LoadedSettings) -> list[Check]:
 
     fix = "Fix its [mcp_servers.NAME] table (see docs/mcp.md), or set enabled = false."
     return [
-        Check("MCP server", "ok" if ok else "fail", f"{line}" + (f", {len(tools)} tool(s)" if tools else ""),
+        Check("MCP server", "ok" if ok else "fail", f"{line}" + (f", {count(len(tools), 'tool')}" if tools else ""),
               "" if ok else fix)
         for ok, line, tools in asyncio.run(check_servers(loaded))
     ]

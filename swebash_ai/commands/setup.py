@@ -16,6 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from swebash_ai import errors
+from swebash_ai.words import count
 
 if TYPE_CHECKING:
     from swebash_ai.commands.setup_flow import ProviderKind
@@ -120,7 +121,7 @@ def _choose_kind() -> tuple[ProviderKind, str | None]:
     kinds = [k for k in KINDS if k.id != "ollama" or offer is not None]
     print("Which provider?")
     for i, kind in enumerate(kinds, 1):
-        extra = f" ({offer.host}, {len(offer.models)} model(s))" if kind.id == "ollama" and offer else ""
+        extra = f" ({offer.host}, {count(len(offer.models), 'model')})" if kind.id == "ollama" and offer else ""
         print(f"  {i}. {kind.label}{extra}")
     while True:
         answer = _ask(f"Provider [1-{len(kinds)}]: ")

@@ -21,6 +21,7 @@ from swebash_ai import __version__
 from swebash_ai.errors import ExitCode, UsageError
 from swebash_ai.frontends.oneshot import OneShotOptions
 from swebash_ai.frontends.oneshot_render import format_error
+from swebash_ai.words import count
 
 if TYPE_CHECKING:
     from swebash_ai.config.settings import LoadedSettings
@@ -428,8 +429,8 @@ def _remove_stale_temporary_files() -> None:
         from swebash_ai.safety.terminal_text import safe
 
         shown = ", ".join(safe(str(p), visible=True) for p in removed[:3]) + (", …" if len(removed) > 3 else "")
-        print(f"swebash-ai: removed {len(removed)} temporary file(s) left by a write that was interrupted: {shown}",
-              file=sys.stderr)
+        print(f"swebash-ai: removed {count(len(removed), 'temporary file')} left by a write that was interrupted: "
+              f"{shown}", file=sys.stderr)
 
 
 def skip_pydantic_plugins() -> None:

@@ -11,6 +11,7 @@ import os
 from typing import TYPE_CHECKING, Any, TextIO
 
 from swebash_ai.errors import ExitCode
+from swebash_ai.words import count
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import AgentEvent
@@ -150,11 +151,11 @@ class PlainRenderer:
         elif isinstance(event, ev.TurnFinished):
             self.finish(event)
             if self._unasked:
-                self.status(f"swebash-ai: {self._unasked} call(s) needed approval and there was no terminal to ask "
-                            "on; run again with --yes to allow them (what the policy denies still never runs).")
+                self.status(f"swebash-ai: {count(self._unasked, 'call')} needed approval and there was no terminal "
+                            "to ask on; run again with --yes to allow them (what the policy denies still never runs).")
             if self._need_a_person:
-                self.status(f"swebash-ai: {self._need_a_person} call(s) could be catastrophic and --yes never allows "
-                            "that; run swebash-ai in a terminal to be asked, or do it yourself.")
+                self.status(f"swebash-ai: {count(self._need_a_person, 'call')} could be catastrophic and --yes "
+                            "never allows that; run swebash-ai in a terminal to be asked, or do it yourself.")
 
     def _child(self, nested: Any) -> None:
         """A helper agent's progress, on stderr like the parent's calls: each finished call, under its agent."""

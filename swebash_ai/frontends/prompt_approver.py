@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.events import where_words
+from swebash_ai.words import count
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import ApprovalRequest
@@ -96,7 +97,7 @@ def format_request(request: ApprovalRequest) -> str:
         lines.extend("   │ " + line for line in detail.split("\n"))
     hidden, invisible = request.hidden()
     if hidden:
-        lines.append(f"   ⚠ holds {hidden} terminal control sequence(s), shown as \\x.. escapes: it may not be "
+        lines.append(f"   ⚠ holds {count(hidden, 'terminal control sequence')}, shown as \\x.. escapes: it may not be "
                      "what it seems")
     if invisible:
         lines.append(f"   ⚠ {marked_note(invisible)}")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from swebash_ai import errors
+from swebash_ai.words import count
 
 log = logging.getLogger(__name__)
 
@@ -365,7 +366,8 @@ async def openai_format_chunks(
             if reason:
                 finish = reason
     if not ended(finish):
-        cut = f" ({len(calls.complete())} tool call(s) with cut arguments were not run)" if calls else ""
+        n = len(calls.complete())
+        cut = f" ({count(n, 'tool call')} with cut arguments {'was' if n == 1 else 'were'} not run)" if calls else ""
         raise errors.IncompleteAnswerError(f"the stream ended without its end marker{cut}")
     ours = False
     for call in calls.complete():

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from swebash_ai.safety.key_body import bytes_may_hold_key_body, key_body_spans
 from swebash_ai.safety.secret_formats import FORMATS
 from swebash_ai.safety.secret_rules import GENERIC, MARKER_PREFIX, SERVICES, Rule
+from swebash_ai.words import count
 
 RULES: tuple[Rule, ...] = SERVICES + FORMATS + GENERIC
 
@@ -91,10 +92,10 @@ class Scan:
         """One line for the model: what was masked and why the value is not there."""
         parts = []
         if self.private_keys:
-            parts.append(f"{self.private_keys} private key block(s) replaced by {KEY_MARKER!r}")
+            parts.append(f"{count(self.private_keys, 'private key block')} replaced by {KEY_MARKER!r}")
         values = sum(self.kinds.values())
         if values:
-            parts.append(f"{values} value(s) in credential formats ({', '.join(sorted(self.kinds))}) shown as "
+            parts.append(f"{count(values, 'value')} in credential formats ({', '.join(sorted(self.kinds))}) shown as "
                          "[masked:KIND]")
         return ("(note: " + "; ".join(parts) + ". They are kept from the model on purpose; do not try to read them "
                 "another way. If the user needs them, they can look themselves.)")

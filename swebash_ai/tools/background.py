@@ -461,7 +461,9 @@ def _ending_lines(proc: BackgroundProcess) -> list[str]:
         return []
     lines = [f"note: {n}" for n in proc.end_notes]
     if c.stopped_count:
-        lines.append(f"also stopped {c.stopped_count} process(es) it had started: {c.stopped_names()}")
+        from swebash_ai.tools.containment import processes
+
+        lines.append(f"also stopped {processes(c.stopped_count)} it had started: {c.stopped_names()}")
     if not c.complete:
         lines.append(f"warning: {c.survivors_text()}")
     lines += [f"note: {n}" for n in c.notes]

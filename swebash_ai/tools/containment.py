@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 __all__ = [
     "FALLBACK_NOTE", "KILL_GRACE", "MARKER_VAR", "Containment", "ProcessInfo", "Tree",
-    "become_subreaper", "parse_report",
+    "become_subreaper", "parse_report", "processes",
 ]
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,12 @@ class Containment:
         if not self.survivors:
             return ""
         n = len(self.survivors)
-        return f"{n} process{'es' if n != 1 else ''} could not be stopped: {_names(self.survivors, n)}"
+        return f"{processes(n)} could not be stopped: {_names(self.survivors, n)}"
+
+
+def processes(n: int, kind: str = "") -> str:
+    """``"1 background process"``, ``"2 background processes"``: a count in words that agree with it."""
+    return f"{n} {kind + ' ' if kind else ''}process{'' if n == 1 else 'es'}"
 
 
 def _names(procs: tuple[ProcessInfo, ...], count: int) -> str:
@@ -188,11 +193,16 @@ class Tree:
         """Known processes, their current descendants and the processes carrying our marker (one scan).
 
         As a subreaper, every orphan of the tree is our child, so only our children's markers are read.
+        The scan is a snapshot: a process may end between it and the look at its status, and its children,
+        which the snapshot shows under it, re-parent to us meanwhile. So the descent goes through every
+        process of the tree that is still itself (running, a zombie, or ended since the snapshot), never
+        only through those still running.
         """
         import psutil
 
         me, everyone = os.getpid(), not _subreaper
-        found: dict[int, Any] = dict(self.known)
+        # Identity checked before the snapshot: a known pid that ended earlier may be someone else's by now.
+        found: dict[int, Any] = {pid: p for pid, p in self.known.items() if p.is_running()}
         if self.main is not None:
             found.setdefault(self.pid, self.main)
         children: dict[int, list[Any]] = {}
@@ -203,7 +213,7 @@ class Tree:
                 with contextlib.suppress(psutil.Error):
                     if p.environ().get(MARKER_VAR) == self.marker:
                         found[p.pid] = p
-        todo = [pid for pid, p in found.items() if _running(p)]
+        todo = list(found)
         while todo:
             for c in children.get(todo.pop(), []):
                 if c.pid not in found and c.pid not in self.spared:
@@ -230,9 +240,15 @@ class Tree:
     def alive(self) -> list[Any]:
         return [p for p in self.collect().values() if _running(p)]
 
+    def settled(self) -> list[Any]:
+        """What is alive, where "nothing" is believed only from a scan taken after every process of the tree
+        was seen ended: one that forks and exits between a snapshot and the look at its status leaves an
+        orphan that snapshot missed (it re-parents to us with the marker: the next scan finds it)."""
+        return self.alive() or self.alive()
+
     def kill(self, grace: float = KILL_GRACE) -> Containment:
         """TERM, grace, KILL until nothing is left; reap re-parented orphans; say what was stopped."""
-        alive = self.alive()
+        alive = self.settled()
         seen = {p.pid: _info(p) for p in alive}
         if alive:
             self._signal(alive, signal.SIGTERM)
@@ -241,7 +257,7 @@ class Tree:
                 time.sleep(0.01)
                 alive = [p for p in alive if _running(p)]
             for _ in range(100):  # a process may fork while we sweep; bounded anyway
-                if not (alive := self.alive()):
+                if not (alive := self.settled()):
                     break
                 seen.update((p.pid, _info(p)) for p in alive if p.pid not in seen)
                 self._signal(alive, signal.SIGKILL)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.guard import path_check, path_session_key
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
+from swebash_ai.words import count
 
 if TYPE_CHECKING:
     from swebash_ai.lsp.client import Handle, Launch
@@ -213,9 +214,9 @@ async def diagnostics(ctx: ToolContext, path: str = "") -> ToolResult | JSON:
     for file in sorted(known, key=lambda p: (-sum(1 for d in known[p] if d.severity == 1), p))[:_PROJECT_FILES]:
         lines += [diag_line(d, ctx.cwd) for d in sorted(known[file], key=lambda d: (d.severity, d.line))[:10]]
     if not lines:
-        return ToolResult.success(f"No problems reported in the {len(svc.known())} file(s) checked so far.")
+        return ToolResult.success(f"No problems reported in the {count(len(svc.known()), 'file')} checked so far.")
     more = len(known) - _PROJECT_FILES
-    tail = f"\n... and {more} more file(s) with problems" if more > 0 else ""
+    tail = f"\n... and {count(more, 'more file')} with problems" if more > 0 else ""
     return ToolResult.success("\n".join(lines) + tail, metadata={"files": len(known)})
 
 

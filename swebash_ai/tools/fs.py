@@ -48,6 +48,7 @@ from swebash_ai.tools.key_ranges import (
     streamed_without_keys,
 )
 from swebash_ai.tools.registry import JSON, Tool, ToolContext, ToolResult, tool
+from swebash_ai.words import count
 
 __all__ = ["TOOLS", "directory_listing"]
 
@@ -277,7 +278,7 @@ def _shown_read(path: str, data: bytes, start: int, end: int | None) -> ToolResu
     shown = f"lines {start}-{last} of {total}" if (start, last) != (1, total) else f"{total} lines"
     parts = [f"{path} ({shown})"]
     if bad:
-        parts.append(f"[note: {bad} byte(s) are not valid UTF-8 and are shown as \ufffd]")
+        parts.append(_bad_bytes_note(bad))
     # A range is shown as the whole file would be once its keys are removed: a scan of the range alone misses
     # the middle of a key (tools/key_ranges.py). A whole read is left to the loop's scan.
     shown_lines, keys = shown_without_keys(text, lines, start - 1, last - 1) if ranged else (lines, 0)
@@ -336,7 +337,7 @@ def _read_range_streaming(path: str, resolved: Path, start: int, end: int | None
         f"{path} (lines {start}-{last}; the file is {human_size(size)}, over fs_max_size, so only this range was read)"
     ]
     if bad:
-        parts.append(f"[note: {bad} byte(s) are not valid UTF-8 and are shown as \ufffd]")
+        parts.append(_bad_bytes_note(bad))
     parts.append(_numbered(lines, start))
     if cut_at is not None:
         parts.append(f"[cut at the {limit}-byte limit; continue with start_line={cut_at}]")
@@ -544,3 +545,8 @@ def _metadata(ctx: ToolContext, path: str) -> ToolResult | JSON:
 
 
 TOOLS: list[Tool] = [read_file, list_dir, exists, metadata]
+
+
+def _bad_bytes_note(bad: int) -> str:
+    verb = "is" if bad == 1 else "are"
+    return f"[note: {count(bad, 'byte')} {verb} not valid UTF-8 and {verb} shown as \ufffd]"

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict
 from swebash_ai.config.mcp import McpServerConfig
 from swebash_ai.safety.verdict import Verdict
 from swebash_ai.tools.registry import Tool, ToolContext, ToolResult
+from swebash_ai.words import count
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class McpServer:
         what = self.config.command or self.config.url or ""
         if self.state == "ready":
             note = f"; {self.message}" if self.message else ""
-            return f"{self.name}: ready, {len(self.tools)} tool(s){note} ({self.config.transport}: {what})"
+            return f"{self.name}: ready, {count(len(self.tools), 'tool')}{note} ({self.config.transport}: {what})"
         why = f": {self.message}" if self.message else ""
         return f"{self.name}: {self.state}{why} ({self.config.transport}: {what})"
 

@@ -123,7 +123,9 @@ class ProcessResult:
         lines = [head]
         if self.stopped and not self.timed_out:
             names = f": {c.stopped_names()}" if c is not None and c.stopped else ""
-            lines.append(f"note: {self.stopped} background process(es) still running at the end were stopped{names}")
+            verb = "was" if self.stopped == 1 else "were"
+            lines.append(f"note: {containment.processes(self.stopped, 'background')} still running at the end {verb} "
+                         f"stopped{names}")
         if c is not None and not c.complete and not self.timed_out:
             lines.append(f"warning: {c.survivors_text()}")
         # The fallback's caveat goes with a claim (killed, stopped); a plain exit claims nothing about the rest.

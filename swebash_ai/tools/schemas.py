@@ -9,13 +9,13 @@ signature gets its schema from its model (see tools/registry.py).
 
 from typing import Any
 
-SOURCES: dict[str, str] = {'swebash_ai.tools.fs': 'dc7fdf1519362ce1',
+SOURCES: dict[str, str] = {'swebash_ai.tools.fs': '56f0ba0a53c561db',
  'swebash_ai.tools.fs_write': '231c07ea69866238',
  'swebash_ai.tools.search': '53ce2df72fa4672d',
  'swebash_ai.tools.find': '3726a6d8de79996d',
- 'swebash_ai.tools.diagnostics': '3ba4db8143b86e29',
+ 'swebash_ai.tools.diagnostics': '63b9c27517bc0967',
  'swebash_ai.tools.exec': 'd76ab8bfac0393c9',
- 'swebash_ai.tools.background': '7ad7caba919c4d6a',
+ 'swebash_ai.tools.background': '765b8140deac722e',
  'swebash_ai.tools.web': '6e6f795b09bb1d74',
  'swebash_ai.tools.plan': '0bc8aad0ee2e4e3d',
  'swebash_ai.tools.ask': 'e9370f811b8fac6d'}

@@ -117,6 +117,8 @@ def _litellm(server: FakeLLMServer) -> Provider:
                         pytest.param(("anthropic", _litellm), id="litellm-anthropic")])
 def lane(request: pytest.FixtureRequest) -> Iterator[tuple[FakeLLMServer, Provider]]:
     dialect, factory = request.param
+    if factory is _litellm:
+        request.getfixturevalue("litellm_loaded")
     STARTED.clear()
     with FakeLLMServer(dialect) as server:
         SERVER[:] = [server]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -52,12 +51,15 @@ class Editor:
 
 
 Script = Callable[[Any, Any], Awaitable[Any]]
+# When the script ends the SDK closes the agent's stdin and gives it 2 s to exit before SIGTERM; a loaded
+# machine needs longer (it stops processes, saves and tears Python down): the exit code must be the agent's own.
+SHUTDOWN = {"shutdown_timeout": 60.0}
 
 
 def drive(env: dict[str, str], cwd: Path, editor: Editor, script: Script) -> Any:
     async def main() -> Any:
-        async with spawn_agent_process(editor, sys.executable, "-m", "swebash_ai", "acp", env=env,
-                                       cwd=str(cwd)) as (conn, process):
+        async with spawn_agent_process(editor, sys.executable, "-m", "swebash_ai", "acp", env=env, cwd=str(cwd),
+                                       transport_kwargs=SHUTDOWN) as (conn, process):
             init = await conn.initialize(protocol_version=1)
             result = await script(conn, init)
         return result, process.returncode
@@ -249,7 +251,8 @@ def test_custom_commands_are_offered_and_expanded(llm_env: FakeLLMServer, cli_en
 def test_cancel_mid_tool_stops_the_command_and_closes_the_call(llm_env: FakeLLMServer, cli_env: dict[str, str],
                                                                workspace: Path) -> None:
     marker = workspace / "started"
-    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": f"touch {marker} && sleep 30 && touch late"})]),
+    # the command would outlast the test's timeout: the answer comes back only if the cancel stops it
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": f"touch {marker} && sleep 3630.5 && touch late"})]),
                     Reply.text("never"))
     editor = Editor(lambda options, call: "allow_once")
 
@@ -260,17 +263,17 @@ def test_cancel_mid_tool_stops_the_command_and_closes_the_call(llm_env: FakeLLMS
             if marker.exists():
                 break
             await asyncio.sleep(0.05)
-        started = time.monotonic()
         await conn.cancel(session_id=sid)
-        response = await turn
-        return response, time.monotonic() - started
+        return await turn
 
-    (response, took), _ = drive(cli_env, workspace, editor, script)
-    assert marker.exists() and response.stop_reason == "cancelled" and took < 10
+    response, _ = drive(cli_env, workspace, editor, script)
+    assert marker.exists() and response.stop_reason == "cancelled"
     (start,) = editor.of("tool_call")
     final = [u for u in editor.of("tool_call_update") if u.tool_call_id == start.tool_call_id][-1]
     assert final.status == "failed"
-    time.sleep(0.5)
+    import psutil
+
+    assert [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "3630.5"]] == []
     assert not (workspace / "late").exists()
 
 
@@ -311,9 +314,10 @@ def test_closing_stdin_stops_background_processes_and_saves(llm_env: FakeLLMServ
     import psutil
 
     def sleepers() -> list[Any]:
-        return [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "61.25"]]
+        return [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "3661.25"]]
 
-    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 61.25", "background": True})]),
+    # it would outlast the test's timeout: only a stop ends it
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": "sleep 3661.25", "background": True})]),
                     Reply.text("Started."))
     editor = Editor(lambda options, call: "allow_once")
 
@@ -323,9 +327,8 @@ def test_closing_stdin_stops_background_processes_and_saves(llm_env: FakeLLMServ
         running = len(sleepers())
         return sid, running
 
-    started = time.monotonic()
     (sid, running), code = drive(cli_env, workspace, editor, script)
-    assert code == 0 and time.monotonic() - started < 30
+    assert code == 0
     assert running == 1 and sleepers() == []
     saved = Path(cli_env["SWEBASH_AI_HOME"]) / "sessions" / f"{sid}.jsonl"
     assert saved.exists() and "start it" in saved.read_text()

@@ -225,7 +225,7 @@ def test_a_permission_request_nobody_answers_ends_as_a_refusal(
         return response, took
 
     (response, took), _ = drive({**cli_env, "SWEBASH_AI_ACP_PERMISSION_TIMEOUT": "2"}, workspace, editor, script)
-    assert response.stop_reason == "end_turn" and 2 <= took < 30
+    assert response.stop_reason == "end_turn" and took >= 2  # no answer ever comes: only the timeout ends it
     assert not (workspace / "made.txt").exists()
     assert "No answer to the request about" in editor.answer() and "within 2 seconds" in editor.answer()
     final = editor.of("tool_call_update")[-1]

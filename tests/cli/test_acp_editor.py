@@ -15,7 +15,7 @@ from acp import schema, spawn_agent_process, text_block
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 
-from .test_acp import Editor
+from .test_acp import SHUTDOWN, Editor
 
 pytestmark = pytest.mark.timeout(120)
 DEMO = Path(__file__).resolve().parents[1] / "mcptools" / "demo_server.py"
@@ -46,8 +46,8 @@ class BufferEditor(Editor):
 
 def drive_with(env: dict[str, str], cwd: Path, editor: Editor, script: Any, *, fs: bool = True) -> Any:
     async def main() -> Any:
-        async with spawn_agent_process(editor, sys.executable, "-m", "swebash_ai", "acp", env=env,
-                                       cwd=str(cwd)) as (conn, _process):
+        async with spawn_agent_process(editor, sys.executable, "-m", "swebash_ai", "acp", env=env, cwd=str(cwd),
+                                       transport_kwargs=SHUTDOWN) as (conn, _process):
             capabilities = schema.ClientCapabilities(
                 fs=schema.FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
             await conn.initialize(protocol_version=1, client_capabilities=capabilities)

@@ -245,7 +245,8 @@ def test_closing_stdin_mid_command_stops_it_and_saves_the_session(llm_env: FakeL
     import psutil
 
     marker = workspace / "started"
-    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": f"touch {marker} && sleep 37.5"})]),
+    # the command would outlast the test's timeout: only a stop ends it
+    llm_env.enqueue(Reply.tool_calls([("run_command", {"command": f"touch {marker} && sleep 3637.5"})]),
                     Reply.text("never"))
     wire.send(request(1, "initialize", {"protocolVersion": 1}))
     wire.until(1)
@@ -260,12 +261,11 @@ def test_closing_stdin_mid_command_stops_it_and_saves_the_session(llm_env: FakeL
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert marker.exists()
-    started = time.monotonic()
     code, stderr = wire.close()
-    assert code == 0 and time.monotonic() - started < 15, stderr
-    left = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "37.5"]]
+    assert code == 0, stderr
+    left = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "3637.5"]]
     assert left == []
     saved = (Path(cli_env["SWEBASH_AI_HOME"]) / "sessions" / f"{sid}.jsonl").read_text()
-    assert "run it" in saved and "sleep 37.5" in saved
+    assert "run it" in saved and "sleep 3637.5" in saved
     assert "Cancelled" in saved, stderr  # the call has its result in the saved conversation
     assert "Traceback" not in stderr, stderr

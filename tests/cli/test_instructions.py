@@ -30,7 +30,7 @@ def test_instructions_reach_the_request_and_config_lists_them(
 
     res = run_cli("config")
     assert res.returncode == 0, res.stderr
-    assert "instructions: 2 file(s)" in res.stdout
+    assert "instructions: 2 files" in res.stdout
     assert str(personal / "AGENTS.md") in res.stdout and str(workspace / "AGENTS.md") in res.stdout
 
     llm_env.enqueue(Reply.text("ok"))

@@ -98,7 +98,7 @@ def test_dangerous_command_without_terminal_is_denied(llm_env: FakeLLMServer, ru
     assert res.stdout == "I could not delete it: it needs your approval.\n"
     assert "rm canary.txt" in res.stderr and "denied" in res.stderr
     # the call's line is cut to one line; the last line still tells the person how to allow it
-    assert res.stderr.splitlines()[-1].startswith("swebash-ai: 1 call(s) needed approval and there was no terminal")
+    assert res.stderr.splitlines()[-1].startswith("swebash-ai: 1 call needed approval and there was no terminal")
     assert "run again with --yes" in res.stderr.splitlines()[-1]
     (told,) = _tool_messages(llm_env, 1)
     assert "--yes" in told  # the model is told why
@@ -128,7 +128,7 @@ def test_yes_runs_what_needs_approval_but_not_a_catastrophe(
     assert res.returncode == 3, res.stderr  # a call was denied
     assert "[--yes]" in res.stderr
     assert "run again with --yes" not in res.stderr  # --yes was given: it would not help
-    assert res.stderr.splitlines()[-1] == ("swebash-ai: 1 call(s) could be catastrophic and --yes never allows that; "
+    assert res.stderr.splitlines()[-1] == ("swebash-ai: 1 call could be catastrophic and --yes never allows that; "
                                            "run swebash-ai in a terminal to be asked, or do it yourself.")
     told = _tool_messages(llm_env, 1)
     assert "--yes never covers that" in told[1]

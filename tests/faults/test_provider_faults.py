@@ -170,7 +170,7 @@ def test_tool_call_with_cut_arguments_never_runs(lane: Faults) -> None:
     outcome = lane.fault(Reply.truncated("Writing it.", [call], split=4, drop=drop))
     assert outcome.code == ExitCode.INCOMPLETE
     assert outcome.out == "Writing it.\n"
-    assert "tool call(s) with cut arguments were not run" in error_line(outcome)
+    assert "1 tool call with cut arguments was not run" in error_line(outcome)
     assert not (lane.workspace / "out.txt").exists()
     assert not any("write_file" in line for line in outcome.lines if line[:1] in "✓✗")
     assert outcome.saved[-1] == {"role": "assistant", "content": "Writing it.", "incomplete": "broke_off"}

@@ -216,7 +216,7 @@ def test_mcp_list_and_doctor_report_each_server(config_toml: Path, capsys: pytes
     config_toml.write_text(server_table("demo", auto_approve=["echo"]) + server_table("dies", "--die-at-start"))
     assert main(["mcp", "list"]) == 1
     out = capsys.readouterr().out
-    assert "ok    demo: ready, 9 tool(s)" in out and "FAIL  dies: failed" in out
+    assert "ok    demo: ready, 9 tools" in out and "FAIL  dies: failed" in out
     assert "mcp__demo__echo  (runs without asking; the server says: read-only (not verified))" in out
     assert "mcp__demo__pid  (asks)" in out
     found = {c.detail.split(":")[0]: c.status for c in checks() if c.name == "MCP server"}

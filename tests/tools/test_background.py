@@ -127,7 +127,7 @@ async def test_stop_ends_the_whole_tree_and_says_so(workspace: Path) -> None:
     assert stopped.ok, stopped.text
     assert stopped.text.startswith("stopped process p1 ($ sleep 101"), stopped.text
     assert "stopped by stop_process (killed by SIGTERM)" in stopped.text
-    assert "also stopped 2 process(es) it had started" in stopped.text
+    assert "also stopped 2 processes it had started" in stopped.text
     assert not any(alive(p) for p in pids)
     assert stopped.metadata["survivors"] == []
     again = await call(stop_process, ctx, id="p1")

@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ import psutil
 import pytest
 
 from swebash_ai.tools import process as process_mod
-from swebash_ai.tools.containment import Containment, ProcessInfo, parse_report
+from swebash_ai.tools.containment import MARKER_VAR, Containment, ProcessInfo, Tree, become_subreaper, parse_report
 from swebash_ai.tools.exec import run_command
 from swebash_ai.tools.process import CommandCancelled, ProcessResult, run_process, start_contained
 from tests.tools.test_exec import call, make_ctx
@@ -124,7 +125,9 @@ async def test_normal_exit_stops_what_the_command_left(escape: str, workspace: P
     assert recorded(pids), "the escapee never started"
     assert_none_left(pids, d)
     stopped = res.metadata["stopped_background"]
-    assert stopped >= 1 and f"note: {stopped} background process(es) still running at the end were stopped" in res.text
+    words = "1 background process still running at the end was" if stopped == 1 else \
+        f"{stopped} background processes still running at the end were"
+    assert stopped >= 1 and f"note: {words} stopped" in res.text
     assert f"pid {recorded(pids)[0]} (" in res.text  # named, by the pid the escapee wrote itself
     assert "could not be stopped" not in res.text
 
@@ -228,7 +231,7 @@ def test_survivors_are_named_never_all_killed() -> None:
     assert timed.startswith("timed out after 2 s; 2 processes could not be stopped: "
                             "pid 12 (sleep 62), pid 13 (python3 -c spin); the rest were killed. Output:")
     ended = _result(c, timed_out=False).render()
-    assert "note: 1 background process(es) still running at the end were stopped: pid 11 (sleep 58)" in ended
+    assert "note: 1 background process still running at the end was stopped: pid 11 (sleep 58)" in ended
     assert "warning: 2 processes could not be stopped: pid 12 (sleep 62), pid 13 (python3 -c spin)" in ended
     cancelled = CommandCancelled(c).result_message
     assert "all it started" not in cancelled and "2 processes could not be stopped: pid 12" in cancelled
@@ -358,3 +361,93 @@ async def test_a_turn_cancelled_mid_command_tells_the_model_what_the_stop_did(wo
     assert [e.result.content for e in events if isinstance(e, ToolCallFinished)] == [said]
     assert [m["content"] for m in conv.messages if m["role"] == "tool"] == [f"Cancelled: {said}"]
     assert_none_left(pids, d)
+
+
+# --- the fallback's sweep, when the machine is slow: a scan is a snapshot, and a process can end between it
+# and the look at its status (a supervisor killed by its command leaves only this sweep) -----------------
+
+
+def _scan_then(monkeypatch: pytest.MonkeyPatch, between: Callable[[], None]) -> list[int]:
+    """Make the next process scan run ``between`` once its snapshot is read (before its status looks): what a
+    loaded machine does when it stops the scanning thread there. Returns a list that counts the scans."""
+    real, scans = psutil.process_iter, []
+
+    def staged(*args: object, **kwargs: object) -> object:
+        yield from real(*args, **kwargs)
+        scans.append(1)
+        if len(scans) == 1:
+            between()
+
+    monkeypatch.setattr(psutil, "process_iter", staged)
+    return scans
+
+
+def _gone_pid() -> int:
+    """The pid of a process that ran and was reaped: a supervisor the command killed (the sweep's root)."""
+    done = psutil.Popen(["/bin/true"])
+    done.wait()
+    return done.pid
+
+
+def _until(check: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not check():
+        assert time.monotonic() < deadline, "the staged process never got there"
+        time.sleep(0.005)
+
+
+def _zombie(p: psutil.Popen) -> Callable[[], bool]:
+    return lambda: p.status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_parent_that_ends_after_the_snapshot_still_leads_to_its_children(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The command (marker, our child) has a child; the command ends after the scan's snapshot: the snapshot
+    # shows the child under the command, not under us, and the command is no longer running when looked at.
+    assert become_subreaper()  # orphans come to us, as they do to swebash-ai
+    pids, d, marker = tmp_path / "pids", unique_duration(), f"m{os.getpid()}"
+    command = psutil.Popen([SH, "-c", f"{SLEEP} {d} & echo $! >> {pids}; exec {SLEEP} {d}"],
+                           env={**os.environ, MARKER_VAR: marker})
+    try:
+        _until(lambda: bool(recorded(pids)))
+        _scan_then(monkeypatch, lambda: (command.kill(), _until(_zombie(command))))
+        found = Tree(_gone_pid(), marker).collect()
+        assert recorded(pids)[0] in found
+    finally:
+        command.kill()
+        command.wait()
+        for pid in recorded(pids):  # collect() only looks; the orphan is ours to stop and reap
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+        assert_none_left(pids, d)
+
+
+def test_an_orphan_forked_after_the_snapshot_is_found_by_the_next_scan(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The command starts a sleeper and exits between the snapshot and the status look: that scan sees
+    # nothing alive; the sweep must not believe it before a scan taken after.
+    assert become_subreaper()  # orphans come to us, as they do to swebash-ai
+    pids, d, marker = tmp_path / "pids", unique_duration(), f"m{os.getpid()}"
+    command = psutil.Popen([SH, "-c", f"read go; {sleeper(pids, d)} & echo started"],
+                           stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env={**os.environ, MARKER_VAR: marker})
+
+    def go() -> None:
+        assert command.stdin is not None
+        command.stdin.write(b"go\n")
+        command.stdin.flush()
+        _until(lambda: bool(recorded(pids)))
+        _until(_zombie(command))
+
+    scans = _scan_then(monkeypatch, go)
+    try:
+        result = Tree(_gone_pid(), marker).kill(grace=0.5)
+        assert len(scans) >= 2
+        assert [p.pid for p in result.stopped] == recorded(pids) and result.complete
+    finally:
+        with contextlib.suppress(psutil.NoSuchProcess):  # the sweep reaped it: it was a child of ours
+            command.kill()
+        command.wait()
+        assert_none_left(pids, d)

@@ -235,7 +235,7 @@ async def test_background_jobs_are_stopped_when_the_command_ends(workspace: Path
     pids = tmp_path / "pids"
     res = await call(run_command, make_ctx(workspace),
                      command=f"nohup sleep 100 >/dev/null 2>&1 & echo $! > {pids}; echo done")
-    assert res.ok and "done" in res.text and "1 background process(es)" in res.text
+    assert res.ok and "done" in res.text and "1 background process still running at the end was stopped" in res.text
     assert survivors(read_pids(pids)) == []
 
 
@@ -440,7 +440,7 @@ async def test_output_of_unapproved_commands_has_secret_values_masked(workspace:
     res = raw.with_secrets_masked()
     assert "hunter2hunter2" not in res.content and "DB_PASSWORD=[masked:secret-env]" in res.content
     assert "DEBUG=true" in res.content and res.metadata["masked_secrets"] == 1
-    assert "1 value(s) in credential formats (secret-env) shown as [masked:KIND]" in res.content
+    assert "1 value in credential formats (secret-env) shown as [masked:KIND]" in res.content
     ctx.approved = True  # approved: the tool keeps the output (shown live); the loop masks the model's copy
     approved = await run_command.invoke(ctx, args)
     assert "hunter2hunter2" in approved.content and not approved.unasked_output

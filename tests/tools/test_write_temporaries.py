@@ -94,7 +94,7 @@ def test_a_kill_mid_write_leaves_nothing_after_the_next_start(workspace: Path, i
                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert nxt.returncode == 0, nxt.stderr
     assert _leftovers(workspace) == []
-    assert "removed 1 temporary file(s) left by a write that was interrupted" in nxt.stderr
+    assert "removed 1 temporary file left by a write that was interrupted" in nxt.stderr
     assert left[0] in nxt.stderr
     assert os.listdir(pending_writes.journal()) == []
 

@@ -84,7 +84,7 @@ async def test_the_dialog_counts_each_control_sequence_and_invisible_character_o
             await app.push_screen(ConfirmScreen(request))
             await pilot.pause()
             said = str(app.screen.query_one("#confirm-controls", Static).render())
-            assert f"holds {controls} terminal control sequence(s)" in said
+            assert f"holds {controls} terminal control sequence{'s' if controls != 1 else ''}," in said
             marked = app.screen.query("#confirm-invisible")
             assert (str(marked.first(Static).render()) if marked else "") == (
                 f"⚠ holds {invisible} invisible or direction-changing character, shown as <U+....>: it may not "
@@ -224,11 +224,12 @@ async def test_controls_in_the_lines_around_an_edit_are_counted_in_the_warning(w
                                       arguments)
             assert request.hidden() == (controls, invisible), (tool.name, arguments)
             prompt = format_request(request)
-            assert "\\x1b[2J" in prompt and f"holds {controls} terminal control sequence(s)" in prompt
+            holds = f"holds {controls} terminal control sequence{'s' if controls != 1 else ''},"
+            assert "\\x1b[2J" in prompt and holds in prompt
             await app.push_screen(ConfirmScreen(request))
             await pilot.pause()
             said = str(app.screen.query_one("#confirm-controls", Static).render())
-            assert f"holds {controls} terminal control sequence(s)" in said
+            assert f"holds {controls} terminal control sequence{'s' if controls != 1 else ''}," in said
             app.pop_screen()
             await pilot.pause()
 

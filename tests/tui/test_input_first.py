@@ -29,7 +29,8 @@ async def test_a_key_holds_repaints_until_the_prompt_has_handled_it(make_app, mo
 
 async def test_a_layout_waits_for_a_key_stuck_behind_other_work(make_app, monkeypatch) -> None:
     """The app's queue holds slow work, then a key; the first layout pass after that already shows it."""
-    monkeypatch.setattr(input_first, "HOLD_MAX", 2.0)  # longer than the work, to see the order
+    # longer than the work, however slow the machine (the hold ends as soon as the key is handled)
+    monkeypatch.setattr(input_first, "HOLD_MAX", 600.0)
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await idle(pilot)
@@ -70,7 +71,7 @@ async def test_a_hold_ends_after_hold_max_even_if_the_queues_never_empty(make_ap
         gate.hold()
         while gate.holding:
             await asyncio.sleep(0.002)
-        assert time.monotonic() - start < input_first.HOLD_MAX + 2.0  # slack for a loaded machine, far below 5 s
+        assert time.monotonic() - start >= input_first.HOLD_MAX  # the time limit ended it: the key never was handled
         assert app._batch_count == 0
         await pilot.pause()
 
@@ -79,7 +80,7 @@ async def test_streamed_work_waits_while_a_key_is_handled(make_app, monkeypatch)
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         gate = await a_key_never_handled(pilot, monkeypatch)
-        monkeypatch.setattr(input_first, "HOLD_MAX", 5.0)
+        monkeypatch.setattr(input_first, "HOLD_MAX", 600.0)  # only the release ends this hold
         gate.hold()
         waiting = asyncio.ensure_future(yield_to_input(app))
         await asyncio.sleep(0.05)

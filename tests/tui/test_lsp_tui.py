@@ -58,7 +58,7 @@ async def test_the_pane_ps_and_diagnostics_show_the_server_and_quitting_ends_it(
         assert alive(pid)
         await type_and_send(pilot, "/ps")
         await wait_for(pilot, lambda: "Language servers" in last(app, InfoMessage), what="/ps listing")
-        assert "fake  " in last(app, InfoMessage) and f"1 file(s)  {workspace}" in last(app, InfoMessage)
+        assert "fake  " in last(app, InfoMessage) and f"1 file  {workspace}" in last(app, InfoMessage)
         await type_and_send(pilot, "/diagnostics m.fk")
         await wait_for(pilot, lambda: "no such name" in last(app, InfoMessage), what="/diagnostics")
         assert "m.fk:2:3: error[fake-error] (fake) no such name" in last(app, InfoMessage)

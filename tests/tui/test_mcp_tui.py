@@ -34,7 +34,7 @@ async def test_mcp_servers_in_the_app(llm_env, make_app):
         await wait_for(pilot, lambda: "MCP servers" in str(app.query(InfoMessage).last().render())
                        if app.query(InfoMessage) else False, what="/mcp")
         listing = str(app.query(InfoMessage).last().render())
-        assert "demo: ready, 9 tool(s)" in listing and "mcp__demo__pid (runs without asking)" in listing
+        assert "demo: ready, 9 tools" in listing and "mcp__demo__pid (runs without asking)" in listing
         assert "gone: failed" in listing
         await type_and_send(pilot, "what is your pid?")
         await wait_for(pilot, lambda: "Got it." in app.chat.last_reply_text(), what="answer", timeout=30)

@@ -110,7 +110,7 @@ async def test_the_approval_dialog_shows_control_characters_as_escapes(llm_env: 
         screen_lines = screen_text(app)
         assert not _CONTROL.search(screen_lines)
         assert "\\x1b]0;PWNED\\x07\\x1b[2K\\rdanger-touch canary" in screen_lines  # every character visible
-        assert "holds 3 terminal control sequence(s)" in screen_lines
+        assert "holds 3 terminal control sequences," in screen_lines
         entry = app.query_one(ToolEntry)
         assert "\\x1b" in entry.summary and not _CONTROL.search(entry.summary)
         await pilot.press("n")

@@ -28,6 +28,7 @@ from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.events import where_words
 from swebash_ai.frontends.acp.updates import CallIds, diff_content, locations, notice_chunk, text_content, tool_kind
 from swebash_ai.tools.ask import Answer, Question, nobody_can_answer
+from swebash_ai.words import count
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,7 +66,7 @@ def request_text(request: ApprovalRequest) -> str:
     facts: list[str] = []
     controls, invisible = request.hidden()
     if controls:
-        facts.append(f"⚠ holds {controls} terminal control sequence(s), shown as \\x.. escapes: it may not be "
+        facts.append(f"⚠ holds {count(controls, 'terminal control sequence')}, shown as \\x.. escapes: it may not be "
                      "what it seems")
     if invisible:
         facts.append(f"⚠ {marked_note(invisible)}")

@@ -11,6 +11,8 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from swebash_ai.words import count
+
 if TYPE_CHECKING:
     from swebash_ai.session import Session
     from swebash_ai.tools.background import BackgroundProcess, ProcessRow
@@ -53,7 +55,7 @@ def server_listing(session: Session) -> str:
     svc = session.context.services.get("lsp")
     if svc is None or not (rows := svc.rows()):
         return ""
-    lines = [f"{r.name}  {_age(r.seconds):>7} up, {r.busy:.1f}s waited, {r.documents} file(s)  {r.root}"
+    lines = [f"{r.name}  {_age(r.seconds):>7} up, {r.busy:.1f}s waited, {count(r.documents, 'file')}  {r.root}"
              for r in rows]
     return "\n".join(["Language servers (" + svc.where + "; stopped with the session or when idle):", *lines])
 

@@ -26,6 +26,7 @@ from swebash_ai.agent.approval import Decision
 from swebash_ai.agent.events import ApprovalRequest, where_words
 from swebash_ai.frontends.tui.shown import shown, styled
 from swebash_ai.safety.terminal_text import marked_note, safe
+from swebash_ai.words import count
 
 Explainer = Callable[[ApprovalRequest], Awaitable[str]]
 
@@ -120,7 +121,7 @@ class ConfirmScreen(ModalScreen[Decision]):
             yield Static(Content.assemble("Allow ", shown(req.tool, "bold"), "?"), id="confirm-title")
             if hidden:
                 yield Static(Content.styled(
-                    f"⚠ holds {hidden} terminal control sequence(s), shown as \\x.. escapes: it may not be "
+                    f"⚠ holds {count(hidden, 'terminal control sequence')}, shown as \\x.. escapes: it may not be "
                     "what it seems", "$text-error bold"), id="confirm-controls")
             if invisible:
                 yield Static(Content.styled(f"⚠ {marked_note(invisible)}", "$text-error bold"),
