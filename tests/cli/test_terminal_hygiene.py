@@ -110,7 +110,7 @@ def test_the_approval_question_shows_escapes_and_warns() -> None:
     text = format_request(request)
     assert not _CONTROL.search(text)
     assert "echo ok\\x1b[2K\\rrm -rf ~/\\x1b]0;PWNED\\x07" in text
-    assert "holds 3 terminal control sequence(s)" in text  # the summary repeats the detail: counted once
+    assert "holds 3 terminal control sequences" in text  # the summary repeats the detail: counted once
 
 
 def test_a_terminal_never_gets_the_sequences(llm_env: FakeLLMServer, cli_env: dict[str, str],

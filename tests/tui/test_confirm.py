@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from swebash_ai.frontends.tui.screens.confirm import ConfirmScreen, looks_like_diff, render_detail
+from swebash_ai.words import count
 
 if TYPE_CHECKING:
     from swebash_ai.agent.events import ApprovalRequest
@@ -224,7 +225,7 @@ async def test_controls_in_the_lines_around_an_edit_are_counted_in_the_warning(w
                                       arguments)
             assert request.hidden() == (controls, invisible), (tool.name, arguments)
             prompt = format_request(request)
-            assert "\\x1b[2J" in prompt and f"holds {controls} terminal control sequence(s)" in prompt
+            assert "\\x1b[2J" in prompt and f"holds {count(controls, 'terminal control sequence')}" in prompt
             await app.push_screen(ConfirmScreen(request))
             await pilot.pause()
             said = str(app.screen.query_one("#confirm-controls", Static).render())
