@@ -108,13 +108,20 @@ async def test_plan_mode_refuses_in_the_app_and_the_tool_pane_says_why(llm_env, 
         assert "plan mode" in tool_msgs[-1]["content"]
 
 
+def trust_shown(app: object) -> bool:
+    """The trust question is on screen with its lines: a screen is current before its widgets are mounted (on a
+    loaded machine, for a while)."""
+    screen = app.screen  # type: ignore[attr-defined]
+    return isinstance(screen, TrustScreen) and bool(screen.query("#trust-lines"))
+
+
 async def test_a_project_that_would_allow_something_asks_to_be_trusted(llm_env, make_app, workspace: Path):
     rules = workspace / ".swebash-ai" / "rules.toml"
     rules.parent.mkdir()
     rules.write_text('[[rules]]\nprefix = ["danger-touch"]\ndecision = "allow"\n')
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), what="trust prompt")
+        await wait_for(pilot, lambda: trust_shown(app), what="trust prompt")
         assert "danger-touch" in str(app.screen.query_one("#trust-lines").render())
         await pilot.press("t")
         await idle(pilot)
@@ -136,7 +143,7 @@ async def test_a_project_that_changed_since_it_was_trusted_says_so_in_the_questi
 
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), what="trust prompt")
+        await wait_for(pilot, lambda: trust_shown(app), what="trust prompt")
         assert "changed since" not in question(app)
         await pilot.press("t")
         await idle(pilot)
@@ -144,7 +151,7 @@ async def test_a_project_that_changed_since_it_was_trusted_says_so_in_the_questi
                      '[[rules]]\nprefix = ["rm"]\ndecision = "allow"\n')
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), what="trust prompt")
+        await wait_for(pilot, lambda: trust_shown(app), what="trust prompt")
         assert "changed since you trusted" in question(app), question(app)
         await pilot.press("n")
         await idle(pilot)
@@ -160,7 +167,7 @@ async def test_not_trusting_a_project_says_what_follows_once(llm_env, make_app, 
     rules.write_text('[[rules]]\nprefix = ["danger-touch"]\ndecision = "allow"\n')
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen), what="trust prompt")
+        await wait_for(pilot, lambda: trust_shown(app), what="trust prompt")
         await pilot.press("n")
         await idle(pilot)
         about = [str(n.render()) for n in app.query(NoticeMessage) if "rules.toml" in str(n.render())]
