@@ -499,7 +499,9 @@ def ask_for_agents(prepared: PreparedPrompt, agents: Agents, cwd: Path) -> Prepa
     if not named:
         return prepared
     asks = ", ".join(f'"{n}"' for n in named)
-    note = (f"\n\n[swebash-ai] The user asks for the agent(s) {asks} by name: hand the work to them with the task "
-            "tool (its agent argument), then answer from what they report.")
+    them = "them" if len(named) > 1 else "it"
+    note = (f"\n\n[swebash-ai] The user asks for the agent{'s' if len(named) > 1 else ''} {asks} by name: hand the "
+            f"work to {them} with the task tool (its agent argument), then answer from what {them} report"
+            f"{'' if len(named) > 1 else 's'}.")
     notices = tuple(n for n in prepared.notices if not any(n.startswith(f"@{m} ") for m in named))
     return dataclasses.replace(prepared, text=prepared.text + note, notices=notices)

@@ -172,7 +172,7 @@ def test_at_agent_name_asks_for_that_agent(llm_env: Any, workspace: Path) -> Non
     session = Session(load_settings(), probe_ollama=False)
     prepared = session.prepare("@explore where is the parser?")
     assert prepared.text.startswith("@explore where is the parser?")
-    assert 'asks for the agent(s) "explore" by name' in prepared.text and not prepared.notices
+    assert 'asks for the agent "explore" by name' in prepared.text and not prepared.notices
     (workspace / "general").mkdir()  # a folder of that name: the mention is the folder, not the agent
     assert "asks for the agent" not in session.prepare("look in @general please").text
     assert "asks for the agent" not in session.prepare("mail me@explore.com").text

@@ -415,7 +415,7 @@ def test_the_editors_mcp_servers_join_and_their_tools_ask(llm_env: FakeLLMServer
         server = schema.McpServerStdio(name="editor", command=sys.executable, args=[str(demo)], env=[])
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[server])
         for _ in range(600):  # started in the background: its tools join once it is ready, and it says so
-            if "MCP: 1 server(s) ready" in editor.answer():
+            if "MCP: 1 server ready" in editor.answer():
                 break
             await asyncio.sleep(0.1)
         return await conn.prompt(session_id=session.session_id, prompt=[text_block("echo")])

@@ -156,7 +156,7 @@ def test_the_editors_mcp_server_runs_in_the_sandbox(llm_env: FakeLLMServer, cli_
         server = schema.McpServerStdio(name="probe", command=sys.executable, args=[str(PROBE)], env=[])
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[server])
         for _ in range(600):
-            if "MCP: 1 server(s) ready" in editor.answer():
+            if "MCP: 1 server ready" in editor.answer():
                 break
             await asyncio.sleep(0.1)
         return await conn.prompt(session_id=session.session_id, prompt=[text_block("touch both")])
@@ -205,7 +205,7 @@ def test_where_no_sandbox_works_the_editors_server_is_put_to_the_person(
         await conn.new_session(cwd=str(workspace), mcp_servers=[server])
         opened = time.monotonic() - started
         for _ in range(600):
-            if "MCP: 1 server(s) ready" in editor.answer() or "was not started" in editor.answer():
+            if "MCP: 1 server ready" in editor.answer() or "was not started" in editor.answer():
                 break
             await asyncio.sleep(0.1)
         return opened
@@ -220,7 +220,7 @@ def test_where_no_sandbox_works_the_editors_server_is_put_to_the_person(
     assert start.tool_call_id == call.tool_call_id
     final = editor.of("tool_call_update")[-1]
     if answer == "allow_once":
-        assert "MCP: 1 server(s) ready" in editor.answer() and final.status == "completed"
+        assert "MCP: 1 server ready" in editor.answer() and final.status == "completed"
     else:
         assert "MCP server 'demo' was not started" in editor.answer() and final.status == "failed"
         assert "ready" not in editor.answer()

@@ -19,7 +19,7 @@ def test_builtin_themes_load():
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("primary = '#123456'\nfoo = 1\n", "unknown key(s) foo"),  # typo'd keys are not ignored
+        ("primary = '#123456'\nfoo = 1\n", "unknown key foo"),  # typo'd keys are not ignored
         ("name = 'x'\n", "'primary' is required"),  # textual cannot build a theme without it
         ("primary = 'reddish'\n", "is not a colour"),
         ("primary = 12\n", "must be a colour string"),

@@ -26,6 +26,7 @@ from swebash_ai.agent.decide import MODES
 from swebash_ai.errors import SwebashError
 from swebash_ai.frontends.acp.asking import EditorApprover, describe_rule
 from swebash_ai.frontends.acp.updates import CallIds, TurnUpdates, plan_update, prompt_text, replay
+from swebash_ai.words import count
 
 if TYPE_CHECKING:
     from swebash_ai.config.settings import LoadedSettings
@@ -495,7 +496,7 @@ class SwebashAgent:
         problems = [*refused, *await session.start_mcp()]
         if session.mcp is not None and session.mcp.tools:
             ready = sum(1 for s in session.mcp.servers if s.state == "ready")
-            problems.insert(0, f"MCP: {ready} server(s) ready, {len(session.mcp.tools)} tool(s).")
+            problems.insert(0, f"MCP: {count(ready, 'server')} ready, {count(len(session.mcp.tools), 'tool')}.")
         if not problems:
             return
         if conv.running:  # said after the answer, not in the middle of it

@@ -57,7 +57,8 @@ def parse_theme(data: dict[str, Any], path: Path) -> Theme:
     unknown = sorted(k for k in data if k not in COLOR_FIELDS and k not in OTHER_FIELDS)
     if unknown:
         allowed = ", ".join((*OTHER_FIELDS, *COLOR_FIELDS))
-        raise ThemeFileError(f"{path.name}: unknown key(s) {', '.join(unknown)} (allowed: {allowed})")
+        keys = "key" if len(unknown) == 1 else "keys"
+        raise ThemeFileError(f"{path.name}: unknown {keys} {', '.join(unknown)} (allowed: {allowed})")
     if "primary" not in data:
         raise ThemeFileError(f"{path.name}: 'primary' is required")
     name = data.get("name", path.stem)
