@@ -84,12 +84,22 @@ async def test_a_long_session_keeps_its_widgets_bounded_and_every_old_message_an
             app.chat.scroll_home(animate=False)
             await pilot.pause(0.05)
         await wait_for(pilot, lambda: first_question() is not None, what="the first question mounted again")
-        app.chat.scroll_home(animate=False)  # all mounted again: to the very top, where they are drawn
-        question = first_question()
-        answer = next(m for m in app.query(AssistantMessage) if "Answer 0" in m.source)
-        await wait_for(pilot, lambda: question is not None and question.region.height > 0 and answer.region.height > 0,
-                       what="the first question and answer on screen")
-        assert any("Answer 0" in line for line in answer.text_lines())
+
+        def first_answer() -> AssistantMessage | None:
+            return next((m for m in app.query(AssistantMessage) if "Answer 0" in m.source), None)
+
+        def drawn() -> bool:
+            """Both on screen; asked again at each poll (the widgets are found anew, and scrolled to the very top,
+            where they are drawn, until they are)."""
+            question, answer = first_question(), first_answer()
+            if question is not None and answer is not None and question.region.height > 0 and answer.region.height:
+                return True
+            app.chat.scroll_home(animate=False)
+            return False
+
+        await wait_for(pilot, drawn, what="the first question and answer on screen")
+        answer = first_answer()
+        assert answer is not None and any("Answer 0" in line for line in answer.text_lines())
 
         # The first call's output comes back from behind the tool pane's "earlier" line, expanded on Enter.
         pane = app.activity
