@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,6 +147,29 @@ def test_an_ask_rule_always_asks(form: str, workspace_with_link: Path) -> None:
 # -- the same corpus through the CLI ----------------------------------------------------------------------------
 
 
+def run_through_cli(ws: Path, home: Path, commands: list[str], yes: bool, *, command_timeout: int,
+                    timeout: int) -> tuple[FakeLLMServer, list[dict[str, Any]], str]:
+    """``swebash-ai [--yes] --json -c go`` in ``ws`` with ``home``'s config, the scripted model running each of
+    ``commands`` through ``run_command`` (25 a response): (the server, the ``tool_result`` events, stderr)."""
+    with FakeLLMServer("openai") as server:
+        for start in range(0, len(commands), 25):
+            server.enqueue(Reply.tool_calls([("run_command", {"command": c, "timeout": command_timeout})
+                                             for c in commands[start:start + 25]]))
+        server.enqueue(Reply.text("done"))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SWEBASH_AI_")}
+        env.update(HOME=str(home), SWEBASH_AI_HOME=str(home / ".swebash-ai"), PYTHONPATH=str(REPO),
+                   SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
+                   SWEBASH_AI_API_KEY="sk-test", SWEBASH_AI_PROVIDER_RETRIES="0", SWEBASH_AI_RETRY_BASE_DELAY="0",
+                   SWEBASH_AI_MAX_TOOL_CALLS_PER_TURN="200", SWEBASH_AI_TOOLS_MAX_ITER="20",
+                   SWEBASH_AI_TOOLS_PARALLEL="8", SWEBASH_AI_COMMAND_SNAPSHOTS="false")
+        args = [sys.executable, "-m", "swebash_ai", *(["--yes"] if yes else []), "--json", "-c", "go"]
+        out = subprocess.run(args, cwd=ws, env=env, capture_output=True, text=True, timeout=timeout,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+        assert server.remaining == 0, out.stderr[-2000:]
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return server, [e for e in events if e.get("type") == "tool_result"], out.stderr
+
+
 def _run_corpus(tmp_path: Path, program: str, rule: str, yes: bool) -> tuple[Path, FakeLLMServer, list[str]]:
     ws = tmp_path / "ws"
     (ws / "sub").mkdir(parents=True)
@@ -160,25 +184,8 @@ def _run_corpus(tmp_path: Path, program: str, rule: str, yes: bool) -> tuple[Pat
         if program == "cat":
             (ws / arg).write_text(f"MARKER-{number}-READ\n")
         commands.append(spell(form, program, arg))
-    with FakeLLMServer("openai") as server:
-        batch = 25
-        for start in range(0, len(commands), batch):
-            server.enqueue(Reply.tool_calls([("run_command", {"command": c, "timeout": 5})
-                                             for c in commands[start:start + batch]]))
-        server.enqueue(Reply.text("done"))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SWEBASH_AI_")}
-        env.update(HOME=str(home), SWEBASH_AI_HOME=str(home / ".swebash-ai"), PYTHONPATH=str(REPO),
-                   SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
-                   SWEBASH_AI_API_KEY="sk-test", SWEBASH_AI_PROVIDER_RETRIES="0", SWEBASH_AI_RETRY_BASE_DELAY="0",
-                   SWEBASH_AI_MAX_TOOL_CALLS_PER_TURN="200", SWEBASH_AI_TOOLS_MAX_ITER="20",
-                   SWEBASH_AI_TOOLS_PARALLEL="8", SWEBASH_AI_COMMAND_SNAPSHOTS="false")
-        args = [sys.executable, "-m", "swebash_ai", *(["--yes"] if yes else []), "--json", "-c", "go"]
-        out = subprocess.run(args, cwd=ws, env=env, capture_output=True, text=True, timeout=300,
-                             stdin=subprocess.DEVNULL, start_new_session=True)
-        assert server.remaining == 0, out.stderr[-2000:]
-    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    results = [e for e in events if e.get("type") == "tool_result"]
-    assert len(results) == len(commands), out.stderr[-2000:]
+    server, results, stderr = run_through_cli(ws, home, commands, yes, command_timeout=5, timeout=300)
+    assert len(results) == len(commands), stderr[-2000:]
     return ws, server, commands
 
 

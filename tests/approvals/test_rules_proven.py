@@ -23,7 +23,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,10 +34,7 @@ from swebash_ai.config.rules import parse_rule_list
 from swebash_ai.safety.commands import CommandPolicy
 from swebash_ai.safety.paths import PathPolicy
 from swebash_ai.safety.runs import programs_run
-from swebash_ai.testing.fake_server import FakeLLMServer
-from swebash_ai.testing.replies import Reply
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.approvals.test_rule_evasions import run_through_cli
 
 #: (class, spelling). Every spelling makes the file @A@ when run by bash in a folder holding README.md.
 CORPUS: tuple[tuple[str, str], ...] = (
@@ -226,24 +222,8 @@ def _run_cli(tmp_path: Path, rules_toml: str, yes: bool, commands: list[str]) ->
     home = tmp_path / "home"
     (home / ".swebash-ai").mkdir(parents=True)
     (home / ".swebash-ai" / "config.toml").write_text(rules_toml)
-    with FakeLLMServer("openai") as server:
-        for start in range(0, len(commands), 25):
-            server.enqueue(Reply.tool_calls([("run_command", {"command": c, "timeout": 10})
-                                             for c in commands[start:start + 25]]))
-        server.enqueue(Reply.text("done"))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SWEBASH_AI_")}
-        env.update(HOME=str(home), SWEBASH_AI_HOME=str(home / ".swebash-ai"), PYTHONPATH=str(REPO),
-                   SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
-                   SWEBASH_AI_API_KEY="sk-test", SWEBASH_AI_PROVIDER_RETRIES="0", SWEBASH_AI_RETRY_BASE_DELAY="0",
-                   SWEBASH_AI_MAX_TOOL_CALLS_PER_TURN="200", SWEBASH_AI_TOOLS_MAX_ITER="20",
-                   SWEBASH_AI_TOOLS_PARALLEL="8", SWEBASH_AI_COMMAND_SNAPSHOTS="false")
-        args = [sys.executable, "-m", "swebash_ai", *(["--yes"] if yes else []), "--json", "-c", "go"]
-        out = subprocess.run(args, cwd=ws, env=env, capture_output=True, text=True, timeout=400,
-                             stdin=subprocess.DEVNULL, start_new_session=True)
-        assert server.remaining == 0, out.stderr[-2000:]
-    results = [e for e in (json.loads(line) for line in out.stdout.splitlines() if line.startswith("{"))
-               if e.get("type") == "tool_result"]
-    assert len(results) == len(commands), out.stderr[-2000:]
+    _server, results, stderr = run_through_cli(ws, home, commands, yes, command_timeout=10, timeout=400)
+    assert len(results) == len(commands), stderr[-2000:]
     return ws
 
 
