@@ -47,16 +47,14 @@ class Agents:
 
 def agent_dirs(cwd: Path, config_dir: Path) -> list[tuple[Path, Scope, Path | None]]:
     """(folder, scope, the folder its files must stay in), in the order they are read."""
-    top = repository_root(cwd.resolve()) or cwd.resolve()
     home = Path.home()
-    return [
-        (home / ".claude" / "agents", "user", None),
-        (config_dir / "agents", "user", None),
-        (top / ".claude" / "agents", "project", top),
-        (top / ".opencode" / "agent", "project", top),
-        (top / ".opencode" / "agents", "project", top),
-        (top / ".swebash-ai" / "agents", "project", top),
-    ]
+    return [(home / ".claude" / "agents", "user", None), (config_dir / "agents", "user", None), *_project_dirs(cwd)]
+
+
+def _project_dirs(cwd: Path) -> list[tuple[Path, Scope, Path | None]]:
+    top = repository_root(cwd.resolve()) or cwd.resolve()
+    return [(top / sub, "project", top) for sub in (Path(".claude", "agents"), Path(".opencode", "agent"),
+                                                   Path(".opencode", "agents"), Path(".swebash-ai", "agents"))]
 
 
 def load_agents(cwd: Path, config_dir: Path, policy: PathPolicy, *, project_trusted: bool,
@@ -88,8 +86,8 @@ def load_agents(cwd: Path, config_dir: Path, policy: PathPolicy, *, project_trus
 def project_agent_files(cwd: Path) -> list[tuple[Path, Path]]:
     """(file, the folder it must stay in) for every project agent file :func:`load_agents` would read: what
     trusting the project covers (agent/project.py), so a file changed or added after the trust asks again."""
-    return [(path, within) for folder, scope, within in agent_dirs(cwd, Path("/nonexistent"))
-            if scope == "project" and within is not None for path in _entries(folder, [])]
+    return [(path, within) for folder, _scope, within in _project_dirs(cwd) if within is not None
+            for path in _entries(folder, [])]
 
 
 def _entries(folder: Path, notices: list[str]) -> list[Path]:
