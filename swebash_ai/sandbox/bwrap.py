@@ -61,11 +61,11 @@ def render(policy: SandboxPolicy, argv: Sequence[str], *, cwd: Path, bwrap: str)
     out += ["--dev", "/dev", "--proc", "/proc"]
     if policy.private_tmp:
         out += ["--tmpfs", "/tmp"]  # noqa: S108 - a fresh tmpfs, not a shared temporary file
-        out += _tmp_view(policy)  # a virtual environment under /tmp (as CI makes one) stays reachable
+        out += _view_under(policy, _TMP)  # a virtual environment under /tmp (as CI makes one) stays reachable
     home = policy.empty_home
     if home is not None:  # an empty home, then what the view shows of it
         out += ["--tmpfs", str(home)]
-        out += _home_view(policy, home)
+        out += _view_under(policy, home)
     for root in policy.writable:  # after /tmp and home: a workspace under either stays reachable
         out += ["--bind", str(root), str(root)]
     for folder in policy.pinned:  # a mount point cannot be renamed: `mv .git x; mkdir .git` fails
@@ -120,12 +120,9 @@ def _without_overlays(out: list[str]) -> list[str]:
 def _view(policy: SandboxPolicy) -> list[str]:
     """The view's folders outside home: a symlink at the root (``/bin -> usr/bin``) stays a symlink."""
     out: list[str] = []
-    home = policy.empty_home
     for s in policy.view or ():
-        if home is not None and s.path.is_relative_to(home):
-            continue  # after home's tmpfs
-        if policy.private_tmp and s.path.is_relative_to(_TMP):
-            continue  # after the private /tmp
+        if _mount_of(policy, s.path) is not None:
+            continue  # bound after the tmpfs it lies under
         target = os.readlink(s.path) if s.path.parent == Path("/") and os.path.islink(s.path) else None
         if target is not None and not os.path.isabs(target):
             out += ["--symlink", target, str(s.path)]
@@ -141,21 +138,20 @@ def _view(policy: SandboxPolicy) -> list[str]:
 _TMP = Path("/tmp")  # noqa: S108 - the mount point of the private /tmp, not a temporary file
 
 
-def _tmp_view(policy: SandboxPolicy) -> list[str]:
-    """The view's folders under ``/tmp`` (a virtual environment made there, a tool on ``PATH``), bound after the
-    private ``/tmp`` is mounted: bound before it, the fresh tmpfs would hide them."""
+def _mount_of(policy: SandboxPolicy, path: Path) -> Path | None:
+    """The fresh tmpfs ``path`` lies under (the empty home, else the private ``/tmp``), ``None`` for none: a view
+    folder is bound after that tmpfs is mounted, or the tmpfs would hide it (a virtual environment under /tmp)."""
     home = policy.empty_home
-    out: list[str] = []
-    for s in policy.view or ():
-        if s.path.is_relative_to(_TMP) and not (home is not None and s.path.is_relative_to(home)):
-            out += _bind(s.mode, s.path)
-    return out
+    if home is not None and path.is_relative_to(home):
+        return home
+    return _TMP if policy.private_tmp and path.is_relative_to(_TMP) else None
 
 
-def _home_view(policy: SandboxPolicy, home: Path) -> list[str]:
+def _view_under(policy: SandboxPolicy, mount: Path) -> list[str]:
+    """The view's folders that lie under ``mount`` (see :func:`_mount_of`), for binding right after it."""
     out: list[str] = []
     for s in policy.view or ():
-        if s.path.is_relative_to(home):
+        if _mount_of(policy, s.path) == mount:
             out += _bind(s.mode, s.path)
     return out
 
