@@ -13,7 +13,6 @@ Textual asks the widget for the lines on screen.
 from __future__ import annotations
 
 import functools
-import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -31,6 +30,7 @@ from textual.widget import Widget
 
 from swebash_ai.frontends.markdown_links import LinkSafeMarkdown
 from swebash_ai.frontends.tui.input_first import yield_to_input
+from swebash_ai.frontends.tui.widgets.blocks import split_blocks
 from swebash_ai.safety.link_text import linkable
 from swebash_ai.safety.terminal_text import safe
 
@@ -73,35 +73,6 @@ def rich_theme(variables: tuple[tuple[str, str], ...]) -> RichTheme:
         name: Style.parse(text_style or "none") + Style(color=_parse(colors.get(variable or "")))
         for name, (variable, text_style) in MARKDOWN_STYLES.items()
     })
-
-
-# --- blocks -------------------------------------------------------------------------------------------
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-
-
-def split_blocks(markdown: str) -> list[str]:
-    """``markdown`` cut at the blank lines that start a new top-level block: outside code fences, and
-    before a line that starts at the margin (an indented line continues a list item or a code block)."""
-    blocks: list[str] = []
-    current: list[str] = []
-    fence = ""
-    blank = False
-    for line in markdown.splitlines(keepends=True):
-        stripped = line.strip()
-        if fence:
-            if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
-                fence = ""  # the closing line
-        else:
-            if stripped and blank and not line[0].isspace() and current:
-                blocks.append("".join(current))
-                current = []
-            if match := _FENCE.match(line):
-                fence = match.group(1)
-        current.append(line)
-        blank = not stripped
-    if current and "".join(current).strip():
-        blocks.append("".join(current))
-    return blocks
 
 
 # --- code blocks --------------------------------------------------------------------------------------
