@@ -25,6 +25,7 @@ from rich.theme import Theme as RichTheme
 from textual import events
 from textual.color import Color, ColorParseError
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -191,6 +192,11 @@ class AssistantMessage(Widget):
         height: auto;
     }
     """
+
+    virtual_size = Reactive(Size(0, 0), layout=False)
+    """Textual lays the screen out again when a widget's virtual size changes; this one's changes with its
+    height, in the very pass that laid it out, so that second pass (a re-render of the chat, 15-30 ms
+    while a reply streams) would find nothing to move."""
 
     ALLOW_SELECT = True
 

@@ -26,6 +26,7 @@ from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
@@ -73,6 +74,11 @@ class ReplyTail(Widget):
         height: auto;
     }
     """
+
+    virtual_size = Reactive(Size(0, 0), layout=False)
+    """Textual lays the screen out again when a widget's virtual size changes; this one's changes with its
+    height, in the very pass that laid it out, so that second pass (a re-render of the chat, 15-30 ms
+    while a reply streams) would find nothing to move."""
 
     def __init__(self, text: str = "") -> None:
         super().__init__()
