@@ -253,3 +253,47 @@ async def test_the_app_holds_full_collections_and_runs_them_when_idle(make_app, 
         app.controller.collect_when_idle()
         assert calls == [2, -1]
     assert gc.get_threshold() == thresholds
+
+
+# --- the pace of flushes ------------------------------------------------------------------------------
+def test_the_next_flush_waits_pace_times_the_cost_of_the_last_within_bounds() -> None:
+    from swebash_ai.frontends.tui.widgets import stream as stream_module
+
+    stream = ReplyStream(ChatHost())  # type: ignore[arg-type]  # no timer is started here
+    assert stream._interval() == stream_module.FLUSH_INTERVAL  # cheap flushes: the floor
+    stream._cost = 0.1
+    assert stream._interval() == pytest.approx(stream_module.PACE * 0.1)
+    stream._cost = 5.0
+    assert stream._interval() == stream_module.MAX_INTERVAL  # however slow: the reply still moves
+    stream._lag = 1.0
+    assert stream._interval() == stream_module.MAX_INTERVAL + stream_module.MAX_BACKOFF
+
+
+async def test_a_stream_of_many_small_chunks_costs_few_flushes_and_one_render_per_block(monkeypatch) -> None:
+    """Two thousand chunks over about a second: a handful of flushes (not one per chunk, nor one every
+    50 ms), each block rendered once."""
+    renders = collections.Counter[int]()
+    real_render = AssistantMessage._render_next
+
+    def render_next(self: AssistantMessage, width: int) -> None:
+        renders[width] += 1
+        real_render(self, width)
+
+    monkeypatch.setattr(AssistantMessage, "_render_next", render_next)
+    text = "".join(f"Paragraph {i}: " + PARAGRAPH for i in range(40))
+    chunks = [text[i:i + 6] for i in range(0, len(text), 6)]
+    app = _StyledChat()  # the app's scroll bar column: one width from the start
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        started = time.monotonic()
+        for n, chunk in enumerate(chunks):
+            await chat.write_reply(chunk)
+            if n % 100 == 0:
+                await pilot.pause(0.05)
+        stream = chat._stream
+        assert stream is not None
+        elapsed = time.monotonic() - started
+        await chat.end_reply()
+        assert chat.last_reply_text() == text
+        assert stream.flushes <= elapsed / 0.2 + 3  # FLUSH_INTERVAL apart at most, plus the final steps
+        assert sum(renders.values()) == 40  # each paragraph once
