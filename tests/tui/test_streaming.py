@@ -90,9 +90,9 @@ async def test_a_reply_that_starts_the_chat_scrolling_renders_each_block_once(mo
     renders: collections.Counter[int] = collections.Counter()
     real_render = AssistantMessage._render_next
 
-    def render_next(self: AssistantMessage, width: int) -> None:
+    def render_next(self: AssistantMessage, width: int, like: AssistantMessage | None = None) -> None:
         renders[width] += 1
-        real_render(self, width)
+        real_render(self, width, like)
 
     monkeypatch.setattr(AssistantMessage, "_render_next", render_next)
     app = _StyledChat()
@@ -275,9 +275,9 @@ async def test_a_stream_of_many_small_chunks_costs_few_flushes_and_one_render_pe
     renders = collections.Counter[int]()
     real_render = AssistantMessage._render_next
 
-    def render_next(self: AssistantMessage, width: int) -> None:
+    def render_next(self: AssistantMessage, width: int, like: AssistantMessage | None = None) -> None:
         renders[width] += 1
-        real_render(self, width)
+        real_render(self, width, like)
 
     monkeypatch.setattr(AssistantMessage, "_render_next", render_next)
     text = "".join(f"Paragraph {i}: " + PARAGRAPH for i in range(40))

@@ -261,10 +261,34 @@ class AssistantMessage(Widget):
         Markdown, not the lines of every message; they are rendered again when it shows."""
         self._render_key, self._rendered, self._lines, self._plain = None, [], None, None
 
-    def _render_next(self, width: int) -> None:
-        """Render the next block not rendered yet (all of them again if the width or the style changed)."""
+    async def render_ahead(self, markdown: str, like: AssistantMessage) -> None:
+        """Take complete blocks of Markdown *before* being mounted, rendered at the width and in the style
+        of ``like`` (the reply's segment before this one, mounted), a keypress going between two blocks.
+
+        Mounted afterwards, the message is laid out once with its lines ready: mounted first, a layout
+        pass would come in a pause between two blocks to show it empty. Should its own width or style turn
+        out different (they are those of ``like`` but for the margin), its blocks are rendered again then.
+        """
+        markdown = safe(markdown)
+        self._source += markdown
+        self._blocks.extend(split_blocks(markdown))
+        width = like._expected_width()
+        if width:
+            style = like.rich_style
+            self._style_key = (like.app.theme, style)
+            while len(self._rendered) < len(self._blocks):
+                self._render_next(width, like)
+                if len(self._rendered) < len(self._blocks):
+                    await yield_to_input(like.app)
+            self._style_key = None  # its own, looked at once it is mounted
+        self._shown = len(self._blocks)
+
+    def _render_next(self, width: int, like: AssistantMessage | None = None) -> None:
+        """Render the next block not rendered yet (all of them again if the width or the style changed),
+        in this widget's style or, before it is mounted, in that of ``like`` (see :meth:`render_ahead`)."""
         self._check_key(width)
-        app = self.app
+        app = (like or self).app
+        rich_style = (like or self).rich_style
         variables = app.theme_variables
         code_background = Style.from_color(None, _parse(variables.get(CODE_BACKGROUND)))
         console = app.console
@@ -273,7 +297,7 @@ class AssistantMessage(Widget):
             options = console.options.update(width=width, height=None, highlight=False, markup=False)
             markdown = ReplyMarkdown(self._blocks[len(self._rendered)], dark=app.current_theme.dark,
                                      code_background=code_background)
-            lines = console.render_lines(markdown, options, style=self.rich_style, pad=True)
+            lines = console.render_lines(markdown, options, style=rich_style, pad=True)
         finally:
             console.pop_theme()
         # Rich puts blank lines around some blocks; the message puts exactly one between two blocks.

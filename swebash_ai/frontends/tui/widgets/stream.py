@@ -278,30 +278,41 @@ class ReplyStream:
         return last
 
     async def _commit(self, markdown: str) -> None:
-        """Add complete blocks to the reply: to its last segment, and to new ones (mounted together) each
-        time a segment has :data:`SEGMENT_CHARS`; then render them, block by block."""
+        """Add complete blocks to the reply: to its last segment, and to new ones each time a segment has
+        :data:`SEGMENT_CHARS`. The new segments render their blocks before they are mounted (all together,
+        at the end), so the commit costs one layout pass, not one more for segments shown empty."""
         if not markdown.strip() and not self.segments:
             return
         from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 
+        if not self.segments:  # the first: mounted at once, it is what the next ones are rendered like
+            first = AssistantMessage()
+            self.segments.append(first)
+            self._text = ""
+            await self.pane.append(first)
+        like = self.segments[-1]
         pieces: list[tuple[AssistantMessage, int, int]] = []  # (segment, start, end) of ``markdown``
-        mounts = []
+        fresh: list[AssistantMessage] = []
         cuts = [0, *block_starts(markdown), len(markdown)]
         for start, end in itertools.pairwise(cuts):
-            if not self.segments or len(self._text) >= SEGMENT_CHARS:
-                segment = AssistantMessage(classes="-continued" if self.segments else "")
+            if len(self._text) >= SEGMENT_CHARS:
+                segment = AssistantMessage(classes="-continued")
                 self.segments.append(segment)
+                fresh.append(segment)
                 self._text = ""
-                mounts.append(self.pane.append(segment))
             if pieces and pieces[-1][0] is self.segments[-1]:
                 pieces[-1] = (self.segments[-1], pieces[-1][1], end)
             else:
                 pieces.append((self.segments[-1], start, end))
             self._text += markdown[start:end]
+        for segment, start, end in pieces:
+            if segment is like:
+                await segment.append(markdown[start:end])
+            else:
+                await segment.render_ahead(markdown[start:end], like)
+        mounts = [self.pane.append(segment) for segment in fresh]
         for mount in mounts:
             await mount
-        for segment, start, end in pieces:
-            await segment.append(markdown[start:end])
 
     async def _show_tail(self, *, behind: bool) -> None:
         """Show what is not rendered yet as plain text below the rendered blocks.
