@@ -5,6 +5,10 @@ during the stream, the time from the key to its echo: the prompt holds the new c
 showing it has been composed (the frame after the prompt's change; goal: p95 under 50 ms). The time to
 the prompt's handler alone is printed too.
 
+Also printed: the CPU the process spent per 1,000 streamed tokens (the UI thread's and the others': the
+engine parsing the stream), and the layout passes and frames per 1,000 tokens. These depend little on how
+busy the host is, so they compare two versions on a shared machine where the latencies do not.
+
     python bench/tui_stream.py [--tokens 20000] [--probe-interval 0.02] [--rate TOKENS_PER_SECOND]
                                [--competitors N] [--plain-loop]
 
@@ -29,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual import events
+from textual.screen import Screen
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
 from swebash_ai.testing.server_process import fake_server_process
@@ -80,6 +86,13 @@ def competitors(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
             proc.kill()
         for proc in procs:
             proc.wait(timeout=10)
+
+
+def thread_cpu() -> dict[int, float]:
+    """CPU seconds (user + system) of each thread of this process so far, by native thread id."""
+    import psutil
+
+    return {t.id: t.user_time + t.system_time for t in psutil.Process().threads()}
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -139,6 +152,14 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_
             display(screen, renderable)  # type: ignore[arg-type]
 
         app._display = composed  # type: ignore[method-assign]
+        layouts: list[float] = []  # when each layout pass of the screen ran
+        relayout = Screen._refresh_layout
+
+        def counted(screen: Screen[object], *args: object, **kwargs: object) -> None:
+            layouts.append(time.perf_counter())
+            relayout(screen, *args, **kwargs)  # type: ignore[arg-type]
+
+        Screen._refresh_layout = counted  # type: ignore[method-assign]
         busy_host = contextlib.ExitStack()  # the competitors: closed however the run ends
         with busy_host:
             async with app.run_test(size=(160, 50)) as pilot:
@@ -158,6 +179,8 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_
                 assert driver is not None
                 busy_host.enter_context(competitors(competing))
                 stolen_before = host_steal()
+                threads_before = thread_cpu()
+                cpu_before = time.process_time()
                 start = time.perf_counter()
                 driver.send_message(events.Key("enter", "\r"))
                 while not app.busy:
@@ -179,16 +202,28 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_
                         echoes.append((min(f for f in frames if f > when) - sent) * 1000)
                     await asyncio.sleep(probe_interval)
                 total = time.perf_counter() - start
+                cpu = time.process_time() - cpu_before
+                threads_after = thread_cpu()
                 stolen_after = host_steal()
                 busy_host.close()
                 rendered = app.chat.last_reply_text()
         PromptBar.on_text_area_changed = original  # type: ignore[method-assign]
+        Screen._refresh_layout = relayout  # type: ignore[method-assign]
+    during = [t for t in layouts if start <= t <= start + total]
+    drawn = [t for t in frames if start <= t <= start + total]
 
     pace = f"{rate:,.0f} tokens/s" if rate else "full speed"
     print(f"streamed tokens          {tokens} ({len(answer)} characters, one SSE event each, {pace})")
     print(f"competing processes      {competing} (CPU-bound, {os.cpu_count()} CPUs)")
     print(f"turn total               {total:.2f} s  ({tokens / total:,.0f} tokens/s rendered)")
     print(f"answer complete          {rendered.strip() == answer.strip()}")
+    ui = threading.get_native_id()
+    ui_cpu = threads_after.get(ui, 0.0) - threads_before.get(ui, 0.0)
+    print(f"CPU per 1,000 tokens     {1000 * cpu / tokens * 1000:.1f} ms (process), "
+          f"{1000 * ui_cpu / tokens * 1000:.1f} ms (UI thread), "
+          f"{1000 * (cpu - ui_cpu) / tokens * 1000:.1f} ms (other threads: the engine, the input reader)")
+    print(f"per 1,000 tokens         {1000 * len(during) / tokens:.1f} layout passes, "
+          f"{1000 * len(drawn) / tokens:.1f} frames")
     if delays:
         print(f"keypresses during stream {len(delays)}")
         print(f"key to echo (frame)      {describe(echoes)} (goal: p95 < 50 ms)")

@@ -11,7 +11,8 @@ from textual.geometry import Size
 
 from swebash_ai.frontends.tui.themes import load_themes
 from swebash_ai.frontends.tui.widgets import reply
-from swebash_ai.frontends.tui.widgets.reply import AssistantMessage, highlight_code, split_blocks
+from swebash_ai.frontends.tui.widgets.blocks import split_blocks
+from swebash_ai.frontends.tui.widgets.reply import AssistantMessage, highlight_code
 
 MARKDOWN = (
     "# Title\n\nSome **bold** text and `code`.\n\n"

@@ -29,7 +29,7 @@ T = TypeVar("T")
 
 # --- where a commit ends ------------------------------------------------------------------------------
 def test_a_commit_ends_at_the_last_block_boundary_within_the_budget() -> None:
-    text = PARAGRAPH * 20  # far more than one commit
+    text = PARAGRAPH * (COMMIT_CHARS // len(PARAGRAPH) + 20)  # far more than one commit
     cut = ReplyStream._next_cut(text, final=False)
     assert 0 < cut <= COMMIT_CHARS and text[:cut].endswith("\n\n")
     assert cut == (COMMIT_CHARS // len(PARAGRAPH)) * len(PARAGRAPH)
@@ -53,7 +53,7 @@ def test_a_block_longer_than_the_budget_is_committed_whole_and_fences_are_not_sp
 # --- the stream in a real chat pane -------------------------------------------------------------------
 async def test_a_burst_is_shown_in_bounded_steps_and_completely_at_the_end() -> None:
     app = ChatHost()
-    text = "".join(f"Paragraph {i}: " + PARAGRAPH for i in range(30))  # ~9,500 characters at once
+    text = "".join(f"Paragraph {i}: " + PARAGRAPH for i in range(2 * COMMIT_CHARS // len(PARAGRAPH)))  # at once
     async with app.run_test(size=(100, 40)) as pilot:
         chat = app.query_one(ChatPane)
         await chat.write_reply(text)
@@ -64,11 +64,15 @@ async def test_a_burst_is_shown_in_bounded_steps_and_completely_at_the_end() -> 
         assert 0 < len(shown) <= COMMIT_CHARS  # one step, not the whole burst
         assert stream._tail_widget is not None  # what comes next is visible as plain text meanwhile
         assert len(stream._tail_widget.text) <= COMMIT_CHARS
-        for _ in range(250):  # the catch-up timer shows the rest while the stream is still open
+        # The paced timer shows the rest while the stream is still open, all but the last paragraph: the
+        # next line could still belong to it (an indented continuation).
+        complete = text[: text.rindex("Paragraph ")]
+        for _ in range(250):
             await pilot.pause(0.02)
-            if "".join(seg.source for seg in stream.segments) == text:
+            if "".join(seg.source for seg in stream.segments) == complete:
                 break
-        assert "".join(seg.source for seg in stream.segments) == text
+        assert "".join(seg.source for seg in stream.segments) == complete
+        assert stream.flushes < 10
         await chat.end_reply()
         assert chat.last_reply_text() == text
         assert not chat.streaming
@@ -86,9 +90,9 @@ async def test_a_reply_that_starts_the_chat_scrolling_renders_each_block_once(mo
     renders: collections.Counter[int] = collections.Counter()
     real_render = AssistantMessage._render_next
 
-    def render_next(self: AssistantMessage, width: int) -> None:
+    def render_next(self: AssistantMessage, width: int, like: AssistantMessage | None = None) -> None:
         renders[width] += 1
-        real_render(self, width)
+        real_render(self, width, like)
 
     monkeypatch.setattr(AssistantMessage, "_render_next", render_next)
     app = _StyledChat()
@@ -249,3 +253,47 @@ async def test_the_app_holds_full_collections_and_runs_them_when_idle(make_app, 
         app.controller.collect_when_idle()
         assert calls == [2, -1]
     assert gc.get_threshold() == thresholds
+
+
+# --- the pace of flushes ------------------------------------------------------------------------------
+def test_the_next_flush_waits_pace_times_the_cost_of_the_last_within_bounds() -> None:
+    from swebash_ai.frontends.tui.widgets import stream as stream_module
+
+    stream = ReplyStream(ChatHost())  # type: ignore[arg-type]  # no timer is started here
+    assert stream._interval() == stream_module.FLUSH_INTERVAL  # cheap flushes: the floor
+    stream._cost = 0.1
+    assert stream._interval() == pytest.approx(stream_module.PACE * 0.1)
+    stream._cost = 5.0
+    assert stream._interval() == stream_module.MAX_INTERVAL  # however slow: the reply still moves
+    stream._lag = 1.0
+    assert stream._interval() == stream_module.MAX_INTERVAL + stream_module.MAX_BACKOFF
+
+
+async def test_a_stream_of_many_small_chunks_costs_few_flushes_and_one_render_per_block(monkeypatch) -> None:
+    """Two thousand chunks over about a second: a handful of flushes (not one per chunk, nor one every
+    50 ms), each block rendered once."""
+    renders = collections.Counter[int]()
+    real_render = AssistantMessage._render_next
+
+    def render_next(self: AssistantMessage, width: int, like: AssistantMessage | None = None) -> None:
+        renders[width] += 1
+        real_render(self, width, like)
+
+    monkeypatch.setattr(AssistantMessage, "_render_next", render_next)
+    text = "".join(f"Paragraph {i}: " + PARAGRAPH for i in range(40))
+    chunks = [text[i:i + 6] for i in range(0, len(text), 6)]
+    app = _StyledChat()  # the app's scroll bar column: one width from the start
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatPane)
+        started = time.monotonic()
+        for n, chunk in enumerate(chunks):
+            await chat.write_reply(chunk)
+            if n % 100 == 0:
+                await pilot.pause(0.05)
+        stream = chat._stream
+        assert stream is not None
+        elapsed = time.monotonic() - started
+        await chat.end_reply()
+        assert chat.last_reply_text() == text
+        assert stream.flushes <= elapsed / 0.2 + 3  # FLUSH_INTERVAL apart at most, plus the final steps
+        assert sum(renders.values()) == 40  # each paragraph once

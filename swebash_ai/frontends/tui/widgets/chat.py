@@ -14,6 +14,7 @@ from textual.actions import SkipAction
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
@@ -109,6 +110,9 @@ class Chapter(Widget):
     }
     """
 
+    virtual_size = Reactive(Size(0, 0), layout=False)
+    """Not a second layout pass when it changes (see ``AssistantMessage.virtual_size``)."""
+
     _kept = 0
     stored = False
     """Its messages were turned into blueprints and it is being removed (see ``ChatPane._store_oldest``)."""
@@ -190,6 +194,11 @@ class ChatPane(FollowingScroll):
     """The conversation, newest at the bottom."""
 
     can_focus = True
+
+    virtual_size = Reactive(Size(0, 0), layout=False)
+    """Textual lays the screen out again when a widget's virtual size changes, in case it scrolls; the chat
+    is laid out, anchored to its end and its scroll bar updated in the pass that changed it, so that
+    second pass (15-30 ms while a reply streams) would find nothing to move."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

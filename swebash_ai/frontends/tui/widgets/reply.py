@@ -13,7 +13,6 @@ Textual asks the widget for the lines on screen.
 from __future__ import annotations
 
 import functools
-import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -26,11 +25,13 @@ from rich.theme import Theme as RichTheme
 from textual import events
 from textual.color import Color, ColorParseError
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
 from swebash_ai.frontends.markdown_links import LinkSafeMarkdown
 from swebash_ai.frontends.tui.input_first import yield_to_input
+from swebash_ai.frontends.tui.widgets.blocks import split_blocks
 from swebash_ai.safety.link_text import linkable
 from swebash_ai.safety.terminal_text import safe
 
@@ -73,35 +74,6 @@ def rich_theme(variables: tuple[tuple[str, str], ...]) -> RichTheme:
         name: Style.parse(text_style or "none") + Style(color=_parse(colors.get(variable or "")))
         for name, (variable, text_style) in MARKDOWN_STYLES.items()
     })
-
-
-# --- blocks -------------------------------------------------------------------------------------------
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-
-
-def split_blocks(markdown: str) -> list[str]:
-    """``markdown`` cut at the blank lines that start a new top-level block: outside code fences, and
-    before a line that starts at the margin (an indented line continues a list item or a code block)."""
-    blocks: list[str] = []
-    current: list[str] = []
-    fence = ""
-    blank = False
-    for line in markdown.splitlines(keepends=True):
-        stripped = line.strip()
-        if fence:
-            if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
-                fence = ""  # the closing line
-        else:
-            if stripped and blank and not line[0].isspace() and current:
-                blocks.append("".join(current))
-                current = []
-            if match := _FENCE.match(line):
-                fence = match.group(1)
-        current.append(line)
-        blank = not stripped
-    if current and "".join(current).strip():
-        blocks.append("".join(current))
-    return blocks
 
 
 # --- code blocks --------------------------------------------------------------------------------------
@@ -221,6 +193,11 @@ class AssistantMessage(Widget):
     }
     """
 
+    virtual_size = Reactive(Size(0, 0), layout=False)
+    """Textual lays the screen out again when a widget's virtual size changes; this one's changes with its
+    height, in the very pass that laid it out, so that second pass (a re-render of the chat, 15-30 ms
+    while a reply streams) would find nothing to move."""
+
     ALLOW_SELECT = True
 
     def __init__(self, markdown: str = "", *, classes: str = "") -> None:
@@ -284,10 +261,34 @@ class AssistantMessage(Widget):
         Markdown, not the lines of every message; they are rendered again when it shows."""
         self._render_key, self._rendered, self._lines, self._plain = None, [], None, None
 
-    def _render_next(self, width: int) -> None:
-        """Render the next block not rendered yet (all of them again if the width or the style changed)."""
+    async def render_ahead(self, markdown: str, like: AssistantMessage) -> None:
+        """Take complete blocks of Markdown *before* being mounted, rendered at the width and in the style
+        of ``like`` (the reply's segment before this one, mounted), a keypress going between two blocks.
+
+        Mounted afterwards, the message is laid out once with its lines ready: mounted first, a layout
+        pass would come in a pause between two blocks to show it empty. Should its own width or style turn
+        out different (they are those of ``like`` but for the margin), its blocks are rendered again then.
+        """
+        markdown = safe(markdown)
+        self._source += markdown
+        self._blocks.extend(split_blocks(markdown))
+        width = like._expected_width()
+        if width:
+            style = like.rich_style
+            self._style_key = (like.app.theme, style)
+            while len(self._rendered) < len(self._blocks):
+                self._render_next(width, like)
+                if len(self._rendered) < len(self._blocks):
+                    await yield_to_input(like.app)
+            self._style_key = None  # its own, looked at once it is mounted
+        self._shown = len(self._blocks)
+
+    def _render_next(self, width: int, like: AssistantMessage | None = None) -> None:
+        """Render the next block not rendered yet (all of them again if the width or the style changed),
+        in this widget's style or, before it is mounted, in that of ``like`` (see :meth:`render_ahead`)."""
         self._check_key(width)
-        app = self.app
+        app = (like or self).app
+        rich_style = (like or self).rich_style
         variables = app.theme_variables
         code_background = Style.from_color(None, _parse(variables.get(CODE_BACKGROUND)))
         console = app.console
@@ -296,7 +297,7 @@ class AssistantMessage(Widget):
             options = console.options.update(width=width, height=None, highlight=False, markup=False)
             markdown = ReplyMarkdown(self._blocks[len(self._rendered)], dark=app.current_theme.dark,
                                      code_background=code_background)
-            lines = console.render_lines(markdown, options, style=self.rich_style, pad=True)
+            lines = console.render_lines(markdown, options, style=rich_style, pad=True)
         finally:
             console.pop_theme()
         # Rich puts blank lines around some blocks; the message puts exactly one between two blocks.

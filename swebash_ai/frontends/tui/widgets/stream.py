@@ -1,18 +1,24 @@
 """A streamed assistant reply in the chat pane: buffered, flushed a few times a second, complete blocks rendered.
 
-A streamed reply is buffered and flushed to the screen at most every :data:`FLUSH_INTERVAL` seconds (and
-never while the previous flush is still rendering), so a fast stream costs about a dozen re-layouts a
-second instead of one per token. Only complete blocks are rendered (each once, by the reply's
+A streamed reply is buffered and flushed to the screen on a timer, never while the previous flush is still
+rendering. Only complete blocks are rendered (each once, by the reply's
 :class:`~swebash_ai.frontends.tui.widgets.reply.AssistantMessage`, which draws lines rather than mounting a widget
-per block); the unfinished block shows as plain text. Long replies are cut into several messages at
-blank lines outside code fences (every :data:`SEGMENT_CHARS` characters or so), so they fold by chapter
-like the rest of the conversation.
+per block); the unfinished block shows as plain text. Long replies are cut into several messages between
+two blocks (every :data:`SEGMENT_CHARS` characters or so), so they fold by chapter like the rest of the
+conversation. Blocks are cut where the renderer cuts them (widgets/blocks.py): a reply streamed in any
+chunks renders as the same text shown at once.
+
+The cadence adapts to what a flush costs. A flush with the re-layout that shows it takes 20-40 ms of the UI
+loop's CPU whatever it commits, so the next one comes no sooner than :data:`PACE` times the last one's cost
+(and :data:`FLUSH_INTERVAL`): a stream faster than the screen is shown in fewer, larger steps, and the UI
+thread sleeps most of the time. A process that sleeps is one the scheduler wakes at once for a keypress on
+a busy host; one that renders flat out waits its turn behind every CPU-bound process.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
+import itertools
 import time
 from typing import TYPE_CHECKING, Protocol
 
@@ -20,11 +26,13 @@ from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
 from swebash_ai.frontends.tui.input_first import yield_to_input
+from swebash_ai.frontends.tui.widgets.blocks import block_starts
 from swebash_ai.safety.terminal_text import StreamSanitizer
 
 if TYPE_CHECKING:
@@ -35,26 +43,24 @@ if TYPE_CHECKING:
     from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 
 FLUSH_INTERVAL = 0.2
-"""Seconds between two flushes of a streamed reply to the screen (when the UI keeps up)."""
+"""Fewest seconds between two flushes of a streamed reply to the screen."""
+PACE = 4.0
+"""The next flush waits at least this many times what the last one cost (from its start to the frame that
+showed it): rendering a stream takes at most about a fifth of the UI loop's time, however fast it comes."""
+MAX_INTERVAL = 1.0
+"""Most seconds between two flushes, however slow the last one was (the reply must be seen to move)."""
 MAX_BACKOFF = 0.8
 """Most seconds added to the flush interval while the UI is lagging."""
-SEGMENT_CHARS = 1500
-"""A streamed reply starts a new message widget at the first paragraph break after this many characters."""
-COMMIT_CHARS = 4000
-"""Most Markdown rendered by one flush (more when one block is longer). A stream faster than the
-screen (a local model, a resumed burst) is shown in steps of this size, :data:`CATCH_UP_INTERVAL` apart,
-so no single step keeps the UI from a keypress for long."""
+SEGMENT_CHARS = 4000
+"""A streamed reply starts a new message widget at the first block boundary after this many characters."""
+COMMIT_CHARS = 16000
+"""Most Markdown rendered by one flush (more when one block is longer). A stream faster than the screen (a
+local model, a resumed burst) is shown in steps of up to this size; each block is rendered in its own step
+of the UI loop, a keypress going between two."""
 CATCH_UP_INTERVAL = 0.05
-"""Seconds between two flushes while complete blocks are still waiting to be shown."""
+"""Seconds between two steps of the final flush, when the reply has ended with text still to show."""
 TAIL_CHARS = 4000
 """Most characters of plain text shown below the rendered blocks."""
-
-_FENCE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
-
-
-def _open_fence(text: str) -> bool:
-    """True when ``text`` ends inside a fenced code block."""
-    return len(_FENCE.findall(text)) % 2 == 1
 
 
 class ReplyTail(Widget):
@@ -69,6 +75,11 @@ class ReplyTail(Widget):
     }
     """
 
+    virtual_size = Reactive(Size(0, 0), layout=False)
+    """Textual lays the screen out again when a widget's virtual size changes; this one's changes with its
+    height, in the very pass that laid it out, so that second pass (a re-render of the chat, 15-30 ms
+    while a reply streams) would find nothing to move."""
+
     def __init__(self, text: str = "") -> None:
         super().__init__()
         self._text = text
@@ -80,9 +91,17 @@ class ReplyTail(Widget):
         return self._text
 
     def update(self, text: str) -> None:
-        if text != self._text:
-            self._text = text
-            self._wrapped = None
+        """Show ``text``; the screen is laid out again only if its height changes (a repaint of the tail
+        costs a fraction of a re-layout of the chat)."""
+        if text == self._text:
+            return
+        width = self.size.width
+        height = len(self._lines(width)) if width else -1
+        self._text = text
+        self._wrapped = None
+        if width and len(self._lines(width)) == height:
+            self.refresh()
+        else:
             self.refresh(layout=True)
 
     def _lines(self, width: int) -> list[str]:
@@ -146,9 +165,11 @@ class ReplyPane(Protocol):
 class ReplyStream:
     """One assistant reply being streamed.
 
-    Fragments are buffered and flushed on a timer. Only *complete* blocks (up to the last blank line
-    outside a code fence) go to the reply's segments, each block rendered once; the unfinished
-    block is shown as plain text in a :class:`ReplyTail` below them.
+    Fragments are buffered and flushed on a timer. Only *complete* blocks (those a later line cannot
+    change, see :func:`~swebash_ai.frontends.tui.widgets.blocks.block_starts`) go to the reply's segments,
+    each block rendered once; the unfinished block is shown as plain text in a :class:`ReplyTail` below them.
+    Writing a fragment costs the same however long the reply is; a flush reads the unshown text up to
+    :data:`COMMIT_CHARS` and one block.
     """
 
     def __init__(self, pane: ReplyPane) -> None:
@@ -163,14 +184,23 @@ class ReplyStream:
         self._timer: Timer | None = None
         self._due = 0.0
         self._lag = 0.0
+        self._cost = 0.0  # seconds the last flush took, up to the frame that showed it
+        self.flushes = 0
+        """Flushes so far (for tests and benchmarks)."""
 
     def write(self, fragment: str) -> None:
         if not (fragment := self.sanitiser.feed(fragment)):
             return
         self._buffer.append(fragment)
         if self._timer is None:
-            # Back off while the UI is busy (the last tick came late): input goes before fresh text.
-            self._schedule(FLUSH_INTERVAL + min(MAX_BACKOFF, 4 * self._lag))
+            self._schedule(self._interval())
+
+    def _interval(self) -> float:
+        """Seconds until the next flush: :data:`PACE` times the last flush's cost, at least
+        :data:`FLUSH_INTERVAL`; more while the UI is lagging (the last tick came late), since input goes
+        before fresh text."""
+        paced = min(MAX_INTERVAL, max(FLUSH_INTERVAL, PACE * self._cost))
+        return paced + min(MAX_BACKOFF, 4 * self._lag)
 
     def _schedule(self, interval: float) -> None:
         self._due = time.monotonic() + interval
@@ -190,8 +220,8 @@ class ReplyStream:
         self._timer = None
         self._lag = max(0.0, time.monotonic() - self._due)
         await self.flush()
-        if self._timer is None and self._last_boundary(self._tail):
-            self._schedule(CATCH_UP_INTERVAL)  # behind the stream: the next step soon
+        if self._timer is None and self._complete_block(self._tail):
+            self._schedule(self._interval())  # behind the stream: the next step, paced
 
     async def close(self) -> None:
         if self._timer is not None:
@@ -209,6 +239,8 @@ class ReplyStream:
         """Show the next complete blocks, at most about :data:`COMMIT_CHARS`; True if text is left over."""
         await yield_to_input(self.pane.app)  # a key being handled goes first
         async with self._lock:
+            started = time.monotonic()
+            self.flushes += 1
             self._tail += "".join(self._buffer)
             self._buffer.clear()
             cut = self._next_cut(self._tail, final)
@@ -219,54 +251,68 @@ class ReplyStream:
             if final and not left:
                 await self._drop_tail()
             else:
-                await self._show_tail(behind=left or bool(self._last_boundary(self._tail)))
+                await self._show_tail(behind=left or self._complete_block(self._tail))
+            self.pane.app.call_after_refresh(self._shown, started)
             return left
 
-    @classmethod
-    def _next_cut(cls, text: str, final: bool) -> int:
+    def _shown(self, started: float) -> None:
+        """The frame showing a flush is out: what it cost sets the pace of the next ones."""
+        self._cost = time.monotonic() - started
+
+    @staticmethod
+    def _complete_block(text: str) -> bool:
+        """True when ``text`` starts with a complete block (one more flush has something to render)."""
+        return next(block_starts(text), 0) > 0
+
+    @staticmethod
+    def _next_cut(text: str, final: bool) -> int:
         """Where the next commit ends: the last block boundary within :data:`COMMIT_CHARS`, else the first
-        one after it; at the end of the reply, the end of the text."""
-        if len(text) <= COMMIT_CHARS:
-            return len(text) if final else cls._last_boundary(text)
-        cut = cls._last_boundary(text[:COMMIT_CHARS]) or cls._first_boundary(text, COMMIT_CHARS)
-        return cut or (len(text) if final else 0)
-
-    @staticmethod
-    def _first_boundary(text: str, start: int) -> int:
-        """Index just after the first blank line of ``text`` after ``start``, outside a code fence (0: none)."""
-        found = text.find("\n\n", start)
-        while found >= 0:
-            cut = found + 2
-            if not _open_fence(text[:cut]):
-                return cut
-            found = text.find("\n\n", cut)
-        return 0
-
-    @staticmethod
-    def _last_boundary(text: str) -> int:
-        """Index just after the last blank line of ``text`` outside a code fence (0: none)."""
-        end = len(text)
-        while True:
-            found = text.rfind("\n\n", 0, end)
-            if found < 0:
-                return 0
-            cut = found + 2
-            if not _open_fence(text[:cut]):
-                return cut
-            end = found
+        one after it; at the end of the reply, the end of the text (in steps of that size)."""
+        last = 0
+        for start in block_starts(text):
+            if start > COMMIT_CHARS:
+                return last or start
+            last = start
+        if final and (len(text) <= COMMIT_CHARS or not last):
+            return len(text)
+        return last
 
     async def _commit(self, markdown: str) -> None:
+        """Add complete blocks to the reply: to its last segment, and to new ones each time a segment has
+        :data:`SEGMENT_CHARS`. The new segments render their blocks before they are mounted (all together,
+        at the end), so the commit costs one layout pass, not one more for segments shown empty."""
         if not markdown.strip() and not self.segments:
             return
-        if not self.segments or len(self._text) >= SEGMENT_CHARS:
-            from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
+        from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 
-            segment = AssistantMessage(classes="-continued" if self.segments else "")
-            self.segments.append(segment)
+        if not self.segments:  # the first: mounted at once, it is what the next ones are rendered like
+            first = AssistantMessage()
+            self.segments.append(first)
             self._text = ""
-            await self.pane.append(segment)
-        self._text += markdown
-        await self.segments[-1].append(markdown)
+            await self.pane.append(first)
+        like = self.segments[-1]
+        pieces: list[tuple[AssistantMessage, int, int]] = []  # (segment, start, end) of ``markdown``
+        fresh: list[AssistantMessage] = []
+        cuts = [0, *block_starts(markdown), len(markdown)]
+        for start, end in itertools.pairwise(cuts):
+            if len(self._text) >= SEGMENT_CHARS:
+                segment = AssistantMessage(classes="-continued")
+                self.segments.append(segment)
+                fresh.append(segment)
+                self._text = ""
+            if pieces and pieces[-1][0] is self.segments[-1]:
+                pieces[-1] = (self.segments[-1], pieces[-1][1], end)
+            else:
+                pieces.append((self.segments[-1], start, end))
+            self._text += markdown[start:end]
+        for segment, start, end in pieces:
+            if segment is like:
+                await segment.append(markdown[start:end])
+            else:
+                await segment.render_ahead(markdown[start:end], like)
+        mounts = [self.pane.append(segment) for segment in fresh]
+        for mount in mounts:
+            await mount
 
     async def _show_tail(self, *, behind: bool) -> None:
         """Show what is not rendered yet as plain text below the rendered blocks.
@@ -277,7 +323,7 @@ class ReplyStream:
         the end shows when it is long (a long code block still shows its newest lines).
         """
         if not self._tail.strip():
-            if self._tail_widget is not None:
+            if self._tail_widget is not None and self._tail_widget.display:
                 self._tail_widget.display = False
             return
         shown = self._tail[:TAIL_CHARS].rstrip("\n") if behind else tail_excerpt(self._tail)
@@ -286,7 +332,8 @@ class ReplyStream:
             await self.pane.mount(self._tail_widget)
         else:
             self._tail_widget.update(shown)
-            self._tail_widget.display = True
+            if not self._tail_widget.display:
+                self._tail_widget.display = True
 
     async def _drop_tail(self) -> None:
         if self._tail_widget is not None:
