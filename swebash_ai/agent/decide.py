@@ -110,7 +110,11 @@ class Gate:
                  and not (r.decision == "allow" and tool == COMMAND_TOOL)]  # commands are allowed by prefix only
         command = arguments.get("command") if tool == COMMAND_TOOL else None
         if isinstance(command, str):
-            found += command_rules(command, [r for r in rules if r.prefix is not None], proven, str(self.workspace))
+            where = _call_dir(self.workspace, arguments)
+            # an allow rule naming a relative path (`./build.sh`) names the file in the workspace, not in `cwd`
+            prefixed = [r for r in rules if r.prefix is not None and not (
+                r.decision == "allow" and where != str(self.workspace) and _relative_path(r.prefix[0]))]
+            found += command_rules(command, prefixed, proven, where)
         return strictest(found)
 
     def unproven(self, tool: str, arguments: Mapping[str, Any], read_only: bool = False) -> str | None:
@@ -128,7 +132,10 @@ class Gate:
 
         allows = [r for r in rules if r.decision == "allow"]
         named = [os.path.basename(r.prefix[0]) for r in rules if r.decision != "allow" and r.prefix]
-        why = unproven(command, str(self.workspace), lambda argv: _covering(allows, argv), named)
+        where = _call_dir(self.workspace, arguments)
+        if where != str(self.workspace):
+            allows = [r for r in allows if not _relative_path(r.prefix[0] if r.prefix else "")]
+        why = unproven(command, where, lambda argv: _covering(allows, argv), named)
         return "; ".join(why[:4]) or None
 
     def propose(self, tool: str, arguments: Mapping[str, Any], verdict: Verdict) -> dict[str, Any] | None:
@@ -301,6 +308,20 @@ def command_rules(command: str, rules: Sequence[ToolRule], proven: Callable[[str
                 return found
             used.append(covering)
     return used[:1]
+
+
+def _call_dir(workspace: Path, arguments: Mapping[str, Any]) -> str:
+    """The folder a command call runs in: the workspace, or its ``cwd`` argument taken from there."""
+    cwd = arguments.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        return str(workspace)
+    where = os.path.realpath(os.path.join(workspace, os.path.expanduser(cwd)))
+    return str(workspace) if where == os.path.realpath(workspace) else where
+
+
+def _relative_path(word: str) -> bool:
+    """A program word that names a file relative to where the command runs (``./build.sh``, ``bin/x``)."""
+    return "/" in word and not word.startswith(("/", "~"))
 
 
 def _covering(allows: Sequence[ToolRule], argv: Sequence[str]) -> int | None:

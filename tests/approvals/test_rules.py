@@ -201,3 +201,19 @@ def test_a_rule_cannot_allow_reading_a_private_key_or_env_file(workspace: Path) 
         assert done.result.status == "denied", (args, done)
         assert "KEYMATERIAL" not in done.result.text and "hunter2" not in done.result.text
         assert not done.decided_by.startswith("rule:"), (args, done.decided_by)
+
+
+def test_an_allow_rule_for_a_relative_path_holds_only_where_it_was_written(workspace: Path) -> None:
+    # `./build.sh` names the file in the workspace; a call with `cwd` runs another folder's build.sh
+    config('[[rules]]\nprefix = ["./build.sh"]\ndecision = "allow"\n')
+    for folder in (workspace, workspace / "sub"):
+        folder.mkdir(exist_ok=True)
+        (folder / "build.sh").write_text("#!/bin/sh\ntouch made\n")
+        (folder / "build.sh").chmod(0o755)
+    approver = Recorder()
+    done, _, _ = call_once("run_command", {"command": "./build.sh"}, workspace, approver)
+    assert done.result.ok and not approver.asked and (workspace / "made").exists()
+    call_once("run_command", {"command": "./build.sh", "cwd": "sub"}, workspace, approver)
+    assert len(approver.asked) == 1 and not (workspace / "sub" / "made").exists()
+    done, _, _ = call_once("run_command", {"command": "./build.sh", "cwd": "."}, workspace, approver)
+    assert done.result.ok and len(approver.asked) == 1  # the same folder spelled out: the rule holds
