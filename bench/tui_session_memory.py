@@ -5,7 +5,8 @@ The app (headless, 120x40) against the loopback server: TURNS turns, each a ques
 the end, how much it grew, and the text the conversation took on meanwhile (messages' content and call
 arguments). The goal: the growth is no more than that text. Between two turns the app collects what a
 user's pause lets it collect (see ``reading``): the turns here follow one another at once, and without those
-collections the garbage of hundreds of turns piles up and stays as resident memory once freed.
+collections the garbage of hundreds of turns piles up and stays as resident memory once freed. Where the growth
+goes (objects, live allocations by line, the allocators' free memory): ``bench/tui_memory_where.py``.
 
     python bench/tui_session_memory.py [--turns 300] [--warmup 20]
 """

@@ -32,7 +32,7 @@ from textual.worker import Worker
 
 from swebash_ai.frontends.tui.controller import Controller
 from swebash_ai.frontends.tui.early_frame import NARROW_WIDTH, save_colours
-from swebash_ai.frontends.tui.garbage import full_collections_held, settle_memory
+from swebash_ai.frontends.tui.garbage import full_collections_held, pin_mmap_threshold, settle_memory
 from swebash_ai.frontends.tui.input_first import InputFirst
 from swebash_ai.frontends.tui.session_switch import preload_provider
 from swebash_ai.frontends.tui.themes import load_themes
@@ -248,6 +248,7 @@ class SwebashApp(App[int]):
     def on_mount(self) -> None:
         self.ui_loop = asyncio.get_running_loop()
         self._collections_held.enter_context(full_collections_held())
+        pin_mmap_threshold()  # before the first request body (see garbage.py)
         for problem in self._theme_problems:
             self.notify(problem, title="Themes", severity="warning", timeout=8)
         self.status.set_info(self.start.model or "connecting…", self.start.profile, self.cwd)
