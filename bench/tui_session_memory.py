@@ -116,7 +116,10 @@ def main() -> None:
             (workspace / f"notes{n}.txt").write_text(f"notes {n}: " + "a line of notes about the project\n" * 120)
         os.environ.update(HOME=str(root), SWEBASH_AI_HOME=str(root / ".swebash-ai"),
                           SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
-                          SWEBASH_AI_API_KEY="sk-fake", OLLAMA_HOST="http://127.0.0.1:9")
+                          SWEBASH_AI_API_KEY="sk-fake", OLLAMA_HOST="http://127.0.0.1:9",
+                          # the whole conversation fits: the text it holds is what is measured, with no summary
+                          # asked for each turn (this server answers none)
+                          SWEBASH_AI_CONTEXT_TOKENS="2000000")
         server.responder = _responder(server)
         start, end, held_start, held_end = asyncio.run(run(args.turns, args.warmup, workspace))
         server.requests.clear()
