@@ -20,6 +20,6 @@ if sys.path and sys.path[0] and os.path.realpath(sys.path[0]) == _cwd:
     if os.path.realpath(sys.path[0]) != here:
         del sys.path[0]
 
-from swebash_ai.frontends.cli import main
+from swebash_ai.frontends.leave import run
 
-raise SystemExit(main())
+run()

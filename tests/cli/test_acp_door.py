@@ -232,6 +232,15 @@ def test_a_permission_request_nobody_answers_ends_as_a_refusal(
     assert final.status == "failed" and "denied" in final.content[0].content.text.lower()
 
 
+def test_stdin_from_dev_null_is_an_end_not_a_hang(cli_env: dict[str, str], workspace: Path) -> None:
+    """asyncio takes /dev/null as a pipe and then cannot watch it: the end of the input was never seen."""
+    import subprocess
+
+    res = subprocess.run([sys.executable, "-m", "swebash_ai", "acp"], stdin=subprocess.DEVNULL,
+                         capture_output=True, env=cli_env, cwd=workspace, timeout=60)
+    assert res.returncode == 0 and res.stdout == b"", res.stderr
+
+
 def test_stdin_from_a_regular_file_is_read_with_back_pressure(cli_env: dict[str, str], workspace: Path,
                                                               tmp_path: Path) -> None:
     """A regular file cannot be watched by asyncio and is read in a thread: the thread waits while the reader

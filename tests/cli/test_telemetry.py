@@ -114,14 +114,13 @@ def test_a_down_collector_costs_one_warning_and_nothing_else(llm_env: FakeLLMSer
 def test_telemetry_off_loads_no_opentelemetry(llm_env: FakeLLMServer, cli_env: dict[str, str],
                                               workspace: Path) -> None:
     llm_env.enqueue(Reply.text("Fine."))
-    code = ("import sys, runpy\n"
+    # The modules are listed by an exit handler: the entry leaves through os._exit once its handlers ran.
+    code = ("import atexit, json, runpy, sys\n"
+            "atexit.register(lambda: print(json.dumps(sorted(m for m in sys.modules if m.startswith('opentelemetry'))),"
+            " file=sys.stderr))\n"
             "sys.argv = ['swebash-ai', '-c', 'hi']\n"
-            "try:\n"
-            "    runpy.run_module('swebash_ai', run_name='__main__')\n"
-            "except SystemExit:\n"
-            "    pass\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('opentelemetry'))), file=sys.stderr)\n")
-    res = subprocess.run([sys.executable, "-c", "import json\n" + code], capture_output=True, text=True,
+            "runpy.run_module('swebash_ai', run_name='__main__')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=workspace, env=cli_env, stdin=subprocess.DEVNULL, timeout=60)
     assert res.stdout == "Fine.\n", res.stderr
     assert json.loads(res.stderr.strip().splitlines()[-1]) == []

@@ -231,12 +231,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.timeout(120)  # the module's 60 s, and the server's start-up on a busy machine
 async def test_streamable_http_server_with_headers_and_bearer_token(
     llm_env: FakeLLMServer, config_toml: Path, monkeypatch: Any
 ) -> None:
     import socket
     import subprocess
     import sys
+    import time
 
     from tests.mcptools._support import DEMO
 
@@ -244,10 +246,15 @@ async def test_streamable_http_server_with_headers_and_bearer_token(
     proc = subprocess.Popen([sys.executable, str(DEMO), "--http", str(port)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        for _ in range(200):
+        # Until it listens: its start-up (mcp, uvicorn) takes many seconds on a busy machine. The bound is for a
+        # server that never listens, not a measure.
+        deadline = time.monotonic() + 60
+        while True:
             with socket.socket() as s:
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
+            assert proc.poll() is None, "the demo server exited before it listened"
+            assert time.monotonic() < deadline, "the demo server never listened"
             await asyncio.sleep(0.05)
         monkeypatch.setenv("DEMO_TOKEN", "s3cret")
         table = (f'[mcp_servers.web]\nurl = "http://127.0.0.1:{port}/mcp"\nbearer_token_env = "DEMO_TOKEN"\n'

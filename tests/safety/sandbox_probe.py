@@ -429,6 +429,7 @@ class Sandbox:
 
     def reset(self) -> None:
         """A fresh fixture at the same paths (the classifier was told these paths)."""
+        self._dirty = False
         for d in (self.home, self.tmp, self.trace_dir):
             shutil.rmtree(d, ignore_errors=True)
         shutil.copytree(self.template_home, self.home, symlinks=True)
@@ -465,8 +466,13 @@ class Sandbox:
         return env
 
     def run(self, command: str, timeout: float = TIMEOUT) -> Observation:
-        """Run ``command`` on a fresh fixture and observe it."""
-        self.reset()
+        """Run ``command`` on a fresh fixture and observe it.
+
+        The fixture is copied again only after a run that left a trace in it (a change in the home or /tmp, or
+        any violation, a failed attempt included): a run that changed nothing leaves it as fresh as a copy,
+        and the copy is most of the time of a run that changed nothing."""
+        if self._dirty:
+            self.reset()
         before_home, before_tmp = _snapshot(self.home), _snapshot(self.tmp)
         trace_log = self.trace_dir / "log"
         argv = [
@@ -540,6 +546,7 @@ class Sandbox:
         trace = trace_log.read_text(errors="replace") if trace_log.exists() else ""
         self._judge_trace(obs, _parse_trace(trace))
         obs.write_violations += _diff(before_home, _snapshot(self.home)) + _diff(before_tmp, _snapshot(self.tmp))
+        self._dirty = bool(obs.violations) or timed_out
         for name, canary in {**SECRET_FILES, **SECRET_ENV, **SECRET_GIT_CONFIG}.items():
             for stream, text in (("stdout", obs.stdout), ("stderr", obs.stderr)):
                 if canary in text:

@@ -55,6 +55,34 @@ async def serve(load: Callable[[], LoadedSettings], in_fd: int, out_fd: int,
                 logging.getLogger(__name__).info("swebash-ai acp: %s while closing", exc)
 
 
+def import_sdk() -> None:
+    """Import the protocol's SDK without the field docstrings of its models.
+
+    ``acp.schema`` defines some 280 pydantic models with ``use_attribute_docstrings``: for each, pydantic finds
+    the class's source and parses it again to copy every field's docstring into its description, which only a
+    JSON schema shows. That is a quarter of the SDK's import (0.2 s of CPU, more on a busy machine) in the
+    start an editor waits for before its first answer, for words nothing here reads; so the extraction is off
+    while the SDK loads (when pydantic keeps it where pydantic 2 does; otherwise the SDK loads as before), and on
+    again for every other model.
+    """
+    import sys
+
+    if "acp.schema" in sys.modules:
+        return
+    _fields: Any = None
+    with contextlib.suppress(ImportError):  # another pydantic layout: loaded as before
+        from pydantic._internal import _fields
+    name = "extract_docstrings_from_cls"
+    original = getattr(_fields, name, None)
+    if original is not None:
+        setattr(_fields, name, lambda cls, use_inspect=False: {})
+    try:
+        import acp.schema  # noqa: F401
+    finally:
+        if original is not None:
+            setattr(_fields, name, original)
+
+
 def run_acp(load: Callable[[], LoadedSettings], loaded: LoadedSettings | None = None) -> int:
     """The ``acp`` command. ``load`` reads the settings (again after ``authenticate``); ``loaded``: read already
     (a broken config file stops before the protocol starts, on stderr, exit code 2)."""
@@ -64,6 +92,7 @@ def run_acp(load: Callable[[], LoadedSettings], loaded: LoadedSettings | None = 
     from swebash_ai.frontends.acp.wire import take_stdio
 
     loaded = loaded or load()
+    import_sdk()
     in_fd, out_fd = take_stdio()
     with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
         asyncio.run(serve(load, in_fd, out_fd, loaded))

@@ -179,16 +179,28 @@ async def open_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader, a
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_CHUNK)
     source = os.fdopen(in_fd, "rb", buffering=0)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
-    except ValueError:  # a regular file or a terminal: read it in a thread
+    if _unwatchable_device(in_fd):  # asyncio would take it, fail to watch it and never see its end
         _feed_in_thread(loop, reader, source)
+    else:
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
+        except ValueError:  # a regular file or a terminal: read it in a thread
+            _feed_in_thread(loop, reader, source)
     sink = os.fdopen(out_fd, "wb", buffering=0)
     try:
         transport, protocol = await loop.connect_write_pipe(_WriteProtocol, sink)
     except ValueError:  # a regular file: written at once (a write to a file does not wait for a reader)
         return reader, _FileWriter(sink)  # type: ignore[return-value]
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+def _unwatchable_device(fd: int) -> bool:
+    """A character device that is no terminal (``/dev/null`` as stdin): epoll refuses it."""
+    import stat
+
+    with contextlib.suppress(OSError):
+        return stat.S_ISCHR(os.fstat(fd).st_mode) and not os.isatty(fd)
+    return False
 
 
 class _FileWriter:
