@@ -187,7 +187,7 @@ def test_a_slow_or_broken_editor_server_never_holds_session_new(llm_env: FakeLLM
         return opened, response
 
     opened, response = drive_with(cli_env, workspace, editor, script, fs=False)
-    assert opened < 3 and response.stop_reason == "end_turn"
+    assert opened < 10 and response.stop_reason == "end_turn"
     said = editor.answer()
     assert "answered without them" in said and "still starting" in said
     assert "MCP server broken" in said and "cannot run the command" in said
@@ -211,7 +211,7 @@ def test_where_no_sandbox_works_the_editors_server_is_put_to_the_person(
         return opened
 
     opened = drive_with(env, workspace, editor, script, fs=False)
-    assert opened < 3  # the question never holds session/new
+    assert opened < 10  # the question never holds session/new (the slow server's start-up wait is 20 s)
     ((call, options),) = editor.asked
     assert [o.option_id for o in options] == ["allow_once", "reject"]
     assert "demo" in call.title and str(DEMO) in call.content[0].content.text

@@ -57,6 +57,6 @@ def test_without_a_terminal_a_question_is_refused_at_once(llm_env: FakeLLMServer
     assert result["name"] == "ask_user" and result["status"] == "denied"
     assert result["content"].startswith("Nobody can answer questions here (no terminal to ask on)")
     assert "proceed" in result["content"]
-    assert result["duration"] < 0.5  # answered at once: nobody is waited for
+    assert result["duration"] < 5  # answered at once: nobody is waited for (a wait lasts until the run's timeout)
     assert events[-1]["type"] == "final" and events[-1]["text"] == "I picked a."
-    assert elapsed < 15  # the interpreter's start-up, nothing more
+    assert elapsed < 25  # the interpreter's start-up on a loaded machine, not the 30 s the run may last
