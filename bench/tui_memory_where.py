@@ -17,7 +17,6 @@ import asyncio
 import collections
 import ctypes
 import gc
-import os
 import sys
 import tempfile
 import tracemalloc
@@ -107,15 +106,7 @@ def main() -> None:
     if not args.no_trace:
         tracemalloc.start(1)
     with FakeLLMServer("openai") as server, tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        workspace = root / "ws"
-        workspace.mkdir()
-        for n in range(7):
-            (workspace / f"notes{n}.txt").write_text(f"notes {n}: " + "a line of notes about the project\n" * 120)
-        os.environ.update(HOME=str(root), SWEBASH_AI_HOME=str(root / ".swebash-ai"),
-                          SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
-                          SWEBASH_AI_API_KEY="sk-fake", OLLAMA_HOST="http://127.0.0.1:9")
-        server.responder = bench._responder(server)
+        workspace = bench.prepare(server, Path(tmp))
         asyncio.run(run(args.turns, args.warmup, workspace, args.top, trace=not args.no_trace))
 
 

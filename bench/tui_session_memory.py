@@ -103,24 +103,30 @@ async def run(turns: int, warmup: int, workspace: Path) -> tuple[int, int, int, 
         return start, me.memory_info().rss, held_start, _held(app.session.conversation.messages)
 
 
+def prepare(server: FakeLLMServer, root: Path) -> Path:
+    """The session's setting under ``root``: a workspace of seven notes, the environment pointing at ``server``
+    (which then plays :func:`_responder`); returns the workspace."""
+    workspace = root / "ws"
+    workspace.mkdir()
+    for n in range(7):
+        (workspace / f"notes{n}.txt").write_text(f"notes {n}: " + "a line of notes about the project\n" * 120)
+    os.environ.update(HOME=str(root), SWEBASH_AI_HOME=str(root / ".swebash-ai"),
+                      SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
+                      SWEBASH_AI_API_KEY="sk-fake", OLLAMA_HOST="http://127.0.0.1:9",
+                      # the whole conversation fits: the text it holds is what is measured, with no summary
+                      # asked for each turn (this server answers none)
+                      SWEBASH_AI_CONTEXT_TOKENS="2000000")
+    server.responder = _responder(server)
+    return workspace
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
     args = parser.parse_args()
     with FakeLLMServer("openai") as server, tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        workspace = root / "ws"
-        workspace.mkdir()
-        for n in range(7):
-            (workspace / f"notes{n}.txt").write_text(f"notes {n}: " + "a line of notes about the project\n" * 120)
-        os.environ.update(HOME=str(root), SWEBASH_AI_HOME=str(root / ".swebash-ai"),
-                          SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
-                          SWEBASH_AI_API_KEY="sk-fake", OLLAMA_HOST="http://127.0.0.1:9",
-                          # the whole conversation fits: the text it holds is what is measured, with no summary
-                          # asked for each turn (this server answers none)
-                          SWEBASH_AI_CONTEXT_TOKENS="2000000")
-        server.responder = _responder(server)
+        workspace = prepare(server, Path(tmp))
         start, end, held_start, held_end = asyncio.run(run(args.turns, args.warmup, workspace))
         server.requests.clear()
     mib = 1024 * 1024
