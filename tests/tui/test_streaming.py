@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import gc
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -16,7 +17,7 @@ import pytest
 
 import swebash_ai.frontends.tui
 from swebash_ai.frontends.tui import engine
-from swebash_ai.frontends.tui.engine import DONE, EventPipe, LoopWatch, watched_loop
+from swebash_ai.frontends.tui.engine import DONE, SWITCH_INTERVAL, Engine, EventPipe, LoopWatch, watched_loop
 from swebash_ai.frontends.tui.garbage import FULL_COLLECTION_HOLD, full_collections_held
 from swebash_ai.frontends.tui.widgets.chat import ChatPane
 from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
@@ -297,3 +298,26 @@ async def test_a_stream_of_many_small_chunks_costs_few_flushes_and_one_render_pe
         assert chat.last_reply_text() == text
         assert stream.flushes <= elapsed / 0.2 + 3  # FLUSH_INTERVAL apart at most, plus the final steps
         assert sum(renders.values()) == 40  # each paragraph once
+
+
+def test_the_engine_switches_threads_sooner_while_it_runs_and_gives_the_interval_back() -> None:
+    # While the engine parses a stream, the UI thread waits for the interpreter lock after each turn of its loop
+    # for up to one switch interval (engine.SWITCH_INTERVAL says how much that costs a keypress).
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)
+        engine = Engine()
+        try:
+            assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL, abs=2e-6)
+            assert engine.submit(asyncio.sleep(0, "ran")).result(timeout=5) == "ran"
+        finally:
+            engine.stop()
+        assert sys.getswitchinterval() == pytest.approx(0.005, abs=2e-6)
+        # One set lower already (by whoever embeds the app) is left as it is.
+        sys.setswitchinterval(0.0002)
+        engine = Engine()
+        assert sys.getswitchinterval() == pytest.approx(0.0002, abs=2e-6)
+        engine.stop()
+        assert sys.getswitchinterval() == pytest.approx(0.0002, abs=2e-6)
+    finally:
+        sys.setswitchinterval(before)
