@@ -5,8 +5,9 @@ its socket buffer holds data, and the loop hands each event over without suspend
 loop that starves key handling for hundreds of milliseconds. On a second loop in a background thread,
 the interpreter's thread switching (every 5 ms) keeps the UI responsive whatever the core does.
 
-Events cross back in batches: the engine appends to a locked list and schedules at most one drain on the
-UI loop at a time, so a 20,000-token stream costs a few hundred wake-ups of the UI, not 20,000.
+Events cross back in batches: the engine appends to a queue (no lock: see :class:`EventPipe`) and schedules
+at most one drain on the UI loop at a time, so a 20,000-token stream costs a few hundred wake-ups of the UI,
+not 20,000.
 """
 
 from __future__ import annotations
