@@ -2,10 +2,9 @@
 
 OpenAI itself and anything reached through ``SWEBASH_AI_API_BASE`` (Ollama's ``/v1``, vLLM, LM Studio,
 llama.cpp, OpenRouter...) take this path. It sends the same request the official client sends
-(``POST {base}/chat/completions`` with ``stream: true`` and ``stream_options.include_usage``), opened with
-``httpx-sse``, and reads the server-sent events straight from the bytes (:mod:`~swebash_ai.providers.sse`).
-Why not the official client: importing it costs about half a second of a one-shot answer (its type tree),
-and we read each chunk as the plain JSON dict it arrives as anyway.
+(``POST {base}/chat/completions`` with ``stream: true`` and ``stream_options.include_usage``) and reads the
+server-sent events with ``httpx-sse``. Why not the official client: importing it costs about half a second
+of a one-shot answer (its type tree), and we read each chunk as the plain JSON dict it arrives as anyway.
 
 Contract, as for every provider (:mod:`swebash_ai.providers.base`): typed chunks out; HTTP status errors are
 classified from the status and the body (:func:`~swebash_ai.providers.base.classify_status`), transport
@@ -40,7 +39,7 @@ DEFAULT_API_BASE = "https://api.openai.com/v1"
 
 
 class HttpProvider(EndpointProvider):
-    """Chat Completions streaming over httpx (events read by :mod:`~swebash_ai.providers.sse`)."""
+    """Chat Completions streaming over httpx + httpx-sse."""
 
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
@@ -230,11 +229,11 @@ def preload_http(model: str | None = None) -> None:
 
 async def _events(source: Any, done: list[bool]) -> AsyncIterator[dict[str, Any]]:
     """The JSON chunks of the stream, up to ``[DONE]`` (``done[0]`` is set when it arrives); an error event in
-    the stream is raised, and so is an event that is not JSON (the stream went bad: what follows is lost).
-    The events are read by :func:`~swebash_ai.providers.sse.event_data` (see there why not httpx-sse's)."""
-    from swebash_ai.providers.sse import event_data
-
-    async for data in event_data(source.response.aiter_bytes()):
+    the stream is raised, and so is an event that is not JSON (the stream went bad: what follows is lost)."""
+    async for event in source.aiter_sse():
+        data = event.data
+        if not data:
+            continue
         if data.startswith("[DONE]"):
             done[0] = True
             return
