@@ -128,6 +128,10 @@ class Budget:
     stopped: tuple[StopReason, str] | None = None
     """Why the turn must stop though no budget ran out (a loop), with the sentence to show."""
     repeats: Repeats = field(init=False, repr=False)
+    _answer: list[str] | None = field(default=None, init=False, repr=False)
+    """The streaming answer :meth:`runaway` watches (the list the loop appends to; a new list, a new answer)."""
+    _size: int = field(default=0, init=False, repr=False)
+    """Characters in ``_answer``: kept as it grows, not summed per piece (that made each piece cost the answer)."""
     _checked_at: int = field(default=0, init=False, repr=False)
     """How much of the streaming answer :meth:`runaway` has looked at."""
 
@@ -194,11 +198,16 @@ class Budget:
 
     def runaway(self, pieces: list[str]) -> bool:
         """Has the streaming answer (``pieces``, joined in place as it is checked) run into one phrase repeated
-        over and over (:func:`repeating_tail`)? Looked at every 500 characters; the loop then drops the stream
-        and the turn stops (``loop``)."""
+        over and over (:func:`repeating_tail`)? Called after each piece is added; looked at every 500 characters
+        of each answer (another list is another answer); the loop then drops the stream and the turn stops
+        (``loop``)."""
         if self.limits.loop_repeats <= 0:
             return False
-        size = sum(map(len, pieces))
+        if pieces is self._answer:
+            self._size += len(pieces[-1])
+        else:  # the first piece of an answer
+            self._answer, self._size, self._checked_at = pieces, sum(map(len, pieces)), 0
+        size = self._size
         if size - self._checked_at < 500:
             return False
         self._checked_at = size

@@ -50,6 +50,8 @@ class TurnRecorder:
 
     def on_event(self, event: ev.AgentEvent) -> None:
         self._active = True
+        if type(event) is ev.TextDelta:  # nearly every event of a turn, and nothing it counts
+            return
         if isinstance(event, ev.SubagentEvent):
             self._nested(event)
         elif isinstance(event, ev.ModelRequest):

@@ -105,7 +105,8 @@ class _Partial:
 
 
 def _get(obj: Any, key: str) -> Any:
-    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+    # ``type(obj) is dict`` first: the JSON the httpx lane reads is plain dicts, and the ABC check costs more.
+    return obj.get(key) if type(obj) is dict or isinstance(obj, Mapping) else getattr(obj, key, None)
 
 
 def _whole_object(raw: str) -> bool:
@@ -344,6 +345,11 @@ async def openai_format_chunks(
     finish: str | None = None
     usage_seen = False
     async for chunk in stream:
+        text = _text_only(chunk)
+        if text is not None:  # nearly every chunk of an answer: nothing else to read in it
+            if text:
+                yield TextChunk(text)
+            continue
         usage = _get(chunk, "usage")
         if usage is not None and not usage_seen:
             counted = usage_chunk(usage)
@@ -377,6 +383,27 @@ async def openai_format_chunks(
     if finish == "tool_calls" and not ours and calls:
         finish = "stop"  # every call was one the provider ran itself: nothing is left for us to run
     yield FinishChunk(finish or ("tool_calls" if calls else "stop"))
+
+
+def _text_only(chunk: Any) -> str | None:
+    """The text of a chunk of the common shape (a plain ``dict``, no usage, one choice whose delta has a string
+    ``content`` and no tool calls, reasoning or finish reason), read with a few dict lookups; ``None`` for any
+    other chunk, which the general reading in :func:`openai_format_chunks` takes. Both give the same chunks."""
+    if type(chunk) is not dict or chunk.get("usage") is not None:
+        return None
+    choices = chunk.get("choices")
+    if type(choices) is not list or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if type(choice) is not dict or choice.get("finish_reason"):
+        return None
+    delta = choice.get("delta")
+    if type(delta) is not dict:
+        return None
+    content = delta.get("content")
+    if type(content) is not str or delta.get("tool_calls") or delta.get("reasoning_content") or delta.get("reasoning"):
+        return None
+    return content
 
 
 #: Anthropic's ids of the tools it runs itself (``server_tool_use`` blocks); litellm passes them on as tool

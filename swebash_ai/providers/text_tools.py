@@ -280,17 +280,24 @@ class TextToolCallProvider:
         native_calls = False
         finish: FinishChunk | None = None
         early: ToolCall | None = None  # text mode: the call, yielded before the answer ended
+        # Recovery only: the answer began with prose, so it cannot be a call (nothing more is held or kept).
+        prose_started = False
         try:
             async for chunk in source:
-                if isinstance(chunk, TextChunk) and early is not None:
-                    continue  # after the call: dropped, as at the end (only the first call counts)
                 if isinstance(chunk, TextChunk):
+                    if early is not None:
+                        continue  # after the call: dropped, as at the end (only the first call counts)
+                    if prose_started:
+                        if chunk.text:
+                            yield chunk
+                        continue
                     if held:
                         held.append(chunk.text)
                     else:
                         released, kept = self._split(emitted, chunk.text)
                         if released:
                             emitted.append(released)
+                            prose_started = not self.text_mode and bool(released.strip())
                             yield TextChunk(released)
                         if kept:
                             held.append(kept)
@@ -311,6 +318,7 @@ class TextToolCallProvider:
                         text = pending
                         held.clear()
                         emitted.append(text)
+                        prose_started = not self.text_mode and bool(text.strip())
                         yield TextChunk(text)
                 elif isinstance(chunk, ToolCall):
                     native_calls = True

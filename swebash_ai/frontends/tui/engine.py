@@ -6,13 +6,15 @@ loop that starves key handling for hundreds of milliseconds. On a second loop in
 the interpreter's thread switching keeps the UI responsive whatever the core does; while the engine runs, the
 switch comes every :data:`SWITCH_INTERVAL` instead of Python's 5 ms (see there).
 
-Events cross back in batches: the engine appends to a locked list and schedules at most one drain on the
-UI loop at a time, so a 20,000-token stream costs a few hundred wake-ups of the UI, not 20,000.
+Events cross back in batches: the engine appends to a queue (no lock: see :class:`EventPipe`) and schedules
+at most one drain on the UI loop at a time, so a 20,000-token stream costs a few hundred wake-ups of the UI,
+not 20,000.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import logging
@@ -182,8 +184,11 @@ class EventPipe:
     def __init__(self, ui_loop: asyncio.AbstractEventLoop) -> None:
         self._ui_loop = ui_loop
         self._watch = LoopWatch.of(ui_loop)
-        self._lock = threading.Lock()
-        self._pending: list[Any] = []
+        # No lock: the engine appends and then looks at ``_scheduled_at``; the drain clears ``_scheduled_at`` and
+        # then takes what is there. Whatever the interleaving, an item appended is taken by the drain already
+        # scheduled (it had not cleared the mark yet) or schedules the next one (it had). deque.append and
+        # popleft are atomic, so the one engine thread and the UI thread never lose or reorder an item.
+        self._pending: collections.deque[Any] = collections.deque()
         self._scheduled_at: float | None = None  # when the pending drain was scheduled
         self._drained = threading.Event()
         self._queue: asyncio.Queue[list[Any]] = asyncio.Queue()
@@ -191,40 +196,41 @@ class EventPipe:
         """How many times the engine waited for a busy UI (for benchmarks)."""
 
     def push(self, item: Any) -> None:
-        """Thread-safe; wakes the UI loop at most once per batch; waits a little while the UI is busy."""
-        now = time.monotonic()
-        with self._lock:
-            self._pending.append(item)
-            scheduled_at = self._scheduled_at
-            if scheduled_at is None:
-                self._scheduled_at = now
-                self._drained.clear()
+        """Thread-safe for one pushing thread; wakes the UI loop at most once per batch; waits a little while
+        the UI is busy. Per item, only an append and a look at the UI loop's state: the clock is read when a
+        drain is scheduled or the UI loop is working."""
+        self._pending.append(item)
+        scheduled_at = self._scheduled_at
         if scheduled_at is None:
+            self._scheduled_at = time.monotonic()
+            self._drained.clear()
             with contextlib.suppress(RuntimeError):  # the UI loop is gone (the app is exiting)
                 self._ui_loop.call_soon_threadsafe(self._drain)
         if self._ui_loop.is_closed():
             return
-        if self._watch is not None:
-            if self._watch.busy_for() > BUSY_AFTER:
+        watch = self._watch
+        if watch is not None:
+            if watch.busy_for() > BUSY_AFTER:  # no clock read while the UI loop waits
                 self.yields += 1
-                self._watch.wait_idle(MAX_YIELD)
-        elif scheduled_at is not None and now - scheduled_at > BUSY_AFTER:
+                watch.wait_idle(MAX_YIELD)
+        elif scheduled_at is not None and time.monotonic() - scheduled_at > BUSY_AFTER:
             self.yields += 1
             self._drained.wait(MAX_YIELD)
 
     def _drain(self) -> None:
-        with self._lock:
-            batch, self._pending = self._pending, []
-            self._scheduled_at = None
+        self._scheduled_at = None  # first (see __init__)
+        pending = self._pending
+        batch = [pending.popleft() for _ in range(len(pending))]
         self._drained.set()
-        self._queue.put_nowait(batch)
+        if batch:  # empty when a push scheduled this drain after the previous one took its item
+            self._queue.put_nowait(batch)
 
     async def batches(self) -> AsyncIterator[list[Any]]:
         """Batches of items until :data:`DONE` (not included)."""
         while True:
             batch = await self._queue.get()
-            if DONE in batch:
-                yield batch[: batch.index(DONE)]
+            if batch[-1] is DONE:  # pushed last, so the last of its batch
+                yield batch[:-1]
                 return
             yield batch
 
