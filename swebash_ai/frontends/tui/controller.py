@@ -11,7 +11,7 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from swebash_ai.frontends.tui import commands
@@ -60,6 +60,18 @@ def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
         yield event
     if text:
         yield TextDelta("".join(text))
+
+
+def turn_answers(messages: Sequence[Mapping[str, object]]) -> list[str]:
+    """The text of each answer of the last turn, as the conversation keeps it (what ``ChatPane.share_replies``
+    lets the chat's messages hold instead of copies of their own)."""
+    answers: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") == "assistant" and isinstance(content := message.get("content"), str) and content:
+            answers.append(content)
+    return answers
 
 
 class Controller:
@@ -297,6 +309,7 @@ class Controller:
                 for event in coalesce(batch):
                     await self.handle(event)
             await asyncio.wrap_future(future)  # raises what the turn raised (a ConfigError...)
+            app.chat.share_replies(turn_answers(session.conversation.messages))
         except SwebashError as exc:
             app.chat.add_error(exc.title, exc.message, exc.hint)
         except asyncio.CancelledError:

@@ -76,8 +76,8 @@ def blueprint(widget: Widget) -> Blueprint | None:
         custom, notes = widget.custom, widget.notes
         return lambda: HelpMessage(custom, notes)
     if isinstance(widget, AssistantMessage):
-        source = widget.source
-        return lambda: AssistantMessage(source, classes=classes)
+        source, span = widget.shared_source  # the conversation's copy of the text, once shared
+        return lambda: AssistantMessage(source, classes=classes, span=span)
     kind = type(widget)
     if kind in (UserMessage, NoticeMessage, ErrorMessage, InfoMessage):
         assert isinstance(widget, Static)
@@ -204,6 +204,7 @@ class ChatPane(FollowingScroll):
         super().__init__(id=id)
         self._stream: ReplyStream | None = None
         self._last_reply: list[AssistantMessage] = []
+        self._unshared: list[list[AssistantMessage]] = []  # replies streamed since share_replies, their segments
         self._folds_scheduled = False
         self._folded_at_width = 0
         self._shelf: Shelf | None = None
@@ -485,9 +486,31 @@ class ChatPane(FollowingScroll):
         if stream is not None:
             await stream.close()
             self._last_reply = stream.segments
+            if stream.segments:
+                self._unshared.append(stream.segments)
             if removed := stream.sanitiser.removed:
                 self.add_notice(removed_note(removed, "this answer (codes that could retitle the window, write "
                                              "the clipboard or redraw the screen)."), "warning")
+
+    def share_replies(self, texts: Sequence[str]) -> int:
+        """Let the replies streamed since the last call hold the conversation's text of them (``texts``, the
+        turn's answers as the conversation keeps them) rather than a copy each (see
+        ``AssistantMessage.share_source``); a reply whose text is not among them (control sequences removed
+        from it, cut short) keeps its own. Returns how many replies were shared."""
+        replies, self._unshared = self._unshared, []
+        shared = 0
+        for segments in replies:
+            whole = "".join(segment.source for segment in segments)
+            text = next((t for t in texts if t == whole), None)
+            if text is None:
+                continue
+            start = 0
+            for segment in segments:
+                length = len(segment.source)
+                segment.share_source(text, start)
+                start += length
+            shared += 1
+        return shared
 
     def last_reply_text(self) -> str:
         """The Markdown of the reply being streamed, or of the last one (everything received so far)."""
@@ -500,5 +523,6 @@ class ChatPane(FollowingScroll):
         await self.remove_children()
         self._shelf = None
         self._stored, self._earlier, self._allowance = [], None, MOUNTED_CHAPTERS
+        self._unshared = []
         self._showing = False
         self.anchor(False)
