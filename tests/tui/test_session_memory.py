@@ -158,3 +158,28 @@ async def test_a_streamed_answer_is_held_once_as_the_conversation_keeps_it(
         message = list(app.query(AssistantMessage))[-1]
         assert message.source == "a title  set\n"  # shown without the sequence, in a copy of its own
         assert _answers(app)[-1] != message.source and message.shared_source[0] is not _answers(app)[-1]
+
+
+async def test_the_caches_that_fill_with_the_sessions_texts_are_emptied_after_each_turn(
+    llm_env: FakeLLMServer, make_app: Any,
+) -> None:
+    """Rich's cell-length cache and Textual's ``query_one`` caches keep keys of past turns that never come back
+    (about 1 MB over a 300-turn session once full): the end of a turn empties them (garbage.release_text_caches)."""
+    from rich.cells import cached_cell_len
+
+    llm_env.responder = lambda body: Reply.text("an answer\n")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        measured = "a line measured before the turn, never drawn"
+        cached_cell_len(measured)
+        key = ("a key of the turn before",)
+        app.screen._query_one_cache.set(key, app.chat)
+        await type_and_send(pilot, "question")
+        await wait_for(pilot, lambda: not app.busy and any(m.source for m in app.query(AssistantMessage)),
+                       what="the answer")
+        await idle(pilot)
+        misses = cached_cell_len.cache_info().misses
+        cached_cell_len(measured)
+        assert cached_cell_len.cache_info().misses == misses + 1  # measured again: it was no longer cached
+        assert app.screen._query_one_cache.get(key) is None

@@ -240,9 +240,10 @@ class Controller:
         try:
             await self._run_turn(text, shell=shell, prepare=prepare, images=images)
         finally:
-            from swebash_ai.frontends.tui.garbage import release_render_caches
+            from swebash_ai.frontends.tui.garbage import release_render_caches, release_text_caches
 
             release_render_caches()
+            release_text_caches(self.app.chat.app)  # the Textual app itself
             # The collection the app holds off, when the user is most likely reading the answer.
             self.app.set_timer(IDLE_COLLECT_AFTER, self.collect_when_idle)
             self.app.prompt.paths_stale = True  # the turn's tools may have made files: walk again at the next @
