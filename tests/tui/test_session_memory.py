@@ -18,7 +18,7 @@ from swebash_ai.frontends.tui.widgets import activity
 from swebash_ai.frontends.tui.widgets import chat as chat_module
 from swebash_ai.frontends.tui.widgets import stream as stream_module
 from swebash_ai.frontends.tui.widgets.activity import ToolEntry
-from swebash_ai.frontends.tui.widgets.chat import CHAPTER_SIZE, UserMessage
+from swebash_ai.frontends.tui.widgets.chat import CHAPTER_SIZE, StoredMessage, UserMessage
 from swebash_ai.frontends.tui.widgets.earlier import EarlierMessages
 from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
@@ -69,6 +69,14 @@ async def test_a_long_session_keeps_its_widgets_bounded_and_every_old_message_an
         assert len(list(app.chat.messages())) <= 3 * CHAPTER_SIZE
         assert len(app.activity.entries) <= activity.LIVE_ENTRIES
         assert app.chat.query(EarlierMessages) and app.activity.earlier
+        # A stored message is its class and text: a question its plain string, an answer the conversation's.
+        stored = [p for chapter in app.chat._stored for p in chapter]
+        assert stored and all(isinstance(p, StoredMessage) for p in stored)
+        questions = [p.content for p in stored if p.kind is UserMessage]
+        assert questions and all(isinstance(q, str) and q.startswith("question ") for q in questions)
+        answers = {id(m["content"]) for m in app.session.conversation.messages if m["role"] == "assistant"}
+        assert all(id(p.content) in answers for p in stored if p.kind is AssistantMessage)
+        assert all(not hasattr(record, "__dict__") for record in app.activity.earlier)  # slots
         # A message stored as a blueprint lets go of the lines it drew (Textual's caches keyed on them are
         # emptied at the end of each turn: garbage.release_render_caches).
         gc.unfreeze()  # the app freezes what lives after a turn (garbage.settle_memory)

@@ -24,7 +24,7 @@ from swebash_ai.frontends.tui.widgets.stream import ReplyStream
 from swebash_ai.safety.terminal_text import removed_note, safe
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 
@@ -67,6 +67,28 @@ class HelpMessage(InfoMessage):
         return Content(help_text(self.content_region.width or 100, self.custom, self.notes))
 
 
+class StoredMessage:
+    """A blueprint of a message: its class and what it was made with. A session stores one per message for as
+    long as it runs, so this is a small object with slots (a closure over the same was five times its size)."""
+
+    __slots__ = ("classes", "content", "kind", "span")
+
+    def __init__(self, kind: Callable[..., Widget], content: object, classes: str,
+                 span: tuple[int, int] | None = None) -> None:
+        self.kind, self.content, self.classes, self.span = kind, content, classes, span
+
+    def __call__(self) -> Widget:
+        from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
+
+        if self.kind is AssistantMessage:
+            assert isinstance(self.content, str)
+            return AssistantMessage(self.content, classes=self.classes, span=self.span)
+        content = self.content
+        if isinstance(content, str):  # stored as its plain text (see blueprint)
+            content = Content(content)
+        return self.kind(content, classes=self.classes)
+
+
 def blueprint(widget: Widget) -> Blueprint | None:
     """How to build ``widget`` again, or ``None`` for a kind of message that cannot be stored."""
     from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
@@ -77,12 +99,14 @@ def blueprint(widget: Widget) -> Blueprint | None:
         return lambda: HelpMessage(custom, notes)
     if isinstance(widget, AssistantMessage):
         source, span = widget.shared_source  # the conversation's copy of the text, once shared
-        return lambda: AssistantMessage(source, classes=classes, span=span)
+        return StoredMessage(AssistantMessage, source, classes, span)
     kind = type(widget)
     if kind in (UserMessage, NoticeMessage, ErrorMessage, InfoMessage):
         assert isinstance(widget, Static)
         content = widget.content
-        return lambda: kind(content, classes=classes)
+        if isinstance(content, Content) and not content.spans:
+            content = content.plain  # plain text (a question): the string, not a Content around it
+        return StoredMessage(kind, content, classes)
     return None
 
 
