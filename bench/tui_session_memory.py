@@ -3,10 +3,12 @@
 The app (headless, 120x40) against the loopback server: TURNS turns, each a question, one ``read_file`` of a
 4 KB file and a Markdown answer of about 1 KB. Printed: the resident memory after the warm-up turns and at
 the end, how much it grew, and the text the conversation took on meanwhile (messages' content and call
-arguments). The goal: the growth is no more than that text. Between two turns the app collects what a
-user's pause lets it collect (see ``reading``): the turns here follow one another at once, and without those
-collections the garbage of hundreds of turns piles up and stays as resident memory once freed. Where the growth
-goes (objects, live allocations by line, the allocators' free memory): ``bench/tui_memory_where.py``.
+arguments); then the same for each half of the measured turns (memory that levels off, like a cache filling
+up to its bound, grows in the first half alone). The goal: the growth is no more than that text. Between two
+turns the app collects what a user's pause lets it collect (see ``reading``): the turns here follow one
+another at once, and without those collections the garbage of hundreds of turns piles up and stays as
+resident memory once freed. Where the growth goes (objects, live allocations by line, the allocators' free
+memory): ``bench/tui_memory_where.py``.
 
     python bench/tui_session_memory.py [--turns 300] [--warmup 20]
 """
@@ -80,27 +82,29 @@ def settle(app: Any) -> None:
     collect_everything()
 
 
-async def run(turns: int, warmup: int, workspace: Path) -> tuple[int, int, int, int]:
+async def run(turns: int, warmup: int, workspace: Path) -> list[tuple[int, int, int]]:
+    """The session; returns (turn, resident bytes, text held) after the warm-up, half-way and at the end."""
     from swebash_ai.config.settings import load_settings
     from swebash_ai.frontends.tui.app import SwebashApp
 
     me = psutil.Process()
     app = SwebashApp(load_settings(), cwd=workspace, probe_ollama=False, setup_on_start=False)
+    points: list[tuple[int, int, int]] = []
+    half = (warmup + turns) // 2
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.session_ready.is_set():
             await pilot.pause(0.05)
-        for i in range(warmup):
-            await _turn(app, pilot, f"question {i}: what do the notes say?")
-            reading(app, i + 1)
-        settle(app)
-        start, held_start = me.memory_info().rss, _held(app.session.conversation.messages)
-        for i in range(warmup, turns):
+        for i in range(turns):
+            if i in (warmup, half):
+                settle(app)
+                points.append((i, me.memory_info().rss, _held(app.session.conversation.messages)))
             await _turn(app, pilot, f"question {i}: what do the notes say?")
             reading(app, i + 1)
         frozen = gc.get_freeze_count()
         settle(app)
         print(f"objects frozen before the last collection: {frozen:,}")
-        return start, me.memory_info().rss, held_start, _held(app.session.conversation.messages)
+        points.append((turns, me.memory_info().rss, _held(app.session.conversation.messages)))
+        return points
 
 
 def prepare(server: FakeLLMServer, root: Path) -> Path:
@@ -127,15 +131,20 @@ def main() -> None:
     args = parser.parse_args()
     with FakeLLMServer("openai") as server, tempfile.TemporaryDirectory() as tmp:
         workspace = prepare(server, Path(tmp))
-        start, end, held_start, held_end = asyncio.run(run(args.turns, args.warmup, workspace))
+        points = asyncio.run(run(args.turns, args.warmup, workspace))
         server.requests.clear()
     mib = 1024 * 1024
+    (_, start, held_start), (half, middle, held_middle), (_, end, held_end) = points
     print(f"turns                        {args.turns} (measured from turn {args.warmup})")
     print(f"resident after the warm-up   {start / mib:7.1f} MiB")
     print(f"resident at the end          {end / mib:7.1f} MiB")
     print(f"growth                       {(end - start) / mib:7.1f} MiB")
     print(f"text taken on meanwhile      {(held_end - held_start) / mib:7.1f} MiB")
     print(f"growth / text                {(end - start) / max(1, held_end - held_start):7.2f}   (goal: <= 1)")
+    for name, (a, b, ha, hb) in ((f"turns {args.warmup}-{half}", (start, middle, held_start, held_middle)),
+                                 (f"turns {half}-{args.turns}", (middle, end, held_middle, held_end))):
+        print(f"{name:<28} growth {(b - a) / mib:5.1f} MiB for {(hb - ha) / mib:4.2f} MiB of text "
+              f"({(b - a) / max(1, hb - ha):.2f})")
 
 
 if __name__ == "__main__":

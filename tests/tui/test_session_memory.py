@@ -16,8 +16,9 @@ from tui_helpers import idle, type_and_send, wait_for
 
 from swebash_ai.frontends.tui.widgets import activity
 from swebash_ai.frontends.tui.widgets import chat as chat_module
+from swebash_ai.frontends.tui.widgets import stream as stream_module
 from swebash_ai.frontends.tui.widgets.activity import ToolEntry
-from swebash_ai.frontends.tui.widgets.chat import CHAPTER_SIZE, UserMessage
+from swebash_ai.frontends.tui.widgets.chat import CHAPTER_SIZE, StoredMessage, UserMessage
 from swebash_ai.frontends.tui.widgets.earlier import EarlierMessages
 from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
@@ -68,6 +69,14 @@ async def test_a_long_session_keeps_its_widgets_bounded_and_every_old_message_an
         assert len(list(app.chat.messages())) <= 3 * CHAPTER_SIZE
         assert len(app.activity.entries) <= activity.LIVE_ENTRIES
         assert app.chat.query(EarlierMessages) and app.activity.earlier
+        # A stored message is its class and text: a question its plain string, an answer the conversation's.
+        stored = [p for chapter in app.chat._stored for p in chapter]
+        assert stored and all(isinstance(p, StoredMessage) for p in stored)
+        questions = [p.content for p in stored if p.kind is UserMessage]
+        assert questions and all(isinstance(q, str) and q.startswith("question ") for q in questions)
+        answers = {id(m["content"]) for m in app.session.conversation.messages if m["role"] == "assistant"}
+        assert all(id(p.content) in answers for p in stored if p.kind is AssistantMessage)
+        assert all(not hasattr(record, "__dict__") for record in app.activity.earlier)  # slots
         # A message stored as a blueprint lets go of the lines it drew (Textual's caches keyed on them are
         # emptied at the end of each turn: garbage.release_render_caches).
         gc.unfreeze()  # the app freezes what lives after a turn (garbage.settle_memory)
@@ -115,3 +124,70 @@ async def test_a_long_session_keeps_its_widgets_bounded_and_every_old_message_an
         await pilot.press("enter")
         await wait_for(pilot, lambda: first.expanded and "notes of turn 0" in first.output_text,
                        what="the first call's output")
+
+
+def _answers(app: Any) -> list[str]:
+    return [m["content"] for m in app.session.conversation.messages
+            if m["role"] == "assistant" and isinstance(m.get("content"), str) and m["content"]]
+
+
+async def test_a_streamed_answer_is_held_once_as_the_conversation_keeps_it(
+    llm_env: FakeLLMServer, make_app: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The chat's messages of a streamed answer, and their blueprints once stored, hold the conversation's
+    text of it (a long answer's segments each a span of it), not a second copy that lives as long as the
+    session; the text shown is unchanged, and an answer whose shown text differs keeps its own."""
+    monkeypatch.setattr(stream_module, "SEGMENT_CHARS", 300)  # a long answer: several segments
+    long = "\n\n".join(f"Paragraph {n}: " + "some words " * 30 for n in range(6)) + "\n"
+    replies = iter([Reply.text(long, chunk_size=50), Reply.text("short answer\n", chunk_size=5),
+                    Reply.text("a title \x1b]0;pwned\x07 set\n", chunk_size=7)])
+    llm_env.responder = lambda body: next(replies)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "a long one")
+        await idle(pilot)
+        segments = list(app.query(AssistantMessage))
+        text = _answers(app)[-1]
+        assert len(segments) > 2 and "".join(s.source for s in segments) == text == long
+        assert all(s.shared_source[0] is text for s in segments)
+        again = chat_module.blueprint(segments[1])()  # what a stored chapter builds when shown again
+        assert isinstance(again, AssistantMessage)
+        assert again.source == segments[1].source and again.shared_source[0] is text
+
+        await type_and_send(pilot, "a short one")
+        await idle(pilot)
+        message = list(app.query(AssistantMessage))[-1]
+        assert message.source == "short answer\n" and message.shared_source == (_answers(app)[-1], None)
+        assert message.shared_source[0] is _answers(app)[-1]
+
+        await type_and_send(pilot, "one with a control sequence")
+        await idle(pilot)
+        message = list(app.query(AssistantMessage))[-1]
+        assert message.source == "a title  set\n"  # shown without the sequence, in a copy of its own
+        assert _answers(app)[-1] != message.source and message.shared_source[0] is not _answers(app)[-1]
+
+
+async def test_the_caches_that_fill_with_the_sessions_texts_are_emptied_after_each_turn(
+    llm_env: FakeLLMServer, make_app: Any,
+) -> None:
+    """Rich's cell-length cache and Textual's ``query_one`` caches keep keys of past turns that never come back
+    (about 1 MB over a 300-turn session once full): the end of a turn empties them (garbage.release_text_caches)."""
+    from rich.cells import cached_cell_len
+
+    llm_env.responder = lambda body: Reply.text("an answer\n")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        measured = "a line measured before the turn, never drawn"
+        cached_cell_len(measured)
+        key = ("a key of the turn before",)
+        app.screen._query_one_cache.set(key, app.chat)
+        await type_and_send(pilot, "question")
+        await wait_for(pilot, lambda: not app.busy and any(m.source for m in app.query(AssistantMessage)),
+                       what="the answer")
+        await idle(pilot)
+        misses = cached_cell_len.cache_info().misses
+        cached_cell_len(measured)
+        assert cached_cell_len.cache_info().misses == misses + 1  # measured again: it was no longer cached
+        assert app.screen._query_one_cache.get(key) is None

@@ -11,7 +11,7 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from swebash_ai.frontends.tui import commands
@@ -60,6 +60,18 @@ def coalesce(events: Iterable[AgentEvent]) -> Iterator[AgentEvent]:
         yield event
     if text:
         yield TextDelta("".join(text))
+
+
+def turn_answers(messages: Sequence[Mapping[str, object]]) -> list[str]:
+    """The text of each answer of the last turn, as the conversation keeps it (what ``ChatPane.share_replies``
+    lets the chat's messages hold instead of copies of their own)."""
+    answers: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") == "assistant" and isinstance(content := message.get("content"), str) and content:
+            answers.append(content)
+    return answers
 
 
 class Controller:
@@ -228,9 +240,10 @@ class Controller:
         try:
             await self._run_turn(text, shell=shell, prepare=prepare, images=images)
         finally:
-            from swebash_ai.frontends.tui.garbage import release_render_caches
+            from swebash_ai.frontends.tui.garbage import release_render_caches, release_text_caches
 
             release_render_caches()
+            release_text_caches(self.app.chat.app)  # the Textual app itself
             # The collection the app holds off, when the user is most likely reading the answer.
             self.app.set_timer(IDLE_COLLECT_AFTER, self.collect_when_idle)
             self.app.prompt.paths_stale = True  # the turn's tools may have made files: walk again at the next @
@@ -297,6 +310,7 @@ class Controller:
                 for event in coalesce(batch):
                     await self.handle(event)
             await asyncio.wrap_future(future)  # raises what the turn raised (a ConfigError...)
+            app.chat.share_replies(turn_answers(session.conversation.messages))
         except SwebashError as exc:
             app.chat.add_error(exc.title, exc.message, exc.hint)
         except asyncio.CancelledError:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import ctypes
 
+    from textual.app import App
+
 
 def settle_memory() -> None:
     """Move every object alive now out of the collector's sight (``gc.freeze``).
@@ -98,8 +100,6 @@ def collect_garbage() -> None:
     settle_memory()
 
 
-
-
 def release_render_caches() -> None:
     """Let go of the rendered lines of widgets that are gone; called at the end of each turn.
 
@@ -114,6 +114,25 @@ def release_render_caches() -> None:
     clear = getattr(StylesCache.get_inner_outer, "cache_clear", None)  # a later Textual may not cache it so
     if clear is not None:
         clear()
+
+
+def release_text_caches(app: App[object]) -> None:
+    """Empty the caches that fill with the session's texts; called at the end of each turn.
+
+    They are bounded, but each turn adds keys that never come back, and a long session fills them to the
+    bound, as memory that grows with it for hundreds of turns: Rich's ``cached_cell_len`` (4,096 strings of
+    up to 511 characters: every status line, question and word measured, ~13 a turn, about 1 MB once full)
+    and Textual's ``query_one`` cache on each node (1,024 keys holding the count of mounts when they were
+    made, so none is found again after the next mount). What the next frame needs is made again at once.
+    """
+    from rich.cells import cached_cell_len
+
+    cached_cell_len.cache_clear()
+    for screen in app.screen_stack:
+        for node in (app, screen, *screen.walk_children()):
+            cache = getattr(node, "_query_one_cache", None)  # a later Textual may not have it
+            if cache is not None:
+                cache.clear()
 
 
 def collect_everything() -> None:

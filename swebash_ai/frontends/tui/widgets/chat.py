@@ -24,7 +24,7 @@ from swebash_ai.frontends.tui.widgets.stream import ReplyStream
 from swebash_ai.safety.terminal_text import removed_note, safe
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 
@@ -67,6 +67,28 @@ class HelpMessage(InfoMessage):
         return Content(help_text(self.content_region.width or 100, self.custom, self.notes))
 
 
+class StoredMessage:
+    """A blueprint of a message: its class and what it was made with. A session stores one per message for as
+    long as it runs, so this is a small object with slots (a closure over the same was five times its size)."""
+
+    __slots__ = ("classes", "content", "kind", "span")
+
+    def __init__(self, kind: Callable[..., Widget], content: object, classes: str,
+                 span: tuple[int, int] | None = None) -> None:
+        self.kind, self.content, self.classes, self.span = kind, content, classes, span
+
+    def __call__(self) -> Widget:
+        from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
+
+        if self.kind is AssistantMessage:
+            assert isinstance(self.content, str)
+            return AssistantMessage(self.content, classes=self.classes, span=self.span)
+        content = self.content
+        if isinstance(content, str):  # stored as its plain text (see blueprint)
+            content = Content(content)
+        return self.kind(content, classes=self.classes)
+
+
 def blueprint(widget: Widget) -> Blueprint | None:
     """How to build ``widget`` again, or ``None`` for a kind of message that cannot be stored."""
     from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
@@ -76,13 +98,15 @@ def blueprint(widget: Widget) -> Blueprint | None:
         custom, notes = widget.custom, widget.notes
         return lambda: HelpMessage(custom, notes)
     if isinstance(widget, AssistantMessage):
-        source = widget.source
-        return lambda: AssistantMessage(source, classes=classes)
+        source, span = widget.shared_source  # the conversation's copy of the text, once shared
+        return StoredMessage(AssistantMessage, source, classes, span)
     kind = type(widget)
     if kind in (UserMessage, NoticeMessage, ErrorMessage, InfoMessage):
         assert isinstance(widget, Static)
         content = widget.content
-        return lambda: kind(content, classes=classes)
+        if isinstance(content, Content) and not content.spans:
+            content = content.plain  # plain text (a question): the string, not a Content around it
+        return StoredMessage(kind, content, classes)
     return None
 
 
@@ -204,6 +228,7 @@ class ChatPane(FollowingScroll):
         super().__init__(id=id)
         self._stream: ReplyStream | None = None
         self._last_reply: list[AssistantMessage] = []
+        self._unshared: list[list[AssistantMessage]] = []  # replies streamed since share_replies, their segments
         self._folds_scheduled = False
         self._folded_at_width = 0
         self._shelf: Shelf | None = None
@@ -485,9 +510,31 @@ class ChatPane(FollowingScroll):
         if stream is not None:
             await stream.close()
             self._last_reply = stream.segments
+            if stream.segments:
+                self._unshared.append(stream.segments)
             if removed := stream.sanitiser.removed:
                 self.add_notice(removed_note(removed, "this answer (codes that could retitle the window, write "
                                              "the clipboard or redraw the screen)."), "warning")
+
+    def share_replies(self, texts: Sequence[str]) -> int:
+        """Let the replies streamed since the last call hold the conversation's text of them (``texts``, the
+        turn's answers as the conversation keeps them) rather than a copy each (see
+        ``AssistantMessage.share_source``); a reply whose text is not among them (control sequences removed
+        from it, cut short) keeps its own. Returns how many replies were shared."""
+        replies, self._unshared = self._unshared, []
+        shared = 0
+        for segments in replies:
+            whole = "".join(segment.source for segment in segments)
+            text = next((t for t in texts if t == whole), None)
+            if text is None:
+                continue
+            start = 0
+            for segment in segments:
+                length = len(segment.source)
+                segment.share_source(text, start)
+                start += length
+            shared += 1
+        return shared
 
     def last_reply_text(self) -> str:
         """The Markdown of the reply being streamed, or of the last one (everything received so far)."""
@@ -500,5 +547,6 @@ class ChatPane(FollowingScroll):
         await self.remove_children()
         self._shelf = None
         self._stored, self._earlier, self._allowance = [], None, MOUNTED_CHAPTERS
+        self._unshared = []
         self._showing = False
         self.anchor(False)

@@ -200,12 +200,18 @@ class AssistantMessage(Widget):
 
     ALLOW_SELECT = True
 
-    def __init__(self, markdown: str = "", *, classes: str = "") -> None:
+    def __init__(self, markdown: str = "", *, classes: str = "", span: tuple[int, int] | None = None) -> None:
+        """``markdown`` is the message's text or, with ``span``, the whole text of the reply it is a segment of
+        (``markdown[start:end]``): held as given, not copied (see :meth:`share_source`)."""
         super().__init__(classes=classes)
-        markdown = safe(markdown)  # a resumed answer, stored as the model wrote it
-        self._blocks: list[str] = split_blocks(markdown)
+        part = markdown if span is None else markdown[span[0]:span[1]]
+        shown = safe(part)  # a resumed answer, stored as the model wrote it
+        if shown is not part:  # control sequences removed: this text is its own
+            markdown, span = shown, None
+        self._blocks: list[str] = split_blocks(shown)
         self._shown = len(self._blocks)  # blocks drawn: those being appended wait until all are rendered
         self._source = markdown
+        self._span = span  # (start, end) of this segment in ``_source``, the whole reply; None: all of it
         self._rendered: list[list[Strip]] = []  # of the first blocks, for _render_key
         self._render_key: tuple[object, ...] | None = None
         self._lines: list[Strip] | None = None  # every rendered block, a blank line between two
@@ -215,12 +221,40 @@ class AssistantMessage(Widget):
     @property
     def source(self) -> str:
         """The Markdown of this message."""
-        return self._source
+        return self._source if self._span is None else self._source[self._span[0]:self._span[1]]
+
+    @property
+    def shared_source(self) -> tuple[str, tuple[int, int] | None]:
+        """What the message holds of its text, to build it again: the text and the span of it that is this
+        message's (``None``: all of it), as :meth:`__init__` takes them."""
+        return self._source, self._span
+
+    def share_source(self, text: str, start: int = 0) -> bool:
+        """Hold this message's Markdown as the part of ``text`` from ``start`` on (the conversation's copy of
+        the whole reply), instead of a copy of its own; False, keeping its own, if that part is not this
+        message's text.
+
+        A streamed reply's text is built up here as it comes, and the conversation builds its own: each
+        answer of a session was held twice, the second copy in the blueprint of the message once it is
+        stored (``widgets/earlier.py``), for as long as the session runs.
+        """
+        own = self.source
+        end = start + len(own)
+        if text[start:end] != own:
+            return False
+        self._source, self._span = text, (None if start == 0 and end == len(text) else (start, end))
+        return True
+
+    def _unshare(self) -> None:
+        """Take a copy of its own part again (more text is appended to it)."""
+        if self._span is not None:
+            self._source, self._span = self.source, None
 
     async def append(self, markdown: str) -> None:
         """Add complete blocks of Markdown. Each block is rendered in its own step of the UI loop (a
         keypress goes between two), then the message grows by all of them at once."""
         markdown = safe(markdown)  # the stream sanitised it already; this guards any other caller
+        self._unshare()
         self._source += markdown
         self._blocks.extend(split_blocks(markdown))
         width = self._expected_width()
@@ -270,6 +304,7 @@ class AssistantMessage(Widget):
         out different (they are those of ``like`` but for the margin), its blocks are rendered again then.
         """
         markdown = safe(markdown)
+        self._unshare()
         self._source += markdown
         self._blocks.extend(split_blocks(markdown))
         width = like._expected_width()
