@@ -14,11 +14,13 @@ namespaces do not work.  Deterministic: derandomized Hypothesis, no example data
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -388,7 +390,7 @@ def simple_commands(draw: st.DrawFn) -> str:
         parts += draw(st.lists(st.sampled_from(GIT_ARGS), max_size=3))
     else:
         # Half the time the options that write/execute/read the environment, else the program's --help set.
-        dangerous, advertised = DANGEROUS_OPTIONS.get(prog, []), HELP_OPTIONS.get(prog, [])
+        dangerous, advertised = DANGEROUS_OPTIONS.get(prog, []), help_options().get(prog, [])
         pool = dangerous if dangerous and (draw(st.booleans()) or not advertised) else advertised
         if pool:
             parts += draw(st.lists(st.sampled_from(pool), max_size=2))
@@ -668,7 +670,15 @@ def _help_options(prog: str) -> list[str]:
     return sorted(set(found))[:80]
 
 
-HELP_OPTIONS: dict[str, list[str]] = {p: _help_options(p) for p in PROGRAMS} if not _WHY_SKIPPED else {}
+@functools.cache
+def help_options() -> dict[str, list[str]]:
+    """Every program's advertised options, read once per process the first time a command is drawn (not at
+    import: collecting the suite, in every worker, ran ~140 ``--help`` one after another), the programs asked
+    side by side (each waits on its own child)."""
+    if _WHY_SKIPPED:
+        return {}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return dict(zip(PROGRAMS, pool.map(_help_options, PROGRAMS), strict=True))
 
 
 # 1,500 sandboxed runs take about a minute alone and several times that on a busy machine: the suite's
