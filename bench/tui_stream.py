@@ -11,7 +11,11 @@ engine parsing the stream), and the layout passes and frames per 1,000 tokens. T
 busy the host is, so they compare two versions on a shared machine where the latencies do not.
 
     python bench/tui_stream.py [--tokens 20000] [--probe-interval 0.02] [--rate TOKENS_PER_SECOND]
-                               [--competitors N] [--plain-loop]
+                               [--competitors N] [--plain-loop] [--no-typing-pace]
+
+While keys come, the app reads a stream faster than ``TYPING_RATE`` events a second at that pace (the keys get
+the CPU; see frontends/tui/engine.py): the keys typed here all through the turn make the full-speed stream
+such a one, and "turn total" shows what that costs the stream. ``--no-typing-pace`` measures without it.
 
 ``--competitors N`` runs N CPU-bound processes (``while True: pass``) during the measured turn, a busy
 host; they are killed when the turn ends, also on Ctrl+C or an error.
@@ -40,6 +44,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -123,6 +128,7 @@ def llm_server(script: list[dict[str, object]], in_process: bool) -> Iterator[st
 async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_server: bool = False,
               competing: int = 0) -> None:
     from swebash_ai.config.settings import load_settings
+    from swebash_ai.frontends.tui import engine
     from swebash_ai.frontends.tui.app import SwebashApp
     from swebash_ai.frontends.tui.widgets.prompt import PromptBar
 
@@ -163,6 +169,14 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_
             relayout(screen, *args, **kwargs)  # type: ignore[arg-type]
 
         Screen._refresh_layout = counted  # type: ignore[method-assign]
+        pipes: list[engine.EventPipe] = []  # each turn's (the last is the measured one's)
+        make_pipe = engine.EventPipe.__init__
+
+        def kept(pipe: engine.EventPipe, *args: Any, **kwargs: Any) -> None:
+            make_pipe(pipe, *args, **kwargs)
+            pipes.append(pipe)
+
+        engine.EventPipe.__init__ = kept  # type: ignore[method-assign]
         busy_host = contextlib.ExitStack()  # the competitors: closed however the run ends
         with busy_host:
             async with app.run_test(size=(160, 50)) as pilot:
@@ -212,6 +226,7 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_
                 rendered = app.chat.last_reply_text()
         PromptBar.on_text_area_changed = original  # type: ignore[method-assign]
         Screen._refresh_layout = relayout  # type: ignore[method-assign]
+        engine.EventPipe.__init__ = make_pipe  # type: ignore[method-assign]
     during = [t for t in layouts if start <= t <= start + total]
     drawn = [t for t in frames if start <= t <= start + total]
 
@@ -220,6 +235,11 @@ async def run(tokens: int, probe_interval: float, rate: float = 0.0, in_process_
     print(f"competing processes      {competing} (CPU-bound, {os.cpu_count()} CPUs)")
     print(f"turn total               {total:.2f} s  ({tokens / total:,.0f} tokens/s rendered)")
     print(f"answer complete          {rendered.strip() == answer.strip()}")
+    if engine.TYPING_QUIET > 0:
+        print(f"paced for the typist     {pipes[-1].paced if pipes else 0} sleeps of the engine (at most "
+              f"{engine.TYPING_RATE:,.0f} events/s while keys come)")
+    else:
+        print("paced for the typist     no (--no-typing-pace)")
     ui = threading.get_native_id()
     ui_cpu = threads_after.get(ui, 0.0) - threads_before.get(ui, 0.0)
     print(f"CPU per 1,000 tokens     {1000 * cpu / tokens * 1000:.1f} ms (process), "
@@ -251,8 +271,14 @@ def main() -> None:
                         help="run the loopback server on a thread of this process (it then competes with the UI)")
     parser.add_argument("--plain-loop", action="store_true",
                         help="run the UI on a plain asyncio loop, which the engine thread cannot watch")
+    parser.add_argument("--no-typing-pace", action="store_true",
+                        help="read the stream at full speed while keys come (the app paces it, see TYPING_RATE)")
     args = parser.parse_args()
+    from swebash_ai.frontends.tui import engine
     from swebash_ai.frontends.tui.engine import watched_loop
+
+    if args.no_typing_pace:
+        engine.TYPING_QUIET = 0.0  # nobody counts as typing
 
     # The loop swebash-ai runs its UI on (see run_tui), unless asked otherwise.
     with asyncio.Runner(loop_factory=None if args.plain_loop else watched_loop) as runner:

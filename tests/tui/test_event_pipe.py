@@ -85,3 +85,52 @@ def test_the_last_item_pushed_while_a_drain_runs_is_not_stranded() -> None:
         return received
 
     assert asyncio.run(scenario()) == ["first"]
+
+
+def _push_timed(last_input: float | None, count: int) -> tuple[float, int, list[int]]:
+    """Seconds ``count`` pushes took with the user's last key at ``last_input`` (None: no typing source),
+    how many times the engine slept for the pace, and what arrived."""
+    import time
+
+    async def run() -> tuple[float, int, list[int]]:
+        pipe = EventPipe(asyncio.get_running_loop(), None if last_input is None else (lambda: last_input))
+
+        def produce() -> float:
+            started = time.monotonic()
+            for i in range(count):
+                pipe.push(i)
+            took = time.monotonic() - started
+            pipe.push(DONE)
+            return took
+
+        producing = asyncio.create_task(asyncio.to_thread(produce))
+        received = [item async for batch in pipe.batches() for item in batch]
+        return await producing, pipe.paced, received
+
+    return asyncio.run(run())
+
+
+def test_while_the_user_types_a_stream_is_read_at_the_typing_rate() -> None:
+    """A flood of events (a stream far faster than any provider) leaves a typist the CPU: while a key came
+    within TYPING_QUIET, the engine hands over no more than TYPING_RATE events a second; nothing is lost."""
+    import time
+
+    from swebash_ai.frontends.tui import engine
+
+    count = int(engine.TYPING_RATE * 0.2)  # 0.2 s at the pace
+    took, paced, received = _push_timed(time.monotonic() + 60, count)  # a key "now" for the whole run
+    assert received == list(range(count))
+    assert took >= 0.2 - 2 * engine._LEAD and paced > 0
+
+
+@pytest.mark.parametrize("typed", ["never", "long ago", "no source"])
+def test_without_typing_the_stream_is_not_paced(typed: str) -> None:
+    import time
+
+    from swebash_ai.frontends.tui import engine
+
+    last = {"never": 0.0, "long ago": time.monotonic() - engine.TYPING_QUIET - 1, "no source": None}[typed]
+    count = int(engine.TYPING_RATE * 0.2)
+    took, paced, received = _push_timed(last, count)
+    assert received == list(range(count))
+    assert paced == 0 and took < 0.2

@@ -22,7 +22,8 @@ from swebash_ai.frontends.tui.garbage import FULL_COLLECTION_HOLD, full_collecti
 from swebash_ai.frontends.tui.widgets.chat import ChatPane
 from swebash_ai.frontends.tui.widgets.reply import AssistantMessage
 from swebash_ai.frontends.tui.widgets.stream import COMMIT_CHARS, ReplyStream
-from tests.tui.tui_helpers import ChatHost, idle
+from swebash_ai.testing.fake_server import Reply
+from tests.tui.tui_helpers import ChatHost, idle, type_and_send, wait_for
 
 PARAGRAPH = "word " * 60 + "\n\n"  # 302 characters
 T = TypeVar("T")
@@ -321,3 +322,33 @@ def test_the_engine_switches_threads_sooner_while_it_runs_and_gives_the_interval
         assert sys.getswitchinterval() == pytest.approx(0.0002, abs=2e-6)
     finally:
         sys.setswitchinterval(before)
+
+
+async def test_a_flood_streamed_while_the_user_types_is_read_at_the_typing_rate(  # type: ignore[no-untyped-def]
+        llm_env, make_app, monkeypatch) -> None:
+    """The app wires the prompt's keys to the engine: while the user types, a stream faster than
+    engine.TYPING_RATE is read at that pace (the keys get the CPU), and every word still arrives."""
+    monkeypatch.setattr(engine, "TYPING_RATE", 400.0)
+    pipes: list[EventPipe] = []
+    real_init = EventPipe.__init__
+
+    def init(self: EventPipe, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        pipes.append(self)
+
+    monkeypatch.setattr(EventPipe, "__init__", init)
+    words = " ".join(f"w{i}" for i in range(600))
+    llm_env.enqueue(Reply.text(words, chunk_size=4))  # ~900 events, as fast as the server can
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await idle(pilot)
+        await type_and_send(pilot, "go")  # typing: the stream is paced from its start
+        typed, deadline = 0, time.monotonic() + 60
+        while app.chat.last_reply_text().split() != words.split():
+            assert time.monotonic() < deadline, "the reply did not arrive whole"
+            await pilot.press("x")
+            typed += 1
+            await pilot.pause(0.02)
+        await wait_for(pilot, lambda: not app.busy, what="the end of the turn")
+        assert app.prompt.text == "x" * typed
+    assert pipes and pipes[-1].paced > 0

@@ -303,7 +303,8 @@ class Controller:
                 show_prepared(app.chat, prepared, images)
                 text = "\n\n".join([prepared.text.rstrip(), *(i.header for i in images)]).lstrip()
                 images = [*prepared.images, *images]
-            pipe = EventPipe(asyncio.get_running_loop())
+            gate = app.input_first
+            pipe = EventPipe(asyncio.get_running_loop(), lambda: gate.last_input)
             events = session.run_shell(text) if shell else session.run(text, images)
             future = self._future = app.engine.submit(pump(events, pipe))
             async for batch in pipe.batches():

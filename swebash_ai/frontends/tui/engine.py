@@ -107,6 +107,16 @@ BUSY_AFTER = 0.002
 """Seconds the UI loop may work without a break before the engine takes it to be busy and waits."""
 MAX_YIELD = 0.1
 """Longest the engine waits for a busy UI before going on anyway (no deadlock, whatever the UI does)."""
+TYPING_RATE = 2000.0
+"""Most events a second the engine hands over while the user types (a key came within :data:`TYPING_QUIET`):
+a stream faster than that (a local model on a fast machine; a hosted one sends tens to a few hundred) is read
+at this pace meanwhile, so that the parsing and the drawing of it leave the keys the CPU; it catches up as
+soon as the typing stops."""
+TYPING_QUIET = 0.5
+"""Seconds after the last key during which the user counts as typing."""
+_LEAD = 0.005
+"""Seconds the engine may run ahead of :data:`TYPING_RATE` before it sleeps (it sleeps in steps this long, not
+once per event)."""
 
 
 class LoopWatch:
@@ -181,8 +191,12 @@ class EventPipe:
     plain loops) counts as busy when a drain scheduled on it has waited :data:`BUSY_AFTER`.
     """
 
-    def __init__(self, ui_loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, ui_loop: asyncio.AbstractEventLoop, last_input: Callable[[], float] | None = None) -> None:
+        """``last_input``: when the user last typed (``time.monotonic()``, 0 for never), read from the engine
+        thread (see :data:`TYPING_RATE`)."""
         self._ui_loop = ui_loop
+        self._last_input = last_input
+        self._next_at = 0.0  # while the user types: when the next item is due at TYPING_RATE
         self._watch = LoopWatch.of(ui_loop)
         # No lock: the engine appends and then looks at ``_scheduled_at``; the drain clears ``_scheduled_at`` and
         # then takes what is there. Whatever the interleaving, an item appended is taken by the drain already
@@ -194,6 +208,8 @@ class EventPipe:
         self._queue: asyncio.Queue[list[Any]] = asyncio.Queue()
         self.yields = 0
         """How many times the engine waited for a busy UI (for benchmarks)."""
+        self.paced = 0
+        """How many times the engine slept to keep to :data:`TYPING_RATE` (for tests and benchmarks)."""
 
     def push(self, item: Any) -> None:
         """Thread-safe for one pushing thread; wakes the UI loop at most once per batch; waits a little while
@@ -216,6 +232,18 @@ class EventPipe:
         elif scheduled_at is not None and time.monotonic() - scheduled_at > BUSY_AFTER:
             self.yields += 1
             self._drained.wait(MAX_YIELD)
+        if self._last_input is not None and (typed := self._last_input()):
+            self._pace(typed)
+
+    def _pace(self, typed: float) -> None:
+        """While the user types, no more than :data:`TYPING_RATE` items a second."""
+        now = time.monotonic()
+        if now - typed >= TYPING_QUIET:
+            return
+        self._next_at = max(self._next_at, now - _LEAD) + 1 / TYPING_RATE
+        if self._next_at - now > _LEAD:
+            self.paced += 1
+            time.sleep(self._next_at - now)
 
     def _drain(self) -> None:
         self._scheduled_at = None  # first (see __init__)
