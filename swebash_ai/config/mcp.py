@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from swebash_ai.errors import ConfigError
 
@@ -45,6 +45,8 @@ class McpServerConfig(BaseModel):
     """Seconds one tool call may take."""
     startup_timeout: float = Field(20.0, gt=0, le=600)
     """Seconds the server may take to start and list its tools."""
+    _startup_setting: str = PrivateAttr("its 'startup_timeout'")
+    """What a person changes to give the server longer (said when it does not start in time)."""
     enabled: bool = True
     sandbox: bool = False
     """stdio: run the server inside the OS sandbox, as a command that runs unasked (the workspace writable,

@@ -309,6 +309,10 @@ class Settings(BaseModel):
     """Seconds a permission request or question in the editor waits for an answer; then it is refused, and the
     editor is told (1 s - 1 day)."""
 
+    acp_mcp_startup_timeout: float = Field(20.0, gt=0, le=600)
+    """Seconds an MCP server the editor names may take to start and list its tools (a server of your own has
+    its ``startup_timeout``); one that takes longer is reported and left out of the session."""
+
     acp_message_limit_mb: int = Field(50, ge=1, le=1024)
     """Largest message, in MiB, the editor may send (a prompt may embed whole files); a longer one is refused
     with a JSON-RPC error and never held in memory whole."""

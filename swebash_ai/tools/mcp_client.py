@@ -305,7 +305,8 @@ class McpHost:
             await asyncio.wait_for(ready.wait(), server.config.startup_timeout)
         except TimeoutError:
             server.state = "failed"
-            server.message = f"did not start within {server.config.startup_timeout:g}s (its 'startup_timeout')"
+            config = server.config
+            server.message = f"did not start within {config.startup_timeout:g}s ({config._startup_setting})"
             server._task.cancel()  # cancelling the transport's context ends the process
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(server._task, 8)

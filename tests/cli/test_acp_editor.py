@@ -186,11 +186,16 @@ def test_a_slow_or_broken_editor_server_never_holds_session_new(llm_env: FakeLLM
             await asyncio.sleep(0.1)
         return opened, response
 
-    opened, response = drive_with(cli_env, workspace, editor, script, fs=False)
+    # The slow server is given up on after acp_mcp_startup_timeout (20 s unless set; here longer than the
+    # 5 s a prompt waits for servers, so the turn says it is still starting).
+    env = {**cli_env, "SWEBASH_AI_ACP_MCP_STARTUP_TIMEOUT": "8"}
+    started = time.monotonic()
+    opened, response = drive_with(env, workspace, editor, script, fs=False)
     assert opened < 10 and response.stop_reason == "end_turn"
     said = editor.answer()
     assert "answered without them" in said and "still starting" in said
     assert "MCP server broken" in said and "cannot run the command" in said
+    assert "did not start within 8s (acp_mcp_startup_timeout)" in said and time.monotonic() - started < 18
 
 
 @pytest.mark.parametrize("answer", ["allow_once", "reject", None])

@@ -212,7 +212,9 @@ class SwebashAgent:
             config = McpServerConfig.model_validate({"name": name, "command": server.command,
                                                      "args": list(server.args), "cwd": str(cwd),
                                                      "env": {e.name: e.value for e in server.env},
-                                                     "sandbox": confined})
+                                                     "sandbox": confined,
+                                                     "startup_timeout": self.loaded.settings.acp_mcp_startup_timeout})
+            config._startup_setting = "acp_mcp_startup_timeout"
             if confined:
                 merged[name] = config
             else:
