@@ -131,6 +131,6 @@ def test_without_typing_the_stream_is_not_paced(typed: str) -> None:
 
     last = {"never": 0.0, "long ago": time.monotonic() - engine.TYPING_QUIET - 1, "no source": None}[typed]
     count = int(engine.TYPING_RATE * 0.2)
-    took, paced, received = _push_timed(last, count)
+    _took, paced, received = _push_timed(last, count)
     assert received == list(range(count))
-    assert paced == 0 and took < 0.2
+    assert paced == 0  # (no timing bound: under load the pipe may wait for a busy consumer, see BUSY_AFTER)
