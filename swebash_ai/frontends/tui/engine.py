@@ -196,6 +196,8 @@ class EventPipe:
         thread (see :data:`TYPING_RATE`)."""
         self._ui_loop = ui_loop
         self._last_input = last_input
+        self._typed = 0.0  # the last key seen; until its quiet has passed, each push reads the clock (_pace)
+        self._typing = False
         self._next_at = 0.0  # while the user types: when the next item is due at TYPING_RATE
         self._watch = LoopWatch.of(ui_loop)
         # No lock: the engine appends and then looks at ``_scheduled_at``; the drain clears ``_scheduled_at`` and
@@ -213,8 +215,9 @@ class EventPipe:
 
     def push(self, item: Any) -> None:
         """Thread-safe for one pushing thread; wakes the UI loop at most once per batch; waits a little while
-        the UI is busy. Per item, only an append and a look at the UI loop's state: the clock is read when a
-        drain is scheduled or the UI loop is working."""
+        the UI is busy, and keeps to :data:`TYPING_RATE` while the user types. Per item, only an append and a
+        look at the UI loop's state and the last key: the clock is read when a drain is scheduled, the UI loop
+        is working or a key came within :data:`TYPING_QUIET`."""
         self._pending.append(item)
         scheduled_at = self._scheduled_at
         if scheduled_at is None:
@@ -232,13 +235,18 @@ class EventPipe:
         elif scheduled_at is not None and time.monotonic() - scheduled_at > BUSY_AFTER:
             self.yields += 1
             self._drained.wait(MAX_YIELD)
-        if self._last_input is not None and (typed := self._last_input()):
-            self._pace(typed)
+        if self._last_input is not None:
+            typed = self._last_input()
+            if typed != self._typed:  # a key since the last look
+                self._typed, self._typing = typed, True
+            if self._typing:
+                self._pace(typed)
 
     def _pace(self, typed: float) -> None:
         """While the user types, no more than :data:`TYPING_RATE` items a second."""
         now = time.monotonic()
         if now - typed >= TYPING_QUIET:
+            self._typing = False  # until the next key
             return
         self._next_at = max(self._next_at, now - _LEAD) + 1 / TYPING_RATE
         if self._next_at - now > _LEAD:

@@ -128,11 +128,10 @@ def release_text_caches(app: App[object]) -> None:
     from rich.cells import cached_cell_len
 
     cached_cell_len.cache_clear()
-    for screen in app.screen_stack:
-        for node in (app, screen, *screen.walk_children()):
-            cache = getattr(node, "_query_one_cache", None)  # a later Textual may not have it
-            if cache is not None:
-                cache.clear()
+    for node in (app, *(node for screen in app.screen_stack for node in (screen, *screen.walk_children()))):
+        cache = getattr(node, "_query_one_cache", None)  # a later Textual may not have it
+        if cache is not None:
+            cache.clear()
 
 
 def collect_everything() -> None:
