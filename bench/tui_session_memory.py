@@ -46,7 +46,12 @@ def _responder(server: FakeLLMServer) -> Any:
 
 
 def _held(messages: list[dict[str, Any]]) -> int:
-    return sum(len(m.get("content") or "") + len(json.dumps(m.get("tool_calls") or "")) for m in messages)
+    """The text the conversation holds: contents and call arguments; a tool result set aside on disk
+    (``swebash_ai.agent.result_store``) counts as held, by its UTF-8 size (its characters, here: ASCII)."""
+    from swebash_ai.agent.result_store import ASIDE
+
+    return sum(len(m.get("content") or "") + (m[ASIDE].size if ASIDE in m else 0)
+               + len(json.dumps(m.get("tool_calls") or "")) for m in messages)
 
 
 def reading(app: Any, turn: int) -> None:

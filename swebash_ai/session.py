@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import os
 import uuid
-from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +88,9 @@ class Session:
         self._tools = list(tools) if tools is not None else builtin_tools()
         self.session_approvals = SessionApprovals()
         self._unsaved_mark = uuid.uuid4().hex  # the checkpoints recorded since the last save (move_unsaved)
+        self.on_set_aside: Callable[[list[str]], None] | None = None
+        """Told the call ids whose results the conversation set aside after a save (the TUI's tool pane then
+        drops its copies, see agent/result_store.py)."""
         self.notices: list[str] = []
         self.trust_notice: str | None = None  # "the project's rules wait for trust": a front end that asks drops it
         self.choice: ProviderChoice | None = None
@@ -472,7 +475,8 @@ class Session:
         if cut == 0:
             return [Notice("Nothing to compact: the conversation is only its latest turn.")] if force else []
         try:
-            summary = await cp.summarize(self.provider, self.conversation.messages[:cut], budget * 2)
+            older = [self.conversation.full(m) for m in self.conversation.messages[:cut]]  # the text set aside too
+            summary = await cp.summarize(self.provider, older, budget * 2)
         except (SwebashError, ValueError) as exc:
             reason = exc.message if isinstance(exc, SwebashError) else str(exc)
             return [Notice(f"Could not summarize the earlier conversation ({reason}); older turns are left out "
@@ -579,6 +583,8 @@ class Session:
             log.warning("swebash-ai: cannot save the session to %s (%s); its previous save is intact.",
                         self.session_file, reason)
             return None
+        finally:
+            self._set_aside()
         if forked:  # the turns not saved under the old id are the fork's alone; so are their checkpoints
             before.writer = self._unsaved_mark
             move_unsaved(before, self.checkpoints)
@@ -590,6 +596,12 @@ class Session:
                 self.checkpoints.claim(self._unsaved_mark)
         self._unsaved_mark = uuid.uuid4().hex
         return forked
+
+    def _set_aside(self) -> None:
+        """Set aside the large results of every turn before the last (see agent/result_store.py)."""
+        moved = self.conversation.set_aside_results()
+        if moved and self.on_set_aside is not None:
+            self.on_set_aside(moved)
 
     def new_conversation(self) -> None:
         self.save()
@@ -617,6 +629,7 @@ class Session:
         self._turns_counted()
         self.context.provenance.clear()
         rebuild_provenance(self.conversation.messages, self.context.provenance)  # derived, never a stored list
+        self._set_aside()  # a long session read back from its file: its old results need not stay in memory
         if self.agent is not None:
             self.agent = self._make_agent()
         return self.conversation

@@ -5,7 +5,9 @@ Invariants:
   assistant or user message (:meth:`Conversation.repair` restores this after a crash or a cancel);
 - trimming for a request drops whole old *turns* (a turn starts at a user message), so a tool call is never
   separated from its result, and cuts the oldest tool results of a turn too long alone
-  (:mod:`~swebash_ai.agent.context_fit`); the full history stays in memory and on disk;
+  (:mod:`~swebash_ai.agent.context_fit`); the full history stays on disk, and in memory but for the large tool
+  results of earlier turns, which are set aside in an unnamed file and read back by whatever needs their text
+  (:meth:`Conversation.set_aside_results`, :meth:`Conversation.full`, :mod:`~swebash_ai.agent.result_store`);
 - a save never overwrites a turn it has not seen: two instances of the app that resumed the same session
   each keep their turns (the second to save forks a new session, see :meth:`Conversation.save`).
 
@@ -17,17 +19,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import re
 import secrets
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from swebash_ai.agent.context_fit import fit
 from swebash_ai.agent.image_store import ATTACHMENTS, IMAGES, ImageStore, image_cost
+from swebash_ai.agent.result_store import ASIDE, ASIDE_CHARS, Aside, ResultStore
 from swebash_ai.providers.base import Message, ToolCall
 from swebash_ai.storage import private_files
 
@@ -66,7 +70,7 @@ result. Kept so that resuming shows the message as it was live (the command, and
 the tool pane, see :func:`user_run`), and so that provenance trusts the typed command line alone, never the
 output (:mod:`swebash_ai.agent.provenance`). Kept in the saved session, left out of requests."""
 
-_OWN_KEYS = (INCOMPLETE, TYPED, NOTES, USER_RAN, IMAGES)  # IMAGES: references, see agent/image_store.py
+_OWN_KEYS = (INCOMPLETE, TYPED, NOTES, USER_RAN, IMAGES, ASIDE)  # references, see agent/image_store.py, result_store.py
 
 TITLE_RULE = "title_rule"
 """Key of the session header saying how its ``title`` was made: ``"typed"`` (the first line the user typed). A
@@ -123,6 +127,8 @@ def as_sent(message: Message) -> Message:
 
 
 def estimate_tokens(message: Message) -> int:
+    if (aside := message.get(ASIDE)) is not None:  # its text is not here: the estimate made before it went
+        return int(aside.tokens)
     return len(json.dumps(message, ensure_ascii=False)) // 4 + 4 + image_cost(message.get(IMAGES))
 
 
@@ -155,12 +161,72 @@ class Conversation:
     """The title saved before a compaction replaced the first messages (see :attr:`title`)."""
     images: ImageStore = field(default_factory=ImageStore, repr=False, compare=False)
     """The bytes of the images its messages refer to (the messages hold references, see :data:`IMAGES`)."""
+    results: ResultStore = field(default_factory=ResultStore, repr=False, compare=False)
+    """The text of the tool results set aside (:meth:`set_aside_results`; the messages hold an :data:`ASIDE`)."""
+    _aside_scanned: int = field(default=0, repr=False, compare=False)
+    """``messages[:_aside_scanned]`` were looked at by :meth:`set_aside_results` (each message once)."""
 
     def _wire_forms(self) -> list[Message | None]:
         if len(self._sent) > len(self.messages):
             self._sent.clear()
-        self._sent.extend(None if m.get(IMAGES) else _for_wire(m) for m in self.messages[len(self._sent):])
+        self._sent.extend(None if m.get(IMAGES) or ASIDE in m else _for_wire(m)
+                          for m in self.messages[len(self._sent):])
         return self._sent
+
+    def _wire(self, message: Message) -> Message:
+        """A message :meth:`_wire_forms` does not keep, made for one request: its images, or its text read back."""
+        if ASIDE in message:
+            return _for_wire(self.full(message))
+        return self.images.wire(_for_wire(message), message[IMAGES])
+
+    # --- results set aside ----------------------------------------------------------------------------
+    def full(self, message: Message) -> Message:
+        """``message`` with its content: a copy with the text read back when it was set aside, else itself."""
+        aside = message.get(ASIDE)
+        if aside is None:
+            return message
+        whole = {k: v for k, v in message.items() if k != ASIDE}
+        whole["content"] = self.results.get(aside)
+        return whole
+
+    def full_messages(self) -> Iterator[Message]:
+        """Every message with its content, read back one at a time (see :meth:`full`)."""
+        return map(self.full, list(self.messages))
+
+    def tool_result(self, call_id: str) -> str | None:
+        """The text of the result of call ``call_id`` (read back when set aside), ``None`` if it has none."""
+        for message in reversed(self.messages):
+            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
+                content = self.full(message).get("content")
+                return content if isinstance(content, str) else None
+        return None
+
+    def set_aside_results(self) -> list[str]:
+        """Move the text of the large tool results of every turn but the last (the one that just ran, which the
+        front ends still show) to :attr:`results`, leaving an :data:`ASIDE` in each message; returns the ids of
+        the calls whose results went. A result that cannot be written stays (see :class:`ResultStore`)."""
+        bounds = self._turn_bounds()
+        end = bounds[-1][0] if bounds else 0
+        costs = self._token_costs()
+        moved: list[str] = []
+        for i in range(min(self._aside_scanned, end), end):
+            message = self.messages[i]
+            content = message.get("content")
+            if message.get("role") != "tool" or ASIDE in message or not isinstance(content, str):
+                continue
+            if len(content) < ASIDE_CHARS:
+                continue
+            where = self.results.put(content)
+            if where is None:
+                return moved  # looked at again after the next turn
+            # A new dict: a request still being sent (a save while a turn is cancelled) keeps the one it has.
+            self.messages[i] = {**{k: v for k, v in message.items() if k != "content"},
+                                ASIDE: Aside(where[0], where[1], costs[i])}
+            if i < len(self._sent):
+                self._sent[i] = None
+            moved.append(str(message.get("tool_call_id", "")))
+        self._aside_scanned = end
+        return moved
 
     def _token_costs(self) -> list[int]:
         if len(self._costs) > len(self.messages):  # the list was replaced or cut: start over
@@ -238,6 +304,7 @@ class Conversation:
         del self._costs[length:]
         del self._sent[length:]
         self._scanned = 0  # looked at again (once)
+        self._aside_scanned = min(self._aside_scanned, length)
 
     def replace_head(self, cut: int, messages: Sequence[Message]) -> None:
         """Replace ``messages[:cut]`` (compaction by summary); token estimates are recomputed."""
@@ -246,6 +313,7 @@ class Conversation:
         self._costs.clear()
         self._sent.clear()
         self._scanned = 0
+        self._aside_scanned = 0
 
     # --- invariants -----------------------------------------------------------------------------------
     def unanswered_calls(self) -> list[tuple[str, str]]:
@@ -309,8 +377,7 @@ class Conversation:
             first = start
             budget -= cost
         wire = self._wire_forms()
-        sent = [w if w is not None else self.images.wire(_for_wire(m), m[IMAGES])
-                for m, w in zip(self.messages[first:], wire[first:], strict=True)]
+        sent = [w if w is not None else self._wire(m) for m, w in zip(self.messages[first:], wire[first:], strict=True)]
         return head + (fit(sent, costs[first:], allowed) if budget < 0 else sent)
 
     @property
@@ -356,9 +423,12 @@ class Conversation:
             meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title,
                     **self.meta, TITLE_RULE: "typed", "generation": generation}
             self.images.save(path.parent / ATTACHMENTS, self.messages)  # before the file that refers to them
-            # One line at a time: a long session is never held twice more in memory (lines, joined, encoded).
+            if self.results.folder is None:  # results set aside go beside the session files, on the same disk
+                self.results.folder = path.parent
+            # One line at a time: a long session is never held twice more in memory (lines, joined, encoded);
+            # a result set aside is read back for its line alone.
             lines = (json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n"
-                     for obj in ({"meta": meta}, *self.messages))
+                     for obj in itertools.chain(({"meta": meta},), self.full_messages()))
             private_files.write_file(path, lines)  # what the model read: 0600
             self._generation = generation
         return notice
@@ -393,6 +463,7 @@ class Conversation:
         conv._generation = generation if isinstance(generation, int) else -1
         conv.meta = meta
         conv.images.folder = path.parent / ATTACHMENTS
+        conv.results.folder = path.parent
         conv._pinned_title = saved_title if isinstance(saved_title, str) else ""
         _notes_apart(messages)
         _runs_apart(messages)

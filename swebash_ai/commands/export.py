@@ -138,7 +138,7 @@ def openai_record(conv: Conversation) -> dict[str, Any]:
 
 def _sent(conv: Conversation, msg: Message) -> Message:
     """The message as sent: its images read back from the session's attachments (see agent/image_store.py)."""
-    wire = as_sent(msg)
+    wire = as_sent(conv.full(msg))  # a result set aside, read back
     return conv.images.wire(wire, msg[IMAGES]) if msg.get(IMAGES) else wire
 
 
@@ -195,7 +195,7 @@ def markdown_transcript(conv: Conversation) -> str:
     helpers = children(conv)
     # The saved messages beside the record's: which broke off (a cancel, a cut stream), which carry the app's
     # notes or a command the user ran; the record keeps what the model read, not who wrote it.
-    saved: list[Message] = [m for m in conv.messages if _message(m) is not None]
+    saved: list[Message] = [conv.full(m) for m in conv.messages if _message(m) is not None]
     saved = [{}] * (len(record["messages"]) - len(saved)) + saved  # the system prompt comes first
     for msg, own in zip(record["messages"], saved, strict=True):
         role = msg["role"]

@@ -309,6 +309,37 @@ def test_load_replays_a_saved_session(llm_env: FakeLLMServer, cli_env: dict[str,
     assert [m["content"] for m in sent if m["role"] == "user"][-2:] == ["what is in a.txt?", "and now?"]
 
 
+def test_load_replays_results_the_session_set_aside(llm_env: FakeLLMServer, cli_env: dict[str, str],
+                                                    workspace: Path) -> None:
+    """A long session keeps its old tool results on disk (agent/result_store.py): the editor's replay and the
+    next request still carry them whole."""
+    (workspace / "a.txt").write_text("alpha beta gamma\n" * 60)
+    llm_env.enqueue(Reply.tool_calls([("read_file", {"path": "a.txt"})]), Reply.text("It says alpha."),
+                    Reply.text("Nothing else."), Reply.text("Still alpha."))
+
+    async def first(conn: Any, init: Any) -> Any:
+        sid = await new(conn, workspace)
+        await conn.prompt(session_id=sid, prompt=[text_block("what is in a.txt?")])
+        await conn.prompt(session_id=sid, prompt=[text_block("anything else?")])
+        return sid
+
+    sid, _ = drive(cli_env, workspace, Editor(), first)
+    editor = Editor()
+
+    async def second(conn: Any, init: Any) -> Any:
+        await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        replayed = list(editor.updates)
+        await conn.prompt(session_id=sid, prompt=[text_block("and now?")])
+        return replayed
+
+    replayed, _ = drive(cli_env, workspace, editor, second)
+    (call,) = [u for _, u in replayed if u.session_update == "tool_call"]
+    assert call.status == "completed" and call.content[0].content.text.count("alpha beta gamma") == 60
+    sent = llm_env.requests[-1]["body"]["messages"]
+    (result,) = [m["content"] for m in sent if m["role"] == "tool"]
+    assert result.count("alpha beta gamma") == 60
+
+
 def test_closing_stdin_stops_background_processes_and_saves(llm_env: FakeLLMServer, cli_env: dict[str, str],
                                                             workspace: Path) -> None:
     import psutil

@@ -293,7 +293,7 @@ class SwebashAgent:
             raise RequestError.invalid_params({"details": exc.message, "sessionId": session_id}) from exc
         conv = self._register(session_id, session, approver)
         problems = self._take_skipped()
-        await replay(session.conversation.messages, self._sender(conv.id), session.cwd, approver.ids)
+        await replay(list(session.conversation.full_messages()), self._sender(conv.id), session.cwd, approver.ids)
         plan = session.conversation.meta.get("plan")
         if plan is not None:
             from swebash_ai.tools.plan import Plan

@@ -8,6 +8,7 @@ clear message in the chat pane; nothing escapes as a traceback.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import logging
 import time
@@ -85,6 +86,9 @@ class Controller:
         self.can_go_on = False
         """The last turn stopped at a tool limit: Ctrl+G runs another with a fresh budget."""
         self._chips: Sequence[ImageAttachment] = ()  # the running turn's images from the prompt's chips
+        self._set_aside: collections.deque[str] = collections.deque()
+        """Calls whose results the session set aside (on the engine thread, at its save): the tool pane drops its
+        copies once the turn is over (:meth:`ActivityPane.set_aside`)."""
         self.provider_setup = ProviderSetup(self)
         self.switch = SessionSwitch(self)
         """/model, /ollama, /profile, /login, /sessions: a new session, or another conversation in it."""
@@ -99,6 +103,7 @@ class Controller:
     ) -> None:
         app = self.app
         app.session = session
+        app.activity.recall = self._recall
         if error is not None:
             app.chat.add_error(error.title, error.message, error.hint)
         if session is not None:
@@ -305,6 +310,7 @@ class Controller:
                 images = [*prepared.images, *images]
             gate = app.input_first
             pipe = EventPipe(asyncio.get_running_loop(), lambda: gate.last_input)
+            session.on_set_aside = self._set_aside.extend  # a deque's extend: safe from the engine thread
             events = session.run_shell(text) if shell else session.run(text, images)
             future = self._future = app.engine.submit(pump(events, pipe))
             async for batch in pipe.batches():
@@ -329,8 +335,20 @@ class Controller:
             self._future = None
             await app.chat.end_reply()
             self.show_notices(app.session)  # the turn's save may have forked the session
+            self._release_set_aside()
             app.busy = False
             app.status.set_busy("")
+
+    def _recall(self, call_id: str) -> str | None:
+        """The text of a call's result, read back when the conversation set it aside (the tool pane's recall)."""
+        session = self.app.session
+        return session.conversation.tool_result(call_id) if session is not None else None
+
+    def _release_set_aside(self) -> None:
+        ids: list[str] = []
+        while self._set_aside:
+            ids.append(self._set_aside.popleft())
+        self.app.activity.set_aside(ids)
 
     def cancel(self) -> None:
         """Ask the loop to stop; if the turn still runs two seconds later, cancel it outright."""

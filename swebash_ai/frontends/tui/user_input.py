@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from swebash_ai.agent.conversation import BROKE_OFF, NOTES, STOPPED, UNSAID, is_note_only, user_run, why_incomplete
+from swebash_ai.agent.result_store import ASIDE
 from swebash_ai.frontends.tui import commands
 from swebash_ai.safety.terminal_text import safe
 
@@ -167,6 +168,8 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
                     name = str(fn.get("name", "?"))
                     calls[call_id] = ToolRecord(call_id, name, _summary(session, name, args), format_arguments(args))
             elif role == "tool":
+                if aside := ASIDE in msg:  # read back for its status; the record keeps no copy (see set_aside)
+                    content = session.conversation.full(msg).get("content")
                 text = content if isinstance(content, str) else str(content)
                 status = _status_of(text)
                 call_id, name = str(msg.get("tool_call_id", "")), str(msg.get("name", "?"))
@@ -176,6 +179,8 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
                     from swebash_ai.agent.subagents import transcript_lines
 
                     record.output = transcript_lines(kept, lambda n, a: _summary(session, n, a), _status_of) or text
+                elif aside:
+                    record.output, record.aside = "", True
     app.activity.load_history(calls.values())
     from swebash_ai.tools.plan import Plan
 

@@ -16,7 +16,9 @@ screen: with one entry per call kept forever, the pane alone made each pass of a
 So the pane keeps at most :data:`LIVE_ENTRIES` (20) finished entries as widgets; earlier calls are kept as
 :class:`ToolRecord` (plain data, their output cut to :data:`RECORD_OUTPUT_CHARS`) behind an
 :class:`EarlierCalls` line ("N earlier tool calls") that shows them again, :data:`PAGE` at a time. An
-entry's arguments and output widgets are only built when it is first expanded (or output streams in).
+entry's arguments and output widgets are only built when it is first expanded (or output streams in). A record
+whose output is the result the conversation set aside (agent/result_store.py) keeps no copy of it: shown
+again, it is read back through :attr:`ActivityPane.recall` (see :meth:`ActivityPane.set_aside`).
 """
 
 from __future__ import annotations
@@ -150,6 +152,8 @@ class ToolRecord:
     duration: float | None = None
     exit_code: int | None = None
     output: str = ""
+    aside: bool = False
+    """The output is the call's result, which the conversation set aside: read back when shown, not kept here."""
 
     def finish(self, status: str, content: str, exit_code: int | None, duration: float | None) -> None:
         """As :meth:`ToolEntry.finish`, for a call not shown (a resumed session: no duration is kept)."""
@@ -253,13 +257,14 @@ class ToolEntry(Vertical, can_focus=True):
                           self.duration, self.exit_code, _cut_output(output))
 
     @classmethod
-    def from_record(cls, record: ToolRecord) -> ToolEntry:
+    def from_record(cls, record: ToolRecord, output: str | None = None) -> ToolEntry:
+        """``output``: the record's output read back (a record set aside keeps none)."""
         entry = cls(record.call_id, record.name, record.summary, record.arguments)
         entry.remove_class("-checking")
         entry.state, entry.duration, entry.exit_code = record.state, record.duration, record.exit_code
         entry.add_class(f"-{record.state}")
-        if record.output:
-            entry._result = safe(record.output, visible=True)
+        if output := output if output is not None else record.output:
+            entry._result = safe(output, visible=True)
             entry._pending.append(entry._result)
         return entry
 
@@ -378,6 +383,10 @@ class ActivityPane(FollowingScroll):
         """The calls shown as widgets, by call id."""
         self.earlier: list[ToolRecord] = []
         """The calls before those, oldest first."""
+        self.recall: Callable[[str], str | None] | None = None
+        """The text of a call's result as the conversation holds it (read back when set aside); the app sets it."""
+        self._aside_live: set[str] = set()
+        """Calls set aside while still shown as entries: their records keep no output (see :meth:`set_aside`)."""
         self._placeholder = Static(NO_TOOL_CALLS, classes="placeholder")
         self._more = EarlierCalls(classes="earlier")
         self._more.display = False
@@ -494,7 +503,7 @@ class ActivityPane(FollowingScroll):
         room = max(0, LIVE_ENTRIES - len(self.entries))
         kept, shown = (records[:-room], records[-room:]) if room else (records, [])
         self.earlier[:0] = kept
-        entries = [ToolEntry.from_record(record) for record in shown]
+        entries = [ToolEntry.from_record(record, self._output_of(record)) for record in shown]
         self.entries = {**{e.call_id: e for e in entries}, **self.entries}
         if entries:
             self.mount_all(entries, after=self._more)
@@ -505,7 +514,7 @@ class ActivityPane(FollowingScroll):
         if not self.earlier:
             return
         page, self.earlier = self.earlier[-PAGE:], self.earlier[:-PAGE]
-        entries = [ToolEntry.from_record(record) for record in page]
+        entries = [ToolEntry.from_record(record, self._output_of(record)) for record in page]
         self.entries = {**{e.call_id: e for e in entries}, **self.entries}
         self.mount_all(entries, after=self._more)
         self._update_more()
@@ -527,7 +536,11 @@ class ActivityPane(FollowingScroll):
                 break  # records stay in order: only the oldest run of finished calls goes
             gone.append(entry)
         for entry in gone:
-            self.earlier.append(entry.record())
+            record = entry.record()
+            if entry.call_id in self._aside_live:
+                self._aside_live.discard(entry.call_id)
+                self._drop_output(record)
+            self.earlier.append(record)
             del self.entries[entry.call_id]
         if gone:
             self.remove_children(gone)
@@ -540,10 +553,40 @@ class ActivityPane(FollowingScroll):
             calls = "call" if count == 1 else "calls"
             self._more.update(f"▲ {count:,} earlier tool {calls}: Enter or click shows {min(PAGE, count)} more")
 
+    # --- results the conversation set aside ---------------------------------------------------------------
+    def set_aside(self, call_ids: Iterable[str]) -> None:
+        """The conversation set these calls' results aside (agent/result_store.py): their records drop the copy
+        of it they hold (now, or when their entry becomes a record); shown again, it is read back."""
+        wanted = set(call_ids)
+        if self.recall is None or not wanted:
+            return
+        self._aside_live |= wanted & self.entries.keys()
+        wanted -= self.entries.keys()
+        for record in reversed(self.earlier):
+            if not wanted:
+                break
+            if record.call_id in wanted:
+                wanted.discard(record.call_id)
+                self._drop_output(record)
+
+    def _drop_output(self, record: ToolRecord) -> None:
+        """Drop ``record``'s output when it is what :attr:`recall` gives back (a helper's group, say, is not)."""
+        if record.aside or not record.output or self.recall is None:
+            return
+        text = self.recall(record.call_id)
+        if text is not None and record.output in (_cut_output(text), _cut_output(safe(text, visible=True))):
+            record.output, record.aside = "", True
+
+    def _output_of(self, record: ToolRecord) -> str | None:
+        if not record.aside or self.recall is None:
+            return None
+        return _cut_output(self.recall(record.call_id) or "")
+
     async def clear(self) -> None:
         for entry in list(self.entries.values()):
             await entry.remove()
         self.entries.clear()
+        self._aside_live.clear()
         self.earlier.clear()
         self._update_more()
         self._placeholder.display = True

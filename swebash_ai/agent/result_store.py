@@ -1,0 +1,125 @@
+"""Where a long session's old tool results live: once in a private file with no name, not in memory.
+
+Contract:
+    At the end of each turn the session sets aside the large tool results of the turns before it
+    (:meth:`~swebash_ai.agent.conversation.Conversation.set_aside_results`): each result's text is written once to
+    the conversation's :class:`ResultStore`, and its message keeps, under :data:`ASIDE`, an :class:`Aside`
+    (where the text is, how long it is, its token estimate) instead of its ``content``. Whatever needs the text
+    again reads it back through the conversation: a request (each one reads the results it sends), the session
+    file (written whole at every save, one message at a time), a compaction, an export, an editor's replay, the
+    tool pane's earlier calls. An :class:`Aside` is not JSON: a message set aside that reached a provider or a
+    file without being read back would fail loudly rather than send or save a stub.
+
+    The store is an unnamed file (``O_TMPFILE``: unlinked from the start, 0600) in the folder of the session
+    files, which are on the disk the user chose for them, not in ``/tmp`` (often memory itself). It goes
+    away when the conversation does, and a crash or a kill leaves nothing behind: the session file already
+    holds every result. A store that cannot be written (a full disk) keeps the results in memory, as before.
+
+Why:
+    A session of hundreds of turns holds megabytes of file contents and command output that the model read
+    once; the process held each of them for as long as it ran (issue 51: memory bounded by what the
+    conversation holds, "old large results are stored once on disk and referenced").
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+__all__ = ["ASIDE", "ASIDE_CHARS", "Aside", "ResultStore"]
+
+log = logging.getLogger(__name__)
+
+ASIDE = "set_aside"
+"""Key of a tool message whose text is in the conversation's :class:`ResultStore` (its ``content`` is not)."""
+
+ASIDE_CHARS = 512
+"""Results shorter than this stay in memory: their message costs more than the text it would save."""
+
+_BUFFER = 256 * 1024
+"""Largest result read back through the store's own buffer; a larger one gets a buffer of its own (mapped)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Aside:
+    """Where a result set aside is: ``size`` bytes of UTF-8 at ``offset``; ``tokens``: its message's estimate."""
+
+    offset: int
+    size: int
+    tokens: int
+
+
+class ResultStore:
+    """The tool results a conversation set aside: appended once, read back by position (``pread``), so reads
+    and writes from several threads never share a file position."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+        """Where the unnamed file is made (the session files' folder); the system's temporary folder if unset."""
+        self._file: IO[bytes] | None = None
+        self._end = 0
+        self._lock = threading.Lock()
+        self._buffer = bytearray()
+
+    def put(self, text: str) -> tuple[int, int] | None:
+        """Write ``text``; returns (offset, size), or ``None`` when it cannot be written (it then stays in
+        memory: a full disk must not lose a result)."""
+        data = text.encode("utf-8", "surrogatepass")
+        with self._lock:
+            try:
+                if self._file is None:
+                    self._file = self._open()
+                written = 0
+                while written < len(data):
+                    written += os.pwrite(self._file.fileno(), data[written:], self._end + written)
+            except OSError as exc:
+                log.warning("swebash-ai: cannot set old tool results aside (%s); they stay in memory.", exc)
+                return None
+            offset, self._end = self._end, self._end + len(data)
+        return offset, len(data)
+
+    def get(self, aside: Aside) -> str:
+        """The text set aside at ``aside``. Read into one buffer the store keeps (up to :data:`_BUFFER` bytes) and
+        decoded from there: a request reads back hundreds of results, and a ``bytes`` of each, made and freed
+        beside its text, would leave the heap twice as many holes to fill."""
+        if self._file is None:
+            raise RuntimeError("this conversation has set no result aside")
+        with self._lock:
+            if aside.size > len(self._buffer) and aside.size <= _BUFFER:
+                self._buffer = bytearray(max(aside.size, 2 * len(self._buffer), 16 * 1024))
+            into = memoryview(self._buffer)[:aside.size] if aside.size <= _BUFFER else memoryview(
+                bytearray(aside.size))
+            got = 0
+            while got < aside.size:
+                count = os.preadv(self._file.fileno(), [into[got:]], aside.offset + got)
+                if not count:
+                    raise OSError(f"the store of old tool results ended early (at {aside.offset + got:,} bytes)")
+                got += count
+            return str(into, "utf-8", "surrogatepass")
+
+    @property
+    def size(self) -> int:
+        """Bytes written so far."""
+        return self._end
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+                self._end = 0
+
+    def _open(self) -> IO[bytes]:
+        folder = self.folder
+        if folder is not None:
+            try:
+                folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                return tempfile.TemporaryFile(dir=folder, prefix=".results-")
+            except OSError:
+                pass  # a folder that cannot be written: the system's temporary folder still keeps them
+        return tempfile.TemporaryFile(prefix="swebash-ai-results-")
