@@ -172,8 +172,12 @@ async def test_the_caches_that_fill_with_the_sessions_texts_are_emptied_after_ea
     llm_env: FakeLLMServer, make_app: Any,
 ) -> None:
     """Rich's cell-length cache and Textual's ``query_one`` caches keep keys of past turns that never come back
-    (about 1 MB over a 300-turn session once full): the end of a turn empties them (garbage.release_text_caches)."""
+    (about 1 MB over a 300-turn session once full), and each widget's line cache keeps every line it drew with
+    the crops made of them (~1 KB a line, thousands of them): the end of a turn empties them
+    (garbage.release_text_caches), and the next frame draws what it shows again."""
     from rich.cells import cached_cell_len
+    from textual.geometry import Region
+    from textual.strip import Strip
 
     llm_env.responder = lambda body: Reply.text("an answer\n")
     app = make_app()
@@ -191,3 +195,14 @@ async def test_the_caches_that_fill_with_the_sessions_texts_are_emptied_after_ea
         cached_cell_len(measured)
         assert cached_cell_len.cache_info().misses == misses + 1  # measured again: it was no longer cached
         assert app.screen._query_one_cache.get(key) is None
+
+        # A line an answer drew in this turn: nothing redraws that answer in the next, its cache stays but for
+        # the end of the turn.
+        first = list(app.query(AssistantMessage))[-1]
+        first._styles_cache._cache[10_000] = Strip.blank(3)
+        await type_and_send(pilot, "another question")
+        await wait_for(pilot, lambda: not app.busy and len(app.query(AssistantMessage)) == 2, what="the answer")
+        await idle(pilot)
+        assert 10_000 not in first._styles_cache._cache
+        drawn = first.render_lines(Region(0, 0, first.size.width, first.size.height))
+        assert "an answer" in "".join(strip.text for strip in drawn)  # drawn again when asked
