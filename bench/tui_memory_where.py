@@ -28,8 +28,6 @@ import psutil
 sys.path.insert(0, str(Path(__file__).parent))
 import tui_session_memory as bench
 
-from swebash_ai.testing.fake_server import FakeLLMServer
-
 
 class _MallInfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in
@@ -102,10 +100,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--no-trace", action="store_true", help="no tracemalloc (the run is several times faster)")
+    parser.add_argument("--in-process-server", action="store_true",
+                        help="run the loopback server on a thread of this process (its memory then counts)")
     args = parser.parse_args()
     if not args.no_trace:
         tracemalloc.start(1)
-    with FakeLLMServer("openai") as server, tempfile.TemporaryDirectory() as tmp:
+    with bench.llm_server(args.turns, args.in_process_server) as server, tempfile.TemporaryDirectory() as tmp:
         workspace = bench.prepare(server, Path(tmp))
         asyncio.run(run(args.turns, args.warmup, workspace, args.top, trace=not args.no_trace))
 

@@ -1,7 +1,9 @@
 """Memory of a long TUI session, against the text it holds.
 
-The app (headless, 120x40) against the loopback server: TURNS turns, each a question, one ``read_file`` of a
-4 KB file and a Markdown answer of about 1 KB. Printed: the resident memory after the warm-up turns and at
+The app (headless, 120x40) against the loopback server, in a process of its own as a provider is (its parsing
+of each request, the whole conversation as JSON, is not the app's memory; ``--in-process-server`` runs it on a
+thread instead): TURNS turns, each a question, one ``read_file`` of a 4 KB file and a Markdown answer of about
+1 KB. Printed: the resident memory after the warm-up turns and at
 the end, how much it grew, and the text the conversation took on meanwhile (messages' content and call
 arguments); then the same for each half of the measured turns (memory that levels off, like a cache filling
 up to its bound, grows in the first half alone). The goal: the growth is no more than that text. Between two
@@ -10,27 +12,39 @@ another at once, and without those collections the garbage of hundreds of turns 
 resident memory once freed. Where the growth goes (objects, live allocations by line, the allocators' free
 memory): ``bench/tui_memory_where.py``.
 
-    python bench/tui_session_memory.py [--turns 300] [--warmup 20]
+    python bench/tui_session_memory.py [--turns 300] [--warmup 20] [--in-process-server]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply
+from swebash_ai.testing.server_process import fake_server_process
 
 ANSWER = "## Findings\n\n" + "The file says what the notes say, in more words. " * 20 + "\n\n- one\n- two\n"
+
+
+def script(turns: int) -> list[dict[str, Any]]:
+    """What the server answers, in order: per turn a ``read_file`` call, then the answer (as :func:`_responder`)."""
+    replies: list[dict[str, Any]] = []
+    for turn in range(1, turns + 1):
+        replies += [{"tool_calls": [["read_file", {"path": f"notes{turn % 7}.txt"}]]},
+                    {"text": ANSWER, "chunk_size": 64}]
+    return replies
 
 
 def _responder(server: FakeLLMServer) -> Any:
@@ -112,32 +126,48 @@ async def run(turns: int, warmup: int, workspace: Path) -> list[tuple[int, int, 
         return points
 
 
-def prepare(server: FakeLLMServer, root: Path) -> Path:
+def prepare(server: FakeLLMServer | str, root: Path) -> Path:
     """The session's setting under ``root``: a workspace of seven notes, the environment pointing at ``server``
-    (which then plays :func:`_responder`); returns the workspace."""
+    (in this process it then plays :func:`_responder`; a URL: a server in its own process playing
+    :func:`script`); returns the workspace."""
     workspace = root / "ws"
     workspace.mkdir()
     for n in range(7):
         (workspace / f"notes{n}.txt").write_text(f"notes {n}: " + "a line of notes about the project\n" * 120)
     os.environ.update(HOME=str(root), SWEBASH_AI_HOME=str(root / ".swebash-ai"),
-                      SWEBASH_AI_MODEL="openai/fake-model", SWEBASH_AI_API_BASE=server.base_url,
+                      SWEBASH_AI_MODEL="openai/fake-model",
+                      SWEBASH_AI_API_BASE=server if isinstance(server, str) else server.base_url,
                       SWEBASH_AI_API_KEY="sk-fake", OLLAMA_HOST="http://127.0.0.1:9",
                       # the whole conversation fits: the text it holds is what is measured, with no summary
                       # asked for each turn (this server answers none)
                       SWEBASH_AI_CONTEXT_TOKENS="2000000")
-    server.responder = _responder(server)
+    if not isinstance(server, str):
+        server.responder = _responder(server)
     return workspace
+
+
+@contextlib.contextmanager
+def llm_server(turns: int, in_process: bool) -> Iterator[FakeLLMServer | str]:
+    """The loopback server for ``turns`` turns: in this process, or (a URL) in its own."""
+    if in_process:
+        with FakeLLMServer("openai") as server:
+            yield server
+            server.requests.clear()
+    else:
+        with fake_server_process(script(turns)) as url:
+            yield url
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--in-process-server", action="store_true",
+                        help="run the loopback server on a thread of this process (its memory then counts)")
     args = parser.parse_args()
-    with FakeLLMServer("openai") as server, tempfile.TemporaryDirectory() as tmp:
+    with llm_server(args.turns, args.in_process_server) as server, tempfile.TemporaryDirectory() as tmp:
         workspace = prepare(server, Path(tmp))
         points = asyncio.run(run(args.turns, args.warmup, workspace))
-        server.requests.clear()
     mib = 1024 * 1024
     (_, start, held_start), (half, middle, held_middle), (_, end, held_end) = points
     print(f"turns                        {args.turns} (measured from turn {args.warmup})")
