@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from swebash_ai.agent.approval import Approver, DenyApprover, SessionApprovals
 from swebash_ai.agent.audit import AuditLog
-from swebash_ai.agent.conversation import NOTES, Conversation, damaged_session, find_session, is_note_only
+from swebash_ai.agent.conversation import NOTES, Conversation, is_note_only
 from swebash_ai.agent.decide import MODES, UNASKED_MODES, Gate
 from swebash_ai.agent.events import AgentEvent, ApprovalRequest, Notice, ToolCallStarted, TurnFailed
 from swebash_ai.agent.instructions import Instructions, load_instructions
@@ -25,6 +25,7 @@ from swebash_ai.agent.loop import Agent, LoopLimits
 from swebash_ai.agent.project import ProjectRules, load_project
 from swebash_ai.agent.prompt import build_system_prompt
 from swebash_ai.agent.provenance import rebuild as rebuild_provenance
+from swebash_ai.agent.session_files import locate_session
 from swebash_ai.agent.user_prompt import PreparedPrompt, images_refused, prepare_prompt
 from swebash_ai.config.settings import LoadedSettings, Settings
 from swebash_ai.errors import ConfigError, ProviderError, SwebashError
@@ -88,9 +89,7 @@ class Session:
         self._tools = list(tools) if tools is not None else builtin_tools()
         self.session_approvals = SessionApprovals()
         self._unsaved_mark = uuid.uuid4().hex  # the checkpoints recorded since the last save (move_unsaved)
-        self.on_set_aside: Callable[[list[str]], None] | None = None
-        """Told the call ids whose results the conversation set aside after a save (the TUI's tool pane then
-        drops its copies, see agent/result_store.py)."""
+        self.on_set_aside: Callable[[list[str]], None] | None = None  # told the calls whose results went aside
         self.notices: list[str] = []
         self.trust_notice: str | None = None  # "the project's rules wait for trust": a front end that asks drops it
         self.choice: ProviderChoice | None = None
@@ -475,8 +474,7 @@ class Session:
         if cut == 0:
             return [Notice("Nothing to compact: the conversation is only its latest turn.")] if force else []
         try:
-            older = [self.conversation.full(m) for m in self.conversation.messages[:cut]]  # the text set aside too
-            summary = await cp.summarize(self.provider, older, budget * 2)
+            summary = await cp.summarize(self.provider, list(self.conversation.full_messages(cut)), budget * 2)
         except (SwebashError, ValueError) as exc:
             reason = exc.message if isinstance(exc, SwebashError) else str(exc)
             return [Notice(f"Could not summarize the earlier conversation ({reason}); older turns are left out "
@@ -613,18 +611,7 @@ class Session:
 
     def resume(self, session_id: str | None) -> Conversation:
         """Load a saved session (newest when ``session_id`` is None). Raises ConfigError if none matches."""
-        path = find_session(self.loaded.locations.sessions_dir, session_id)
-        if path is None:
-            folder = self.loaded.locations.sessions_dir
-            damaged = damaged_session(folder, session_id) if session_id else None
-            if damaged is not None:
-                raise ConfigError(
-                    f"{damaged} has no session header, so session '{session_id}' cannot be read.",
-                    title="Damaged session",
-                    hint="Other sessions are unaffected; move this file away to stop seeing it.",
-                )
-            what = f"None matches '{session_id}'" if session_id else "There is none yet"
-            raise ConfigError(f"{what} in {folder}.", title="No saved session")
+        path = locate_session(self.loaded.locations.sessions_dir, session_id)
         self.conversation = Conversation.load(path)
         self._turns_counted()
         self.context.provenance.clear()

@@ -17,14 +17,13 @@ differ per provider, and the budget only needs to be safely below the model's co
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import json
 import re
 import secrets
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -189,9 +188,9 @@ class Conversation:
         whole["content"] = self.results.get(aside)
         return whole
 
-    def full_messages(self) -> Iterator[Message]:
-        """Every message with its content, read back one at a time (see :meth:`full`)."""
-        return map(self.full, list(self.messages))
+    def full_messages(self, stop: int | None = None) -> Iterator[Message]:
+        """The messages (up to index ``stop``) with their content, read back one at a time (see :meth:`full`)."""
+        return map(self.full, self.messages[:stop])
 
     def tool_result(self, call_id: str) -> str | None:
         """The text of the result of call ``call_id`` (read back when set aside), ``None`` if it has none."""
@@ -602,102 +601,3 @@ def _generation_of(path: Path) -> int | None:
     except (ValueError, KeyError, TypeError, AttributeError):
         return -1
     return generation if isinstance(generation, int) else -1
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    id: str
-    path: Path
-    title: str
-    updated: float
-
-
-def list_sessions(folder: Path, limit: int = 50, *, titles: bool = True) -> list[SessionInfo]:
-    """Saved sessions, newest first (reads each file's first line; ``titles``: and, for a session saved by an
-    older version, its first messages, see :func:`_listed_title`)."""
-    if not folder.is_dir():
-        return []
-    found: list[tuple[SessionInfo, dict[str, Any]]] = []
-    for path in folder.glob("*.jsonl"):
-        try:
-            with path.open(encoding="utf-8", errors="replace") as fh:  # a damaged line is skipped, not fatal
-                meta = json.loads(fh.readline()).get("meta", {})
-            info = SessionInfo(str(meta.get("id", path.stem)), path, str(meta.get("title", "")),
-                               float(meta.get("updated", path.stat().st_mtime)))
-        except (OSError, ValueError, AttributeError):
-            continue
-        found.append((info, meta))
-    found.sort(key=lambda s: s[0].updated, reverse=True)
-    shown = found[:limit]
-    if titles:  # only the sessions listed are read further
-        return [dataclasses.replace(info, title=_listed_title(info, meta)) for info, meta in shown]
-    return [info for info, _ in shown]
-
-
-_TITLE_LINES = 16
-"""How many messages of an older session :func:`_listed_title` reads at most, looking for the first typed one."""
-
-
-def _listed_title(info: SessionInfo, meta: dict[str, Any]) -> str:
-    """The title to list for a session: the saved one, unless an older version made it (no :data:`TITLE_RULE`),
-    in which case the title of today's rule (:attr:`Conversation.title`) from the first messages, without
-    rewriting the file.
-
-    Bounded: at most :data:`_TITLE_LINES` messages are read. When they do not settle it (no typed message among
-    them, while later ones could hold one), and for a compacted session (its first messages are gone, and
-    with them the question it began with), the saved title is kept.
-    """
-    if meta.get(TITLE_RULE) or meta.get("compactions"):
-        return info.title
-    users: list[Message] = []
-    try:
-        with info.path.open(encoding="utf-8", errors="replace") as fh:
-            fh.readline()  # the header
-            for _ in range(_TITLE_LINES):
-                line = fh.readline()
-                if not line:
-                    break
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue
-                if (not isinstance(msg, dict) or msg.get("role") != "user" or not isinstance(msg.get("content"), str)
-                        or is_note_only(msg)):
-                    continue
-                if msg.get(TYPED):
-                    return title_of(msg["content"])
-                users.append(msg)
-            else:
-                return info.title  # more messages than read: a typed one may follow
-    except OSError:
-        return info.title
-    return title_of(users[0]["content"]) if users else info.title  # before the typed mark: any user message
-
-
-def find_session(folder: Path, session_id: str | None) -> Path | None:
-    """The file of ``session_id`` (a unique prefix is enough), or the newest session when ``None``."""
-    if session_id is not None and not is_session_id(session_id):
-        return None
-    sessions = list_sessions(folder, limit=10_000, titles=False)
-    if session_id is None:
-        return sessions[0].path if sessions else None
-    matches = [s for s in sessions if s.id == session_id] or [s for s in sessions if s.id.startswith(session_id)]
-    return matches[0].path if len(matches) == 1 else None
-
-
-def damaged_session(folder: Path, session_id: str) -> Path | None:
-    """A file of ``session_id`` (or a prefix) that :func:`list_sessions` cannot read: its first line is not a
-    session header (a torn write by an older version, another program, a disk error)."""
-    if not is_session_id(session_id):
-        return None
-    readable = {s.path for s in list_sessions(folder, limit=10_000, titles=False)}
-    damaged = sorted(p for p in folder.glob(f"{glob_escape(session_id)}*.jsonl") if p not in readable)
-    return damaged[0] if len(damaged) == 1 else None
-
-
-def glob_escape(text: str) -> str:
-    return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
-
-
-def iter_tool_results(messages: Iterable[Message]) -> Iterable[Message]:
-    return (m for m in messages if m.get("role") == "tool")

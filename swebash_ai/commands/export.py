@@ -243,7 +243,7 @@ def markdown_transcript(conv: Conversation) -> str:
 
 def export_sessions(session_id: str | None, *, every: bool, fmt: str, out: TextIO | None = None) -> int:
     """``swebash-ai export``: the saved session ``session_id`` (the latest when None) or ``every`` one, on ``out``."""
-    from swebash_ai.agent.conversation import find_session, list_sessions
+    from swebash_ai.agent.session_files import find_session, list_sessions
     from swebash_ai.storage.locations import locations
 
     out = out or sys.stdout

@@ -19,7 +19,7 @@ def run_stats(session: str | None, since_text: str | None, *, as_json: bool) -> 
         raise UsageError(str(exc)) from None
     if session is not None:
         # A mistyped id showed a page of zeros and exit 0; a prefix of several merged them. Name one, as export does.
-        from swebash_ai.agent.conversation import find_session
+        from swebash_ai.agent.session_files import find_session
 
         folder = locations().sessions_dir
         found = find_session(folder, session)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from swebash_ai.agent.conversation import Conversation, find_session
+from swebash_ai.agent.conversation import Conversation
+from swebash_ai.agent.session_files import find_session
 from swebash_ai.errors import ExitCode
 from swebash_ai.safety.terminal_text import safe
 from swebash_ai.storage.locations import locations

@@ -12,11 +12,10 @@ from swebash_ai.agent.conversation import (
     STOPPED,
     UNSAID,
     Conversation,
-    find_session,
-    list_sessions,
     title_of,
     why_incomplete,
 )
+from swebash_ai.agent.session_files import find_session, list_sessions
 from swebash_ai.frontends.oneshot import with_piped_context
 from swebash_ai.providers.base import ToolCall
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from swebash_ai.agent.conversation import SAVE_LOCK, Conversation, list_sessions
+from swebash_ai.agent.conversation import SAVE_LOCK, Conversation
+from swebash_ai.agent.session_files import list_sessions
 from swebash_ai.config.settings import load_settings
 from swebash_ai.frontends.oneshot import ExitCode, OneShotOptions, run_oneshot
 from swebash_ai.testing.fake_server import FakeLLMServer, Reply

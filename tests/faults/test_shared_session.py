@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from swebash_ai.agent.approval import AllowApprover
-from swebash_ai.agent.conversation import SAVE_LOCK, Conversation, list_sessions
+from swebash_ai.agent.conversation import SAVE_LOCK, Conversation
 from swebash_ai.agent.events import Notice
+from swebash_ai.agent.session_files import list_sessions
 from swebash_ai.commands.undo import undo_saved_session
 from swebash_ai.config.settings import load_settings
 from swebash_ai.frontends.oneshot import ExitCode

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from tui_helpers import idle, type_and_send, wait_for
 
-from swebash_ai.agent.conversation import Conversation, list_sessions
+from swebash_ai.agent.conversation import Conversation
+from swebash_ai.agent.session_files import list_sessions
 from swebash_ai.config.settings import load_settings
 from swebash_ai.frontends.tui.widgets.chat import NoticeMessage
 from swebash_ai.testing.fake_server import Reply

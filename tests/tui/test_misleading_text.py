@@ -121,7 +121,7 @@ async def test_tool_output_shows_invisible_characters_as_reverse_video_markers(
 
 
 async def test_the_status_bar_and_the_sessions_picker_mark_invisible_characters(make_app, tmp_path) -> None:
-    from swebash_ai.agent.conversation import SessionInfo
+    from swebash_ai.agent.session_files import SessionInfo
     from swebash_ai.frontends.tui.screens.sessions import SessionsScreen
 
     app = make_app()

@@ -60,7 +60,7 @@ class SessionSwitch:
         if arg:
             await self.resume(arg)
             return
-        from swebash_ai.agent.conversation import list_sessions
+        from swebash_ai.agent.session_files import list_sessions
         from swebash_ai.frontends.tui.screens.sessions import SessionsScreen
 
         found = [s for s in list_sessions(session.loaded.locations.sessions_dir)

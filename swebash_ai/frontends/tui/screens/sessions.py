@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from swebash_ai.agent.conversation import SessionInfo
+from swebash_ai.agent.session_files import SessionInfo
 from swebash_ai.frontends.tui.shown import shown
 
 
