@@ -200,9 +200,10 @@ async def test_the_caches_that_fill_with_the_sessions_texts_are_emptied_after_ea
         # the end of the turn.
         first = list(app.query(AssistantMessage))[-1]
         first._styles_cache._cache[10_000] = Strip.blank(3)
+        first._box_model_cache["a layout long gone"] = object()  # a box model of an earlier layout
         await type_and_send(pilot, "another question")
         await wait_for(pilot, lambda: not app.busy and len(app.query(AssistantMessage)) == 2, what="the answer")
         await idle(pilot)
-        assert 10_000 not in first._styles_cache._cache
+        assert 10_000 not in first._styles_cache._cache and "a layout long gone" not in first._box_model_cache
         drawn = first.render_lines(Region(0, 0, first.size.width, first.size.height))
         assert "an answer" in "".join(strip.text for strip in drawn)  # drawn again when asked

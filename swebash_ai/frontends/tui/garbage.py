@@ -126,7 +126,8 @@ def release_text_caches(app: App[object]) -> None:
     made, so none is found again after the next mount). Each widget's line cache (``StylesCache``) goes too:
     it keeps every line the widget drew, and each line its crops and divisions, every ``Strip`` with seven
     caches of its own (~1 KB each): at the end of a 300-turn session 4,100 lived, 2,200 with this
-    (``bench/tui_memory_where.py``). What the next frame needs is made again at once.
+    (``bench/tui_memory_where.py``). So do the box models each widget keeps (16, keyed on its count of layout
+    updates, so none is found again after the next layout). What the next frame needs is made again at once.
     """
     from rich.cells import cached_cell_len
 
@@ -138,6 +139,9 @@ def release_text_caches(app: App[object]) -> None:
         lines = getattr(node, "_styles_cache", None)
         if lines is not None:
             lines.clear()
+        boxes = getattr(node, "_box_model_cache", None)  # keyed on a counter of layout updates: stale at once
+        if boxes is not None:
+            boxes.clear()
 
 
 def collect_everything() -> None:
