@@ -3,16 +3,22 @@
 The app (headless, 120x40) against the loopback server, in a process of its own as a provider is (its parsing
 of each request, the whole conversation as JSON, is not the app's memory; ``--in-process-server`` runs it on a
 thread instead): TURNS turns, each a question, one ``read_file`` of a 4 KB file and a Markdown answer of about
-1 KB. Printed: the resident memory after the warm-up turns and at
-the end, how much it grew, and the text the conversation took on meanwhile (messages' content and call
-arguments); then the same for each half of the measured turns (memory that levels off, like a cache filling
-up to its bound, grows in the first half alone). The goal: the growth is no more than that text. Between two
-turns the app collects what a user's pause lets it collect (see ``reading``): the turns here follow one
-another at once, and without those collections the garbage of hundreds of turns piles up and stays as
-resident memory once freed. Where the growth goes (objects, live allocations by line, the allocators' free
-memory): ``bench/tui_memory_where.py``.
+1 KB. Printed: the resident memory after the warm-up turns and at the end, how much it grew, and the text the
+conversation took on meanwhile (messages' content and call arguments, a tool result set aside on disk
+included); then the same for each half of the measured turns (memory that levels off, like a cache filling
+up to its bound, grows in the first half alone). The goal: the growth is no more than that text.
 
-    python bench/tui_session_memory.py [--turns 300] [--warmup 20] [--in-process-server]
+The warm-up (30 turns) ends once the screen holds as many widgets as it ever will: the chat keeps four
+chapters of 12 messages and fills a fifth before storing the oldest (two messages a turn: turn 30), the tool
+pane 20 entries (turn 20). Before that, memory grows by the widgets being mounted up to those bounds (1.3 MB
+from turn 20 to 30), whatever the session's length; ``--warmup 20`` measures it too.
+
+Between two turns the app collects what a user's pause lets it collect (see ``reading``): the turns here
+follow one another at once, and without those collections the garbage of hundreds of turns piles up and
+stays as resident memory once freed. Where the growth goes (objects, live allocations by line, the
+allocators' free memory): ``bench/tui_memory_where.py``.
+
+    python bench/tui_session_memory.py [--turns 300] [--warmup 30] [--in-process-server]
 """
 
 from __future__ import annotations
@@ -161,7 +167,8 @@ def llm_server(turns: int, in_process: bool) -> Iterator[FakeLLMServer | str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=300)
-    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=30,
+                        help="turns before the measure: the screen's widgets reach their bounds by turn 30")
     parser.add_argument("--in-process-server", action="store_true",
                         help="run the loopback server on a thread of this process (its memory then counts)")
     args = parser.parse_args()
