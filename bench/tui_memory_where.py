@@ -102,11 +102,12 @@ def main() -> None:
     parser.add_argument("--no-trace", action="store_true", help="no tracemalloc (the run is several times faster)")
     parser.add_argument("--in-process-server", action="store_true",
                         help="run the loopback server on a thread of this process (its memory then counts)")
+    parser.add_argument("--context-tokens", type=int, default=None, help="the request budget (the app's default)")
     args = parser.parse_args()
     if not args.no_trace:
         tracemalloc.start(1)
     with bench.llm_server(args.turns, args.in_process_server) as server, tempfile.TemporaryDirectory() as tmp:
-        workspace = bench.prepare(server, Path(tmp))
+        workspace = bench.prepare(server, Path(tmp), args.context_tokens)
         asyncio.run(run(args.turns, args.warmup, workspace, args.top, trace=not args.no_trace))
 
 

@@ -8,6 +8,13 @@ conversation took on meanwhile (messages' content and call arguments, a tool res
 included); then the same for each half of the measured turns (memory that levels off, like a cache filling
 up to its bound, grows in the first half alone). The goal: the growth is no more than that text.
 
+Every request carries the whole session (``context_tokens`` 2,000,000): the request grows with it to the end
+(1.4 MB at turn 300). Each request reads back from disk the old tool results it carries, and those strings,
+freed once the request is done, leave the allocators' pages partly used: memory beyond the text that grows
+with the request. ``--context-tokens 100000`` (the app's default) bounds the request as a user's session
+does, older turns left out (never summarized here: this server answers no summary request, and the
+conversation keeps every message, which is what is measured).
+
 The warm-up (30 turns) ends once the screen holds as many widgets as it ever will: the chat keeps four
 chapters of 12 messages and fills a fifth before storing the oldest (two messages a turn: turn 30), the tool
 pane 20 entries (turn 20). Before that, memory grows by the widgets being mounted up to those bounds (1.3 MB
@@ -18,7 +25,7 @@ follow one another at once, and without those collections the garbage of hundred
 stays as resident memory once freed. Where the growth goes (objects, live allocations by line, the
 allocators' free memory): ``bench/tui_memory_where.py``.
 
-    python bench/tui_session_memory.py [--turns 300] [--warmup 30] [--in-process-server]
+    python bench/tui_session_memory.py [--turns 300] [--warmup 30] [--context-tokens N] [--in-process-server]
 """
 
 from __future__ import annotations
@@ -132,10 +139,15 @@ async def run(turns: int, warmup: int, workspace: Path) -> list[tuple[int, int, 
         return points
 
 
-def prepare(server: FakeLLMServer | str, root: Path) -> Path:
+WHOLE_SESSION = 2_000_000
+"""Tokens of the default request budget: the whole 300-turn session (~450,000) fits."""
+
+
+def prepare(server: FakeLLMServer | str, root: Path, context_tokens: int | None = None) -> Path:
     """The session's setting under ``root``: a workspace of seven notes, the environment pointing at ``server``
     (in this process it then plays :func:`_responder`; a URL: a server in its own process playing
-    :func:`script`); returns the workspace."""
+    :func:`script`), requests of at most ``context_tokens`` (:data:`WHOLE_SESSION` when ``None``); returns the
+    workspace."""
     workspace = root / "ws"
     workspace.mkdir()
     for n in range(7):
@@ -144,9 +156,10 @@ def prepare(server: FakeLLMServer | str, root: Path) -> Path:
                       SWEBASH_AI_MODEL="openai/fake-model",
                       SWEBASH_AI_API_BASE=server if isinstance(server, str) else server.base_url,
                       SWEBASH_AI_API_KEY="sk-fake", OLLAMA_HOST="http://127.0.0.1:9",
-                      # the whole conversation fits: the text it holds is what is measured, with no summary
-                      # asked for each turn (this server answers none)
-                      SWEBASH_AI_CONTEXT_TOKENS="2000000")
+                      SWEBASH_AI_CONTEXT_TOKENS=str(context_tokens or WHOLE_SESSION),
+                      # Older turns are left out of requests, never summarized (this server answers no summary
+                      # request): the conversation keeps every message, which is what is measured.
+                      SWEBASH_AI_AUTO_COMPACT="false")
     if not isinstance(server, str):
         server.responder = _responder(server)
     return workspace
@@ -171,13 +184,17 @@ def main() -> None:
                         help="turns before the measure: the screen's widgets reach their bounds by turn 30")
     parser.add_argument("--in-process-server", action="store_true",
                         help="run the loopback server on a thread of this process (its memory then counts)")
+    parser.add_argument("--context-tokens", type=int, default=None,
+                        help=f"the request budget (default {WHOLE_SESSION:,}: the whole session each time; the "
+                             "app's own default is 100000)")
     args = parser.parse_args()
     with llm_server(args.turns, args.in_process_server) as server, tempfile.TemporaryDirectory() as tmp:
-        workspace = prepare(server, Path(tmp))
+        workspace = prepare(server, Path(tmp), args.context_tokens)
         points = asyncio.run(run(args.turns, args.warmup, workspace))
     mib = 1024 * 1024
     (_, start, held_start), (half, middle, held_middle), (_, end, held_end) = points
-    print(f"turns                        {args.turns} (measured from turn {args.warmup})")
+    print(f"turns                        {args.turns} (measured from turn {args.warmup}; requests of at most "
+          f"{args.context_tokens or WHOLE_SESSION:,} tokens)")
     print(f"resident after the warm-up   {start / mib:7.1f} MiB")
     print(f"resident at the end          {end / mib:7.1f} MiB")
     print(f"growth                       {(end - start) / mib:7.1f} MiB")
