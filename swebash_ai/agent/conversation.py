@@ -211,10 +211,8 @@ class Conversation:
         for i in range(min(self._aside_scanned, end), end):
             message = self.messages[i]
             content = message.get("content")
-            if message.get("role") != "tool" or ASIDE in message or not isinstance(content, str):
-                continue
-            if len(content) < ASIDE_CHARS:
-                continue
+            if message.get("role") != "tool" or not isinstance(content, str) or len(content) < ASIDE_CHARS:
+                continue  # a message set aside has no content
             where = self.results.put(content)
             if where is None:
                 return moved  # looked at again after the next turn

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from swebash_ai.storage import private_files
+
 __all__ = ["ASIDE", "ASIDE_CHARS", "Aside", "ResultStore"]
 
 log = logging.getLogger(__name__)
@@ -40,9 +42,6 @@ ASIDE = "set_aside"
 
 ASIDE_CHARS = 512
 """Results shorter than this stay in memory: their message costs more than the text it would save."""
-
-_BUFFER = 256 * 1024
-"""Largest result read back through the store's own buffer; a larger one gets a buffer of its own (mapped)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +54,8 @@ class Aside:
 
 
 class ResultStore:
-    """The tool results a conversation set aside: appended once, read back by position (``pread``), so reads
-    and writes from several threads never share a file position."""
+    """The tool results a conversation set aside: appended once (under a lock), read back by position
+    (``pread``), so a read never depends on a file position another thread moved."""
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder
@@ -64,7 +63,6 @@ class ResultStore:
         self._file: IO[bytes] | None = None
         self._end = 0
         self._lock = threading.Lock()
-        self._buffer = bytearray()
 
     def put(self, text: str) -> tuple[int, int] | None:
         """Write ``text``; returns (offset, size), or ``None`` when it cannot be written (it then stays in
@@ -84,41 +82,29 @@ class ResultStore:
         return offset, len(data)
 
     def get(self, aside: Aside) -> str:
-        """The text set aside at ``aside``. Read into one buffer the store keeps (up to :data:`_BUFFER` bytes) and
-        decoded from there: a request reads back hundreds of results, and a ``bytes`` of each, made and freed
-        beside its text, would leave the heap twice as many holes to fill."""
+        """The text set aside at ``aside``."""
         if self._file is None:
             raise RuntimeError("this conversation has set no result aside")
-        with self._lock:
-            if aside.size > len(self._buffer) and aside.size <= _BUFFER:
-                self._buffer = bytearray(max(aside.size, 2 * len(self._buffer), 16 * 1024))
-            into = memoryview(self._buffer)[:aside.size] if aside.size <= _BUFFER else memoryview(
-                bytearray(aside.size))
-            got = 0
-            while got < aside.size:
-                count = os.preadv(self._file.fileno(), [into[got:]], aside.offset + got)
-                if not count:
-                    raise OSError(f"the store of old tool results ended early (at {aside.offset + got:,} bytes)")
-                got += count
-            return str(into, "utf-8", "surrogatepass")
+        parts: list[bytes] = []
+        got = 0
+        while got < aside.size:
+            part = os.pread(self._file.fileno(), aside.size - got, aside.offset + got)
+            if not part:
+                raise OSError(f"the store of old tool results ended early (at {aside.offset + got:,} bytes)")
+            parts.append(part)
+            got += len(part)
+        return (parts[0] if len(parts) == 1 else b"".join(parts)).decode("utf-8", "surrogatepass")
 
     @property
     def size(self) -> int:
         """Bytes written so far."""
         return self._end
 
-    def close(self) -> None:
-        with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
-                self._end = 0
-
     def _open(self) -> IO[bytes]:
         folder = self.folder
         if folder is not None:
             try:
-                folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                private_files.make_dirs(folder)
                 return tempfile.TemporaryFile(dir=folder, prefix=".results-")
             except OSError:
                 pass  # a folder that cannot be written: the system's temporary folder still keeps them
