@@ -64,7 +64,7 @@ async def run(turns: int, warmup: int, workspace: Path, top: int, trace: bool) -
         gc.collect()
         snapshot = tracemalloc.take_snapshot() if trace else None
         figures.append((me.memory_info().rss, malloc_figures(), type_counts(), snapshot,
-                        bench._held(app.session.conversation.messages)))
+                        bench._held(app.session.conversation)))
         gc.freeze()
 
     async with app.run_test(size=(120, 40)) as pilot:

@@ -72,13 +72,11 @@ def _responder(server: FakeLLMServer) -> Any:
     return respond
 
 
-def _held(messages: list[dict[str, Any]]) -> int:
-    """The text the conversation holds: contents and call arguments; a tool result set aside on disk
-    (``swebash_ai.agent.result_store``) counts as held, by its UTF-8 size (its characters, here: ASCII)."""
-    from swebash_ai.agent.result_store import ASIDE
-
-    return sum(len(m.get("content") or "") + (m[ASIDE].size if ASIDE in m else 0)
-               + len(json.dumps(m.get("tool_calls") or "")) for m in messages)
+def _held(conversation: Any) -> int:
+    """The text the conversation holds: contents and calls (as JSON), a tool result set aside on disk
+    (``swebash_ai.agent.result_store``) included, read back to count its characters."""
+    return sum(len(m.get("content") or "") + len(json.dumps(m.get("tool_calls") or ""))
+               for m in conversation.full_messages())
 
 
 def reading(app: Any, turn: int) -> None:
@@ -129,13 +127,13 @@ async def run(turns: int, warmup: int, workspace: Path) -> list[tuple[int, int, 
         for i in range(turns):
             if i in (warmup, half):
                 settle(app)
-                points.append((i, me.memory_info().rss, _held(app.session.conversation.messages)))
+                points.append((i, me.memory_info().rss, _held(app.session.conversation)))
             await _turn(app, pilot, f"question {i}: what do the notes say?")
             reading(app, i + 1)
         frozen = gc.get_freeze_count()
         settle(app)
         print(f"objects frozen before the last collection: {frozen:,}")
-        points.append((turns, me.memory_info().rss, _held(app.session.conversation.messages)))
+        points.append((turns, me.memory_info().rss, _held(app.session.conversation)))
         return points
 
 

@@ -26,12 +26,13 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from swebash_ai.agent.context_fit import fit
 from swebash_ai.agent.image_store import ATTACHMENTS, IMAGES, ImageStore, image_cost
 from swebash_ai.agent.result_store import ASIDE, ASIDE_CHARS, Aside, ResultStore
 from swebash_ai.providers.base import Message, ToolCall
+from swebash_ai.providers.wire import StoredResult
 from swebash_ai.storage import private_files
 
 INCOMPLETE = "incomplete"
@@ -177,6 +178,17 @@ class Conversation:
         if ASIDE in message:
             return _for_wire(self.full(message))
         return self.images.wire(_for_wire(message), message[IMAGES])
+
+    def _stored(self, message: Message) -> Message:
+        """As :meth:`_wire`, but a result set aside (with no note added to it) stays in the store."""
+        aside = message.get(ASIDE)
+        if aside is None or message.get(NOTES):
+            return self._wire(message)
+        fields = {k: v for k, v in message.items() if k not in _OWN_KEYS}
+        stored = StoredResult(fields, aside.size, functools.partial(self.results.read_into, aside),
+                              functools.partial(self.results.get, aside))
+        # A read-only mapping where a message dict goes: only a provider that reads_stored_results is given one.
+        return cast(Message, stored)
 
     # --- results set aside ----------------------------------------------------------------------------
     def full(self, message: Message) -> Message:
@@ -360,9 +372,12 @@ class Conversation:
         self._scanned = len(messages)
         return list(zip(starts, [*starts[1:], len(messages)][: len(starts)], strict=True))
 
-    def for_request(self, system: str | None, budget_tokens: int) -> list[Message]:
+    def for_request(self, system: str | None, budget_tokens: int, *, stored: bool = False) -> list[Message]:
         """System prompt + the most recent whole turns that fit ``budget_tokens``; the last turn always, its oldest
-        tool results cut when it outgrows the budget alone (:mod:`swebash_ai.agent.context_fit`)."""
+        tool results cut when it outgrows the budget alone (:mod:`swebash_ai.agent.context_fit`). With ``stored``
+        (for a provider that ``reads_stored_results``), the results set aside stay where they are, each a
+        :class:`~swebash_ai.providers.wire.StoredResult` the request body copies them from; otherwise each is
+        read back."""
         head: list[Message] = [{"role": "system", "content": system}] if system else []
         allowed = budget = budget_tokens - _system_cost(system)
         costs = self._token_costs()
@@ -374,7 +389,8 @@ class Conversation:
             first = start
             budget -= cost
         wire = self._wire_forms()
-        sent = [w if w is not None else self._wire(m) for m, w in zip(self.messages[first:], wire[first:], strict=True)]
+        made = self._stored if stored else self._wire
+        sent = [w if w is not None else made(m) for m, w in zip(self.messages[first:], wire[first:], strict=True)]
         return head + (fit(sent, costs[first:], allowed) if budget < 0 else sent)
 
     @property

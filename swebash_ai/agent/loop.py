@@ -247,7 +247,8 @@ class _Turn:
     ) -> tuple[str, list[ToolCall]]:
         agent = self.agent
         self._tell_exits()
-        messages = self.conv.for_request(agent.system_prompt, agent.limits.context_tokens) + (extra or [])
+        messages = self.conv.for_request(agent.system_prompt, agent.limits.context_tokens,
+                                         stored=getattr(agent.provider, "reads_stored_results", False)) + (extra or [])
         self.partial_text = []
         calls: list[ToolCall] = []
         self.in_stream = True

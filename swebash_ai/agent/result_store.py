@@ -10,6 +10,10 @@ Contract:
     tool pane's earlier calls. An :class:`Aside` is not JSON: a message set aside that reached a provider or a
     file without being read back would fail loudly rather than send or save a stub.
 
+    Each text is kept as its JSON string (quotes and escapes included): a request to an OpenAI-compatible
+    endpoint copies those bytes into its body as they are (:class:`~swebash_ai.providers.wire.StoredResult`),
+    with no string made for the text, its escaped copy or its message.
+
     The store is an unnamed file (``O_TMPFILE``: unlinked from the start, 0600) in the folder of the session
     files, which are on the disk the user chose for them, not in ``/tmp`` (often memory itself). It goes
     away when the conversation does, and a crash or a kill leaves nothing behind: the session file already
@@ -23,6 +27,7 @@ Why:
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import tempfile
@@ -33,7 +38,7 @@ from typing import IO
 
 from swebash_ai.storage import private_files
 
-__all__ = ["ASIDE", "ASIDE_CHARS", "Aside", "ResultStore"]
+__all__ = ["ASIDE", "ASIDE_CHARS", "Aside", "ResultStore", "as_json"]
 
 log = logging.getLogger(__name__)
 
@@ -46,16 +51,26 @@ ASIDE_CHARS = 512
 
 @dataclass(frozen=True, slots=True)
 class Aside:
-    """Where a result set aside is: ``size`` bytes of UTF-8 at ``offset``; ``tokens``: its message's estimate."""
+    """Where a result set aside is: its JSON string, ``size`` bytes at ``offset``; ``tokens``: its message's
+    estimate."""
 
     offset: int
     size: int
     tokens: int
 
 
+def as_json(text: str) -> bytes:
+    """``text`` as the JSON string a request carries (UTF-8, as httpx encodes a body); a text that is no valid
+    Unicode (a lone surrogate) is escaped instead, which any JSON reader takes and gives back the same."""
+    try:
+        return json.dumps(text, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(text).encode("ascii")
+
+
 class ResultStore:
-    """The tool results a conversation set aside: appended once (under a lock), read back by position
-    (``pread``), so a read never depends on a file position another thread moved."""
+    """The tool results a conversation set aside, as JSON strings: appended once (under a lock), read back by
+    position (``pread``), so a read never depends on a file position another thread moved."""
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder
@@ -67,7 +82,7 @@ class ResultStore:
     def put(self, text: str) -> tuple[int, int] | None:
         """Write ``text``; returns (offset, size), or ``None`` when it cannot be written (it then stays in
         memory: a full disk must not lose a result)."""
-        data = text.encode("utf-8", "surrogatepass")
+        data = as_json(text)
         with self._lock:
             try:
                 if self._file is None:
@@ -83,17 +98,23 @@ class ResultStore:
 
     def get(self, aside: Aside) -> str:
         """The text set aside at ``aside``."""
+        into = bytearray(aside.size)
+        self.read_into(aside, memoryview(into))
+        text = json.loads(into)
+        if not isinstance(text, str):
+            raise OSError(f"the store of old tool results holds no text at {aside.offset:,}")
+        return text
+
+    def read_into(self, aside: Aside, into: memoryview) -> None:
+        """Copy the JSON string set aside at ``aside`` into ``into`` (``aside.size`` bytes), making no object for it."""
         if self._file is None:
             raise RuntimeError("this conversation has set no result aside")
-        parts: list[bytes] = []
         got = 0
         while got < aside.size:
-            part = os.pread(self._file.fileno(), aside.size - got, aside.offset + got)
-            if not part:
+            read = os.preadv(self._file.fileno(), [into[got:aside.size]], aside.offset + got)
+            if not read:
                 raise OSError(f"the store of old tool results ended early (at {aside.offset + got:,} bytes)")
-            parts.append(part)
-            got += len(part)
-        return (parts[0] if len(parts) == 1 else b"".join(parts)).decode("utf-8", "surrogatepass")
+            got += read
 
     @property
     def size(self) -> int:

@@ -33,6 +33,7 @@ from swebash_ai.providers.base import (
     openai_format_chunks,
 )
 from swebash_ai.providers.pricing import cost_of
+from swebash_ai.providers.wire import request_body
 
 #: Where requests go when no endpoint is configured (the official client's default too).
 DEFAULT_API_BASE = "https://api.openai.com/v1"
@@ -40,6 +41,10 @@ DEFAULT_API_BASE = "https://api.openai.com/v1"
 
 class HttpProvider(EndpointProvider):
     """Chat Completions streaming over httpx + httpx-sse."""
+
+    reads_stored_results = True
+    """Its request body copies the results a conversation set aside from where they are kept
+    (:func:`~swebash_ai.providers.wire.request_body`)."""
 
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
@@ -128,7 +133,8 @@ class HttpProvider(EndpointProvider):
             body["tools"] = list(tools)
             body["tool_choice"] = tool_choice
         async with aconnect_sse(
-            client, "POST", self._url(), json=body, headers=self._headers()
+            client, "POST", self._url(), content=request_body(body),
+            headers={**self._headers(), "Content-Type": "application/json"},
         ) as source:
             response = source.response
             content_type = response.headers.get("content-type", "")

@@ -251,6 +251,12 @@ class TextToolCallProvider:
         self.recovered = 0
         """How many calls were parsed out of text (for a notice)."""
 
+    @property
+    def reads_stored_results(self) -> bool:
+        """Whether the results a conversation set aside may come as they are kept (:mod:`swebash_ai.providers.wire`):
+        as the inner provider takes them. Text mode reads each back as it rewrites the history."""
+        return bool(getattr(self.inner, "reads_stored_results", False))
+
     async def stream(
         self,
         messages: Sequence[Message],

@@ -12,7 +12,7 @@ import pytest
 
 from swebash_ai.agent import TurnFinished
 from swebash_ai.agent.compaction import request_tokens
-from swebash_ai.agent.conversation import Conversation, estimate_tokens
+from swebash_ai.agent.conversation import NOTES, Conversation, estimate_tokens
 from swebash_ai.agent.result_store import ASIDE, ASIDE_CHARS, ResultStore
 from swebash_ai.config.settings import load_settings
 from swebash_ai.providers.base import ToolCall
@@ -150,3 +150,68 @@ def test_results_shorter_than_the_threshold_stay() -> None:
         conv.add_tool_result(f"c{t}", "x", "y" * (ASIDE_CHARS - 1) if t == 0 else "z")
         conv.add_assistant("a")
     assert conv.set_aside_results() == [] and conv.results.size == 0
+
+
+def test_a_request_body_copies_the_results_set_aside_from_the_store(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from swebash_ai.providers.wire import StoredResult, request_body
+
+    conv = three_turns()
+    conv.results.folder = tmp_path
+    big1 = next(m for m in conv.messages if m.get("tool_call_id") == "big1")
+    big1[NOTES] = ["a process exited"]  # a result with the app's note: read back, the note appended on the wire
+    read_back = conv.for_request("system", 1_000_000)
+    conv.set_aside_results()
+    sent = conv.for_request("system", 1_000_000, stored=True)
+    stored = [m for m in sent if isinstance(m, StoredResult)]
+    assert [m["tool_call_id"] for m in stored] == ["big0"]
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        json.dumps(stored[0])  # never sent as anything but its bytes
+
+    def no_text(*args: Any) -> str:
+        raise AssertionError("a result read back as text for the request")
+
+    monkeypatch.setattr(conv.results, "get", no_text)
+    body = {"model": "m", "messages": sent, "stream": True, "tools": [{"type": "function"}]}
+    data = request_body(body)
+    monkeypatch.undo()
+    assert json.loads(data) == {**body, "messages": read_back}  # what the model reads: every result whole
+    assert next(m["content"] for m in json.loads(data)["messages"]
+                if m.get("tool_call_id") == "big1").endswith("a process exited")
+    assert [dict(m) for m in stored] == [m for m in read_back if m.get("tool_call_id") == "big0"]
+
+
+def test_a_text_that_is_not_valid_unicode_is_stored_as_escaped_json(tmp_path: Path) -> None:
+    from swebash_ai.agent.result_store import Aside, as_json
+
+    odd = "bytes a tool could not decode: \udcff\udcfe, then é\n" * 20
+    assert as_json(odd).isascii() and json.loads(as_json(odd)) == odd
+    assert as_json("é \"quoted\"\n") == '"é \\"quoted\\"\\n"'.encode()  # UTF-8, as httpx encodes a body
+    store = ResultStore(tmp_path)
+    where = store.put(odd)
+    assert where is not None and store.get(Aside(*where, tokens=0)) == odd
+
+
+@pytest.mark.parametrize("tool_calling", ["auto", "text"])
+async def test_over_http_the_results_set_aside_go_from_the_store_into_the_request(
+    llm_env: FakeLLMServer, workspace: Path, monkeypatch: pytest.MonkeyPatch, tool_calling: str
+) -> None:
+    monkeypatch.setenv("SWEBASH_AI_TOOL_CALLING", tool_calling)
+    (workspace / "a.txt").write_text(BIG)
+    first = (Reply.tool_calls([("read_file", {"path": "a.txt"})]) if tool_calling == "auto"
+             else Reply.text('```json\n{"tool": "read_file", "arguments": {"path": "a.txt"}}\n```'))
+    llm_env.enqueue(first, Reply.text("Read it."), Reply.text("Still here."))
+    session = Session(load_settings(), probe_ollama=False)
+    assert isinstance([e async for e in session.run("read a.txt")][-1], TurnFinished)
+    assert isinstance([e async for e in session.run("and now?")][-1], TurnFinished)
+    assert any(ASIDE in m for m in session.conversation.messages)
+    reads: list[int] = []
+    real_get = session.conversation.results.get
+    monkeypatch.setattr(session.conversation.results, "get", lambda aside: reads.append(1) or real_get(aside))
+    llm_env.enqueue(Reply.text("Yes."))
+    assert isinstance([e async for e in session.run("once more")][-1], TurnFinished)
+    carried = json.dumps(llm_env.requests[-1]["body"]["messages"], ensure_ascii=False)
+    assert carried.count("40| line of a file, é and 🙂 included") == 1  # the result, whole, once
+    # Read once by the save (the session file holds every result whole); the native lane's request copies the
+    # bytes kept, while text mode rewrites the result into a user message, reading it a second time.
+    assert len(reads) == (1 if tool_calling == "auto" else 2)
