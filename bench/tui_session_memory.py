@@ -9,11 +9,12 @@ included); then the same for each half of the measured turns (memory that levels
 up to its bound, grows in the first half alone). The goal: the growth is no more than that text.
 
 Every request carries the whole session (``context_tokens`` 2,000,000): the request grows with it to the end
-(1.4 MB at turn 300). Each request reads back from disk the old tool results it carries, and those strings,
-freed once the request is done, leave the allocators' pages partly used: memory beyond the text that grows
-with the request. ``--context-tokens 100000`` (the app's default) bounds the request as a user's session
-does, older turns left out (never summarized here: this server answers no summary request, and the
-conversation keeps every message, which is what is measured).
+(1.4 MB at turn 300), the old tool results it carries copied into its body from where they are kept on disk
+(``swebash_ai.providers.wire``; read back as strings, their few MB a request left the allocators' pages partly
+used, memory beyond the text that grew with the session). ``--context-tokens 100000`` (the app's default)
+bounds the request as a user's session does, older turns left out (never summarized here: this server answers
+no summary request, and the conversation keeps every message, which is what is measured). Runs spread by about
+one 1 MB arena of Python's small-object allocator (kept while any object in it lives): run it a few times.
 
 The warm-up (30 turns) ends once the screen holds as many widgets as it ever will: the chat keeps four
 chapters of 12 messages and fills a fifth before storing the oldest (two messages a turn: turn 30), the tool

@@ -65,26 +65,24 @@ def _dumps(value: Any) -> str:
 
 def request_body(body: Mapping[str, Any]) -> bytes:
     """``body`` (with its ``messages``) as the JSON bytes httpx would send for it, every :class:`StoredResult`'s
-    content copied into place from where it is kept."""
-    rest = _dumps({k: v for k, v in body.items() if k != "messages"})
-    parts: list[bytes | StoredResult] = [b'{"messages":[']
+    content copied into place from where it is kept.
+
+    The body grows in one buffer, each message's piece made and let go in turn: at most the body twice over
+    (the buffer and the bytes returned), as httpx's own encoding (a string, then its bytes)."""
+    data = bytearray(b'{"messages":[')
     for i, message in enumerate(body.get("messages") or ()):
         if i:
-            parts.append(b",")
+            data += b","
         if isinstance(message, StoredResult):
             head = _dumps({k: v for k, v in message.fields.items() if k != "content"})
-            parts += [(head[:-1] + ("," if len(head) > 2 else "") + '"content":').encode("utf-8"), message, b"}"]
+            data += (head[:-1] + ("," if len(head) > 2 else "") + '"content":').encode("utf-8")
+            at = len(data)
+            data += bytes(message.size)
+            with memoryview(data) as view:
+                message.read_into(view[at:])
+            data += b"}"
         else:
-            parts.append(_dumps(message).encode("utf-8"))
-    parts.append(b"]" + (b"," + rest[1:].encode("utf-8") if len(rest) > 2 else b"}"))
-    data = bytearray(sum(p.size if isinstance(p, StoredResult) else len(p) for p in parts))
-    view, at = memoryview(data), 0
-    for part in parts:
-        size = part.size if isinstance(part, StoredResult) else len(part)
-        if isinstance(part, StoredResult):
-            part.read_into(view[at:at + size])
-        else:
-            view[at:at + size] = part
-        at += size
-    view.release()
+            data += _dumps(message).encode("utf-8")
+    rest = _dumps({k: v for k, v in body.items() if k != "messages"})
+    data += b"]" + (b"," + rest[1:].encode("utf-8") if len(rest) > 2 else b"}")
     return bytes(data)
