@@ -235,7 +235,26 @@ class Conversation:
                 self._sent[i] = None
             moved.append(str(message.get("tool_call_id", "")))
         self._aside_scanned = end
+        self._set_aside_children()
         return moved
+
+    def _set_aside_children(self) -> None:
+        """The helpers' transcripts (``meta["subagents"]``, a whole child conversation each, read by nothing
+        while the session runs) go to the store too, each as one :class:`Aside`; see :meth:`subagents`."""
+        kept = self.meta.get("subagents")
+        if not isinstance(kept, dict):
+            return
+        for call_id, record in kept.items():
+            if isinstance(record, dict) and (where := self.results.put(record)) is not None:
+                kept[call_id] = Aside(where[0], where[1], 0)
+
+    def subagents(self) -> dict[str, Any]:
+        """The helpers' transcripts by the parent's ``task`` call id, each read back if it was set aside."""
+        kept = self.meta.get("subagents")
+        if not isinstance(kept, dict):
+            return {}
+        return {call_id: self.results.load(record) if isinstance(record, Aside) else record
+                for call_id, record in kept.items()}
 
     def _token_costs(self) -> list[int]:
         if len(self._costs) > len(self.messages):  # the list was replaced or cut: start over
@@ -435,6 +454,8 @@ class Conversation:
             generation = (self._generation or 0) + 1
             meta = {"id": self.id, "created": self.created, "updated": time.time(), "title": self.title,
                     **self.meta, TITLE_RULE: "typed", "generation": generation}
+            if "subagents" in meta:
+                meta["subagents"] = self.subagents()
             self.images.save(path.parent / ATTACHMENTS, self.messages)  # before the file that refers to them
             if self.results.folder is None:  # results set aside go beside the session files, on the same disk
                 self.results.folder = path.parent

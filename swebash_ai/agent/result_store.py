@@ -34,7 +34,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from swebash_ai.storage import private_files
 
@@ -59,13 +59,14 @@ class Aside:
     tokens: int
 
 
-def as_json(text: str) -> bytes:
-    """``text`` as the JSON string a request carries (UTF-8, as httpx encodes a body); a text that is no valid
-    Unicode (a lone surrogate) is escaped instead, which any JSON reader takes and gives back the same."""
+def as_json(value: object) -> bytes:
+    """``value`` (a result's text: the JSON string a request carries) as UTF-8 JSON, as httpx encodes a body; a
+    text that is no valid Unicode (a lone surrogate) is escaped instead, which any JSON reader takes and gives
+    back the same."""
     try:
-        return json.dumps(text, ensure_ascii=False).encode("utf-8")
+        return json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(text).encode("ascii")
+        return json.dumps(value).encode("ascii")
 
 
 class ResultStore:
@@ -79,10 +80,11 @@ class ResultStore:
         self._end = 0
         self._lock = threading.Lock()
 
-    def put(self, text: str) -> tuple[int, int] | None:
-        """Write ``text``; returns (offset, size), or ``None`` when it cannot be written (it then stays in
-        memory: a full disk must not lose a result)."""
-        data = as_json(text)
+    def put(self, value: object) -> tuple[int, int] | None:
+        """Write ``value`` (a result's text, or any JSON value: a helper's transcript) as JSON; returns (offset,
+        size), or ``None`` when it cannot be written (it then stays in memory: a full disk must not lose a
+        result)."""
+        data = as_json(value)
         with self._lock:
             try:
                 if self._file is None:
@@ -98,12 +100,16 @@ class ResultStore:
 
     def get(self, aside: Aside) -> str:
         """The text set aside at ``aside``."""
-        into = bytearray(aside.size)
-        self.read_into(aside, memoryview(into))
-        text = json.loads(into)
+        text = self.load(aside)
         if not isinstance(text, str):
             raise OSError(f"the store of old tool results holds no text at {aside.offset:,}")
         return text
+
+    def load(self, aside: Aside) -> Any:
+        """The JSON value set aside at ``aside``."""
+        into = bytearray(aside.size)
+        self.read_into(aside, memoryview(into))
+        return json.loads(into)
 
     def read_into(self, aside: Aside, into: memoryview) -> None:
         """Copy the JSON string set aside at ``aside`` into ``into`` (``aside.size`` bytes), making no object for it."""

@@ -158,9 +158,8 @@ def _image_lines(own: Message) -> list[str]:
 def children(conv: Conversation) -> dict[str, Conversation]:
     """The helper agents' own conversations (``task`` calls), by the parent's call id, as conversations of their
     own: their system prompt and offered tools in their meta, as a session's are."""
-    kept = conv.meta.get("subagents")
     out: dict[str, Conversation] = {}
-    for call_id, record in (kept.items() if isinstance(kept, dict) else ()):
+    for call_id, record in conv.subagents().items():
         if isinstance(record, dict) and isinstance(record.get("messages"), list):
             meta = {"system": record.get("system"), "tools": record.get("tools") or [], "model": record.get("model"),
                     "agent": record.get("agent")}

@@ -27,6 +27,7 @@ from swebash_ai.agent.events import (
     ToolCallStarted,
     TurnFinished,
 )
+from swebash_ai.agent.result_store import Aside
 from swebash_ai.agent.subagents import TASK_PARAMETERS
 from swebash_ai.config.settings import load_settings
 from swebash_ai.session import Session
@@ -398,6 +399,9 @@ async def test_resume_and_export_keep_the_childrens_transcripts(llm_env: FakeLLM
     await run(again, "and then?")  # a later turn keeps what the earlier children did
     saved = Conversation.load(again.session_file)
     kept = saved.meta["subagents"]["t1"]
+    # While the session runs, the child's transcript is set aside with the old results, read back when needed.
+    assert isinstance(again.conversation.meta["subagents"]["t1"], Aside)
+    assert again.conversation.subagents() == saved.meta["subagents"]
     assert kept["agent"] == "explore" and "You are the explore agent" in kept["system"]
     assert [m["role"] for m in kept["messages"]] == ["user", "assistant", "tool", "assistant"]
     text = markdown_transcript(saved)

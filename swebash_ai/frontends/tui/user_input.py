@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from swebash_ai.agent.conversation import BROKE_OFF, NOTES, STOPPED, UNSAID, is_note_only, user_run, why_incomplete
 from swebash_ai.agent.result_store import ASIDE
@@ -140,8 +140,7 @@ def render_conversation(app: ControllerHost, session: Session) -> None:
 
     chat = app.chat
     calls: dict[str, ToolRecord] = {}  # shown at once at the end: most stay records (see ActivityPane)
-    kept = session.conversation.meta.get("subagents")
-    children: dict[str, Any] = kept if isinstance(kept, dict) else {}  # helpers' transcripts, by task call
+    children = session.conversation.subagents()  # helpers' transcripts, by task call
     with chat.resuming():  # only the newest chapters are mounted for the first frame
         for msg in session.conversation.messages:
             role, content = msg.get("role"), msg.get("content")
