@@ -10,6 +10,9 @@ Contract:
     tool pane's earlier calls. An :class:`Aside` is not JSON: a message set aside that reached a provider or a
     file without being read back would fail loudly rather than send or save a stub.
 
+    The helpers' transcripts (``meta["subagents"]``) go the same way, each a JSON object read back whole
+    (:meth:`~swebash_ai.agent.conversation.Conversation.subagents`).
+
     Each text is kept as its JSON string (quotes and escapes included): a request to an OpenAI-compatible
     endpoint copies those bytes into its body as they are (:class:`~swebash_ai.providers.wire.StoredResult`),
     with no string made for the text, its escaped copy or its message.
