@@ -184,8 +184,7 @@ class Conversation:
         aside = message.get(ASIDE)
         if aside is None or message.get(NOTES):
             return self._wire(message)
-        fields = {k: v for k, v in message.items() if k not in _OWN_KEYS}
-        stored = StoredResult(fields, aside.size, functools.partial(self.results.read_into, aside),
+        stored = StoredResult(_for_wire(message), aside.size, functools.partial(self.results.read_into, aside),
                               functools.partial(self.results.get, aside))
         # A read-only mapping where a message dict goes: only a provider that reads_stored_results is given one.
         return cast(Message, stored)

@@ -7,6 +7,7 @@ other lines are its messages (:meth:`~swebash_ai.agent.conversation.Conversation
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,12 +105,8 @@ def damaged_session(folder: Path, session_id: str) -> Path | None:
     if not is_session_id(session_id):
         return None
     readable = {s.path for s in list_sessions(folder, limit=10_000, titles=False)}
-    damaged = sorted(p for p in folder.glob(f"{glob_escape(session_id)}*.jsonl") if p not in readable)
+    damaged = sorted(p for p in folder.glob(f"{glob.escape(session_id)}*.jsonl") if p not in readable)
     return damaged[0] if len(damaged) == 1 else None
-
-
-def glob_escape(text: str) -> str:
-    return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
 
 
 def locate_session(folder: Path, session_id: str | None) -> Path:

@@ -31,7 +31,7 @@ __all__ = ["StoredResult", "request_body"]
 
 class StoredResult(Mapping[str, Any]):
     """A message whose ``content`` is a JSON string of ``size`` bytes that ``read_into`` copies into a buffer
-    and ``load`` reads back as text; ``fields``: the message's other keys."""
+    and ``load`` reads back as text; ``fields``: the message's other keys (never a ``content``)."""
 
     __slots__ = ("fields", "load", "read_into", "size")
 
@@ -48,11 +48,11 @@ class StoredResult(Mapping[str, Any]):
         return self.fields[key]
 
     def __iter__(self) -> Iterator[str]:
-        yield from (k for k in self.fields if k != "content")
+        yield from self.fields
         yield "content"
 
     def __len__(self) -> int:
-        return len(self.fields) + ("content" not in self.fields)
+        return len(self.fields) + 1
 
     def __repr__(self) -> str:
         return f"StoredResult({dict(self.fields)!r}, content: {self.size:,} bytes of JSON)"
@@ -74,7 +74,7 @@ def request_body(body: Mapping[str, Any]) -> bytes:
         if i:
             data += b","
         if isinstance(message, StoredResult):
-            head = _dumps({k: v for k, v in message.fields.items() if k != "content"})
+            head = _dumps(message.fields)
             data += (head[:-1] + ("," if len(head) > 2 else "") + '"content":').encode("utf-8")
             at = len(data)
             data += bytes(message.size)
